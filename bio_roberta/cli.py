@@ -1,0 +1,66 @@
+"""The `bio-roberta` command: one subcommand per module in bio_roberta/commands/.
+
+A command module is named after its subcommand (parse_pubmed.py -> `parse-pubmed`), keeps its
+heavy imports inside `run`, and defines:
+    HELP: str                                  one line for `bio-roberta --help`
+    add_arguments(parser: ArgumentParser)      its options
+    run(args: Namespace) -> int                exit status
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import pkgutil
+import sys
+
+import bio_roberta.commands as commands_package
+
+
+class UsageError(Exception):
+    """Bad input or options: printed as one line, exit status 2, no traceback."""
+
+
+def discover_commands() -> dict[str, str]:
+    """Subcommand name -> module name, from the modules in bio_roberta/commands/."""
+    return {
+        info.name.replace("_", "-"): f"{commands_package.__name__}.{info.name}"
+        for info in pkgutil.iter_modules(commands_package.__path__)
+        if not info.name.startswith("_")
+    }
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="bio-roberta",
+        description="RoBERTa-style biomedical and clinical language models on fairseq.",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, module_name in sorted(discover_commands().items()):
+        module = importlib.import_module(module_name)
+        sub = subparsers.add_parser(
+            name, help=module.HELP, description=module.__doc__ or module.HELP,
+            formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        )
+        module.add_arguments(sub)
+        sub.set_defaults(run=module.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s | %(levelname)s | %(name)s | %(message)s",
+        stream=sys.stderr,
+    )
+    try:
+        return args.run(args) or 0
+    except UsageError as error:
+        print(f"bio-roberta {args.command}: error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

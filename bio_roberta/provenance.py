@@ -1,0 +1,105 @@
+"""Provenance shared by every manifest and result record: input hashes, versions, git revision.
+
+Every artifact that passes between stages carries these fields, so a number in a report traces
+back to the bytes it came from (see ../shared/docs/ARCHITECTURE.md).
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any, Iterable
+
+TRACKED_PACKAGES = (
+    "bio-roberta",
+    "fairseq-fixed",
+    "torch",
+    "numpy",
+    "tokenizers",
+    "sentencepiece",
+    "fastBPE",
+    "blingfire",
+    "pubmed_parser",
+    "lxml",
+    "hydra-core",
+    "transformers",
+)
+
+
+def sha256_file(path: str | os.PathLike, chunk_size: int = 1 << 20) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(chunk_size), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def file_record(path: str | os.PathLike) -> dict[str, Any]:
+    """Path, size and sha256 of one input file."""
+    path = Path(path)
+    return {"path": str(path.resolve()), "size": path.stat().st_size, "sha256": sha256_file(path)}
+
+
+def package_versions(names: Iterable[str] = TRACKED_PACKAGES) -> dict[str, str]:
+    versions = {}
+    for name in names:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+def git_revision(start: str | os.PathLike | None = None) -> str | None:
+    """The project's git revision (with '-dirty' for uncommitted changes), None outside git."""
+    where = Path(start) if start else Path(__file__).resolve().parent
+    try:
+        rev = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=where, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=where, capture_output=True, text=True, check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return rev + ("-dirty" if dirty else "")
+
+
+def environment_record() -> dict[str, Any]:
+    """The fields every manifest and result record carries besides its own counts."""
+    return {"git_revision": git_revision(), "package_versions": package_versions()}
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
+    """Write through a temporary file in the same directory and rename: readers never see half a file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_json(path: str | os.PathLike, obj: Any) -> None:
+    atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
+
+
+def json_hash(obj: Any) -> str:
+    """Stable sha256 of a JSON-serialisable object (e.g. a manifest)."""
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode("utf-8")).hexdigest()

@@ -1,0 +1,223 @@
+"""The one declaration of each benchmark task (../shared/docs/RECIPE.md §5-7).
+
+Readers, converters, fine-tuning configs, sweeps and the report read these entries and nothing
+else: a task's format, labels, metric and hyperparameters are stated here once. Adding a task is
+one ``TaskSpec`` in ``TASKS`` plus, if its source format is new, one reader in
+``bio_roberta.tasks.readers``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+# Kinds decide the fairseq task, head and criterion used for fine-tuning.
+NER = "ner"                      # token tagging, entity F1
+MULTILABEL = "multilabel"        # several labels per document (HOC)
+RELATION = "relation"            # single-label sentence classification with a negative class
+BINARY_RELATION = "binary_relation"  # 0/1 relation, 10 cross-validation folds (GAD, EU-ADR)
+NLI = "nli"                      # sentence-pair classification (MedNLI)
+
+PUBMED = "pubmed"
+CLINICAL = "clinical"
+
+
+@dataclass(frozen=True)
+class Hyperparameters:
+    """Fine-tuning settings of paper §5.2; the sweep turns them into fairseq options."""
+
+    lr: float
+    batch_size: int
+    max_epoch: int
+    validate_interval_updates: int
+    warmup_ratio: float = 0.06
+    weight_decay: float = 0.01
+    dropout: float = 0.1
+    # Validations without improvement before stopping; None trains all epochs.
+    patience: Optional[int] = None
+
+
+# Sequence labelling: lr 1e-5, batch 32, 20 epochs, validate every 500 updates.
+NER_HPARAMS = Hyperparameters(lr=1e-5, batch_size=32, max_epoch=20, validate_interval_updates=500)
+# Classification: batch 16, at most 10 epochs, early stopping, validate every 200 updates. The
+# paper prints lr 0.002; its released code's README (and BioM-Transformers' reproduction) use 2e-5.
+CLASSIFICATION_HPARAMS = Hyperparameters(
+    lr=2e-5, batch_size=16, max_epoch=10, validate_interval_updates=200, patience=10
+)
+
+# Seeds of BioM-Transformers' reproduction of this recipe; a sweep takes the first N.
+DEFAULT_SEEDS = (10, 42, 1234, 12345, 666)
+
+# Paper Table 2 columns, in the order of TaskSpec.paper.
+PAPER_COLUMNS = ("RoBERTa-base", "BioBERT", "Ours-base", "RoBERTa-large", "Ours-large")
+
+BIO_TAGS = ("O", "B", "I")
+
+
+def bio_tags(*entity_types: str) -> tuple[str, ...]:
+    """BIO tag set of typed entities, in a fixed order."""
+    return ("O",) + tuple(f"{prefix}-{t}" for t in entity_types for prefix in ("B", "I"))
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    name: str                   # registry key, used on the command line and in file names
+    display: str                # as printed in the paper's tables
+    domain: str                 # PUBMED or CLINICAL (the report's summary rows)
+    kind: str                   # NER, MULTILABEL, RELATION, BINARY_RELATION, NLI
+    source_format: str          # a reader in bio_roberta.tasks.readers
+    labels: tuple[str, ...]     # every label the source files may hold, in label-id order
+    metric: str                 # a scorer in bio_roberta.metrics
+    hparams: Hyperparameters
+    paper: tuple[float, ...]    # Table 2 medians, PAPER_COLUMNS order
+    public: bool = True
+    # Where the task's files sit under ../shared/data (None: not collected there).
+    shared_data: Optional[str] = None
+    # Labels that count in the score (ChemProt: 5 CPR classes, DDI: 4 types); None: all.
+    scored_labels: Optional[tuple[str, ...]] = None
+    negative_label: Optional[str] = None
+    folds: Optional[int] = None         # cross-validation folds (GAD, EU-ADR)
+    model_selection_fold: Optional[int] = None  # fold whose dev run picks early stopping
+    max_positions: int = 512
+    notes: str = field(default="", compare=False)
+
+    @property
+    def is_sequence_labelling(self) -> bool:
+        return self.kind == NER
+
+    @property
+    def evaluation_folds(self) -> tuple[int, ...]:
+        """Folds whose test scores enter the median (all but the model-selection fold)."""
+        if not self.folds:
+            return ()
+        return tuple(f for f in range(1, self.folds + 1) if f != self.model_selection_fold)
+
+
+def _biobert_ner(name, display, paper, shared_data=None):
+    return TaskSpec(
+        name=name, display=display, domain=PUBMED, kind=NER, source_format="biobert_ner",
+        labels=BIO_TAGS, metric="entity_f1", hparams=NER_HPARAMS, paper=paper,
+        shared_data=shared_data,
+    )
+
+
+def _i2b2_ner(name, display, labels, paper, notes):
+    return TaskSpec(
+        name=name, display=display, domain=CLINICAL, kind=NER, source_format="biobert_ner",
+        labels=labels, metric="entity_f1", hparams=NER_HPARAMS, paper=paper, public=False,
+        notes=notes,
+    )
+
+
+def _binary_relation(name, display, paper, shared_data=None):
+    return TaskSpec(
+        name=name, display=display, domain=PUBMED, kind=BINARY_RELATION,
+        source_format="biobert_re_folds", labels=("0", "1"), metric="binary_f1",
+        hparams=CLASSIFICATION_HPARAMS, paper=paper, shared_data=shared_data,
+        negative_label="0", folds=10, model_selection_fold=1,
+    )
+
+
+HOC_HALLMARKS = (
+    "activating invasion and metastasis",
+    "avoiding immune destruction",
+    "cellular energetics",
+    "enabling replicative immortality",
+    "evading growth suppressors",
+    "genomic instability and mutation",
+    "inducing angiogenesis",
+    "resisting cell death",
+    "sustaining proliferative signaling",
+    "tumor promoting inflammation",
+)
+
+I2B2_2014_PHI_TYPES = (
+    "PATIENT", "DOCTOR", "USERNAME", "PROFESSION", "ROOM", "DEPARTMENT", "HOSPITAL",
+    "ORGANIZATION", "STREET", "CITY", "STATE", "COUNTRY", "ZIP", "LOCATION-OTHER", "AGE", "DATE",
+    "PHONE", "FAX", "EMAIL", "URL", "MEDICALRECORD", "HEALTHPLAN", "ACCOUNT", "LICENSE", "DEVICE",
+    "BIOID", "IDNUM",
+)
+
+_TASK_LIST = (
+    _biobert_ner("bc5cdr-chem", "BC5CDR-Chemical", (87.3, 91.9, 92.9, 90.8, 93.7), "ner/BC5CDR-Chemical"),
+    _biobert_ner("bc5cdr-disease", "BC5CDR-Disease", (77.6, 83.3, 83.8, 82.3, 85.2)),
+    _biobert_ner("jnlpba", "JNLPBA", (79.5, 80.4, 80.6, 80.1, 81.0)),
+    _biobert_ner("ncbi-disease", "NCBI-disease", (84.7, 87.6, 87.7, 87.1, 89.0), "ner/NCBI-disease"),
+    _biobert_ner("bc4chemd", "BC4CHEMD", (88.6, 92.2, 92.7, 90.6, 93.7)),
+    _biobert_ner("bc2gm", "BC2GM", (82.7, 85.6, 87.0, 85.3, 88.0)),
+    _biobert_ner("linnaeus", "LINNAEUS", (79.8, 86.2, 85.3, 87.8, 88.4)),
+    _biobert_ner("species-800", "Species-800", (75.8, 79.2, 79.6, 78.3, 81.1), "ner/Species-800"),
+    _i2b2_ner(
+        "i2b2-2010", "I2B2-2010", bio_tags("problem", "test", "treatment"),
+        (83.5, 86.0, 88.1, 87.3, 89.7), "concepts; n2c2 licence, token/tag files as bio-lm writes them",
+    ),
+    _i2b2_ner(
+        "i2b2-2012", "I2B2-2012",
+        bio_tags("PROBLEM", "TEST", "TREATMENT", "CLINICAL_DEPT", "EVIDENTIAL", "OCCURRENCE"),
+        (74.9, 77.6, 79.5, 78.3, 80.8), "temporal EVENT types; n2c2 licence",
+    ),
+    _i2b2_ner(
+        "i2b2-2014", "I2B2-2014", bio_tags(*I2B2_2014_PHI_TYPES),
+        (95.6, 94.7, 95.5, 95.8, 96.3), "de-identification, PHI TYPE attribute; n2c2 licence",
+    ),
+    TaskSpec(
+        name="hoc", display="HOC", domain=PUBMED, kind=MULTILABEL, source_format="blue_hoc",
+        labels=HOC_HALLMARKS, metric="hoc_macro_f1", hparams=CLASSIFICATION_HPARAMS,
+        paper=(86.0, 86.6, 86.5, 85.2, 86.6), shared_data="cls/HOC",
+        notes="rows are sentences; scored at abstract level (union of its sentences' labels)",
+    ),
+    TaskSpec(
+        name="chemprot", display="ChemProt", domain=PUBMED, kind=RELATION,
+        source_format="blue_tsv", labels=("CPR:3", "CPR:4", "CPR:5", "CPR:6", "CPR:9", "false"),
+        metric="macro_f1", hparams=CLASSIFICATION_HPARAMS, paper=(69.6, 73.9, 75.4, 71.7, 76.2),
+        scored_labels=("CPR:3", "CPR:4", "CPR:5", "CPR:6", "CPR:9"), negative_label="false",
+        notes="Table 1 reports macro-F1 over the 5 CPR classes (BLURB: micro-F1)",
+    ),
+    _binary_relation("gad", "GAD", (79.4, 81.2, 82.2, 73.4, 81.1), "re/GAD"),
+    _binary_relation("euadr", "EU-ADR", (85.0, 85.0, 85.0, 85.0, 85.0)),
+    TaskSpec(
+        name="ddi", display="DDI-2013", domain=PUBMED, kind=RELATION, source_format="ddi_xml",
+        labels=("DDI-mechanism", "DDI-effect", "DDI-advise", "DDI-int", "DDI-false"),
+        metric="micro_f1", hparams=CLASSIFICATION_HPARAMS, paper=(79.0, 79.9, 81.0, 80.5, 82.1),
+        scored_labels=("DDI-mechanism", "DDI-effect", "DDI-advise", "DDI-int"),
+        negative_label="DDI-false", shared_data="re/DDI-2013/DDICorpus",
+        notes="the original corpus XML; the BLUE ddi2013-type tsv is read by blue_tsv",
+    ),
+    TaskSpec(
+        name="i2b2-2010-re", display="I2B2-2010-RE", domain=CLINICAL, kind=RELATION,
+        source_format="blue_tsv",
+        labels=("PIP", "TeCP", "TeRP", "TrAP", "TrCP", "TrIP", "TrNAP", "TrWP", "false"),
+        metric="micro_f1", hparams=CLASSIFICATION_HPARAMS, paper=(72.4, 74.4, 75.0, 75.2, 78.6),
+        scored_labels=("PIP", "TeCP", "TeRP", "TrAP", "TrCP", "TrIP", "TrNAP", "TrWP"),
+        negative_label="false", public=False, notes="n2c2 licence; BLUE i2b2-2010 tsv",
+    ),
+    TaskSpec(
+        name="mednli", display="MedNLI", domain=CLINICAL, kind=NLI, source_format="mednli_jsonl",
+        labels=("entailment", "neutral", "contradiction"), metric="accuracy",
+        hparams=CLASSIFICATION_HPARAMS, paper=(81.4, 82.5, 87.1, 83.3, 88.5), public=False,
+        notes="PhysioNet licence",
+    ),
+)
+
+TASKS: dict[str, TaskSpec] = {spec.name: spec for spec in _TASK_LIST}
+assert len(TASKS) == len(_TASK_LIST), "task names must be unique"
+
+
+def get_task(name: str) -> TaskSpec:
+    try:
+        return TASKS[name]
+    except KeyError:
+        raise KeyError(
+            f"unknown task {name!r}; known tasks: {', '.join(sorted(TASKS))}"
+        ) from None
+
+
+# Summary rows of the report (RECIPE.md §6).
+def summary_groups() -> dict[str, tuple[str, ...]]:
+    specs = TASKS.values()
+    return {
+        "Seq. Lab.": tuple(s.name for s in specs if s.kind == NER),
+        "Classif.": tuple(s.name for s in specs if s.kind != NER),
+        "PubMed": tuple(s.name for s in specs if s.domain == PUBMED),
+        "Clinical": tuple(s.name for s in specs if s.domain == CLINICAL),
+        "All": tuple(TASKS),
+    }

