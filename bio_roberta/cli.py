@@ -15,10 +15,9 @@ import pkgutil
 import sys
 
 import bio_roberta.commands as commands_package
+from bio_roberta.errors import UsageError
 
-
-class UsageError(Exception):
-    """Bad input or options: printed as one line, exit status 2, no traceback."""
+__all__ = ["UsageError", "build_parser", "main"]
 
 
 def discover_commands() -> dict[str, str]:

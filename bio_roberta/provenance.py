@@ -75,12 +75,17 @@ def environment_record() -> dict[str, Any]:
     return {"git_revision": git_revision(), "package_versions": package_versions()}
 
 
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
+
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     """Write through a temporary file in the same directory and rename: readers never see half a file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp creates 0600; give the file the usual mode
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()

@@ -1,0 +1,139 @@
+"""PubMed Central open-access full text (.nxml files and bulk .tar.gz packages) -> text shards.
+
+A document is one article: its title, its abstract(s), then every non-empty body paragraph. The
+paragraphs are extracted by pubmed_parser.parse_pubmed_paragraph(all_paragraph=True), the
+paper's choice, and the ids by its parse_article_meta. Title and abstract are read here with lxml
+(whitespace collapsed) rather than through parse_pubmed_xml: pubmed_parser 0.5.1 raises
+KeyError('year') there for every article without a "ppub"/"collection" pub-date (JATS 1.2+
+writes date-type/publication-format instead), which would drop whole valid articles over a date
+we do not use. The id is "PMC" + the article's PMC id, or the file name without .nxml when the
+article has none.
+
+Each article is first parsed with lxml, so malformed XML (or invalid UTF-8) is reported with its
+line and column; pubmed_parser would otherwise hide the position. An article that fails is
+counted (`unparseable_article`) and reported with the file (and tar member) and the reason; the
+run goes on.
+
+Packages are read as a stream (tarfile "r|*"), never extracted as a whole: only regular members
+ending in .nxml are read, each copied to a private temporary file with a name of our choosing
+(pubmed_parser wants a path). Members with an absolute path, a '..' component, links and device
+files are refused and reported as unsafe; other members (PDFs, figures) are counted and ignored.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tarfile
+import tempfile
+import zlib
+from pathlib import Path, PurePosixPath
+from typing import Any, Iterator, Sequence
+
+import pubmed_parser
+from lxml import etree
+from pubmed_parser.pubmed_oa_parser import parse_article_meta
+
+from preprocess.errors import InputLog
+from preprocess.text_shards import Document, Record, ShardOptions, build_text_shards, expand_inputs
+
+SOURCE = "pmc"
+INPUT_PATTERNS = ("*.nxml", "*.tar.gz", "*.tgz", "*.tar")
+ARTICLE_SUFFIX = ".nxml"
+
+
+def unsafe_member_reason(member: tarfile.TarInfo) -> str | None:
+    """Why a tar member must not be read, or None for a safe regular file or directory."""
+    name = PurePosixPath(member.name)
+    if name.is_absolute() or member.name.startswith(("/", "\\")):
+        return "absolute path"
+    if ".." in name.parts:
+        return "'..' in path"
+    if member.issym() or member.islnk():
+        return "link"
+    if not (member.isfile() or member.isdir()):
+        return "device, fifo or other special member"
+    return None
+
+
+def _text(element) -> str:
+    return " ".join(" ".join(element.itertext()).split())
+
+
+def read_article(path: Path, name: str, log: InputLog) -> Document | None:
+    """One .nxml article (at `path`, reported as `name`) as a document; None when it fails."""
+    try:
+        tree = etree.parse(str(path), etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True))
+    except etree.XMLSyntaxError as error:
+        line, column = error.position
+        log.skip("unparseable_article")
+        log.problem(f"{name}: line {line}, column {column}", f"malformed XML: {error.msg}")
+        return None
+    try:
+        ids = parse_article_meta(tree)
+        paragraphs = pubmed_parser.parse_pubmed_paragraph(str(path), all_paragraph=True)
+    except Exception as error:  # pubmed_parser raises many kinds on odd articles; each is reported
+        log.skip("unparseable_article")
+        log.problem(name, f"pubmed_parser failed: {type(error).__name__}: {error}")
+        return None
+    title = tree.find(".//title-group/article-title")
+    texts = [_text(title) if title is not None else ""]
+    texts += [_text(abstract) for abstract in tree.iterfind(".//abstract")]
+    texts += [paragraph["text"] for paragraph in paragraphs]
+    empty_paragraphs = sum(1 for paragraph in paragraphs if not paragraph["text"].strip())
+    if empty_paragraphs:
+        log.other["empty_paragraphs"] += empty_paragraphs
+    pmc_id = (ids.get("pmc") or "").strip()
+    doc_id = f"PMC{pmc_id}" if pmc_id else PurePosixPath(name).name.removesuffix(ARTICLE_SUFFIX)
+    return Document(doc_id, tuple(text for text in texts if text.strip()))
+
+
+def _iter_package(path: Path, log: InputLog) -> Iterator[Document]:
+    scratch = Path(tempfile.mkdtemp(prefix="bio-roberta-pmc-"))
+    article_path = scratch / f"article{ARTICLE_SUFFIX}"
+    member_number = 0
+    try:
+        with tarfile.open(path, mode="r|*") as package:
+            for member in package:
+                member_number += 1
+                reason = unsafe_member_reason(member)
+                if reason:
+                    log.other["unsafe_members"] += 1
+                    log.problem(f"member {member_number} {member.name!r}", f"unsafe tar member refused: {reason}")
+                    continue
+                if member.isdir():
+                    continue
+                if not member.name.endswith(ARTICLE_SUFFIX):
+                    log.other["other_members"] += 1
+                    continue
+                source = package.extractfile(member)
+                with open(article_path, "wb") as article:
+                    shutil.copyfileobj(source, article)
+                document = read_article(article_path, f"{path.name}:{member.name}", log)
+                if document is not None:
+                    yield document
+    except (tarfile.TarError, EOFError, zlib.error, OSError) as error:
+        log.problem(f"member {member_number}", f"corrupt package: {type(error).__name__}: {error}", fatal=True)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def iter_pmc_records(path: str | os.PathLike, log: InputLog | None = None) -> Iterator[Record]:
+    """Documents of one .nxml file or one tar package of them, in package order."""
+    path = Path(path)
+    log = log if log is not None else InputLog(str(path))
+    if path.suffix in (ARTICLE_SUFFIX, ".xml"):
+        document = read_article(path, path.name, log)
+        if document is not None:
+            yield document
+    else:
+        yield from _iter_package(path, log)
+
+
+def find_pmc_inputs(paths: Sequence[str | os.PathLike]) -> list[Path]:
+    return expand_inputs(paths, INPUT_PATTERNS)
+
+
+def parse_pmc(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike,
+              options: ShardOptions = ShardOptions()) -> dict[str, Any]:
+    """PMC .nxml files and packages (or directories of them) -> text shards; returns the manifest."""
+    return build_text_shards(SOURCE, iter_pmc_records, find_pmc_inputs(inputs), out_dir, options)

@@ -1,0 +1,108 @@
+"""PMC parsing: .nxml and tar packages, safe member handling, failing articles, real data."""
+from __future__ import annotations
+
+import io
+import shutil
+import tarfile
+from pathlib import Path
+
+import pytest
+from lxml import etree
+
+from conftest import SAMPLE_DIR, shared_data_path
+from preprocess.pmc import iter_pmc_records, parse_pmc
+from preprocess.text_shards import ShardOptions, iter_shard_documents
+
+PMC_SAMPLE = SAMPLE_DIR / "corpus" / "pmc"
+
+
+def test_sample_articles_and_package(tmp_path):
+    manifest = parse_pmc([PMC_SAMPLE], tmp_path, ShardOptions(valid_fraction=0.0))
+    counts = manifest["counts"]
+    assert counts["documents_read"] == 5  # 3 loose articles + 2 in the package
+    assert counts["documents_skipped"] == {"superseded": 2}  # the package sorts last and re-issues two articles
+    assert counts["documents_written"]["train"] == 3
+    package = next(i for i in manifest["inputs"] if i["path"].endswith(".tar.gz"))
+    assert package["other"]["other_members"] == 2  # the licence files
+    docs = list(iter_shard_documents(tmp_path, "train"))
+    titles = {doc[0] for doc in docs}
+    assert titles == {"Neutrophil extracellular traps promote thrombosis in a mouse model of sepsis",
+                      "Machine learning prediction of acute kidney injury from routine laboratory data",
+                      "Senolytic treatment reduces frailty in aged mice"}
+    nets = next(doc for doc in docs if doc[0].startswith("Neutrophil"))
+    assert nets[1] == "Neutrophil extracellular traps (NETs) are web-like structures of DNA and histones released by activated neutrophils."
+    assert "DNase I (10 mg/kg) or vehicle was injected i.v. 1 h after surgery." in nets
+    assert "" not in nets
+
+
+def test_ids_come_from_pmc_id_or_file_name():
+    ids = [doc.doc_id for path in sorted(PMC_SAMPLE.glob("*.nxml")) for doc in iter_pmc_records(path)]
+    assert ids == ["PMC9100001", "PMC9100002", "aging-cells-2024-017"]
+
+
+def _member(name: str, data: bytes = b"", kind: bytes = tarfile.REGTYPE, linkname: str = "") -> tuple[tarfile.TarInfo, bytes]:
+    info = tarfile.TarInfo(name)
+    info.type = kind
+    info.linkname = linkname
+    info.size = len(data) if kind == tarfile.REGTYPE else 0
+    return info, data
+
+
+def test_unsafe_members_refused_and_bad_articles_reported(tmp_path):
+    good = (PMC_SAMPLE / "PMC9100002.nxml").read_bytes()
+    members = [
+        _member("/etc/evil.nxml", good),
+        _member("pkg/../../escape.nxml", good),
+        _member("pkg/link.nxml", kind=tarfile.SYMTYPE, linkname="/etc/passwd"),
+        _member("pkg/hard.nxml", kind=tarfile.LNKTYPE, linkname="pkg/PMC9100002.nxml"),
+        _member("pkg/broken.nxml", good.replace(b"</article-title>", b"</article-titel>")),
+        _member("pkg/PMC9100002.nxml", good),
+    ]
+    package = tmp_path / "in" / "oa_bad.tar.gz"
+    package.parent.mkdir()
+    with tarfile.open(package, "w:gz") as tar:
+        for info, data in members:
+            tar.addfile(info, io.BytesIO(data) if info.isfile() else None)
+    shutil.copy(PMC_SAMPLE / "aging-cells-2024-017.nxml", tmp_path / "in")
+    manifest = parse_pmc([tmp_path / "in"], tmp_path / "out", ShardOptions(valid_fraction=0.0))
+    reasons = [(p["position"], p["reason"]) for p in manifest["problems"]]
+    assert reasons[0] == ("member 1 '/etc/evil.nxml'", "unsafe tar member refused: absolute path")
+    assert reasons[1] == ("member 2 'pkg/../../escape.nxml'", "unsafe tar member refused: '..' in path")
+    assert reasons[2][1] == reasons[3][1] == "unsafe tar member refused: link"
+    assert reasons[4][0].startswith("oa_bad.tar.gz:pkg/broken.nxml: line ") and "malformed XML" in reasons[4][1]
+    assert manifest["counts"]["documents_skipped"] == {"unparseable_article": 1}
+    assert manifest["counts"]["documents_written"]["train"] == 2
+    assert not (tmp_path / "escape.nxml").exists() and not Path("/etc/evil.nxml").exists()
+
+
+def test_corrupt_package_is_reported_and_other_inputs_processed(tmp_path):
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    data = (PMC_SAMPLE / "oa_package_sample.tar.gz").read_bytes()
+    (inputs / "oa_truncated.tar.gz").write_bytes(data[: len(data) // 2])
+    shutil.copy(PMC_SAMPLE / "aging-cells-2024-017.nxml", inputs)
+    manifest = parse_pmc([inputs], tmp_path / "out", ShardOptions(valid_fraction=0.0))
+    problem = manifest["problems"][-1]
+    assert problem["fatal"] and problem["file"].endswith("oa_truncated.tar.gz") and "corrupt package" in problem["reason"]
+    assert manifest["counts"]["inputs_failed"] == 1
+    assert manifest["counts"]["documents_written"]["train"] >= 1
+
+
+@pytest.mark.real_data
+def test_real_pmc_articles_match_independent_count(tmp_path):
+    corpus = shared_data_path("corpus", "pmc")
+    files = sorted(corpus.glob("*.nxml"))
+    expected_ids = set()
+    for path in files:
+        tree = etree.parse(str(path))
+        has_text = bool("".join(tree.xpath("//body//p//text() | //abstract//text()")).strip())
+        pmc = tree.xpath("string(//article-meta/article-id[@pub-id-type='pmc'])").strip()
+        if has_text:
+            expected_ids.add(pmc or path.stem)
+    manifest = parse_pmc([corpus], tmp_path, ShardOptions(valid_fraction=0.0))
+    assert manifest["counts"]["documents_read"] == len(files)
+    assert manifest["counts"]["documents_written"]["train"] == len(expected_ids)
+    assert manifest["counts"]["problems"] == 0
+    paragraphs = sum(len(etree.parse(str(p)).xpath("//body//p")) for p in files)
+    sentences = manifest["counts"]["sentences"]["train"]
+    assert sentences > paragraphs  # every paragraph contributes at least one sentence, most several
