@@ -1,0 +1,235 @@
+"""Encode text shards and binarize them into fairseq mmap datasets in one streaming, multi-process pass.
+
+The standard route writes BPE ids as text (examples/roberta/multiprocessing_bpe_encoder.py) and
+reads them back (fairseq-preprocess). Here each worker encodes a byte range of a shard and writes
+dictionary indices straight into a MMapIndexedDatasetBuilder; the chunks are merged in order with
+merge_file_. For byte-level BPE the encoder is BatchGPT2Encoder (fairseq's gpt2 BPE matched once
+per batch and cached per pre-token); the other kinds use fairseq's own encoder. The result equals the standard route's .bin/.idx (tests/test_binarize.py).
+"""
+from __future__ import annotations
+
+import logging
+import math
+import multiprocessing
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from fairseq.data import indexed_dataset
+
+from bio_roberta.provenance import atomic_write_json, environment_record, file_record, json_hash
+from preprocess.bpe import BatchGPT2Encoder
+from preprocess.vocab import DICT_FILE, MANIFEST, batched, read_vocab_dir, shard_files
+
+logger = logging.getLogger(__name__)
+
+SPLITS = ("train", "valid")
+ENCODE_BATCH_LINES = 4096
+DEFAULT_CHUNK_BYTES = 64 << 20
+
+
+class BinarizeError(ValueError):
+    """The text dir or output dir cannot be binarized as asked."""
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A byte range of one shard, cut at line boundaries; binarized by one worker into `prefix`."""
+    path: str
+    start: int
+    end: int
+    prefix: str
+
+
+class LineEncoder:
+    """Text line -> fairseq dictionary indices (+ </s>), as multiprocessing_bpe_encoder + fairseq-preprocess."""
+
+    def __init__(self, vocab_dir: str):
+        from fairseq.data import Dictionary
+
+        vocab = read_vocab_dir(vocab_dir)
+        self.kind = vocab.kind
+        self.dictionary = Dictionary.load(str(vocab.dict_path))
+        self.eos = self.dictionary.eos()
+        self.unk = self.dictionary.unk()
+        if self.kind == "gpt2":
+            files = vocab.bpe_files
+            self.gpt2 = BatchGPT2Encoder(files["gpt2_encoder_json"], files["gpt2_vocab_bpe"])
+            bpe_size = max(self.gpt2.reference.encoder.values()) + 1
+            # BPE id -> dictionary index; ids absent from dict.txt become <unk>, as in fairseq-preprocess.
+            # The last entry is </s>, so the encoder's LINE_END (-1) maps to it.
+            self.index_of_bpe_id = np.array(
+                [self.dictionary.indices.get(str(i), self.unk) for i in range(bpe_size)] + [self.eos], dtype=np.int64)
+        else:
+            from preprocess.bpe import open_bpe
+
+            self.bpe = open_bpe(vocab_dir)
+
+    def encode_batch(self, lines: list[str]) -> tuple[np.ndarray, np.ndarray, int]:
+        """(indices of all lines, each followed by </s>; sequence sizes; blank lines) for a batch.
+
+        A blank line (a document break) becomes just </s>, as fairseq-preprocess makes it.
+        """
+        stripped = [line.strip() for line in lines]
+        blank = sum(1 for line in stripped if not line)
+        if self.kind == "fastbpe":
+            # fastBPE splits words at single spaces only (subword-nmt expects tokenised text)
+            stripped = [" ".join(line.split()) for line in stripped]
+        if self.kind != "gpt2":
+            sequences = [self.dictionary.encode_line(self.bpe.encode(line) if line else "", add_if_not_exist=False,
+                                                     append_eos=True).numpy().astype(np.int64) for line in stripped]
+            sizes = np.array([len(seq) for seq in sequences], dtype=np.int64)
+            return np.concatenate(sequences) if sequences else np.zeros(0, np.int64), sizes, blank
+        flat, lengths = self.gpt2.encode_lines([line for line in stripped if line])
+        indices = self.index_of_bpe_id[flat]
+        if not blank:
+            return indices, lengths + 1, 0
+        is_blank = np.array([not line for line in stripped])
+        sizes = np.ones(len(stripped), dtype=np.int64)
+        sizes[~is_blank] = lengths + 1
+        # each blank line's lone </s> goes after the sequences of the non-blank lines before it
+        sequence_ends = np.concatenate([[0], np.cumsum(lengths + 1)])
+        flat = np.insert(indices, sequence_ends[np.cumsum(~is_blank)[is_blank]], self.eos)
+        return flat, sizes, blank
+
+
+class BatchMMapIndexedDatasetBuilder(indexed_dataset.MMapIndexedDatasetBuilder):
+    """fairseq's mmap builder plus add_items: a whole batch in one write instead of one per sequence.
+
+    Writes exactly what add_item would for each sequence in turn (tests/test_binarize.py compares
+    the bytes with fairseq-preprocess's).
+    """
+
+    def add_items(self, flat: np.ndarray, sizes: np.ndarray) -> None:
+        self._data_file.write(flat.astype(self._dtype).tobytes(order="C"))
+        self._sizes.extend(sizes.tolist())
+
+
+def read_chunk_lines(chunk: Chunk) -> list[str]:
+    """The lines of a chunk as Python's text mode reads them (universal newlines), ends removed."""
+    with open(chunk.path, "rb") as handle:
+        handle.seek(chunk.start)
+        text = handle.read(chunk.end - chunk.start).decode("utf-8")
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+_worker_encoder: LineEncoder | None = None
+
+
+def _init_worker(vocab_dir: str, workers: int) -> None:
+    global _worker_encoder
+    if workers > 1:  # parallel over processes: one tokenizer thread each, or 2 cores run 4 threads
+        os.environ["TOKENIZERS_PARALLELISM"] = "false"
+    _worker_encoder = LineEncoder(vocab_dir)
+
+
+def binarize_chunk(chunk: Chunk) -> dict[str, int]:
+    """Encode one chunk into its own mmap dataset; returns its counts."""
+    encoder = _worker_encoder
+    builder = BatchMMapIndexedDatasetBuilder(
+        chunk.prefix + ".bin", dtype=indexed_dataset.best_fitting_int_dtype(len(encoder.dictionary)))
+    counts = {"sentences": 0, "empty_lines": 0, "sequences": 0, "tokens": 0, "unk_tokens": 0}
+    for batch in batched(read_chunk_lines(chunk), ENCODE_BATCH_LINES):
+        flat, sizes, blank = encoder.encode_batch(batch)
+        builder.add_items(flat, sizes)
+        counts["sequences"] += len(sizes)
+        counts["tokens"] += len(flat)
+        counts["unk_tokens"] += int(np.count_nonzero(flat == encoder.unk))
+        counts["empty_lines"] += blank
+        counts["sentences"] += len(sizes) - blank
+    builder.finalize(chunk.prefix + ".idx")
+    counts["bytes"] = chunk.end - chunk.start
+    return counts
+
+
+def plan_chunks(files: list[Path], workers: int, chunk_bytes: int, tmp_dir: Path, split: str) -> list[Chunk]:
+    """Cut shards into line-aligned byte ranges: at least one per worker, none above chunk_bytes."""
+    from fairseq.file_chunker_utils import find_offsets
+
+    total = sum(f.stat().st_size for f in files)
+    target = max(1, min(chunk_bytes, math.ceil(total / workers)))
+    chunks = []
+    for file in files:
+        offsets = find_offsets(str(file), max(1, math.ceil(file.stat().st_size / target)))
+        for start, end in zip(offsets[:-1], offsets[1:]):
+            if end > start:
+                chunks.append(Chunk(str(file), start, end, str(tmp_dir / f"{split}.{len(chunks):05d}")))
+    return chunks
+
+
+def binarize(text_dirs: str | os.PathLike | list[str | os.PathLike], vocab_dir: str | os.PathLike,
+             out_dir: str | os.PathLike, *, workers: int = 1, chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+             splits=SPLITS, progress: bool = True) -> dict[str, Any]:
+    """Binarize each split's shards of the text dirs (in the order given: e.g. PubMed then PMC for
+    PM) into `out_dir`/{split}.bin/.idx + dict.txt + manifest.json."""
+    from tqdm import tqdm
+
+    text_dirs = [Path(d) for d in (text_dirs if isinstance(text_dirs, (list, tuple)) else [text_dirs])]
+    out = Path(out_dir)
+    vocab = read_vocab_dir(vocab_dir)
+    for text_dir in text_dirs:
+        if not text_dir.is_dir():
+            raise BinarizeError(f"{text_dir}: not a directory of text shards (train.*, valid.*)")
+    if workers < 1:
+        raise BinarizeError(f"--workers must be at least 1, got {workers}")
+    found = {split: [f for text_dir in text_dirs for f in shard_files(text_dir, split)] for split in splits}
+    if not any(found.values()):
+        raise BinarizeError(f"{', '.join(map(str, text_dirs))}: no shards named {', '.join(s + '.*' for s in splits)}")
+    out.mkdir(parents=True, exist_ok=True)
+    tmp_dir = out / ".binarize-tmp"
+    shutil.rmtree(tmp_dir, ignore_errors=True)
+    tmp_dir.mkdir()
+    dict_size = len(LineEncoder(str(vocab.path)).dictionary)
+    split_records: dict[str, Any] = {}
+    context = multiprocessing.get_context("fork")
+    pool = context.Pool(workers, initializer=_init_worker, initargs=(str(vocab.path), workers)) if workers > 1 else None
+    if pool is None:
+        _init_worker(str(vocab.path), workers)
+    try:
+        for split, files in found.items():
+            if not files:
+                logger.warning("no %s.* shards; %s split not written", split, split)
+                continue
+            chunks = plan_chunks(files, workers, chunk_bytes, tmp_dir, split)
+            totals = {"sentences": 0, "empty_lines": 0, "sequences": 0, "tokens": 0, "unk_tokens": 0}
+            results = pool.imap(binarize_chunk, chunks) if pool else map(binarize_chunk, chunks)
+            builder = indexed_dataset.make_builder(str(tmp_dir / f"{split}.bin"), impl="mmap", vocab_size=dict_size)
+            with tqdm(total=sum(c.end - c.start for c in chunks), unit="B", unit_scale=True,
+                      desc=f"binarize {split}", disable=not progress) as bar:
+                for chunk, counts in zip(chunks, results):
+                    builder.merge_file_(chunk.prefix)
+                    os.unlink(chunk.prefix + ".bin")
+                    os.unlink(chunk.prefix + ".idx")
+                    bar.update(counts.pop("bytes"))
+                    for key, value in counts.items():
+                        totals[key] += value
+            builder.finalize(str(tmp_dir / f"{split}.idx"))
+            for suffix in (".bin", ".idx"):
+                os.replace(tmp_dir / f"{split}{suffix}", out / f"{split}{suffix}")
+            split_records[split] = {"inputs": [file_record(f) for f in files], **totals}
+    finally:
+        if pool is not None:
+            pool.close()
+            pool.join()
+        shutil.rmtree(tmp_dir, ignore_errors=True)
+    shutil.copyfile(vocab.dict_path, out / DICT_FILE)
+    manifest = {
+        "text_dirs": [{"path": str(d.resolve()),
+                       "manifest": file_record(d / MANIFEST) if (d / MANIFEST).is_file() else None}
+                      for d in text_dirs],
+        "vocab": {"path": str(vocab.path.resolve()), "kind": vocab.kind, "manifest_hash": json_hash(vocab.manifest)},
+        "dict_size": dict_size,
+        "splits": split_records,
+        "outputs": [file_record(out / f"{split}{suffix}") for split in split_records for suffix in (".bin", ".idx")],
+        "options": {"workers": workers, "chunk_bytes": chunk_bytes, "splits": list(splits)},
+        **environment_record(),
+    }
+    atomic_write_json(out / MANIFEST, manifest)
+    return manifest
+
