@@ -1,0 +1,179 @@
+"""The task scorers named by ``TaskSpec.metric``, equal to the reference implementations.
+
+entity_f1     conlleval / seqeval's default (IOB2, non-strict) micro entity F1
+macro_f1      sklearn's f1_score(average="macro") over the scored labels (ChemProt: 5 CPR classes)
+micro_f1      sklearn's f1_score(average="micro") over the scored labels (DDI: 4 types; the
+              negative class counts only through the false positives and negatives it causes)
+binary_f1     sklearn's f1_score of the positive class (GAD, EU-ADR)
+hoc_macro_f1  HOC at abstract level as Peng et al. (2019, BLUE eval_hoc.py) score it: each
+              abstract's labels are the union of its sentences' labels; precision and recall per
+              abstract, averaged, and F1 of the two averages
+accuracy      fraction of exact matches
+
+Scores are fractions in [0, 1] (the report prints them x100). Every scorer also has a form over
+counts, which the fairseq plugin sums over a whole validation set before dividing (per-batch
+scores averaged would be wrong).
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Hashable, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from bio_roberta.tagging import tag_spans
+
+
+def _divide(numerator, denominator):
+    """numerator / denominator, 0 where the denominator is 0 (sklearn's and seqeval's default)."""
+    numerator = np.asarray(numerator, dtype=np.float64)
+    denominator = np.asarray(denominator, dtype=np.float64)
+    return np.divide(numerator, denominator, out=np.zeros_like(numerator), where=denominator != 0)
+
+
+def f1_from_counts(true_positives, predicted, gold) -> float:
+    """seqeval's micro F1: precision and recall first, then their harmonic mean."""
+    precision = float(_divide(true_positives, predicted))
+    recall = float(_divide(true_positives, gold))
+    return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+
+
+def label_f1s(true_positives, predicted, gold) -> np.ndarray:
+    """sklearn's per-label F1, 2·TP / (gold + predicted), from count arrays."""
+    return _divide(2 * np.asarray(true_positives), np.asarray(gold) + np.asarray(predicted))
+
+
+# --- sequence labelling ---------------------------------------------------------------------
+
+def entity_counts(gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]]) -> tuple[int, int, int]:
+    """(true positives, predicted entities, gold entities) over sentences of tags."""
+    if len(gold) != len(predicted):
+        raise ValueError(f"{len(gold)} gold sentences but {len(predicted)} predicted")
+    tp = n_predicted = n_gold = 0
+    for i, (gold_tags, predicted_tags) in enumerate(zip(gold, predicted)):
+        if len(gold_tags) != len(predicted_tags):
+            raise ValueError(
+                f"sentence {i}: {len(gold_tags)} gold tags but {len(predicted_tags)} predicted"
+            )
+        gold_spans, predicted_spans = set(tag_spans(gold_tags)), set(tag_spans(predicted_tags))
+        tp += len(gold_spans & predicted_spans)
+        n_predicted += len(predicted_spans)
+        n_gold += len(gold_spans)
+    return tp, n_predicted, n_gold
+
+
+def entity_f1(gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]]) -> float:
+    return f1_from_counts(*entity_counts(gold, predicted))
+
+
+# --- single-label classification ------------------------------------------------------------
+
+def label_counts(gold: Sequence[Hashable], predicted: Sequence[Hashable], labels: Sequence[Hashable]):
+    """Arrays (true positives, predicted, gold) per label, in the order of ``labels``."""
+    if len(gold) != len(predicted):
+        raise ValueError(f"{len(gold)} gold labels but {len(predicted)} predicted")
+    position = {label: i for i, label in enumerate(labels)}
+    counts = np.zeros((3, len(labels)), dtype=np.int64)
+    for g, p in zip(gold, predicted):
+        if g == p and g in position:
+            counts[0, position[g]] += 1
+        if p in position:
+            counts[1, position[p]] += 1
+        if g in position:
+            counts[2, position[g]] += 1
+    return counts[0], counts[1], counts[2]
+
+
+def macro_f1_from_counts(true_positives, predicted, gold) -> float:
+    return float(np.mean(label_f1s(true_positives, predicted, gold)))
+
+
+def micro_f1_from_counts(true_positives, predicted, gold) -> float:
+    return float(label_f1s(np.sum(true_positives), np.sum(predicted), np.sum(gold)))
+
+
+def macro_f1(gold, predicted, labels: Sequence[Hashable]) -> float:
+    return macro_f1_from_counts(*label_counts(gold, predicted, labels))
+
+
+def micro_f1(gold, predicted, labels: Sequence[Hashable]) -> float:
+    return micro_f1_from_counts(*label_counts(gold, predicted, labels))
+
+
+def binary_f1(gold, predicted, positive_label: Hashable) -> float:
+    return micro_f1(gold, predicted, [positive_label])
+
+
+def accuracy(gold: Sequence[Hashable], predicted: Sequence[Hashable]) -> float:
+    if len(gold) != len(predicted):
+        raise ValueError(f"{len(gold)} gold labels but {len(predicted)} predicted")
+    if not gold:
+        raise ValueError("accuracy of an empty set of examples")
+    return sum(g == p for g, p in zip(gold, predicted)) / len(gold)
+
+
+# --- multi-label classification (HOC) ---------------------------------------------------------
+
+def group_label_sets(
+    groups: Sequence[Hashable], labels: Sequence[Iterable[Hashable]]
+) -> dict[Hashable, set]:
+    """The union of the labels of each group's examples (HOC: an abstract's sentences)."""
+    if len(groups) != len(labels):
+        raise ValueError(f"{len(groups)} group ids but {len(labels)} label sets")
+    union: dict[Hashable, set] = defaultdict(set)
+    for group, example_labels in zip(groups, labels):
+        union[group].update(example_labels)
+    return dict(union)
+
+
+def example_precision_recall(gold: set, predicted: set) -> tuple[float, float]:
+    """One document's precision and recall as BLUE eval_hoc.py computes them (0 when undefined)."""
+    overlap = len(gold & predicted)
+    return (overlap / len(predicted) if predicted else 0, overlap / len(gold) if gold else 0)
+
+
+def hoc_f1_from_sums(precision_sum: float, recall_sum: float, documents: int) -> float:
+    """F1 of the mean precision and mean recall over documents."""
+    if not documents:
+        raise ValueError("HOC F1 of an empty set of documents")
+    mean_precision, mean_recall = precision_sum / documents, recall_sum / documents
+    return float(_divide(2 * mean_precision * mean_recall, mean_precision + mean_recall))
+
+
+def hoc_macro_f1(gold: Mapping[Hashable, set], predicted: Mapping[Hashable, set]) -> float:
+    """Abstract-level HOC F1 of label sets keyed by abstract (see group_label_sets)."""
+    if gold.keys() != predicted.keys():
+        raise ValueError("gold and predicted label sets cover different abstracts")
+    pairs = [example_precision_recall(gold[k], predicted[k]) for k in gold]
+    precisions = np.array([p for p, _ in pairs], dtype=np.float64)
+    recalls = np.array([r for _, r in pairs], dtype=np.float64)
+    return hoc_f1_from_sums(float(np.sum(precisions)), float(np.sum(recalls)), len(pairs))
+
+
+def scored_labels(spec) -> tuple[str, ...]:
+    """The labels a task's F1 counts: TaskSpec.scored_labels, else every label but the negative."""
+    if spec.scored_labels:
+        return tuple(spec.scored_labels)
+    return tuple(label for label in spec.labels if label != spec.negative_label)
+
+
+def score(spec, gold, predicted) -> float:
+    """The task's own scorer (``spec.metric``) on gold and predicted labels.
+
+    entity_f1: sentences of tags; hoc_macro_f1: label sets keyed by abstract; the rest: one label
+    per example, as the registry writes it.
+    """
+    if spec.metric == "entity_f1":
+        return entity_f1(gold, predicted)
+    if spec.metric == "hoc_macro_f1":
+        return hoc_macro_f1(gold, predicted)
+    if spec.metric == "accuracy":
+        return accuracy(gold, predicted)
+    if spec.metric == "macro_f1":
+        return macro_f1(gold, predicted, scored_labels(spec))
+    if spec.metric == "micro_f1":
+        return micro_f1(gold, predicted, scored_labels(spec))
+    if spec.metric == "binary_f1":
+        (positive,) = scored_labels(spec)
+        return binary_f1(gold, predicted, positive)
+    raise ValueError(f"task {spec.name}: unknown metric {spec.metric!r}")

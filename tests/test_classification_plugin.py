@@ -1,0 +1,80 @@
+"""Classification plugin: single-label (fairseq's sentence_prediction task with the
+single_label_classification criterion) and multi-label (HOC) fine-tuned from a pretrained
+roberta_tiny; validation logs the task's own metric from whole-set counts, the checkpoint it picks
+re-scores to the same number from its prediction file, and test predictions score like sklearn."""
+import csv
+import re
+
+import pytest
+from sklearn.metrics import f1_score
+
+from bio_roberta import metrics
+from bio_roberta.predictions import predict
+from bio_roberta.tasks.registry import get_task
+from finetune_data import SPLITS, build_classification, fairseq_train
+
+pytestmark = pytest.mark.slow
+
+
+def fine_tune(tmp_path, checkpoint, task, metric, *options):
+    data = tmp_path / "bin"
+    gold = build_classification(data, checkpoint.parent / "dict.txt", task)
+    run = fairseq_train(
+        data, tmp_path / "checkpoints", checkpoint, *options, "--validate-interval-updates", "4",
+        "--best-checkpoint-metric", metric, "--maximize-best-checkpoint-metric", max_update=16,
+    )
+    log = run.stdout + run.stderr
+    assert run.returncode == 0, log[-4000:]
+    scores = [float(v) for v in re.findall(rf"valid on 'valid' subset .*\| {metric} ([\d.]+)", log)]
+    assert len(scores) >= 3 and all(0 <= s <= 100 for s in scores), log[-3000:]
+    best = float(re.findall(rf"best_{metric} ([\d.]+)", log)[-1])
+    assert best == max(scores)
+    valid = predict(tmp_path / "checkpoints" / "checkpoint_best.pt", data, tmp_path / "valid.tsv", split="valid")
+    assert round(100 * valid.score, 2) == best
+    return data, gold, log
+
+
+def read_rows(path):
+    with open(path, newline="") as handle:
+        return list(csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
+
+
+def test_single_label_chemprot_macro_f1_without_the_negative_class(tiny_roberta_checkpoint, tmp_path):
+    spec = get_task("chemprot")
+    data, gold_labels, log = fine_tune(
+        tmp_path, tiny_roberta_checkpoint, "chemprot", "macro_f1", "--task", "sentence_prediction",
+        "--criterion", "single_label_classification", "--negative-label", spec.negative_label,
+        "--num-classes", str(len(spec.labels)), "--init-token", "0",
+    )
+    assert re.search(r"valid on 'valid' subset .*\| accuracy [\d.]+ .*\| micro_f1 [\d.]+", log)
+    result = predict(tmp_path / "checkpoints" / "checkpoint_best.pt", data, tmp_path / "test.tsv")
+    rows = read_rows(tmp_path / "test.tsv")
+    assert [r["id"] for r in rows] == [f"test:{i}" for i in range(SPLITS["test"])]
+    gold, predicted = [r["gold"] for r in rows], [r["predicted"] for r in rows]
+    assert gold == [labels[0] for labels in gold_labels["test"]]
+    assert set(predicted) <= set(spec.labels)
+    assert result.score == f1_score(gold, predicted, labels=list(spec.scored_labels), average="macro", zero_division=0)
+    assert result.metric == "macro_f1" and result.examples == SPLITS["test"]
+
+
+def test_single_label_binary_f1_for_gad(tiny_roberta_checkpoint, tmp_path):
+    fine_tune(
+        tmp_path, tiny_roberta_checkpoint, "gad", "binary_f1", "--task", "sentence_prediction",
+        "--criterion", "single_label_classification", "--negative-label", "0",
+        "--num-classes", "2", "--init-token", "0",
+    )
+
+
+def test_multilabel_hoc_scores_at_abstract_level(tiny_roberta_checkpoint, tmp_path):
+    data, gold_labels, _log = fine_tune(
+        tmp_path, tiny_roberta_checkpoint, "hoc", "hoc_macro_f1",
+        "--task", "multilabel_classification", "--criterion", "multilabel_classification",
+    )
+    result = predict(tmp_path / "checkpoints" / "checkpoint_best.pt", data, tmp_path / "test.tsv")
+    rows = read_rows(tmp_path / "test.tsv")
+    assert len({r["group"] for r in rows}) == SPLITS["test"] // 4
+    cells = lambda column: [set(filter(None, r[column].split(","))) for r in rows]
+    groups = [r["group"] for r in rows]
+    expected = metrics.hoc_macro_f1(metrics.group_label_sets(groups, cells("gold")), metrics.group_label_sets(groups, cells("predicted")))
+    assert cells("gold") == [set(labels) for labels in gold_labels["test"]]
+    assert result.score == expected and result.metric == "hoc_macro_f1"

@@ -1,0 +1,71 @@
+"""Cross-entropy over the tagged positions (word starts) and entity counts for validation F1."""
+import math
+
+import torch
+import torch.nn.functional as F
+from fairseq import metrics
+from fairseq.criterions import FairseqCriterion, register_criterion
+from fairseq.dataclass import FairseqDataclass
+
+from bio_roberta.metrics import entity_counts, f1_from_counts
+from user_dir.models.token_classification_head import token_classification_logits
+
+ENTITY_COUNTS = ("entity_tp", "entity_predicted", "entity_gold")
+
+
+def word_tags(class_ids: torch.Tensor, target: torch.Tensor, tags: list[str]) -> list[list[str]]:
+    """The tags of each sequence's tagged positions (target >= 0), one list per sequence."""
+    tagged = target >= 0
+    return [[tags[i] for i in row[mask].tolist()] for row, mask in zip(class_ids, tagged)]
+
+
+@register_criterion("sequence_labeling", dataclass=FairseqDataclass)
+class SequenceLabelingCriterion(FairseqCriterion):
+    """Loss summed over tagged words (the gradient is normalised by their number).
+
+    At validation it also counts entities (conlleval rules, bio_roberta.metrics) so that
+    reduce_metrics derives ``entity_f1`` from counts summed over the whole validation set.
+    """
+
+    def __init__(self, task):
+        super().__init__(task)
+        self.head_name = task.cfg.classification_head_name
+        self.tags = task.tags
+
+    def forward(self, model, sample, reduce=True):
+        logits = token_classification_logits(model, self.head_name, sample["net_input"]["src_tokens"])
+        target = sample["target"]
+        tagged = target >= 0
+        loss = F.cross_entropy(logits[tagged].float(), target[tagged], reduction="sum")
+        sample_size = int(tagged.sum())
+        logging_output = {
+            "loss": loss.data,
+            "ntokens": sample["ntokens"],
+            "nsentences": sample["nsentences"],
+            "sample_size": sample_size,
+        }
+        if not model.training:
+            predicted = logits.argmax(dim=-1)
+            logging_output["ncorrect"] = int((predicted[tagged] == target[tagged]).sum())
+            counts = entity_counts(word_tags(target, target, self.tags), word_tags(predicted, target, self.tags))
+            logging_output.update(zip(ENTITY_COUNTS, counts))
+        return loss, sample_size, logging_output
+
+    @staticmethod
+    def reduce_metrics(logging_outputs) -> None:
+        loss_sum = sum(log.get("loss", 0) for log in logging_outputs)
+        sample_size = sum(log.get("sample_size", 0) for log in logging_outputs)
+        metrics.log_scalar("loss", loss_sum / max(sample_size, 1) / math.log(2), sample_size, round=3)
+        if any("ncorrect" in log for log in logging_outputs):
+            ncorrect = sum(log.get("ncorrect", 0) for log in logging_outputs)
+            metrics.log_scalar("tag_accuracy", 100.0 * ncorrect / max(sample_size, 1), sample_size, round=2)
+            for key in ENTITY_COUNTS:
+                metrics.log_scalar_sum("_" + key, sum(log.get(key, 0) for log in logging_outputs))
+            metrics.log_derived(
+                "entity_f1",
+                lambda meters: round(100 * f1_from_counts(*(meters["_" + k].sum for k in ENTITY_COUNTS)), 2),
+            )
+
+    @staticmethod
+    def logging_outputs_can_be_summed() -> bool:
+        return True

@@ -1,0 +1,78 @@
+"""fairseq's sentence_prediction criterion plus the F1 scores of bio_roberta.metrics at validation.
+
+Use with ``--task sentence_prediction``. Per-label counts (true positives, predicted, gold) are summed
+over the whole validation set; ``macro_f1`` and ``micro_f1`` are derived over every label except
+``--negative-label`` (the registry's scored labels), and ``binary_f1`` when one label is left.
+fairseq's own ``accuracy`` is logged as before.
+"""
+from dataclasses import dataclass, field
+from typing import Optional
+
+import torch
+from fairseq import metrics
+from fairseq.criterions import register_criterion
+from fairseq.criterions.sentence_prediction import SentencePredictionConfig, SentencePredictionCriterion
+
+from bio_roberta.metrics import macro_f1_from_counts, micro_f1_from_counts
+
+COUNTS = ("tp", "predicted", "gold")
+
+
+@dataclass
+class SingleLabelClassificationConfig(SentencePredictionConfig):
+    negative_label: Optional[str] = field(
+        default=None, metadata={"help": "label symbol left out of the F1s (TaskSpec.negative_label)"}
+    )
+
+
+@register_criterion("single_label_classification", dataclass=SingleLabelClassificationConfig)
+class SingleLabelClassificationCriterion(SentencePredictionCriterion):
+    def __init__(self, cfg: SingleLabelClassificationConfig, task):
+        super().__init__(cfg, task)
+        if cfg.regression_target:
+            raise ValueError("single_label_classification scores labels; use --criterion sentence_prediction for regression")
+        labels = task.label_dictionary.symbols[task.label_dictionary.nspecial:][: task.cfg.num_classes]
+        if cfg.negative_label is not None and cfg.negative_label not in labels:
+            raise ValueError(f"--negative-label {cfg.negative_label!r} is not in label/dict.txt: {labels}")
+        self.scored_classes = [k for k, label in enumerate(labels) if label != cfg.negative_label]
+        self.num_classes = len(labels)
+
+    def forward(self, model, sample, reduce=True):
+        if model.training:
+            return super().forward(model, sample, reduce)
+        # The head's output is the logits the parent scores: keep them instead of a second pass.
+        captured = []
+        head = model.classification_heads[self.classification_head_name]
+        hook = head.register_forward_hook(lambda _module, _inputs, output: captured.append(output))
+        try:
+            loss, sample_size, logging_output = super().forward(model, sample, reduce)
+        finally:
+            hook.remove()
+        predicted = captured[0].argmax(dim=-1)
+        target = model.get_targets(sample, [captured[0]]).view(-1)
+        counts = {
+            "tp": torch.bincount(target[predicted == target], minlength=self.num_classes),
+            "predicted": torch.bincount(predicted, minlength=self.num_classes),
+            "gold": torch.bincount(target, minlength=self.num_classes),
+        }
+        for name, values in counts.items():
+            logging_output.update({f"{name}_{k}": int(values[k]) for k in self.scored_classes})
+        return loss, sample_size, logging_output
+
+    @staticmethod
+    def reduce_metrics(logging_outputs) -> None:
+        SentencePredictionCriterion.reduce_metrics(logging_outputs)
+        classes = sorted({int(key[3:]) for log in logging_outputs for key in log if key.startswith("tp_")})
+        if not classes:
+            return
+        for name in COUNTS:
+            for k in classes:
+                metrics.log_scalar_sum(f"_{name}_{k}", sum(log.get(f"{name}_{k}", 0) for log in logging_outputs))
+
+        def count_arrays(meters):
+            return [[meters[f"_{name}_{k}"].sum for k in classes] for name in COUNTS]
+
+        metrics.log_derived("macro_f1", lambda meters: round(100 * macro_f1_from_counts(*count_arrays(meters)), 2))
+        metrics.log_derived("micro_f1", lambda meters: round(100 * micro_f1_from_counts(*count_arrays(meters)), 2))
+        if len(classes) == 1:
+            metrics.log_derived("binary_f1", lambda meters: round(100 * micro_f1_from_counts(*count_arrays(meters)), 2))
