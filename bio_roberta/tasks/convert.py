@@ -1,0 +1,246 @@
+"""Convert a task's source files into finetune-bin/<task> with the model's vocabulary.
+
+The layout is the contract in the docstring of user_dir/tasks/sequence_labeling.py: input0/
+(input1/ for NLI) with the model's dict.txt, label/ with bio_roberta.tagging.label_symbols,
+{split}.ids, {split}.conll for NER, and manifest.json. Everything is binarised with fairseq's own
+Dictionary and mmap indexed-dataset builder, as fairseq-preprocess does (an eos after every line).
+
+Words keep their identity through BPE: a word is encoded with a leading space except at the start
+of its sentence (as RoBERTa encodes running text), its first subword carries the word's tag and
+the others carry <pad>. A sentence longer than the model's positions is cut at word boundaries
+into consecutive examples sharing one id, so every word still gets exactly one prediction; a
+continuation keeps its words' in-sentence encoding (its first word keeps the leading space).
+"""
+from __future__ import annotations
+
+import logging
+import shutil
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional, Sequence
+
+from bio_roberta.provenance import atomic_write_json, atomic_write_text, environment_record, file_record
+from bio_roberta.tagging import BIO, check_scheme, convert_tags, label_symbols
+from bio_roberta.tasks.readers import SPLITS, TaggedSentence, TaskData, TextExample, read_task
+from bio_roberta.tasks.registry import NLI, TaskSpec
+
+logger = logging.getLogger(__name__)
+
+# <s> and </s> around a single sentence.
+SINGLE_SENTENCE_SPECIALS = 2
+# <s> s1 </s> </s> s2 </s>: fairseq sentence_prediction prepends the separator (</s>) to input1.
+SENTENCE_PAIR_SPECIALS = 4
+
+
+class ConversionError(ValueError):
+    """An example that cannot be converted (names the example and what to do)."""
+
+
+@dataclass
+class EncodedSplit:
+    """The rows of one split, ready to binarise, plus what happened on the way."""
+
+    input0: list[list[int]] = field(default_factory=list)
+    input1: list[list[int]] = field(default_factory=list)
+    labels: list[list[int]] = field(default_factory=list)
+    ids: list[str] = field(default_factory=list)
+    conll: list[str] = field(default_factory=list)
+    counts: Counter = field(default_factory=Counter)
+
+
+class TaskEncoder:
+    """BPE + dictionaries of one conversion: source examples -> rows of token / label ids."""
+
+    def __init__(self, spec: TaskSpec, vocab_dir: Path, scheme: str, max_positions: int):
+        from fairseq.data import Dictionary
+
+        from preprocess.bpe import load_dictionary, open_bpe
+
+        self.spec = spec
+        self.scheme = check_scheme(scheme)
+        self.bpe = open_bpe(vocab_dir)
+        self.dictionary = load_dictionary(vocab_dir)
+        self.label_symbols = label_symbols(spec, scheme)
+        self.label_dictionary = Dictionary()
+        for symbol in self.label_symbols:
+            self.label_dictionary.add_symbol(symbol, n=0)
+        # Source label -> label symbol (symbols write spaces as '_'); NER tags go through the scheme.
+        self.symbol_of = {} if spec.is_sequence_labelling else dict(zip(spec.labels, self.label_symbols))
+        specials = SENTENCE_PAIR_SPECIALS if spec.kind == NLI else SINGLE_SENTENCE_SPECIALS
+        if max_positions <= specials:
+            raise ConversionError(f"max positions {max_positions} leaves no room for tokens")
+        self.max_tokens = max_positions - specials
+
+    def token_ids(self, text: str, counts: Counter) -> list[int]:
+        ids = [self.dictionary.index(piece) for piece in self.bpe.encode(text).split()]
+        counts["unknown_tokens"] += sum(1 for i in ids if i == self.dictionary.unk())
+        return ids
+
+    def label_id(self, symbol: str) -> int:
+        index = self.label_dictionary.index(symbol)
+        if index == self.label_dictionary.unk():
+            raise ConversionError(f"label symbol {symbol!r} is not in {self.spec.name}'s label dictionary")
+        return index
+
+    def add_sentence(self, sentence: TaggedSentence, out: EncodedSplit) -> None:
+        tags = convert_tags(sentence.tags, self.scheme)
+        words = []
+        for position, word in enumerate(sentence.words):
+            pieces = self.token_ids(word if position == 0 else " " + word, out.counts)
+            if not pieces:
+                raise ConversionError(f"{sentence.id}: word {position + 1} ({word!r}) encodes to no BPE token")
+            if len(pieces) > self.max_tokens:
+                out.counts["words_truncated"] += 1
+                pieces = pieces[: self.max_tokens]
+            words.append(pieces)
+        start, pieces_made = 0, 0
+        while start < len(words):
+            end, length = start, 0
+            while end < len(words) and length + len(words[end]) <= self.max_tokens:
+                length += len(words[end])
+                end += 1
+            self._add_piece(sentence, words, tags, start, end, out)
+            start, pieces_made = end, pieces_made + 1
+        out.counts["sentences"] += 1
+        out.counts["words"] += len(words)
+        if pieces_made > 1:
+            out.counts["sentences_split"] += 1
+            out.counts["sentence_pieces"] += pieces_made
+
+    def _add_piece(self, sentence, words, tags, start, end, out: EncodedSplit) -> None:
+        tokens, labels = [], []
+        pad = self.label_dictionary.pad()
+        for pieces, tag in zip(words[start:end], tags[start:end]):
+            tokens += pieces
+            labels += [self.label_id(tag)] + [pad] * (len(pieces) - 1)
+        out.input0.append(tokens + [self.dictionary.eos()])
+        out.labels.append(labels + [self.label_dictionary.eos()])
+        out.ids.append(sentence.id)
+        out.conll.append("".join(f"{w}\t{t}\n" for w, t in zip(sentence.words[start:end], sentence.tags[start:end])))
+        out.counts["examples"] += 1
+        out.counts["tokens"] += len(tokens)
+
+    def add_text(self, example: TextExample, out: EncodedSplit) -> None:
+        first = self.token_ids(example.text, out.counts)
+        second = self.token_ids(example.text_pair, out.counts) if example.text_pair is not None else []
+        if len(first) + len(second) > self.max_tokens:
+            out.counts["truncated"] += 1
+            first, second = truncate_longest_first(first, second, self.max_tokens)
+        out.input0.append(first + [self.dictionary.eos()])
+        if self.spec.kind == NLI:
+            out.input1.append(second + [self.dictionary.eos()])
+        out.labels.append([self.label_id(self.symbol_of[label]) for label in example.labels]
+                          + [self.label_dictionary.eos()])
+        out.ids.append(example.id if example.group is None else f"{example.id}\t{example.group}")
+        out.counts["examples"] += 1
+        out.counts["tokens"] += len(first) + len(second)
+
+    def encode_split(self, examples: Sequence) -> EncodedSplit:
+        out = EncodedSplit()
+        for example in examples:
+            if isinstance(example, TaggedSentence):
+                self.add_sentence(example, out)
+            else:
+                self.add_text(example, out)
+        return out
+
+
+def truncate_longest_first(first: list[int], second: list[int], budget: int) -> tuple[list[int], list[int]]:
+    """Drop tokens from the end of the longer sequence until both fit in budget."""
+    first, second = list(first), list(second)
+    while len(first) + len(second) > budget:
+        (first if len(first) >= len(second) else second).pop()
+    return first, second
+
+
+def write_indexed(rows: list[list[int]], prefix: Path, vocab_size: int) -> None:
+    """{prefix}.bin/.idx with fairseq's mmap builder (what fairseq-preprocess writes)."""
+    import torch
+    from fairseq.data import indexed_dataset
+
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+    builder = indexed_dataset.make_builder(str(prefix) + ".bin", impl="mmap", vocab_size=vocab_size)
+    for row in rows:
+        builder.add_item(torch.IntTensor(row))
+    builder.finalize(str(prefix) + ".idx")
+
+
+def vocab_record(vocab_dir: Path) -> dict:
+    from preprocess.vocab import read_vocab_dir
+
+    vocab = read_vocab_dir(vocab_dir)
+    dict_record = file_record(vocab.dict_path)
+    return {"path": str(vocab_dir.resolve()), "kind": vocab.kind, "sha256": dict_record["sha256"],
+            "files": [dict_record] + [file_record(p) for p in vocab.bpe_files.values()]}
+
+
+def write_finetune_bin(data: TaskData, encoder: TaskEncoder, out_dir: Path, vocab: dict,
+                       options: dict) -> dict:
+    """Binarise one TaskData (a task, or one fold) into out_dir and write its manifest last."""
+    spec = data.spec
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "manifest.json").unlink(missing_ok=True)
+    encoded = {split: encoder.encode_split(data.splits[split].examples) for split in SPLITS}
+    inputs = ["input0", "input1"] if spec.kind == NLI else ["input0"]
+    for name in inputs:
+        (out_dir / name).mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(Path(vocab["path"]) / "dict.txt", out_dir / name / "dict.txt")
+    for split, rows in encoded.items():
+        write_indexed(rows.input0, out_dir / "input0" / split, len(encoder.dictionary))
+        if spec.kind == NLI:
+            write_indexed(rows.input1, out_dir / "input1" / split, len(encoder.dictionary))
+        write_indexed(rows.labels, out_dir / "label" / split, len(encoder.label_dictionary))
+        atomic_write_text(out_dir / f"{split}.ids", "".join(f"{i}\n" for i in rows.ids))
+        if spec.is_sequence_labelling:
+            atomic_write_text(out_dir / f"{split}.conll", "\n".join(rows.conll) + ("\n" if rows.conll else ""))
+    # dict.txt counts are training counts, as fairseq-preprocess writes them.
+    label_counts = Counter(i for row in encoded["train"].labels for i in row)
+    for index in range(encoder.label_dictionary.nspecial, len(encoder.label_dictionary)):
+        encoder.label_dictionary.count[index] = label_counts[index]
+    encoder.label_dictionary.save(str(out_dir / "label" / "dict.txt"))
+    sources = sorted({path for split in data.splits.values() for path in split.sources})
+    manifest = {
+        "task": spec.name,
+        "kind": spec.kind,
+        "fold": data.fold,
+        "tagging_scheme": encoder.scheme if spec.is_sequence_labelling else None,
+        "labels": list(encoder.label_symbols),
+        "counts": {split: rows.counts["examples"] for split, rows in encoded.items()},
+        "split_details": {
+            split: {"read": data.splits[split].summary(), "converted": dict(sorted(encoded[split].counts.items()))}
+            for split in SPLITS
+        },
+        "max_positions": options["max_positions"],
+        "vocab": vocab,
+        "inputs": [file_record(path) for path in sources],
+        "options": options,
+        **environment_record(),
+    }
+    atomic_write_json(out_dir / "manifest.json", manifest)
+    for split in SPLITS:
+        logger.info("%s -> %s: %s", split, out_dir, dict(encoded[split].counts))
+    return manifest
+
+
+def convert_task(spec: TaskSpec, data_dir: str | Path, vocab_dir: str | Path, out_dir: str | Path,
+                 scheme: str = BIO, max_positions: Optional[int] = None) -> list[dict]:
+    """Convert every fold (or the one split set) of a task; returns the manifests written.
+
+    All folds are read before anything is written, so a missing or malformed fold leaves no
+    half-converted output behind.
+    """
+    data_dir, vocab_dir, out_dir = Path(data_dir), Path(vocab_dir), Path(out_dir)
+    if scheme != BIO and not spec.is_sequence_labelling:
+        raise ConversionError(f"{spec.name} is not a sequence labelling task; --scheme applies to NER only")
+    folds = range(1, spec.folds + 1) if spec.folds else [None]
+    datasets = [read_task(spec, data_dir, fold) for fold in folds]
+    max_positions = max_positions or spec.max_positions
+    vocab = vocab_record(vocab_dir)
+    options = {"data_dir": str(data_dir.resolve()), "scheme": scheme, "max_positions": max_positions}
+    manifests = []
+    for data in datasets:
+        encoder = TaskEncoder(spec, vocab_dir, scheme, max_positions)
+        target = out_dir / f"fold{data.fold}" if data.fold else out_dir
+        manifests.append(write_finetune_bin(data, encoder, target, vocab, options))
+    return manifests

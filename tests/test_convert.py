@@ -1,0 +1,254 @@
+"""Conversion of task files to finetune-bin/<task>: alignment, splitting, labels, folds, manifest, CLI."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bio_roberta.cli import main as cli_main
+from bio_roberta.provenance import sha256_file
+from bio_roberta.tagging import BIO, BIOUL, IO, convert_tags, label_symbols
+from bio_roberta.tasks.convert import ConversionError, convert_task
+from bio_roberta.tasks.readers import TaskFormatError, read_task
+from bio_roberta.tasks.registry import HOC_HALLMARKS, get_task
+from conftest import SAMPLE_DIR, shared_data_path
+from test_readers import hoc_dir, write, write_euadr_folds
+
+NER_SAMPLE = SAMPLE_DIR / "tasks" / "ncbi-disease"
+CHEMPROT_SAMPLE = SAMPLE_DIR / "tasks" / "chemprot"
+
+
+def learn_vocab(root: Path, lines: list[str], vocab_size: int) -> Path:
+    from preprocess.vocab import learn_vocabulary
+
+    corpus = write(root / "corpus.txt", "\n".join(lines) + "\n")
+    learn_vocabulary("gpt2", [corpus], root / "vocab", vocab_size=vocab_size, min_frequency=2)
+    return root / "vocab"
+
+
+@pytest.fixture(scope="module")
+def vocab_dir(tmp_path_factory) -> Path:
+    """A real byte-level BPE vocabulary dir learned on the sample task text (small, so words split)."""
+    ner = read_task(get_task("ncbi-disease"), NER_SAMPLE).splits["train"].examples
+    chemprot = read_task(get_task("chemprot"), CHEMPROT_SAMPLE).splits["train"].examples
+    lines = [" ".join(sentence.words) for sentence in ner] + [example.text for example in chemprot]
+    return learn_vocab(tmp_path_factory.mktemp("vocab"), lines, vocab_size=300)
+
+
+def load(prefix: Path, dict_path: Path):
+    from fairseq.data import Dictionary, data_utils
+
+    dictionary = Dictionary.load(str(dict_path))
+    return data_utils.load_indexed_dataset(str(prefix), dictionary, dataset_impl="mmap"), dictionary
+
+
+def conll_examples(path: Path) -> list[list[tuple[str, str]]]:
+    blocks = path.read_text().split("\n\n")
+    return [[tuple(line.split("\t")) for line in block.splitlines()] for block in blocks if block.strip()]
+
+
+def check_ner_alignment(out: Path, split: str, vocab_dir: Path, scheme: str, max_tokens: int) -> int:
+    """Every word's first subword carries its tag, the rest <pad>; returns (examples, truncated words)."""
+    from preprocess.bpe import open_bpe
+
+    bpe = open_bpe(vocab_dir)
+    tokens, dictionary = load(out / "input0" / split, out / "input0" / "dict.txt")
+    labels, label_dictionary = load(out / "label" / split, out / "label" / "dict.txt")
+    examples = conll_examples(out / f"{split}.conll")
+    ids = (out / f"{split}.ids").read_text().splitlines()
+    assert len(tokens) == len(labels) == len(examples) == len(ids)
+    # A continuation piece of a split sentence keeps its words' in-sentence encoding (leading space).
+    continuations = [i > 0 and ids[i - 1] == ids[i] for i in range(len(ids))]
+    joined: dict[str, tuple[list, list]] = {}
+    truncated = 0
+    for row_tokens, row_labels, example, continued, sentence_id in zip(tokens, labels, examples, continuations, ids):
+        row_tokens, row_labels = row_tokens.tolist(), row_labels.tolist()
+        assert len(row_tokens) == len(row_labels) <= max_tokens + 1
+        assert row_tokens[-1] == dictionary.eos() and row_labels[-1] == label_dictionary.eos()
+        starts = [i for i, label in enumerate(row_labels[:-1]) if label != label_dictionary.pad()]
+        words, gold = zip(*example)
+        assert len(starts) == len(words) and starts[0] == 0
+        for n, (start, end) in enumerate(zip(starts, starts[1:] + [len(row_tokens) - 1])):
+            text = bpe.decode(dictionary.string(row_tokens[start:end]))
+            expected = words[n] if n == 0 and not continued else " " + words[n]
+            # A word longer than the whole budget keeps its first subwords (it still gets its tag).
+            assert text == expected or (end - start == max_tokens and expected.startswith(text))
+            truncated += text != expected
+        tagged = joined.setdefault(sentence_id, ([], []))
+        tagged[0].extend(gold)
+        tagged[1].extend(label_dictionary[row_labels[i]] for i in starts)
+    # Tags are converted per source sentence: a piece may start inside an entity.
+    for gold, converted in joined.values():
+        assert converted == convert_tags(gold, scheme)
+    return len(examples), truncated
+
+
+@pytest.mark.parametrize("scheme", [BIO, BIOUL, IO])
+def test_ner_first_subword_carries_the_tag(tmp_path, vocab_dir, scheme):
+    spec = get_task("ncbi-disease")
+    (manifest,) = convert_task(spec, NER_SAMPLE, vocab_dir, tmp_path / "ncbi", scheme=scheme)
+    out = tmp_path / "ncbi"
+    assert (out / "label" / "dict.txt").read_text().split()[::2] == list(label_symbols(spec, scheme))
+    assert check_ner_alignment(out, "test", vocab_dir, scheme, spec.max_positions - 2) == (20, 0)
+    train = manifest["split_details"]["train"]["converted"]
+    assert manifest["counts"] == {"train": 60, "valid": 20, "test": 20}
+    assert train["words"] == manifest["split_details"]["train"]["read"]["counts"]["words"]
+    assert train["tokens"] > train["words"]  # the small vocabulary splits words into subwords
+    assert manifest["tagging_scheme"] == scheme and manifest["labels"] == list(label_symbols(spec, scheme))
+
+
+def test_long_sentences_split_at_word_boundaries(tmp_path, vocab_dir):
+    spec = get_task("ncbi-disease")
+    max_positions = 14
+    (manifest,) = convert_task(spec, NER_SAMPLE, vocab_dir, tmp_path / "ncbi", max_positions=max_positions)
+    out = tmp_path / "ncbi"
+    _, truncated = check_ner_alignment(out, "valid", vocab_dir, BIO, max_positions - 2)
+    converted = manifest["split_details"]["valid"]["converted"]
+    assert truncated == converted.get("words_truncated", 0)
+    assert converted["sentences"] == 20 and converted["sentences_split"] > 0
+    assert manifest["counts"]["valid"] == converted["examples"] > 20
+    # Pieces share their sentence's id, in order, and together hold every word exactly once.
+    source = {s.id: s for s in read_task(spec, NER_SAMPLE).splits["valid"].examples}
+    joined: dict[str, list] = {}
+    for sentence_id, example in zip((out / "valid.ids").read_text().splitlines(),
+                                    conll_examples(out / "valid.conll")):
+        joined.setdefault(sentence_id, []).extend(example)
+    assert list(joined) == list(source)
+    for sentence_id, pairs in joined.items():
+        assert pairs == list(zip(source[sentence_id].words, source[sentence_id].tags))
+
+
+def test_relation_labels_placeholders_and_fairseq_sentence_prediction(tmp_path, vocab_dir):
+    from fairseq.tasks.sentence_prediction import SentencePredictionConfig, SentencePredictionTask
+
+    from preprocess.bpe import open_bpe
+
+    spec = get_task("chemprot")
+    (manifest,) = convert_task(spec, CHEMPROT_SAMPLE, vocab_dir, tmp_path / "chemprot")
+    out = tmp_path / "chemprot"
+    task = SentencePredictionTask.setup_task(SentencePredictionConfig(
+        data=str(out), num_classes=len(spec.labels), init_token=0, separator_token=2, seed=1,
+        regression_target=False, no_shuffle=True))
+    task.load_dataset("test")
+    dataset = task.dataset("test")
+    source = read_task(spec, CHEMPROT_SAMPLE).splits["test"].examples
+    bpe = open_bpe(vocab_dir)
+    assert (out / "test.ids").read_text().splitlines() == [e.id for e in source]
+    for i, example in enumerate(source):
+        item = dataset[i]
+        assert spec.labels[int(item["target"])] == example.labels[0]
+        tokens = item["net_input.src_tokens"]
+        assert bpe.decode(task.source_dictionary.string(tokens[1:-1])) == example.text
+    assert manifest["vocab"]["sha256"] == sha256_file(vocab_dir / "dict.txt")
+    assert {r["path"] for r in manifest["inputs"]} == {str(p.resolve()) for p in CHEMPROT_SAMPLE.glob("*.tsv")}
+    assert "git_revision" in manifest and "package_versions" in manifest
+
+
+def test_hoc_multilabel_rows_and_abstract_ids(tmp_path, vocab_dir):
+    spec = get_task("hoc")
+    data = hoc_dir(tmp_path / "hoc", "0_0,1_0,2_0,3_0,4_0,5_0,6_0,7_0,8_0,9_0\tNo hallmark here .\t123_s1\n")
+    convert_task(spec, data, vocab_dir, tmp_path / "out")
+    labels, label_dictionary = load(tmp_path / "out" / "label" / "train", tmp_path / "out" / "label" / "dict.txt")
+    assert label_dictionary.symbols[label_dictionary.nspecial:] == [h.replace(" ", "_") for h in HOC_HALLMARKS]
+    assert label_dictionary.string(labels[0][:-1]).split() == ["avoiding_immune_destruction",
+                                                               "tumor_promoting_inflammation"]
+    assert labels[1].tolist() == [label_dictionary.eos()]
+    assert (tmp_path / "out" / "train.ids").read_text() == "123_s0\t123\n123_s1\t123\n"
+
+
+def test_nli_pairs_truncated_longest_first(tmp_path, vocab_dir):
+    spec = get_task("mednli")
+    record = {"sentence1": "The patient was given aspirin for chest pain and showed improvement in renal function .",
+              "sentence2": "Aspirin given .", "gold_label": "neutral"}
+    for name in ("mli_train_v1.jsonl", "mli_dev_v1.jsonl", "mli_test_v1.jsonl"):
+        write(tmp_path / "mednli" / name, json.dumps(record) + "\n")
+    (manifest,) = convert_task(spec, tmp_path / "mednli", vocab_dir, tmp_path / "out", max_positions=16)
+    first, _ = load(tmp_path / "out" / "input0" / "test", tmp_path / "out" / "input0" / "dict.txt")
+    second, _ = load(tmp_path / "out" / "input1" / "test", tmp_path / "out" / "input1" / "dict.txt")
+    assert len(first[0]) - 1 + len(second[0]) - 1 == 16 - 4
+    assert len(first[0]) >= len(second[0])
+    assert manifest["split_details"]["test"]["converted"]["truncated"] == 1
+
+
+def test_folds_converted_into_fold_dirs_and_missing_fold_writes_nothing(tmp_path, vocab_dir):
+    spec = get_task("euadr")
+    manifests = convert_task(spec, write_euadr_folds(tmp_path / "euadr", rows=12), vocab_dir, tmp_path / "out")
+    assert [m["fold"] for m in manifests] == list(range(1, 11))
+    for fold in range(1, 11):
+        manifest = json.loads((tmp_path / "out" / f"fold{fold}" / "manifest.json").read_text())
+        assert sum(manifest["counts"][s] for s in ("train", "valid")) == 12 and manifest["counts"]["test"] == 5
+    gappy = write_euadr_folds(tmp_path / "gappy", folds=[1, 2, 3, 5, 6, 7, 8, 9, 10], rows=4)
+    with pytest.raises(TaskFormatError, match="fold missing"):
+        convert_task(spec, gappy, vocab_dir, tmp_path / "never")
+    assert not (tmp_path / "never").exists()
+
+
+def test_scheme_is_for_ner_only(tmp_path, vocab_dir):
+    with pytest.raises(ConversionError, match="--scheme applies to NER only"):
+        convert_task(get_task("chemprot"), CHEMPROT_SAMPLE, vocab_dir, tmp_path / "x", scheme=BIOUL)
+
+
+def test_convert_task_command(tmp_path, vocab_dir, capsys):
+    out = tmp_path / "finetune-bin" / "chemprot"
+    status = cli_main(["convert-task", "chemprot", "--data", str(CHEMPROT_SAMPLE), "--vocab", str(vocab_dir),
+                       "--out", str(out)])
+    assert status == 0 and (out / "manifest.json").is_file()
+    assert '"train": 80' in capsys.readouterr().out
+    bad = write(tmp_path / "bad" / "train.tsv", "index\tsentence\tlabel\n0\t@CHEMICAL$ x @GENE$\tCPR:8\n").parent
+    write(bad / "dev.tsv", "index\tsentence\tlabel\n")
+    write(bad / "test.tsv", "index\tsentence\tlabel\n")
+    status = cli_main(["convert-task", "chemprot", "--data", str(bad), "--vocab", str(vocab_dir),
+                       "--out", str(tmp_path / "o")])
+    assert status == 2
+    assert "train.tsv:2: unknown label 'CPR:8'" in capsys.readouterr().err
+
+
+def test_sequence_labeling_task_reads_converted_ner(tmp_path, vocab_dir):
+    from user_dir.tasks.sequence_labeling import SequenceLabelingConfig, SequenceLabelingTask
+
+    spec = get_task("ncbi-disease")
+    convert_task(spec, NER_SAMPLE, vocab_dir, tmp_path / "ncbi", scheme=BIOUL, max_positions=20)
+    task = SequenceLabelingTask.setup_task(SequenceLabelingConfig(data=str(tmp_path / "ncbi"), seed=1,
+                                                                  no_shuffle=True, max_positions=20))
+    dataset = task.load_dataset("valid")
+    ids = (tmp_path / "ncbi" / "valid.ids").read_text().splitlines()
+    assert len(ids) == len(dataset) > 20  # sentences split into pieces at 20 positions
+    tags = {}
+    for i, sentence_id in enumerate(ids):
+        tags.setdefault(sentence_id, []).extend(task.tags[t] for t in dataset[i]["target"].tolist() if t >= 0)
+    source = read_task(spec, NER_SAMPLE).splits["valid"].examples
+    assert {s.id: convert_tags(s.tags, BIOUL) for s in source} == tags
+
+
+@pytest.mark.real_data
+def test_real_ncbi_disease_converts_every_word(tmp_path):
+    data = shared_data_path("ner/NCBI-disease")
+    spec = get_task("ncbi-disease")
+    splits = read_task(spec, data).splits
+    vocab = learn_vocab(tmp_path, [" ".join(s.words) for s in splits["train"].examples], vocab_size=2000)
+    (manifest,) = convert_task(spec, data, vocab, tmp_path / "ncbi")
+    for split in ("train", "valid", "test"):
+        converted = manifest["split_details"][split]["converted"]
+        assert converted["words"] == splits[split].counts["words"]
+        assert converted["sentences"] == splits[split].counts["examples"]
+        assert converted.get("unknown_tokens", 0) == 0
+    checked = check_ner_alignment(tmp_path / "ncbi", "test", vocab, BIO, spec.max_positions - 2)
+    assert checked == (splits["test"].counts["examples"], 0)
+
+
+@pytest.mark.parametrize("kind, size", [("sentencepiece", 200), ("fastbpe", 300)])
+def test_other_vocabulary_kinds_tag_every_word_once(tmp_path, kind, size):
+    from preprocess.vocab import learn_vocabulary
+
+    spec = get_task("ncbi-disease")
+    sentences = read_task(spec, NER_SAMPLE).splits["test"].examples
+    corpus = write(tmp_path / "corpus.txt", "\n".join(" ".join(s.words) for s in sentences) + "\n")
+    learn_vocabulary(kind, [corpus], tmp_path / "vocab", vocab_size=size)
+    (manifest,) = convert_task(spec, NER_SAMPLE, tmp_path / "vocab", tmp_path / "out")
+    labels, label_dictionary = load(tmp_path / "out" / "label" / "test", tmp_path / "out" / "label" / "dict.txt")
+    tokens, _ = load(tmp_path / "out" / "input0" / "test", tmp_path / "out" / "input0" / "dict.txt")
+    for row_labels, row_tokens, sentence in zip(labels, tokens, sentences):
+        tagged = [label_dictionary[i] for i in row_labels.tolist()[:-1] if i != label_dictionary.pad()]
+        assert tagged == list(sentence.tags) and len(row_tokens) == len(row_labels)
+    assert manifest["split_details"]["test"]["converted"]["unknown_tokens"] == 0
