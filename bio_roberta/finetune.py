@@ -1,0 +1,288 @@
+"""One fine-tuning job: a task and a seed (and, for GAD/EU-ADR, every fold) -> result records.
+
+A run is fairseq-train from a pretrained checkpoint by fairseq's fine-tuning route (--restore-file
+with the optimizer, dataloader, meters and lr scheduler reset), with the hyperparameters of the
+task's registry entry (bio_roberta.tasks.registry), validation on the task's metric, the best
+checkpoint kept; then predictions on test (bio_roberta.predictions), scored. Each run writes
+
+    RESULTS/<task>/seed<seed>/[fold<k>/]result.json     (RESULT_SCHEMA, via bio_roberta.provenance)
+
+next to its train.log, predictions and checkpoint. A run whose record says "ok" for the same
+config hash is skipped; a run that fails is recorded as failed with its error and log.
+
+Cross-validation tasks (TaskSpec.folds): the model-selection fold (fold 1) is trained with
+validation and early stopping like any task; the number of updates of its best validation step
+is the early-stopping setting for the evaluation folds (2-10), which train exactly that many
+updates (same schedule otherwise) and are scored with their last checkpoint. The seed's score is
+the median of its evaluation folds' test scores (bio_roberta.report); fold 1's test score is
+recorded but enters no median.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import math
+import os
+import shutil
+import subprocess
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any, Optional
+
+from bio_roberta.provenance import atomic_write_json, environment_record, file_record, json_hash, sha256_file
+from bio_roberta.tasks.registry import MULTILABEL, NER, Hyperparameters, TaskSpec, get_task
+
+logger = logging.getLogger(__name__)
+
+RESULT_SCHEMA = "bio-roberta/result/1"
+RESULT_FILE = "result.json"
+OK, FAILED = "ok", "failed"
+# Roles of a run: a task without folds; the fold that picks early stopping; a fold that is scored.
+SINGLE, MODEL_SELECTION, EVALUATION = "single", "model_selection", "evaluation"
+# fairseq logs validation metrics x100; results hold fractions like bio_roberta.metrics.
+FAIRSEQ_METRIC_SCALE = 100.0
+
+
+class FinetuneError(RuntimeError):
+    """A run cannot start or finish; the message names the file or setting to fix."""
+
+
+def run_dir(results_dir: str | os.PathLike, task: str, seed: int, fold: Optional[int] = None) -> Path:
+    path = Path(results_dir) / task / f"seed{seed}"
+    return path / f"fold{fold}" if fold is not None else path
+
+
+def task_data_dir(data_root: str | os.PathLike, spec: TaskSpec, fold: Optional[int]) -> Path:
+    """finetune-bin/<task>[/fold<k>] (layout: user_dir/tasks/sequence_labeling.py)."""
+    path = Path(data_root) / spec.name
+    return path / f"fold{fold}" if fold is not None else path
+
+
+def hyperparameters(spec: TaskSpec, overrides: dict[str, Any]) -> Hyperparameters:
+    """The registry's hyperparameters with the non-null overrides of the sweep config applied."""
+    chosen = {key: value for key, value in (overrides or {}).items() if value is not None}
+    unknown = set(chosen) - {f.name for f in dataclasses.fields(Hyperparameters)}
+    if unknown:
+        raise FinetuneError(f"unknown hparams override(s) {sorted(unknown)}; known: "
+                            f"{[f.name for f in dataclasses.fields(Hyperparameters)]}")
+    return dataclasses.replace(spec.hparams, **chosen)
+
+
+def train_examples(data_dir: Path) -> int:
+    from fairseq.data.indexed_dataset import MMapIndexedDataset
+
+    prefix = data_dir / "input0" / "train"
+    if not Path(f"{prefix}.idx").exists():
+        raise FinetuneError(f"{prefix}.idx not found: convert the task first (bio-roberta convert-task)")
+    return len(MMapIndexedDataset(str(prefix)))
+
+
+def task_options(spec: TaskSpec, max_positions: int) -> list[str]:
+    """fairseq task + criterion options of the task's kind."""
+    positions = ["--max-positions", str(max_positions)]
+    if spec.kind == NER:
+        return ["--task", "sequence_labeling", "--criterion", "sequence_labeling", *positions]
+    if spec.kind == MULTILABEL:
+        return ["--task", "multilabel_classification", "--criterion", "multilabel_classification", *positions]
+    options = ["--task", "sentence_prediction", "--criterion", "single_label_classification",
+               "--num-classes", str(len(spec.labels)), "--init-token", "0", "--separator-token", "2", *positions]
+    if spec.negative_label is not None:
+        options += ["--negative-label", spec.negative_label]
+    return options
+
+
+def fairseq_options(cfg: dict[str, Any], spec: TaskSpec, hp: Hyperparameters, data_dir: Path, save_dir: Path,
+                    fixed_updates: Optional[int]) -> list[str]:
+    """The fairseq-train command line of one run (without the executable)."""
+    import torch
+
+    import user_dir
+
+    # The lr schedule spans max_epoch (or the max_update cap); an evaluation fold keeps that
+    # schedule and stops after the model-selection fold's best number of updates.
+    total_updates = math.ceil(train_examples(data_dir) / hp.batch_size) * hp.max_epoch
+    if cfg.get("max_update"):
+        total_updates = min(total_updates, cfg["max_update"])
+    stop_after = min(total_updates, fixed_updates) if fixed_updates else total_updates
+    max_positions = cfg.get("max_positions") or spec.max_positions
+    options = [
+        str(data_dir), "--user-dir", str(Path(user_dir.__file__).parent),
+        "--arch", cfg["arch"], *task_options(spec, max_positions),
+        "--restore-file", str(cfg["pretrained"]),
+        "--reset-optimizer", "--reset-dataloader", "--reset-meters", "--reset-lr-scheduler",
+        "--optimizer", "adam", "--adam-betas", "(0.9,0.98)", "--adam-eps", "1e-6", "--clip-norm", "0.0",
+        "--weight-decay", str(hp.weight_decay), "--lr", str(hp.lr),
+        "--lr-scheduler", "polynomial_decay", "--total-num-update", str(total_updates),
+        "--warmup-updates", str(int(hp.warmup_ratio * total_updates)),
+        "--dropout", str(hp.dropout), "--attention-dropout", str(hp.dropout),
+        "--batch-size", str(hp.batch_size), "--required-batch-size-multiple", "1",
+        "--max-epoch", str(hp.max_epoch), "--max-update", str(stop_after),
+        "--validate-interval-updates", str(hp.validate_interval_updates),
+        "--best-checkpoint-metric", spec.metric, "--maximize-best-checkpoint-metric",
+        "--save-dir", str(save_dir), "--no-epoch-checkpoints", "--no-save-optimizer-state",
+        "--seed", str(cfg["seed"]), "--num-workers", str(cfg.get("num_workers", 1)),
+        "--log-format", "simple", "--log-interval", str(cfg.get("log_interval", 50)),
+    ]
+    if fixed_updates is None:
+        # checkpoint_best is saved at every validation, not only at epoch ends
+        options += ["--save-interval-updates", str(hp.validate_interval_updates), "--keep-interval-updates", "1",
+                    "--no-last-checkpoints"]
+        if hp.patience is not None:
+            options += ["--patience", str(hp.patience)]
+    use_cpu = cfg.get("cpu")
+    if use_cpu is None:
+        use_cpu = not torch.cuda.is_available()
+    if use_cpu:
+        options.append("--cpu")
+    elif cfg.get("fp16"):
+        options.append("--fp16")
+    return options + [str(option) for option in cfg.get("extra_args") or []]
+
+
+def checkpoint_state(path: Path) -> dict[str, Any]:
+    """num_updates and the validation metric value stored in a fairseq checkpoint."""
+    import bio_roberta.checkpoints  # noqa: F401
+    import torch
+
+    state = torch.load(path, map_location="cpu")
+    extra = state.get("extra_state") or {}
+    value = extra.get("val_loss")
+    return {"num_updates": state["optimizer_history"][-1]["num_updates"],
+            "valid_score": None if value is None else float(value) / FAIRSEQ_METRIC_SCALE}
+
+
+def data_record(data_dir: Path) -> dict[str, Any]:
+    manifest = data_dir / "manifest.json"
+    if not manifest.exists():
+        raise FinetuneError(f"{manifest} not found: is {data_dir} a converted finetune-bin/<task> directory?")
+    return {"dir": str(data_dir.resolve()), "manifest": file_record(manifest),
+            "manifest_hash": json_hash(json.loads(manifest.read_text()))}
+
+
+def run_config(cfg: dict[str, Any], spec: TaskSpec, hp: Hyperparameters, fold: Optional[int], role: str,
+               fixed_updates: Optional[int], pretrained_sha256: str, data: dict[str, Any]) -> dict[str, Any]:
+    """Everything that decides a run's outcome; its hash decides whether a finished run is reused."""
+    return {
+        "task": spec.name, "seed": cfg["seed"], "fold": fold, "role": role, "arch": cfg["arch"],
+        "metric": spec.metric, "hparams": dataclasses.asdict(hp), "fixed_updates": fixed_updates,
+        "max_update": cfg.get("max_update"), "max_positions": cfg.get("max_positions") or spec.max_positions,
+        "fp16": bool(cfg.get("fp16")), "extra_args": list(cfg.get("extra_args") or []),
+        "pretrained_sha256": pretrained_sha256, "data_manifest_hash": data["manifest_hash"],
+    }
+
+
+def finished_record(path: Path, config_hash: str) -> Optional[dict[str, Any]]:
+    """The record at path if it is a successful run of the same config."""
+    try:
+        record = json.loads((path / RESULT_FILE).read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+    if record.get("status") == OK and record.get("config_hash") == config_hash:
+        return record
+    return None
+
+
+def fine_tune(cfg: dict[str, Any], spec: TaskSpec, fold: Optional[int], role: str,
+              fixed_updates: Optional[int], pretrained: dict[str, Any]) -> dict[str, Any]:
+    """Train, predict and score one run (or reuse its finished record); always returns a record."""
+    from bio_roberta.predictions import predict
+
+    out = run_dir(cfg["results_dir"], spec.name, cfg["seed"], fold)
+    log_path = out / "train.log"
+    record: dict[str, Any] = {
+        "schema": RESULT_SCHEMA, "task": spec.name, "seed": cfg["seed"], "fold": fold, "role": role,
+        "metric": spec.metric, "status": FAILED, "error": None, "log": str(log_path),
+        "test_score": None, "valid_score": None, "pretrained": pretrained,
+        "timings": {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z")},
+    }
+    started = time.monotonic()
+    try:
+        hp = hyperparameters(spec, cfg.get("hparams") or {})
+        data_dir = task_data_dir(cfg["data_root"], spec, fold)
+        record["data"] = data_record(data_dir)
+        config = run_config(cfg, spec, hp, fold, role, fixed_updates, pretrained["sha256"], record["data"])
+        record.update(config=config, config_hash=json_hash(config))
+        reused = finished_record(out, record["config_hash"])
+        if reused is not None:
+            logger.info("%s seed %s fold %s: finished before, skipped", spec.name, cfg["seed"], fold)
+            return reused
+        if out.exists():
+            shutil.rmtree(out)
+        out.mkdir(parents=True)
+        options = fairseq_options(cfg, spec, hp, data_dir, out / "checkpoints", fixed_updates)
+        record["config"]["fairseq_args"] = options
+        with open(log_path, "w") as log:
+            train = subprocess.run([sys.executable, "-m", "fairseq_cli.train", *options],
+                                   stdout=log, stderr=subprocess.STDOUT)
+        record["timings"]["train_seconds"] = round(time.monotonic() - started, 3)
+        if train.returncode != 0:
+            raise FinetuneError(f"fairseq-train exited with status {train.returncode}: {tail(log_path)}")
+        selected = "checkpoint_last.pt" if fixed_updates else "checkpoint_best.pt"
+        checkpoint = out / "checkpoints" / selected
+        if not checkpoint.exists():
+            raise FinetuneError(f"fairseq-train wrote no {checkpoint} (log: {log_path})")
+        for interval_checkpoint in (out / "checkpoints").glob("checkpoint_*_*.pt"):
+            interval_checkpoint.unlink()
+        record.update(checkpoint_state(checkpoint))
+        record["checkpoint"] = file_record(checkpoint)
+        record["checkpoint_selection"] = f"last after {fixed_updates} updates" if fixed_updates else "best on valid"
+        predict_started = time.monotonic()
+        suffix = "conll" if spec.is_sequence_labelling else "tsv"
+        result = predict(checkpoint, data_dir, out / f"test.predictions.{suffix}", split="test", spec=spec)
+        record["timings"]["predict_seconds"] = round(time.monotonic() - predict_started, 3)
+        record.update(test_score=result.score, test_examples=result.examples, predictions=result.predictions,
+                      status=OK)
+    except Exception as error:  # noqa: BLE001 - every failure becomes a failed record, never a lost run
+        record["error"] = f"{type(error).__name__}: {error}"
+        record["traceback"] = traceback.format_exc()
+        logger.error("%s seed %s fold %s failed: %s", spec.name, cfg["seed"], fold, record["error"])
+    record["timings"]["seconds"] = round(time.monotonic() - started, 3)
+    record["timings"]["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    record.update(environment_record())
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(out / RESULT_FILE, record)
+    return record
+
+
+def tail(path: Path, lines: int = 5) -> str:
+    """The last lines of a log, for the one-line error of a failed record."""
+    try:
+        return " | ".join(path.read_text(errors="replace").strip().splitlines()[-lines:])
+    except FileNotFoundError:
+        return "(no log)"
+
+
+def run_task_seed(cfg: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every run of one (task, seed): one run, or the model-selection fold then the evaluation folds."""
+    spec = get_task(cfg["task_name"])
+    pretrained_path = Path(cfg["pretrained"])
+    if not pretrained_path.is_file():
+        raise FinetuneError(f"pretrained checkpoint {pretrained_path} does not exist")
+    pretrained = {"path": str(pretrained_path.resolve()), "sha256": sha256_file(pretrained_path),
+                  "size": pretrained_path.stat().st_size}
+    if not spec.folds:
+        return [fine_tune(cfg, spec, None, SINGLE, None, pretrained)]
+    selection = fine_tune(cfg, spec, spec.model_selection_fold, MODEL_SELECTION, None, pretrained)
+    records = [selection]
+    for fold in spec.evaluation_folds:
+        if selection["status"] == OK:
+            records.append(fine_tune(cfg, spec, fold, EVALUATION, selection["num_updates"], pretrained))
+        else:
+            records.append(failed_without_selection(cfg, spec, fold, selection, pretrained))
+    return records
+
+
+def failed_without_selection(cfg, spec: TaskSpec, fold: int, selection: dict, pretrained: dict) -> dict[str, Any]:
+    """The record of an evaluation fold that cannot run because its model-selection fold failed."""
+    out = run_dir(cfg["results_dir"], spec.name, cfg["seed"], fold)
+    record = {
+        "schema": RESULT_SCHEMA, "task": spec.name, "seed": cfg["seed"], "fold": fold, "role": EVALUATION,
+        "metric": spec.metric, "status": FAILED, "test_score": None, "valid_score": None,
+        "error": f"model-selection fold {spec.model_selection_fold} failed: {selection['error']}",
+        "log": selection["log"], "pretrained": pretrained, **environment_record(),
+    }
+    atomic_write_json(out / RESULT_FILE, record)
+    return record

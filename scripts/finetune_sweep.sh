@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Stage 3: fine-tune every public task x 5 seeds from a pretrained checkpoint, then the median report.
+#
+#   scripts/finetune_sweep.sh CHECKPOINT FINETUNE_BIN RESULTS [local|joblib|slurm] [hydra overrides...]
+#
+#   local   one run after another (Hydra's basic launcher)
+#   joblib  N parallel local processes (JOBS=N, default 2; each needs its own GPU or CPU share)
+#   slurm   one SLURM job per (task, seed) via hydra-submitit-launcher (pip install '.[slurm]');
+#           PARTITION, GPUS_PER_NODE, TIMEOUT_MIN, CPUS_PER_TASK, MEM_GB tune the request, e.g.
+#             PARTITION=gpu scripts/finetune_sweep.sh ckpt/checkpoint_best.pt finetune-bin results slurm
+#
+# Further arguments are Hydra overrides of configs/finetune/sweep.yaml (arch=roberta_large,
+# hparams.max_epoch=1, ...). Re-running skips finished runs; failed runs are re-tried.
+set -euo pipefail
+if [[ $# -lt 3 ]]; then
+    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+    exit 2
+fi
+checkpoint=$1 data_root=$2 results=$3 launcher=${4:-local}
+shift $(( $# >= 4 ? 4 : 3 ))
+
+case $launcher in
+    local) launch=() ;;
+    joblib) launch=(hydra/launcher=joblib "hydra.launcher.n_jobs=${JOBS:-2}") ;;
+    slurm) launch=(hydra/launcher=submitit_slurm
+                   "hydra.launcher.partition=${PARTITION:?set PARTITION to a SLURM partition}"
+                   "hydra.launcher.gpus_per_node=${GPUS_PER_NODE:-1}" "hydra.launcher.tasks_per_node=1"
+                   "hydra.launcher.cpus_per_task=${CPUS_PER_TASK:-8}" "hydra.launcher.mem_gb=${MEM_GB:-32}"
+                   "hydra.launcher.timeout_min=${TIMEOUT_MIN:-720}") ;;
+    *) echo "launcher must be local, joblib or slurm, not '$launcher'" >&2; exit 2 ;;
+esac
+
+tasks=${TASKS:-$(ls "$data_root" | paste -sd, -)}  # default: every converted task
+bio-roberta sweep --tasks "$tasks" --seeds "${SEEDS:-5}" --pretrained "$checkpoint" \
+    --data-root "$data_root" --results "$results" --arch "${ARCH:-roberta_base}" "${launch[@]}" "$@"
+bio-roberta report "$results" --out "$results/report" --expected-seeds "${SEEDS:-5}"

@@ -1,0 +1,151 @@
+"""`bio-roberta sweep` end to end on tiny data: a NER and a classification task x 2 seeds through
+Hydra multirun -> real fairseq fine-tuning from the tiny pretrained checkpoint -> result records ->
+report; finished runs are skipped on re-run; a failing run is recorded as failed."""
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from finetune_data import build_ner, input_dictionary, label_dictionary, write_indexed, write_manifest
+from conftest import TINY_WORDS
+
+pytestmark = pytest.mark.slow
+BIN = Path(sys.executable).parent
+TINY = ["--arch", "roberta_tiny", "max_positions=32", "hparams.max_epoch=2", "hparams.batch_size=8",
+        "hparams.validate_interval_updates=3", "hparams.patience=2", "max_update=8", "num_workers=0",
+        "log_interval=1"]
+CUE_WORDS = ("aspirin", "insulin", "mice")
+
+
+def build_relation(root: Path, dict_txt: Path, task: str = "chemprot", seed: int = 0, splits=None) -> Path:
+    """A single-label finetune-bin (chemprot labels): the label is told by a cue word."""
+    from bio_roberta.tagging import label_symbols
+    from bio_roberta.tasks.registry import get_task
+
+    rng = random.Random(seed)
+    vocab = input_dictionary(root, dict_txt)
+    symbols = label_symbols(get_task(task))
+    labels = label_dictionary(root, symbols)
+    cue = dict(zip(symbols, CUE_WORDS))
+    splits = splits or {"train": 48, "valid": 16, "test": 16}
+    for split, n in splits.items():
+        tokens, label_rows = [], []
+        for _ in range(n):
+            label = rng.choice(sorted(cue))
+            words = [rng.choice(TINY_WORDS) for _ in range(rng.randint(3, 12))] + [cue[label]]
+            tokens.append([vocab.index(w) for w in words] + [vocab.eos()])
+            label_rows.append([labels.index(label), labels.eos()])
+        write_indexed(root / "input0" / split, tokens, len(vocab))
+        write_indexed(root / "label" / split, label_rows, len(labels))
+        (root / f"{split}.ids").write_text("".join(f"{split}:{i}\n" for i in range(n)))
+    write_manifest(root, task, labels.symbols[labels.nspecial:])
+    return root
+
+
+@pytest.fixture(scope="module")
+def data_root(tmp_path_factory, tiny_roberta_checkpoint):
+    root = tmp_path_factory.mktemp("finetune-bin")
+    dict_txt = tiny_roberta_checkpoint.parent / "dict.txt"
+    build_ner(root / "ncbi-disease", dict_txt)
+    build_relation(root / "chemprot", dict_txt)
+    return root
+
+
+def sweep(*args):
+    run = subprocess.run([str(BIN / "bio-roberta"), "sweep", *map(str, args)], capture_output=True, text=True)
+    return run, run.stdout + run.stderr
+
+
+def records(results: Path) -> dict:
+    return {(r["task"], r["seed"], r["fold"]): r
+            for r in (json.loads(p.read_text()) for p in sorted(results.rglob("result.json")))}
+
+
+def test_sweep_records_reruns_failures_and_report(data_root, tiny_roberta_checkpoint, tmp_path):
+    results = tmp_path / "results"
+    common = ["--pretrained", tiny_roberta_checkpoint, "--data-root", data_root, "--results", results, *TINY]
+    run, log = sweep("--tasks", "ncbi-disease,chemprot", "--seed-list", "10,42", *common,
+                     "hydra/launcher=joblib", "hydra.launcher.n_jobs=2")
+    assert run.returncode == 0, log[-4000:]
+    assert "Joblib.Parallel" in log, log[-2000:]
+    found = records(results)
+    assert set(found) == {(t, s, None) for t in ("ncbi-disease", "chemprot") for s in (10, 42)}, log[-4000:]
+    for (task, seed, _), record in found.items():
+        assert record["status"] == "ok", record.get("error")
+        assert record["metric"] == {"ncbi-disease": "entity_f1", "chemprot": "macro_f1"}[task]
+        assert 0.0 <= record["test_score"] <= 1.0 and 0.0 <= record["valid_score"] <= 1.0
+        assert record["checkpoint"]["sha256"] and record["pretrained"]["sha256"]
+        assert record["data"]["manifest_hash"] and record["git_revision"] is not None
+        assert record["package_versions"]["torch"].startswith("2.13")
+        assert record["config"]["hparams"]["max_epoch"] == 2 and record["config"]["seed"] == seed
+        args = record["config"]["fairseq_args"]
+        assert args[args.index("--best-checkpoint-metric") + 1] == record["metric"]
+        assert args[args.index("--lr") + 1] == {"ncbi-disease": "1e-05", "chemprot": "2e-05"}[task]
+        assert "--restore-file" in args and "--reset-lr-scheduler" in args
+        assert Path(record["predictions"]["path"]).exists() and Path(record["log"]).exists()
+        assert record["timings"]["train_seconds"] > 0
+    ner_args = found[("ncbi-disease", 10, None)]["config"]["fairseq_args"]
+    assert "--patience" in ner_args  # the tiny override; NER has no patience in the registry
+    assert found[("chemprot", 10, None)]["checkpoint"]["sha256"] != found[("chemprot", 42, None)]["checkpoint"]["sha256"]
+
+    rerun, log = sweep("--tasks", "ncbi-disease,chemprot", "--seed-list", "10,42", *common)
+    assert rerun.returncode == 0, log[-4000:]
+    assert records(results) == found
+    assert log.count("finished before, skipped") == 4
+
+    failing, log = sweep("--tasks", "chemprot", "--seed-list", "7", *common, "max_positions=4")
+    assert failing.returncode == 0, log[-4000:]
+    failed = records(results)[("chemprot", 7, None)]
+    assert failed["status"] == "failed" and "fairseq-train exited" in failed["error"]
+    assert Path(failed["log"]).exists() and failed["test_score"] is None
+
+    out = tmp_path / "report"
+    report = subprocess.run([str(BIN / "bio-roberta"), "report", str(results), "--out", str(out)],
+                            capture_output=True, text=True)
+    assert report.returncode == 0, report.stderr[-3000:]
+    markdown = (out / "report.md").read_text()
+    assert "NCBI-disease" in markdown and "ChemProt" in markdown and "2/5" in markdown
+    assert "chemprot" in markdown.split("Failed runs")[1] and "seed 7" in markdown
+    assert (out / "report.csv").exists() and (out / "scores.png").stat().st_size > 0
+
+
+def test_cross_validation_fold_one_sets_the_updates_of_the_other_folds(tmp_path, tiny_roberta_checkpoint, monkeypatch):
+    """GAD-style: the model-selection fold trains with validation; its best update count stops the
+    evaluation folds, whose median is the seed's score in the report."""
+    import dataclasses
+
+    from bio_roberta import finetune
+    from bio_roberta.tasks.registry import get_task
+
+    three_folds = dataclasses.replace(get_task("gad"), folds=3, model_selection_fold=2)
+    monkeypatch.setattr(finetune, "get_task", lambda name: three_folds)
+    data_root = tmp_path / "finetune-bin"
+    for fold in (1, 2, 3):  # fold 2 selects, folds 1 and 3 are scored
+        build_relation(data_root / "gad" / f"fold{fold}", tiny_roberta_checkpoint.parent / "dict.txt", task="gad",
+                       seed=fold, splits={"train": 24, "valid": 8, "test": 8})
+    cfg = {"task_name": "gad", "seed": 3, "pretrained": str(tiny_roberta_checkpoint), "data_root": str(data_root),
+           "results_dir": str(tmp_path / "results"), "arch": "roberta_tiny", "max_positions": 32,
+           "hparams": {"max_epoch": 2, "batch_size": 8, "validate_interval_updates": 2}, "num_workers": 0,
+           "log_interval": 1}
+    selection, *evaluation = finetune.run_task_seed(cfg)
+    assert selection["role"] == "model_selection" and selection["status"] == "ok", selection.get("error")
+    assert selection["fold"] == 2 and [r["fold"] for r in evaluation] == [1, 3]
+    for record in evaluation:
+        assert record["status"] == "ok", record.get("error")
+        assert record["num_updates"] == selection["num_updates"]
+        args = record["config"]["fairseq_args"]
+        assert args[args.index("--max-update") + 1] == str(selection["num_updates"])
+        assert args[args.index("--total-num-update") + 1] == "6"  # the selection fold's schedule: 2 epochs x 3 updates
+        assert "--patience" not in args and record["checkpoint_selection"].startswith("last after")
+
+    from bio_roberta import report
+
+    results = tmp_path / "results"
+    assert report.task_results(report.load_records(results))["gad"].short_folds == {3: "2/9 folds"}
+    monkeypatch.setitem(report.TASKS, "gad", three_folds)
+    gad = report.task_results(report.load_records(results))["gad"]
+    assert gad.seed_scores == {3: (evaluation[0]["test_score"] + evaluation[1]["test_score"]) / 2}
+    assert gad.short_folds == {}
