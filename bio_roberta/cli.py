@@ -54,6 +54,8 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s | %(levelname)s | %(name)s | %(message)s",
         stream=sys.stderr,
     )
+    # fairseq announces an optional speech dependency (tensorboardX) on every import.
+    logging.getLogger("fairseq.tasks.text_to_speech").setLevel(logging.WARNING)
     try:
         return args.run(args) or 0
     except UsageError as error:

@@ -2,7 +2,8 @@
 
 Importing it registers every task, criterion and model in tasks/, criterions/ and models/ (one
 component per file, as in fairseq itself) and makes fairseq checkpoints load under torch's
-weights_only default (bio_roberta/checkpoints.py).
+weights_only default (bio_roberta/checkpoints.py). It also makes fairseq's data-parallel launch work
+on CPU and under torchrun (distributed_launch.py).
 """
 import importlib
 import pkgutil
@@ -10,7 +11,11 @@ from pathlib import Path
 
 import bio_roberta.checkpoints  # noqa: F401  (installs the checkpoint allowlist)
 
-for _package in ("models", "tasks", "criterions"):
+for _package in ("models", "tasks", "criterions", "lr_schedulers"):
     for _module in pkgutil.iter_modules([str(Path(__file__).parent / _package)]):
         if not _module.name.startswith("_"):
             importlib.import_module(f"{__name__}.{_package}.{_module.name}")
+
+from user_dir import distributed_launch  # noqa: E402
+
+distributed_launch.install()  # data-parallel training on CPU (gloo) and under torchrun

@@ -1,0 +1,205 @@
+#!/usr/bin/env python
+"""Pretraining and distillation throughput on this machine, printed as one JSON object.
+
+Same shape, batch and masking everywhere (RoBERTa, LAYERS x WIDTH, VOCAB entries, BATCH x SEQ
+tokens, 15% masked 80/10/10): tokens/s and peak RSS of our route (fairseq-train --user-dir with
+corpora_masked_lm and our lr schedule), of stock fairseq masked_lm, and of Hugging Face
+transformers' RobertaForMaskedLM; then the distillation step against student MLM step + teacher
+forward. Each measurement runs in its own process so peak memory is its own.
+    .venv/bin/python scripts/benchmark_train.py [--steps 12] [--threads 2]
+"""
+import argparse
+import json
+import os
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+LAYERS, WIDTH, HEADS, VOCAB, BATCH, SEQ = 4, 256, 4, 47000, 32, 128
+MODEL_ARGS = ["--arch", "roberta", "--encoder-layers", str(LAYERS), "--encoder-embed-dim", str(WIDTH),
+              "--encoder-ffn-embed-dim", str(4 * WIDTH), "--encoder-attention-heads", str(HEADS)]
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def synthetic_databin(root: Path) -> Path:
+    """A VOCAB-entry dictionary and random token lines written straight to fairseq's mmap format."""
+    import torch
+    from fairseq.data import Dictionary, indexed_dataset
+
+    dictionary = Dictionary()
+    for i in range(VOCAB - dictionary.nspecial - 1):  # masked_lm adds <mask>
+        dictionary.add_symbol(f"w{i}", n=VOCAB - i)
+    dictionary.save(str(root / "dict.txt"))
+    generator = torch.Generator().manual_seed(0)
+    for split, lines in (("train", 1500), ("valid", 8)):
+        builder = indexed_dataset.MMapIndexedDatasetBuilder(str(root / f"{split}.bin"), dtype=indexed_dataset.best_fitting_int_dtype(len(dictionary)))
+        for _ in range(lines):
+            tokens = torch.randint(dictionary.nspecial, len(dictionary), (SEQ - 2,), generator=generator)
+            builder.add_item(torch.cat([tokens, torch.tensor([dictionary.eos()])]))
+        builder.finalize(str(root / f"{split}.idx"))
+    return root
+
+
+def fairseq_args(databin, save_dir, steps, ours):
+    task = ["--user-dir", str(REPO_ROOT / "user_dir"), "--task", "corpora_masked_lm",
+            "--lr-scheduler", "warmup_ratio_linear_decay"] if ours else ["--task", "masked_lm"]
+    return [str(databin), *task, "--criterion", "masked_lm", *MODEL_ARGS, "--cpu", "--num-workers", "0",
+            "--batch-size", str(BATCH), "--tokens-per-sample", str(SEQ), "--sample-break-mode", "none",
+            "--optimizer", "adam", "--adam-betas", "(0.9,0.98)", "--adam-eps", "1e-6", "--weight-decay", "0.01",
+            "--lr", "6e-4", "--max-update", str(steps), "--save-dir", str(save_dir), "--no-save",
+            "--disable-validation", "--log-interval", "1", "--log-format", "simple", "--seed", "1"]
+
+
+def measure_fairseq(databin, steps, ours):
+    """fairseq-train in this process; tokens/s = median over updates after the first two."""
+    import io
+    import logging
+
+    from fairseq_cli import train
+
+    stream = io.StringIO()
+    logging.getLogger().addHandler(logging.StreamHandler(stream))
+    with tempfile.TemporaryDirectory() as save_dir:
+        sys.argv = ["fairseq-train", *fairseq_args(databin, save_dir, steps, ours)]
+        train.cli_main()
+    wps = [float(x) for x in re.findall(r"wps=([\d.]+)", stream.getvalue())][2:]
+    return {"tokens_per_s": round(statistics.median(wps), 1), "peak_rss_mb": round(peak_rss_mb())}
+
+
+def measure_transformers(steps):
+    import torch
+    from transformers import DataCollatorForLanguageModeling, PreTrainedTokenizerFast, RobertaConfig, RobertaForMaskedLM
+    from tokenizers import Tokenizer, models
+
+    vocab = {f"w{i}": i for i in range(VOCAB)}
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=Tokenizer(models.WordLevel(vocab, unk_token="w3")),
+                                        pad_token="w1", mask_token=f"w{VOCAB - 1}", unk_token="w3")
+    collator = DataCollatorForLanguageModeling(tokenizer, mlm_probability=0.15)  # 80/10/10 by default
+    model = RobertaForMaskedLM(RobertaConfig(vocab_size=VOCAB, hidden_size=WIDTH, num_hidden_layers=LAYERS,
+                                             num_attention_heads=HEADS, intermediate_size=4 * WIDTH,
+                                             max_position_embeddings=SEQ + 2, pad_token_id=1))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=6e-4, betas=(0.9, 0.98), eps=1e-6, weight_decay=0.01)
+    times = []
+    for _ in range(steps):
+        batch = collator([{"input_ids": torch.randint(4, VOCAB - 1, (SEQ,)).tolist()} for _ in range(BATCH)])
+        start = time.perf_counter()
+        model(**batch).loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        times.append(time.perf_counter() - start)
+    return {"tokens_per_s": round(BATCH * SEQ / statistics.median(times[2:]), 1), "peak_rss_mb": round(peak_rss_mb())}
+
+
+def measure_distillation(databin, teacher, steps):
+    """Median seconds of: a student MLM step, a teacher forward on the masked positions, a distillation step."""
+    import torch
+    from fairseq import criterions, optim
+
+    import user_dir  # noqa: F401
+    from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+    from fairseq import options
+
+    parser = options.get_training_parser()
+    args = options.parse_args_and_arch(parser, [*fairseq_args(databin, "/tmp", steps, True),
+                                                "--task", "distillation", "--teacher-path", str(teacher),
+                                                "--criterion", "distillation", "--alpha-cos", "1.0"])
+    cfg = convert_namespace_to_omegaconf(args)
+    from fairseq import tasks
+
+    task = tasks.setup_task(cfg.task)
+    task.load_dataset("train")
+    student = task.build_model(cfg.model)
+    distill = criterions.build_criterion(cfg.criterion, task)
+    mlm = criterions.build_criterion(convert_namespace_to_omegaconf(options.parse_args_and_arch(
+        options.get_training_parser(), fairseq_args(databin, "/tmp", steps, True))).criterion, task)
+    params = list(student.parameters()) + list(distill.parameters())
+    optimizer = optim.build_optimizer(cfg.optimizer, params)
+    iterator = task.get_batch_iterator(task.dataset("train"), max_sentences=BATCH, seed=1).next_epoch_itr(shuffle=False)
+    batches = [next(iterator) for _ in range(steps)]
+
+    def train_step(criterion):
+        def step(batch):
+            loss, _, _ = criterion(student, batch)
+            optimizer.backward(loss)
+            optimizer.step()
+            optimizer.zero_grad()
+        return step
+
+    def teacher_forward(batch):
+        with torch.no_grad():
+            task.teacher(**batch["net_input"], masked_tokens=batch["target"].ne(task.dictionary.pad()))
+
+    # interleaved, batch by batch, so that load from other processes hits all three alike
+    steps_by_name = {"student": train_step(mlm), "teacher": teacher_forward, "distill": train_step(distill)}
+    seconds = {name: [] for name in steps_by_name}
+    student.train()
+    for batch in batches:
+        for name, step in steps_by_name.items():
+            start = time.perf_counter()
+            step(batch)
+            seconds[name].append(time.perf_counter() - start)
+    student_s, teacher_s, distill_s = (statistics.median(seconds[name][2:]) for name in steps_by_name)
+    return {"student_mlm_step_s": round(student_s, 4), "teacher_forward_s": round(teacher_s, 4),
+            "distill_step_s": round(distill_s, 4),
+            "distill_over_student_plus_teacher": round(distill_s / (student_s + teacher_s), 3), "target": 1.1}
+
+
+def child(name, *extra):
+    done = subprocess.run([sys.executable, __file__, "--measure", name, *extra], capture_output=True, text=True)
+    if done.returncode != 0:
+        return {"error": done.stderr[-1500:]}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=12)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--measure", help=argparse.SUPPRESS)
+    parser.add_argument("--databin", help=argparse.SUPPRESS)
+    parser.add_argument("--teacher", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    import torch
+
+    torch.set_num_threads(args.threads)
+    if args.measure:
+        result = {
+            "ours": lambda: measure_fairseq(args.databin, args.steps, True),
+            "fairseq": lambda: measure_fairseq(args.databin, args.steps, False),
+            "transformers": lambda: measure_transformers(args.steps),
+            "distillation": lambda: measure_distillation(args.databin, args.teacher, args.steps),
+        }[args.measure]()
+        print(json.dumps(result))
+        return
+    with tempfile.TemporaryDirectory() as root:
+        databin = synthetic_databin(Path(root))
+        common = ["--databin", str(databin), "--steps", str(args.steps), "--threads", str(args.threads)]
+        report = {"shape": {"layers": LAYERS, "width": WIDTH, "vocab": VOCAB, "batch": BATCH, "seq": SEQ,
+                            "threads": args.threads, "steps": args.steps}}
+        for name in ("ours", "fairseq", "transformers"):
+            report[name] = child(name, *common)
+        if "tokens_per_s" in report["ours"] and "tokens_per_s" in report["fairseq"]:
+            report["ours_over_fairseq"] = round(report["ours"]["tokens_per_s"] / report["fairseq"]["tokens_per_s"], 3)
+        # teacher: a wider, deeper RoBERTa on the same dictionary, one update is enough for timing
+        teacher_dir = Path(root) / "teacher"
+        teacher_args = [a for a in fairseq_args(databin, teacher_dir, 1, False) if a != "--no-save"]
+        subprocess.run([sys.executable, "-m", "fairseq_cli.train", *teacher_args, "--no-epoch-checkpoints",
+                        "--encoder-layers", "6", "--encoder-embed-dim", "384",
+                        "--encoder-ffn-embed-dim", "1536", "--encoder-attention-heads", "6"],
+                       check=True, capture_output=True)
+        (teacher_dir / "dict.txt").write_bytes((databin / "dict.txt").read_bytes())
+        report["distillation"] = child("distillation", *common, "--teacher", str(teacher_dir / "checkpoint_last.pt"))
+        print(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# The whole pipeline on the bundled sample (sample/), at toy size on CPU, in one output dir:
+#   parse PubMed / PMC / MIMIC -> learn a byte-level BPE -> binarize (PM, M3) -> pretrain a tiny
+#   teacher and a tiny student -> distil the teacher into the student -> convert two tasks ->
+#   fine-tune them with 3 seeds -> median report (markdown, CSV, PNG) -> Hugging Face export.
+#
+#   scripts/demo.sh [OUT]        (default: demo-out; `make demo` runs it inside the venv)
+#
+# The real-scale pipeline is the same commands with the real corpora and the base/large recipes
+# (README.md). Every stage leaves a manifest.json, result.json or checkpoint; a stage whose output
+# is complete is skipped, so running the demo again reuses what is done.
+set -euo pipefail
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+OUT=$(mkdir -p "${1:-demo-out}" && cd "${1:-demo-out}" && pwd)
+SAMPLE=$REPO/sample
+SEEDS=${SEEDS:-10,42,1234}
+START=$SECONDS
+
+stage() { printf '\n==> [%4ds] %s\n' $((SECONDS - START)) "$*" >&2; }
+done_note() { printf '    output: %s\n' "$*" >&2; }
+# fairseq-hydra-train for a recipe at demo size, skipped when its last checkpoint reached max_update.
+train_once() {  # train_once SAVE_DIR COMMAND...
+  local save=$1; shift
+  if [ -f "$save/checkpoint_last.pt" ] && [ -f "$save/.demo-complete" ]; then
+    echo "    reusing $save" >&2
+  else
+    "$@" > "$save.log" 2>&1 || { tail -n 30 "$save.log" >&2; exit 1; }
+    touch "$save/.demo-complete"
+  fi
+}
+
+stage "1/9 parse the corpora (PubMed baseline + update files, PMC .nxml + .tar.gz, MIMIC-III notes)"
+bio-roberta parse-pubmed "$SAMPLE/corpus/pubmed" --out "$OUT/text/pubmed" --valid-fraction 0.2
+bio-roberta parse-pmc "$SAMPLE/corpus/pmc" --out "$OUT/text/pmc" --valid-fraction 0.2
+bio-roberta parse-mimic "$SAMPLE/corpus/mimic/NOTEEVENTS.csv" --out "$OUT/text/mimic" \
+  --all-categories --placeholders type --valid-fraction 0.2
+done_note "$OUT/text/{pubmed,pmc,mimic}"
+
+stage "2/9 learn a byte-level BPE vocabulary over PubMed + PMC"
+[ -f "$OUT/vocab/manifest.json" ] || \
+  bio-roberta learn-vocab "$OUT/text/pubmed" "$OUT/text/pmc" --out "$OUT/vocab" --vocab-size 1500 --min-frequency 2
+bio-roberta vocab-stats --vocab "$OUT/vocab" --ner "ncbi-disease=$SAMPLE/tasks/ncbi-disease" --text "$OUT/text/pmc" \
+  --out "$OUT/vocab-stats.json"
+done_note "$OUT/vocab"
+
+stage "3/9 binarize: PM (PubMed + PMC) and M3 (MIMIC-III)"
+[ -f "$OUT/data-bin/pm/manifest.json" ] || \
+  bio-roberta binarize "$OUT/text/pubmed" "$OUT/text/pmc" --vocab "$OUT/vocab" --out "$OUT/data-bin/pm" --workers 2
+[ -f "$OUT/data-bin/m3/manifest.json" ] || \
+  bio-roberta binarize "$OUT/text/mimic" --vocab "$OUT/vocab" --out "$OUT/data-bin/m3" --workers 2
+done_note "$OUT/data-bin/{pm,m3}"
+
+DATA="$OUT/data-bin/pm:$OUT/data-bin/m3"
+# demo shape: 128-token blocks; the sample is a few hundred sentences, so validate and save every
+# 50 updates rather than at each (3-update) epoch
+SHAPE=(task.tokens_per_sample=128 model.max_positions=128 dataset.batch_size=16
+       dataset.validate_interval=50 checkpoint.save_interval=50)
+stage "4/9 pretrain a tiny teacher (128 wide) on PM+M3 with the paper's recipe at toy size"
+mkdir -p "$OUT/checkpoints/teacher"
+train_once "$OUT/checkpoints/teacher" "$REPO/scripts/pretrain.sh" "$DATA" "$OUT/checkpoints/teacher" tiny \
+  "${SHAPE[@]}" optimization.max_update=150 +model.encoder_embed_dim=128 +model.encoder_ffn_embed_dim=256 \
+  +model.encoder_attention_heads=4
+done_note "$OUT/checkpoints/teacher/checkpoint_last.pt"
+
+stage "5/9 pretrain a tiny student (64 wide) the same way"
+mkdir -p "$OUT/checkpoints/student"
+train_once "$OUT/checkpoints/student" "$REPO/scripts/pretrain.sh" "$DATA" "$OUT/checkpoints/student" tiny \
+  "${SHAPE[@]}" optimization.max_update=100
+done_note "$OUT/checkpoints/student/checkpoint_last.pt"
+
+stage "6/9 distil the teacher into the student (MLM + KL at T=2 + cosine alignment through a 64->128 projection)"
+mkdir -p "$OUT/checkpoints/distilled"
+train_once "$OUT/checkpoints/distilled" "$REPO/scripts/distill.sh" "$DATA" "$OUT/checkpoints/distilled" \
+  "$OUT/checkpoints/teacher/checkpoint_last.pt" "$OUT/checkpoints/student/checkpoint_last.pt" tiny \
+  "${SHAPE[@]}" criterion.alpha_cos=1.0 optimization.max_update=60 \
+  model.encoder_embed_dim=64 model.encoder_ffn_embed_dim=128
+done_note "$OUT/checkpoints/distilled/checkpoint_last.pt"
+
+stage "7/9 convert two tasks (NCBI-disease NER, ChemProt relations) with the model's vocabulary"
+for task in ncbi-disease chemprot; do
+  [ -f "$OUT/finetune-bin/$task/manifest.json" ] || \
+    bio-roberta convert-task "$task" --data "$SAMPLE/tasks/$task" --vocab "$OUT/vocab" \
+      --out "$OUT/finetune-bin/$task" --max-positions 128
+done
+done_note "$OUT/finetune-bin/{ncbi-disease,chemprot}"
+
+stage "8/9 fine-tune both tasks with seeds $SEEDS (Hydra multirun, 2 local processes)"
+bio-roberta sweep --tasks ncbi-disease,chemprot --seed-list "$SEEDS" \
+  --pretrained "$OUT/checkpoints/distilled/checkpoint_last.pt" --arch roberta_tiny \
+  --data-root "$OUT/finetune-bin" --results "$OUT/results" \
+  hparams.lr=1e-3 hparams.batch_size=8 hparams.max_epoch=12 hparams.validate_interval_updates=16 hparams.patience=null \
+  max_positions=128 hydra/launcher=joblib hydra.launcher.n_jobs=2
+bio-roberta report "$OUT/results" --out "$OUT/report" --expected-seeds "$(tr ',' '\n' <<<"$SEEDS" | wc -l)"
+done_note "$OUT/report/report.md, $OUT/report/report.csv, $OUT/report/scores.png"
+
+stage "9/9 export the distilled model and a fine-tuned NER model to Hugging Face transformers"
+bio-roberta export-hf "$OUT/checkpoints/distilled/checkpoint_last.pt" "$OUT/hf/distilled" --vocab "$OUT/vocab"
+ner_best=$(ls "$OUT"/results/ncbi-disease/seed*/checkpoints/checkpoint_best.pt | head -n 1)
+bio-roberta export-hf "$ner_best" "$OUT/hf/ncbi-disease" --vocab "$OUT/vocab"
+done_note "$OUT/hf/{distilled,ncbi-disease}"
+
+stage "done in $((SECONDS - START)) s; everything is under $OUT"
+cat "$OUT/report/report.md"

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Pretrain a RoBERTa on a data-bin with the paper's recipe (configs/pretrain/base.yaml).
+#
+#   scripts/pretrain.sh DATA_BIN SAVE_DIR [RECIPE] [hydra overrides...]
+#     RECIPE: base (default) | large | continue_roberta | train_longer | tiny
+#   e.g. scripts/pretrain.sh data-bin/pm:data-bin/m3 ckpt/pm-m3 base task.corpus_sampling_ratios=0.9,0.1
+#        scripts/pretrain.sh data-bin/pm ckpt/pm-wwm base task.mask_whole_words=true task.bpe_dir=vocab/pm
+#
+# The effective batch is 8,192 sequences = batch_size x update_freq x world size; update_freq is
+# computed here from the world size at hand (EFFECTIVE_BATCH overrides 8192).
+#
+# Launch, one node (GPUS = local GPUs; data parallel over NCCL):
+#   GPUS=8 scripts/pretrain.sh ...           -> torchrun --nproc_per_node 8 ...
+# Several nodes with torchrun (run on every node, same MASTER_ADDR):
+#   NNODES=4 NODE_RANK=$i MASTER_ADDR=host0 GPUS=8 scripts/pretrain.sh ...
+# SLURM (one task per node; torchrun starts the per-GPU processes):
+#   #SBATCH --nodes=4 --ntasks-per-node=1 --gpus-per-node=8
+#   srun bash -c 'NNODES=$SLURM_NNODES NODE_RANK=$SLURM_NODEID \
+#        MASTER_ADDR=$(scontrol show hostnames $SLURM_JOB_NODELIST | head -1) GPUS=8 \
+#        scripts/pretrain.sh DATA_BIN SAVE_DIR'
+# CPU (gloo), e.g. to check synchronisation: GPUS=0 PROCS=2 scripts/pretrain.sh DATA SAVE tiny
+# Every process uses fairseq's training loop; user_dir/distributed_launch.py adopts torchrun's
+# environment, so all ranks join one process group whatever the device.
+set -euo pipefail
+DATA=${1:?usage: scripts/pretrain.sh DATA_BIN SAVE_DIR [RECIPE] [overrides...]}
+SAVE=${2:?usage: scripts/pretrain.sh DATA_BIN SAVE_DIR [RECIPE] [overrides...]}
+RECIPE=${3:-base}
+shift $(( $# < 3 ? $# : 3 ))
+CONFIG_DIR=${CONFIG_DIR:-configs/pretrain}
+exec "$(dirname "$0")/launch_fairseq.sh" "$CONFIG_DIR" "$DATA" "$SAVE" "$RECIPE" "$@"

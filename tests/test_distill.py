@@ -1,0 +1,149 @@
+"""Distillation: the criterion's three terms against a hand computation, the teacher frozen and
+kept out of checkpoints, and a tiny pretrain -> distill -> load-as-RoBERTa run with fairseq-train."""
+import copy
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+import user_dir  # noqa: F401  (registers the distillation task and criterion)
+from conftest import USER_DIR, fairseq_preprocess, write_tiny_corpus
+from fairseq.checkpoint_utils import load_checkpoint_to_cpu
+from user_dir.criterions.distillation import DistillationLoss, DistillationLossConfig
+from user_dir.tasks.distillation import DistillationConfig, DistillationTask
+
+BIN = Path(sys.executable).parent
+
+
+def distill_task(databin, teacher):
+    return DistillationTask.setup_task(DistillationConfig(data=str(databin), teacher_path=str(teacher),
+                                                          tokens_per_sample=32, seed=5))
+
+
+def student_model(task, width):
+    """A roberta_tiny student of the given width, built the way fairseq-train builds it."""
+    model_cfg = copy.deepcopy(load_checkpoint_to_cpu(task.cfg.teacher_path)["cfg"].model)
+    model_cfg.encoder_embed_dim, model_cfg.encoder_ffn_embed_dim = width, 2 * width
+    return task.build_model(model_cfg)
+
+
+def fixed_batch(task):
+    task.load_dataset("valid")
+    dataset = task.dataset("valid")
+    return dataset.collater([dataset[i] for i in range(6)])
+
+
+@pytest.fixture(scope="module")
+def setup(tiny_databin, tiny_roberta_checkpoint):
+    torch.manual_seed(0)
+    task = distill_task(tiny_databin, tiny_roberta_checkpoint)
+    student = student_model(task, 32).eval()
+    criterion = DistillationLoss(DistillationLossConfig(alpha_mlm=5.0, alpha_kl=2.0, alpha_cos=1.0, temperature=2.0), task)
+    return task, student, criterion, fixed_batch(task)
+
+
+def test_each_term_equals_a_hand_computed_reference(setup):
+    task, student, criterion, batch = setup
+    loss, sample_size, log = criterion(student, batch)
+
+    tokens, targets = batch["net_input"]["src_tokens"], batch["target"]
+    masked, real = targets.ne(task.dictionary.pad()), tokens.ne(task.dictionary.pad())
+    with torch.no_grad():
+        s_logits, s_extra = student(tokens, return_all_hiddens=True)  # every position, then select
+        t_logits, t_extra = task.teacher(tokens, return_all_hiddens=True)
+        s_masked, t_masked, gold = s_logits[masked], t_logits[masked], targets[masked]
+        ce = -(s_masked.log_softmax(-1).gather(1, gold[:, None])).sum()
+        p_t = (t_masked / 2.0).softmax(-1)
+        kl = (p_t * (p_t.log() - (s_masked / 2.0).log_softmax(-1))).sum() * 4.0
+        h_s = s_extra["inner_states"][-1].transpose(0, 1)[real] @ criterion.projection.weight.T + criterion.projection.bias
+        h_t = t_extra["inner_states"][-1].transpose(0, 1)[real]
+        cos = (1 - (h_s * h_t).sum(-1) / (h_s.norm(dim=-1) * h_t.norm(dim=-1))).mean() * masked.sum()
+
+    assert sample_size == masked.sum() > 0
+    assert log["mlm_loss"].item() == pytest.approx(ce.item(), rel=1e-4)
+    assert log["kl_loss"].item() == pytest.approx(kl.item(), rel=1e-4)
+    assert log["cos_loss"].item() == pytest.approx(cos.item(), rel=1e-4)
+    assert kl.item() > 0 and cos.item() > 0
+    assert loss.item() == pytest.approx((5 * ce + 2 * kl + cos).item(), rel=1e-4)
+
+
+def test_kl_and_cosine_vanish_when_the_student_is_the_teacher(setup):
+    task, _, _, batch = setup
+    task.student_dim = task.teacher_dim
+    criterion = DistillationLoss(DistillationLossConfig(), task)
+    assert isinstance(criterion.projection, torch.nn.Identity)
+    _, _, log = criterion(copy.deepcopy(task.teacher), batch)
+    assert abs(log["kl_loss"].item()) < 1e-4 and abs(log["cos_loss"].item()) < 1e-4
+    assert log["mlm_loss"].item() > 1.0
+
+
+def test_gradients_reach_the_projection_and_never_the_teacher(setup):
+    task, student, criterion, batch = setup
+    loss, _, _ = criterion(student, batch)
+    loss.backward()
+    assert criterion.projection.weight.grad.abs().sum() > 0
+    assert all(p.grad is None and not p.requires_grad for p in task.teacher.parameters())
+    assert not task.teacher.training
+    # the teacher is no part of what the trainer optimises or saves
+    saved = set(criterion.state_dict()) | {f"model.{k}" for k in student.state_dict()}
+    assert set(criterion.state_dict()) == {"projection.weight", "projection.bias"}
+    assert len(saved) == len(student.state_dict()) + 2
+
+
+def test_a_teacher_with_another_vocabulary_is_refused(tiny_roberta_checkpoint, tmp_path):
+    other = write_tiny_corpus(tmp_path / "text", seed=1, lines={"train": 20, "valid": 4})
+    (other / "train.txt").write_text((other / "train.txt").read_text() + "zebrafish kinase\n")
+    databin = fairseq_preprocess(other, tmp_path / "bin")
+    with pytest.raises(ValueError, match="another vocabulary"):
+        distill_task(databin, tiny_roberta_checkpoint)
+
+
+def fairseq_train(*args):
+    run = subprocess.run([str(a) for a in [BIN / "fairseq-train", "--user-dir", USER_DIR, "--cpu",
+                                           "--num-workers", "0", *args]], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-4000:]
+    return run.stdout + run.stderr
+
+
+@pytest.mark.slow
+def test_pretrain_then_distill_then_load_the_student_as_roberta(tiny_databin, tiny_roberta_checkpoint, tmp_path):
+    log = fairseq_train(
+        tiny_databin, "--task", "distillation", "--teacher-path", tiny_roberta_checkpoint,
+        "--criterion", "distillation", "--alpha-cos", "1.0",
+        "--arch", "roberta_tiny", "--encoder-embed-dim", "32", "--encoder-ffn-embed-dim", "64",
+        "--batch-size", "8", "--tokens-per-sample", "32", "--optimizer", "adam", "--lr", "1e-3",
+        "--max-update", "4", "--save-dir", tmp_path, "--no-epoch-checkpoints", "--log-interval", "1",
+        "--log-format", "simple", "--disable-validation",
+    )
+    assert "kl_loss" in log and "cos_loss" in log and "mlm_loss" in log, log[-2000:]
+    state = load_checkpoint_to_cpu(str(tmp_path / "checkpoint_last.pt"))
+    assert set(state["criterion"]) == {"projection.weight", "projection.bias"}
+    assert state["criterion"]["projection.weight"].shape == (64, 32)
+    assert not any("teacher" in k for k in state["model"])
+
+    from fairseq.models.roberta import RobertaModel
+
+    (tmp_path / "dict.txt").write_bytes((tiny_databin / "dict.txt").read_bytes())
+    student = RobertaModel.from_pretrained(str(tmp_path), "checkpoint_last.pt", bpe=None)
+    features = student.extract_features(torch.tensor([[0, 5, 6, 7, 2]]))
+    assert features.shape == (1, 5, 32)
+
+
+@pytest.mark.slow
+def test_hydra_distill_recipe_with_align(tiny_databin, tiny_roberta_checkpoint, tmp_path):
+    """configs/distill: the student starts from a pretrained checkpoint (finetune_from_model)."""
+    run = subprocess.run([str(c) for c in [
+        BIN / "fairseq-hydra-train", "--config-dir", USER_DIR.parent / "configs/distill", "--config-name", "base",
+        "+recipe=[tiny,align]", f"task.data={tiny_databin}",
+        f"task.teacher_path={tiny_roberta_checkpoint}", f"checkpoint.finetune_from_model={tiny_roberta_checkpoint}",
+        "model.encoder_embed_dim=64", "model.encoder_ffn_embed_dim=128",
+        f"common.user_dir={USER_DIR}", f"checkpoint.save_dir={tmp_path}"]], capture_output=True, text=True)
+    log = run.stdout + run.stderr
+    assert run.returncode == 0, log[-4000:]
+    assert "loading pretrained model from" in log and "num_updates=6" in log
+    kl = [float(x) for x in re.findall(r"kl_loss=([\d.]+)", log)]
+    assert kl and kl[0] < 0.05  # the student starts as a copy of the teacher
+    assert "'alpha_cos': 1.0" in log

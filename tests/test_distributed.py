@@ -1,0 +1,78 @@
+"""Data-parallel training really synchronises on CPU: two gloo processes under torchrun end with
+identical parameters and follow the loss curve of one process that sees the same global batch."""
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from conftest import REPO_ROOT, USER_DIR
+from user_dir.distributed_launch import free_port
+
+BIN = Path(sys.executable).parent
+# fairseq-train, except that every rank also writes its parameters when fairseq saves a checkpoint
+# (fairseq itself saves on rank 0 only).
+EVERY_RANK_SAVES = """
+import os, sys, torch
+import user_dir
+from fairseq import checkpoint_utils
+from fairseq_cli import train
+
+save = checkpoint_utils.save_checkpoint
+def save_on_every_rank(cfg, trainer, epoch_itr, val_loss):
+    rank = int(os.environ.get("RANK", 0))
+    torch.save(trainer.get_model().state_dict(), os.path.join(cfg.save_dir, f"params.rank{rank}.pt"))
+    return save(cfg, trainer, epoch_itr, val_loss)
+checkpoint_utils.save_checkpoint = save_on_every_rank
+train.cli_main()
+"""
+TRAIN_ARGS = ["--user-dir", USER_DIR, "--task", "masked_lm", "--criterion", "masked_lm", "--arch", "roberta_tiny",
+              "--cpu", "--tokens-per-sample", "32", "--optimizer", "adam", "--lr", "1e-3", "--max-update", "6",
+              "--dropout", "0", "--attention-dropout", "0", "--no-epoch-checkpoints", "--seed", "3",
+              "--num-workers", "0", "--log-interval", "1", "--log-format", "simple", "--disable-validation"]
+
+
+def losses(log: str) -> list:
+    return [float(x) for x in re.findall(r"train_inner\W.*? loss=([\d.]+)", log)]
+
+
+def run(cmd, env_extra=None):
+    env = {**os.environ, "OMP_NUM_THREADS": "1", **(env_extra or {})}
+    done = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=240)
+    assert done.returncode == 0, done.stderr[-4000:]
+    return done.stdout + done.stderr
+
+
+@pytest.mark.slow
+def test_two_gloo_ranks_stay_identical_and_match_one_process(tiny_databin, tmp_path):
+    driver = tmp_path / "train_every_rank_saves.py"
+    driver.write_text(EVERY_RANK_SAVES)
+    two = tmp_path / "two"
+    log = run([BIN / "torchrun", "--nproc_per_node", "2", "--master_port", free_port(), driver, tiny_databin,
+               *TRAIN_ARGS, "--batch-size", "4", "--save-dir", two])
+    assert "training on 2 devices" in log and "distributed init (rank 1)" in log, log[-3000:]
+    rank0, rank1 = (torch.load(two / f"params.rank{r}.pt") for r in (0, 1))
+    assert rank0.keys() == rank1.keys()
+    assert all(torch.equal(rank0[k], rank1[k]) for k in rank0), "ranks diverged: gradients were not all-reduced"
+
+    # one process, same global batch: rank 0's and rank 1's batches accumulated in one update
+    one = tmp_path / "one"
+    single = run([sys.executable, driver, tiny_databin, *TRAIN_ARGS, "--batch-size", "4", "--update-freq", "2",
+                  "--save-dir", one])
+    two_curve, one_curve = losses(log), losses(single)
+    assert len(two_curve) == len(one_curve) == 6
+    assert two_curve == pytest.approx(one_curve, abs=2e-3)
+    alone = torch.load(one / "params.rank0.pt")
+    assert all(torch.allclose(alone[k], rank0[k], atol=1e-5) for k in alone)
+
+
+@pytest.mark.slow
+def test_cpu_world_size_two_spawns_its_own_workers(tiny_databin, tmp_path):
+    """`fairseq-train --cpu --distributed-world-size 2` (no torchrun) starts two synchronised workers."""
+    log = run([BIN / "fairseq-train", tiny_databin, *TRAIN_ARGS, "--batch-size", "4",
+               "--distributed-world-size", "2", "--save-dir", tmp_path])
+    assert "distributed init (rank 1)" in log and "training on 2 devices" in log, log[-3000:]
+    assert re.search(r"bsz=8, num_updates=6", log), log[-2000:]

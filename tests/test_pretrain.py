@@ -1,0 +1,140 @@
+"""Pretraining recipe: the tiny config of the RECIPE runs through fairseq-hydra-train and the same
+components through fairseq-train; warmup follows max_update; several corpora mix in one epoch at
+the configured shares; whole-word masking works with our own gpt2 BPE files."""
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+import user_dir  # noqa: F401
+from conftest import REPO_ROOT, TINY_WORDS, USER_DIR, fairseq_preprocess, write_tiny_corpus
+from user_dir.tasks.corpora_masked_lm import CorporaMaskedLMConfig, CorporaMaskedLMTask
+
+BIN = Path(sys.executable).parent
+
+
+def learning_rates(log: str) -> list:
+    return [float(x) for x in re.findall(r"train_inner\W.*? lr=([\d.e-]+)", log)]
+
+
+def completed(cmd) -> str:
+    done = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, cwd=REPO_ROOT)
+    assert done.returncode == 0, done.stderr[-4000:]
+    return done.stdout + done.stderr
+
+
+@pytest.mark.slow
+def test_hydra_recipe_trains_and_warmup_follows_max_update(tiny_databin, tmp_path):
+    log = completed([BIN / "fairseq-hydra-train", "--config-dir", REPO_ROOT / "configs/pretrain",
+                     "--config-name", "base", "+recipe=tiny", f"task.data={tiny_databin}",
+                     f"common.user_dir={USER_DIR}", f"checkpoint.save_dir={tmp_path}", "optimization.max_update=40"])
+    lrs = learning_rates(log)
+    assert len(lrs) == 40
+    # 5% of 40 updates = 2 warmup updates to the peak 1e-3, then linear decay to 0 at update 40
+    assert lrs[:3] == pytest.approx([5e-4, 1e-3, 1e-3 * 37 / 38], rel=1e-3)
+    assert lrs[-1] == 0
+    assert "mask_prob': 0.15" in log and "leave_unmasked_prob': 0.1" in log and "random_token_prob': 0.1" in log
+    assert (tmp_path / "checkpoint_last.pt").exists() and (tmp_path / ".hydra" / "config.yaml").exists()
+
+
+@pytest.mark.slow
+def test_fairseq_train_command_line_runs_the_same_components(tiny_databin, tmp_path):
+    log = completed([BIN / "fairseq-train", tiny_databin, "--user-dir", USER_DIR, "--task", "corpora_masked_lm",
+                     "--criterion", "masked_lm", "--arch", "roberta_tiny", "--cpu", "--num-workers", "0",
+                     "--batch-size", "8", "--tokens-per-sample", "32", "--optimizer", "adam",
+                     "--adam-betas", "(0.9,0.98)", "--adam-eps", "1e-6", "--weight-decay", "0.01", "--lr", "1e-3",
+                     "--lr-scheduler", "warmup_ratio_linear_decay", "--warmup-ratio", "0.25", "--max-update", "8",
+                     "--save-dir", tmp_path, "--log-interval", "1", "--disable-validation", "--no-epoch-checkpoints"])
+    assert learning_rates(log) == pytest.approx([5e-4, 1e-3, 1e-3 * 5 / 6, 1e-3 * 4 / 6, 1e-3 * 3 / 6,
+                                                 1e-3 * 2 / 6, 1e-3 / 6, 0], rel=1e-3)
+
+
+@pytest.fixture(scope="module")
+def second_corpus(tiny_databin, tmp_path_factory):
+    """Another corpus binarised with the first one's dictionary (as PM and M3 share a vocabulary)."""
+    root = tmp_path_factory.mktemp("m3")
+    text = write_tiny_corpus(root / "text", seed=7, lines={"train": 100, "valid": 8})
+    return fairseq_preprocess(text, root / "bin", srcdict=tiny_databin / "dict.txt")
+
+
+def corpora_task(data, **options):
+    return CorporaMaskedLMTask.setup_task(CorporaMaskedLMConfig(data=data, tokens_per_sample=32, seed=1, **options))
+
+
+def test_corpora_are_concatenated_in_every_epoch(tiny_databin, second_corpus):
+    first, both = corpora_task(str(tiny_databin)), corpora_task(f"{tiny_databin}:{second_corpus}")
+    sizes = [len(first._load_dataset_split("train", 1, False)),
+             len(corpora_task(str(second_corpus))._load_dataset_split("train", 1, False))]
+    for epoch in (1, 2):  # fairseq's masked_lm would give only one corpus per epoch
+        assert len(both._load_dataset_split("train", epoch, False)) == sum(sizes)
+
+
+def test_sampling_ratios_set_each_corpus_share(tiny_databin, second_corpus):
+    task = corpora_task(f"{tiny_databin}:{second_corpus}", corpus_sampling_ratios="1,3")
+    first_size = len(corpora_task(str(tiny_databin))._load_dataset_split("train", 1, False))
+    resampled = task._load_dataset_split("train", 1, False)
+    share = (resampled._cur_indices.array >= first_size).mean()  # the draw of this epoch
+    assert share == pytest.approx(0.75, abs=0.06)
+    with pytest.raises(ValueError, match="one non-negative share per data dir"):
+        corpora_task(f"{tiny_databin}:{second_corpus}", corpus_sampling_ratios="1")._load_dataset_split("train", 1, False)
+
+
+@pytest.fixture(scope="module")
+def bpe_databin(tmp_path_factory):
+    """Text encoded with a small byte-level BPE saved as gpt2 encoder.json + vocab.bpe, then binarised."""
+    from fairseq.data.encoders.gpt2_bpe import GPT2BPE, GPT2BPEConfig
+    from tokenizers import ByteLevelBPETokenizer
+
+    root = tmp_path_factory.mktemp("bpe")
+    text = write_tiny_corpus(root / "text", seed=3, lines={"train": 120, "valid": 16})
+    learner = ByteLevelBPETokenizer()
+    learner.train([str(text / "train.txt")], vocab_size=300, min_frequency=2, show_progress=False)
+    vocab = root / "vocab"
+    vocab.mkdir()
+    learner.save_model(str(vocab))
+    (vocab / "vocab.json").rename(vocab / "encoder.json")
+    (vocab / "merges.txt").rename(vocab / "vocab.bpe")
+    bpe = GPT2BPE(GPT2BPEConfig(gpt2_encoder_json=str(vocab / "encoder.json"), gpt2_vocab_bpe=str(vocab / "vocab.bpe")))
+    encoded = root / "encoded"
+    encoded.mkdir()
+    for split in ("train", "valid"):
+        lines = (text / f"{split}.txt").read_text().splitlines()
+        (encoded / f"{split}.txt").write_text("\n".join(bpe.encode(" " + line) for line in lines) + "\n")
+    return fairseq_preprocess(encoded, root / "bin"), vocab, bpe
+
+
+def test_whole_word_masking_masks_every_piece_of_a_word(bpe_databin):
+    databin, vocab, bpe = bpe_databin
+    task = corpora_task(str(databin), mask_whole_words=True, bpe_dir=str(vocab), mask_prob=0.3)
+    task.load_dataset("valid")
+    dictionary, dataset = task.source_dictionary, task.dataset("valid")
+    starts = [i < dictionary.nspecial or not dictionary[i].isdigit() or bpe.is_beginning_of_word(dictionary[i])
+              for i in range(len(dictionary))]  # specials, <mask> and padding words stand alone
+    split_words = masked_words = 0
+    for index in range(len(dataset)):
+        item = dataset[index]
+        tokens, target = item["net_input.src_tokens"], item["target"]
+        original = torch.where(target.ne(dictionary.pad()), target, tokens)
+        words, current = [], []
+        for position, token in enumerate(original.tolist()):
+            if starts[token] and current:
+                words.append(current)
+                current = []
+            current.append(position)
+        words.append(current)
+        for word in words:
+            masked = [target[p].item() != dictionary.pad() for p in word]
+            assert all(masked) or not any(masked), (index, word, masked)
+            split_words += len(word) > 1
+            masked_words += all(masked) and len(word) > 1
+    assert split_words > 20 and masked_words > 3  # the check had multi-piece words to bite on
+
+
+def test_whole_word_masking_without_bpe_files_says_what_is_missing(tiny_databin):
+    task = corpora_task(str(tiny_databin), mask_whole_words=True)
+    with pytest.raises(ValueError, match="task.bpe_dir"):
+        task.load_dataset("valid")

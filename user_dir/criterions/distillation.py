@@ -1,0 +1,113 @@
+"""Distillation loss of paper §7 (DistilBERT recipe), on top of the masked-LM cross-entropy.
+
+loss = α_mlm · CE(student, targets)                        mean over masked positions
+     + α_kl · T² · KL(softmax(teacher/T) ‖ softmax(student/T))   mean over masked positions
+     + α_cos · (1 − cos(W·h_student, h_teacher))          mean over non-padding positions
+
+Both vocabulary projections are computed on the masked positions only (RoBERTa's masked_tokens),
+which keeps a distillation step near the cost of a student step plus a teacher forward. α_cos = 0
+is the paper's "distill", α_cos > 0 its "distill + align". The projection W (student width to
+teacher width, identity when equal) belongs to this criterion: the trainer optimises it and
+stores it under the checkpoint's "criterion" key, apart from the student model.
+"""
+import math
+from dataclasses import dataclass, field
+
+import torch
+import torch.nn.functional as F
+from fairseq import modules, utils
+from fairseq.criterions import FairseqCriterion, register_criterion
+from fairseq.dataclass import FairseqDataclass
+from fairseq.logging import metrics
+
+@dataclass
+class DistillationLossConfig(FairseqDataclass):
+    alpha_mlm: float = field(default=5.0, metadata={"help": "weight of the masked-LM cross-entropy"})
+    alpha_kl: float = field(default=2.0, metadata={"help": "weight of the teacher-student KL divergence"})
+    alpha_cos: float = field(default=1.0, metadata={"help": "weight of the hidden-state cosine loss; 0 = no align"})
+    temperature: float = field(default=2.0, metadata={"help": "softmax temperature of the KL term"})
+
+
+@register_criterion("distillation", dataclass=DistillationLossConfig)
+class DistillationLoss(FairseqCriterion):
+    def __init__(self, cfg: DistillationLossConfig, task):
+        super().__init__(task)
+        self.cfg = cfg
+        if not hasattr(task, "teacher"):
+            raise ValueError("the distillation criterion needs the distillation task (task.teacher_path)")
+        if not hasattr(task, "student_dim"):
+            raise ValueError("build the student model (task.build_model) before the distillation criterion")
+        self.projection = (
+            torch.nn.Linear(task.student_dim, task.teacher_dim)
+            if cfg.alpha_cos > 0 and task.student_dim != task.teacher_dim else torch.nn.Identity()
+        )
+
+    def load_state_dict(self, state_dict, strict=True):
+        """A student checkpoint from plain MLM pretraining has no criterion state: W starts fresh."""
+        if state_dict is None:
+            return None
+        return super().load_state_dict(state_dict, strict=strict)
+
+    def teacher_on(self, reference: torch.Tensor) -> torch.nn.Module:
+        """The task's frozen teacher, moved once to the student's device and precision."""
+        teacher = self.task.teacher
+        weight = teacher.encoder.sentence_encoder.embed_tokens.weight
+        if weight.device != reference.device or weight.dtype != reference.dtype:
+            teacher.to(device=reference.device, dtype=reference.dtype)
+        return teacher
+
+    def forward(self, model, sample, reduce=True):
+        src_tokens = sample["net_input"]["src_tokens"]
+        targets = sample["target"]
+        masked = targets.ne(self.padding_idx)
+        not_padding = src_tokens.ne(self.padding_idx)
+        sample_size = masked.int().sum()
+
+        student_logits, student_extra = model(**sample["net_input"], masked_tokens=masked,
+                                              return_all_hiddens=self.cfg.alpha_cos > 0)
+        teacher = self.teacher_on(student_logits)
+        with torch.no_grad():
+            teacher_logits, teacher_extra = teacher(**sample["net_input"], masked_tokens=masked,
+                                                    return_all_hiddens=self.cfg.alpha_cos > 0)
+
+        mlm_loss = modules.cross_entropy(student_logits.float(), targets[masked], reduction="sum",
+                                         ignore_index=self.padding_idx)
+        t = self.cfg.temperature
+        kl_loss = F.kl_div(F.log_softmax(student_logits.float() / t, dim=-1),
+                           F.log_softmax(teacher_logits.float() / t, dim=-1),
+                           log_target=True, reduction="sum") * t * t
+        if self.cfg.alpha_cos > 0:
+            # inner_states are T x B x C; the last one is the final layer (RoBERTa has no final norm)
+            student_states = self.projection(student_extra["inner_states"][-1].transpose(0, 1)[not_padding])
+            teacher_states = teacher_extra["inner_states"][-1].transpose(0, 1)[not_padding]
+            cos_mean = (1 - F.cosine_similarity(student_states.float(), teacher_states.float(), dim=-1)).mean()
+            # on the same per-masked-token scale as the other terms, which fairseq divides by sample_size
+            cos_loss = cos_mean * sample_size
+        else:
+            cos_loss = student_logits.new_zeros((), dtype=torch.float)
+
+        loss = self.cfg.alpha_mlm * mlm_loss + self.cfg.alpha_kl * kl_loss + self.cfg.alpha_cos * cos_loss
+        logging_output = {
+            "loss": loss.data,
+            "mlm_loss": mlm_loss.data,
+            "kl_loss": kl_loss.data,
+            "cos_loss": cos_loss.data,
+            "ntokens": sample["ntokens"],
+            "nsentences": sample["nsentences"],
+            "sample_size": sample_size,
+        }
+        return loss, sample_size, logging_output
+
+    @staticmethod
+    def reduce_metrics(logging_outputs) -> None:
+        """loss and mlm_loss in bits per masked token as fairseq's masked_lm logs them; KL and
+        cosine terms in their own units, each per masked token."""
+        sample_size = sum(log.get("sample_size", 0) for log in logging_outputs)
+        for key, scale in (("loss", math.log(2)), ("mlm_loss", math.log(2)), ("kl_loss", 1.0), ("cos_loss", 1.0)):
+            total = sum(log.get(key, 0) for log in logging_outputs)
+            metrics.log_scalar(key, total / sample_size / scale, sample_size, round=3)
+        metrics.log_derived("ppl", lambda meters: utils.get_perplexity(meters["mlm_loss"].avg))
+
+    @staticmethod
+    def logging_outputs_can_be_summed() -> bool:
+        return True

@@ -1,0 +1,87 @@
+"""fairseq's masked_lm over several corpora at once, with whole-word masking from our own BPE files.
+
+fairseq's masked_lm reads one ':'-separated data path per epoch (round robin), so "PM+M3" would
+alternate corpora by epoch instead of mixing them; this task concatenates every path's blocks
+into one training set, optionally resampled each epoch to a per-corpus share. Its
+`mask_whole_words` also needs a BPE (PubMedBERT's whole-word masking): fairseq looks for it on
+`self.args`, which a dataclass-configured task does not have, and its gpt2 default downloads the
+general vocabulary; here the BPE comes from the local vocabulary dir (encoder.json + vocab.bpe).
+"""
+import argparse
+import logging
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+from fairseq import utils
+from fairseq.data import ConcatDataset, ResamplingDataset
+from fairseq.tasks import register_task
+from fairseq.tasks.masked_lm import MaskedLMConfig, MaskedLMTask
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class CorporaMaskedLMConfig(MaskedLMConfig):
+    corpus_sampling_ratios: str = field(
+        default="",
+        metadata={"help": "comma-separated share of training sequences drawn from each ':'-separated "
+                          "data dir, e.g. '0.8,0.2' (resampled every epoch); empty: plain concatenation"},
+    )
+    bpe_dir: str = field(
+        default="",
+        metadata={"help": "vocabulary dir holding the gpt2 encoder.json and vocab.bpe of the data's "
+                          "dict.txt; needed by --mask-whole-words"},
+    )
+
+
+def parse_sampling_ratios(text: str, num_corpora: int) -> list:
+    """Per-corpus shares normalised to sum to 1; a clear error when they do not match the data dirs."""
+    ratios = [float(r) for r in text.split(",")]
+    if len(ratios) != num_corpora or any(r < 0 for r in ratios) or sum(ratios) <= 0:
+        raise ValueError(
+            f"corpus_sampling_ratios={text!r} must give one non-negative share per data dir "
+            f"({num_corpora} given in task.data) and not all zero"
+        )
+    total = sum(ratios)
+    return [r / total for r in ratios]
+
+
+@register_task("corpora_masked_lm", dataclass=CorporaMaskedLMConfig)
+class CorporaMaskedLMTask(MaskedLMTask):
+    cfg: CorporaMaskedLMConfig
+
+    def _load_dataset_split(self, split, epoch, combine):
+        """Every corpus's blocks of `split`, concatenated (and resampled to the configured shares)."""
+        num_corpora = len(utils.split_paths(self.cfg.data))
+        # the parent loads paths[(epoch - 1) % num_corpora]: ask it for each corpus in turn
+        corpora = [super(CorporaMaskedLMTask, self)._load_dataset_split(split, i + 1, combine)
+                   for i in range(num_corpora)]
+        if num_corpora == 1:
+            return corpora[0]
+        dataset = ConcatDataset(corpora)
+        if self.cfg.corpus_sampling_ratios and split == "train":
+            ratios = parse_sampling_ratios(self.cfg.corpus_sampling_ratios, num_corpora)
+            weights = np.concatenate([np.full(len(c), r / len(c)) for c, r in zip(corpora, ratios)])
+            dataset = ResamplingDataset(dataset, weights=weights, size_ratio=1.0,
+                                        seed=self.cfg.seed, epoch=epoch)
+        logger.info("%s: %d blocks from %d corpora", split, len(dataset), num_corpora)
+        return dataset
+
+    def has_sharded_data(self, split):
+        """Reload each epoch only when the per-corpus resampling must be drawn afresh."""
+        return bool(self.cfg.corpus_sampling_ratios) and split == "train"
+
+    @property
+    def args(self):
+        """The BPE namespace fairseq's get_whole_word_mask reads (MaskedLMTask uses self.args)."""
+        if not self.cfg.bpe_dir:
+            raise ValueError("mask_whole_words needs task.bpe_dir: the vocabulary dir with the "
+                             "encoder.json and vocab.bpe that produced the data's dict.txt")
+        files = {name: os.path.join(self.cfg.bpe_dir, name) for name in ("encoder.json", "vocab.bpe")}
+        for path in files.values():
+            if not os.path.exists(path):
+                raise FileNotFoundError(f"whole-word masking needs {path} (task.bpe_dir)")
+        return argparse.Namespace(bpe="gpt2", gpt2_encoder_json=files["encoder.json"],
+                                  gpt2_vocab_bpe=files["vocab.bpe"])
+
