@@ -3,6 +3,7 @@ transformers, and the exported tokenizer gives fairseq's ids (dictionary ids, no
 import gzip
 import json
 import random
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +22,19 @@ SAMPLE_SENTENCES = [
     " Insulin-treated TUMOUR cells expressed the gene; renal function improved.",
     "Treatment with 5 µg of β-blocker showed improvement",
 ]
+# For SentencePiece: accents, digits, ligatures, full-width and super-script forms (spm's NFKC),
+# unknown characters (fused into one <unk> piece), runs of spaces, tabs and the U+0085 that
+# nmt_nfkc keeps and fairseq's whitespace split of the pieces drops, a literal "▁", the empty line.
+UNUSUAL_SENTENCES = [
+    "Café naïve Müller: TNF-α and IL-6 rose 2.5-fold (n=12; p≤0.001).",
+    "ﬁbrosis １２３ mg x² at 37°C ≥ 3 ① ℌ",
+    "Ünïcödé àccents ÀÉÎÕÜ ñ ç e\u0301",
+    "emoji 😀😀 and 中文 and עברית µµ\x85µ",
+    "  leading,  double   spaces and\ttabs\nnewline\u3000ideographic\u00a0nbsp  ",
+    "▁already ▁ a▁b",
+    "",
+    "2019-2020 1,000,000 0.0001 3e-5 10^6 CD4+/CD8+ 1/2",
+]
 TOLERANCE = 1e-4
 
 
@@ -31,6 +45,15 @@ def bpe_text(rng, n):
         words[0] = words[0].capitalize()
         lines.append(" ".join(words) + rng.choice([".", ",", " (p<0.05).", " 12.5 mg/L;"]))
     return lines
+
+
+def spm_text(rng, n):
+    """bpe_text plus invented biomedical terms and accented words: enough distinct
+    character n-grams for a few-hundred-piece SentencePiece model."""
+    syllables = "cyto kine neuro path ase ol ine pro te in gly co lip id hem at o myo card nephr itis onco gen ly mph".split()
+    terms = ["".join(rng.choice(syllables) for _ in range(rng.randint(2, 4))) for _ in range(150)]
+    terms += ["café", "naïve", "Müller", "β-blocker", "5µg", "IL-6", "TNF-α"]
+    return [" ".join([line] + [rng.choice(terms) for _ in range(rng.randint(2, 8))]) for line in bpe_text(rng, n)]
 
 
 def fairseq_train(*args):
@@ -74,6 +97,53 @@ def mlm_checkpoint(bpe_vocab, tmp_path_factory):
     fairseq_train(databin, "--task", "masked_lm", "--criterion", "masked_lm", "--arch", "roberta_tiny",
                   "--batch-size", "8", "--tokens-per-sample", "64", "--max-positions", "512", "--optimizer", "adam", "--lr", "1e-3",
                   "--max-update", "6", "--save-dir", save_dir, "--disable-validation")
+    return save_dir / "checkpoint_last.pt"
+
+
+@pytest.fixture(scope="module", params=["unigram", "bpe"])
+def sentencepiece_vocab(request, tmp_path_factory):
+    """A SentencePiece vocabulary dir from `learn-vocab` (dict.txt ordered by count, not by spm id)
+    with madeupword padding, and a masked_lm data-bin written by `bio-roberta binarize` with it."""
+    from fairseq.data import Dictionary
+
+    from preprocess.binarize import binarize
+    from preprocess.vocab import learn_vocabulary
+
+    root = tmp_path_factory.mktemp(f"export_spm_{request.param}")
+    rng = random.Random(2)
+    text = root / "text"
+    text.mkdir()
+    for split, n in (("train", 600), ("valid", 30)):
+        (text / f"{split}.txt").write_text("\n".join(spm_text(rng, n)) + "\n")
+    vocab_dir = root / "vocab"
+    learn_vocabulary("sentencepiece", [text / "train.txt"], vocab_dir, vocab_size=250, model_type=request.param)
+    dictionary = Dictionary.load(str(vocab_dir / "dict.txt"))
+    dictionary.pad_to_multiple_(8)
+    dictionary.save(str(vocab_dir / "dict.txt"))
+    binarize(text, vocab_dir, root / "mlm-bin", progress=False)
+    return vocab_dir, root / "mlm-bin"
+
+
+@pytest.fixture(scope="module")
+def sentencepiece_checkpoint(sentencepiece_vocab, tmp_path_factory):
+    _, databin = sentencepiece_vocab
+    save_dir = tmp_path_factory.mktemp("export_spm_mlm")
+    fairseq_train(databin, "--task", "masked_lm", "--criterion", "masked_lm", "--arch", "roberta_tiny",
+                  "--batch-size", "8", "--tokens-per-sample", "64", "--max-positions", "512", "--optimizer", "adam",
+                  "--lr", "1e-3", "--max-update", "4", "--save-dir", save_dir, "--disable-validation")
+    return save_dir / "checkpoint_last.pt"
+
+
+@pytest.fixture(scope="module")
+def distilled_checkpoint(bpe_vocab, mlm_checkpoint, tmp_path_factory):
+    """A narrower student distilled from the MLM checkpoint, as tests/test_distill.py trains one."""
+    vocab_dir, databin = bpe_vocab
+    save_dir = tmp_path_factory.mktemp("export_student")
+    fairseq_train(databin, "--task", "distillation", "--teacher-path", mlm_checkpoint,
+                  "--teacher-dict", vocab_dir / "dict.txt", "--criterion", "distillation", "--alpha-cos", "1.0",
+                  "--arch", "roberta_tiny", "--encoder-embed-dim", "32", "--encoder-ffn-embed-dim", "64",
+                  "--batch-size", "8", "--tokens-per-sample", "64", "--max-positions", "512", "--optimizer", "adam",
+                  "--lr", "1e-3", "--max-update", "4", "--save-dir", save_dir, "--disable-validation")
     return save_dir / "checkpoint_last.pt"
 
 
@@ -126,12 +196,14 @@ def export_cli(*args):
 
 
 def fairseq_hub(checkpoint, data, vocab_dir):
+    """The checkpoint in fairseq, encoding text with the vocabulary dir's BPE (--bpe gpt2 / sentencepiece)."""
     from fairseq.models.roberta import RobertaModel
 
+    from preprocess.bpe import bpe_namespace
+
     return RobertaModel.from_pretrained(
-        str(checkpoint.parent), checkpoint_file=checkpoint.name, data_name_or_path=str(data), bpe="gpt2",
-        gpt2_encoder_json=str(vocab_dir / "encoder.json"), gpt2_vocab_bpe=str(vocab_dir / "vocab.bpe"),
-        user_dir=str(USER_DIR),
+        str(checkpoint.parent), checkpoint_file=checkpoint.name, data_name_or_path=str(data),
+        user_dir=str(USER_DIR), **vars(bpe_namespace(vocab_dir)),
     ).eval()
 
 
@@ -144,10 +216,10 @@ def pubmed_sentences(shared_data, limit=6):
     return [t[:400] for t in texts if t.strip()][:limit]
 
 
-def assert_same_ids_and_mlm_logits(hub, out, sentences):
+def assert_same_ids_and_mlm_logits(hub, out, sentences, tokenizer=None):
     from transformers import RobertaForMaskedLM, RobertaTokenizerFast
 
-    tokenizer = RobertaTokenizerFast.from_pretrained(str(out))
+    tokenizer = tokenizer or RobertaTokenizerFast.from_pretrained(str(out))
     model = RobertaForMaskedLM.from_pretrained(str(out)).eval()
     for sentence in sentences:
         fairseq_ids = hub.encode(sentence)
@@ -195,6 +267,80 @@ def test_masked_lm_export_on_pubmed_abstracts(bpe_vocab, mlm_checkpoint, tmp_pat
     out = tmp_path / "hf"
     assert export_cli(mlm_checkpoint, out, "--vocab", vocab_dir).returncode == 0
     assert_same_ids_and_mlm_logits(fairseq_hub(mlm_checkpoint, databin, vocab_dir), out, sentences)
+
+
+def test_sentencepiece_export_matches_fairseq(sentencepiece_vocab, sentencepiece_checkpoint, tmp_path):
+    import sentencepiece
+    from transformers import AutoConfig, AutoTokenizer
+
+    vocab_dir, databin = sentencepiece_vocab
+    out = tmp_path / "hf"
+    run = export_cli(sentencepiece_checkpoint, out, "--vocab", vocab_dir)
+    assert run.returncode == 0, run.stderr[-3000:]
+    hub = fairseq_hub(sentencepiece_checkpoint, databin, vocab_dir)
+    tokenizer = AutoTokenizer.from_pretrained(str(out))
+    sentences = SAMPLE_SENTENCES + UNUSUAL_SENTENCES + spm_text(random.Random(3), 40)
+    assert_same_ids_and_mlm_logits(hub, out, sentences, tokenizer)
+    for first, second in zip(sentences[::2], sentences[1::2]):  # pairs as RobertaHubInterface.encode joins them
+        assert tokenizer(first, second)["input_ids"] == hub.encode(first, second).tolist(), (first, second)
+    assert tokenizer.unk_token_id in tokenizer(UNUSUAL_SENTENCES[3])["input_ids"]  # the test covers <unk>
+
+    # the test means something only if dictionary ids differ from the spm model's ids
+    dictionary = hub.task.source_dictionary
+    spm = sentencepiece.SentencePieceProcessor(model_file=str(out / "sentencepiece.model"))
+    assert any(dictionary.index(spm.id_to_piece(i)) != i for i in range(spm.get_piece_size()))
+    assert len(dictionary) == AutoConfig.from_pretrained(str(out)).vocab_size == len(tokenizer)
+    assert [tokenizer.bos_token_id, tokenizer.pad_token_id, tokenizer.eos_token_id, tokenizer.unk_token_id] == [0, 1, 2, 3]
+    assert tokenizer.mask_token_id == dictionary.index("<mask>") == len(dictionary) - 1
+    assert "madeupword0000" in dictionary.symbols
+    # fill-mask input encodes as RobertaHubInterface.fill_mask encodes it
+    masked = "The patient was given <mask> for chest pain."
+    spans = " <mask> ".join(hub.bpe.encode(span.rstrip()) for span in masked.split("<mask>"))
+    expected = dictionary.encode_line(f"<s> {spans} </s>", append_eos=False, add_if_not_exist=False)
+    assert tokenizer(masked)["input_ids"] == expected.tolist()
+    assert tokenizer.decode(tokenizer(SAMPLE_SENTENCES[0])["input_ids"], skip_special_tokens=True) == SAMPLE_SENTENCES[0]
+
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert set(manifest["vocabulary"]) == {"sentencepiece_model", "dict_txt"}
+    assert json.loads((out / "tokenizer_config.json").read_text())["tokenizer_class"] == "PreTrainedTokenizerFast"
+
+    incomplete = tmp_path / "incomplete.txt"
+    incomplete.write_text("".join((vocab_dir / "dict.txt").read_text().splitlines(keepends=True)[:50]))
+    lacks = export_cli(sentencepiece_checkpoint, tmp_path / "out", "--vocab", vocab_dir, "--dict", incomplete)
+    assert lacks.returncode == 2 and "lacks" in lacks.stderr and "learn-vocab" in lacks.stderr
+
+    byte_fallback = tmp_path / "byte_fallback_vocab"
+    shutil.copytree(vocab_dir, byte_fallback)
+    sentencepiece.SentencePieceTrainer.train(
+        input=str(vocab_dir.parent / "text" / "train.txt"), model_prefix=str(byte_fallback / "sentencepiece"),
+        vocab_size=400, byte_fallback=True, minloglevel=2)
+    refused = export_cli(sentencepiece_checkpoint, tmp_path / "out", "--vocab", byte_fallback)
+    assert refused.returncode == 2 and "byte_fallback" in refused.stderr
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.real_data
+def test_sentencepiece_export_on_pubmed_abstracts(sentencepiece_vocab, sentencepiece_checkpoint, tmp_path, shared_data):
+    from transformers import AutoTokenizer
+
+    vocab_dir, databin = sentencepiece_vocab
+    sentences = pubmed_sentences(shared_data, limit=20)
+    out = tmp_path / "hf"
+    assert export_cli(sentencepiece_checkpoint, out, "--vocab", vocab_dir).returncode == 0
+    assert_same_ids_and_mlm_logits(fairseq_hub(sentencepiece_checkpoint, databin, vocab_dir), out, sentences,
+                                   AutoTokenizer.from_pretrained(str(out)))
+
+
+def test_distilled_student_exports_as_masked_lm(bpe_vocab, distilled_checkpoint, tmp_path):
+    from transformers import AutoConfig
+
+    vocab_dir, databin = bpe_vocab
+    out = tmp_path / "hf"
+    run = export_cli(distilled_checkpoint, out, "--vocab", vocab_dir)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert json.loads((out / "manifest.json").read_text())["hf_model_class"] == "RobertaForMaskedLM"
+    assert AutoConfig.from_pretrained(str(out)).hidden_size == 32
+    assert_same_ids_and_mlm_logits(fairseq_hub(distilled_checkpoint, databin, vocab_dir), out, SAMPLE_SENTENCES)
 
 
 def test_sequence_classification_export_matches_fairseq(bpe_vocab, classification_checkpoint, tmp_path):

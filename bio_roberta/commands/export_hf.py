@@ -8,7 +8,7 @@ HELP = "export a fairseq checkpoint as a Hugging Face transformers model + token
 def add_arguments(parser):
     parser.add_argument("checkpoint", help="fairseq checkpoint file (checkpoint_best.pt, ...)")
     parser.add_argument("out", help="output directory (created)")
-    parser.add_argument("--vocab", required=True, help="vocabulary dir: encoder.json + vocab.bpe + dict.txt")
+    parser.add_argument("--vocab", required=True, help="vocabulary dir from learn-vocab (gpt2 or sentencepiece) the model was trained with")
     parser.add_argument("--dict", default=None, help="dict.txt the model was trained with (default: VOCAB/dict.txt)")
     parser.add_argument("--label-dict", default=None,
                         help="label/dict.txt of the fine-tuning data (default: from the checkpoint's data dir)")
