@@ -80,6 +80,32 @@ def train_examples(data_dir: Path) -> int:
     return len(MMapIndexedDataset(str(prefix)))
 
 
+# The model-shape fields of a RoBERTa checkpoint's config, as fairseq-train options.
+ARCHITECTURE_FIELDS = ("encoder_layers", "encoder_embed_dim", "encoder_ffn_embed_dim", "encoder_attention_heads")
+
+
+def architecture_options(cfg: dict[str, Any]) -> list[str]:
+    """--arch and the shape of the model to fine-tune: the sweep's `arch` if set, else the
+    pretrained checkpoint's own (its name and its layer/width/head overrides), so a distilled or
+    resized model needs no flags to match its weights."""
+    if cfg.get("arch"):
+        return ["--arch", cfg["arch"]]
+    import torch
+
+    import bio_roberta.checkpoints  # noqa: F401  (the checkpoint allowlist)
+
+    model = torch.load(cfg["pretrained"], map_location="cpu", mmap=True)["cfg"]["model"]
+    field = model.get if isinstance(model, dict) else lambda name: getattr(model, name, None)
+    arch = field("_name") or field("arch")
+    if not arch:
+        raise FinetuneError(f"{cfg['pretrained']} records no architecture; set arch=<name> in the sweep")
+    options = ["--arch", arch]
+    for name in ARCHITECTURE_FIELDS:
+        if field(name) is not None:
+            options += [f"--{name.replace('_', '-')}", str(field(name))]
+    return options
+
+
 def task_options(spec: TaskSpec, max_positions: int) -> list[str]:
     """fairseq task + criterion options of the task's kind."""
     positions = ["--max-positions", str(max_positions)]
@@ -110,7 +136,7 @@ def fairseq_options(cfg: dict[str, Any], spec: TaskSpec, hp: Hyperparameters, da
     max_positions = cfg.get("max_positions") or spec.max_positions
     options = [
         str(data_dir), "--user-dir", str(Path(user_dir.__file__).parent),
-        "--arch", cfg["arch"], *task_options(spec, max_positions),
+        *architecture_options(cfg), *task_options(spec, max_positions),
         "--restore-file", str(cfg["pretrained"]),
         "--reset-optimizer", "--reset-dataloader", "--reset-meters", "--reset-lr-scheduler",
         "--optimizer", "adam", "--adam-betas", "(0.9,0.98)", "--adam-eps", "1e-6", "--clip-norm", "0.0",

@@ -86,7 +86,7 @@ done_note "$OUT/finetune-bin/{ncbi-disease,chemprot}"
 
 stage "8/9 fine-tune both tasks with seeds $SEEDS (Hydra multirun, 2 local processes)"
 bio-roberta sweep --tasks ncbi-disease,chemprot --seed-list "$SEEDS" \
-  --pretrained "$OUT/checkpoints/distilled/checkpoint_last.pt" --arch roberta_tiny \
+  --pretrained "$OUT/checkpoints/distilled/checkpoint_last.pt" \
   --data-root "$OUT/finetune-bin" --results "$OUT/results" \
   hparams.lr=1e-3 hparams.batch_size=8 hparams.max_epoch=12 hparams.validate_interval_updates=16 hparams.patience=null \
   max_positions=128 hydra/launcher=joblib hydra.launcher.n_jobs=2

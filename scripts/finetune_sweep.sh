@@ -9,8 +9,8 @@
 #           PARTITION, GPUS_PER_NODE, TIMEOUT_MIN, CPUS_PER_TASK, MEM_GB tune the request, e.g.
 #             PARTITION=gpu scripts/finetune_sweep.sh ckpt/checkpoint_best.pt finetune-bin results slurm
 #
-# Further arguments are Hydra overrides of configs/finetune/sweep.yaml (arch=roberta_large,
-# hparams.max_epoch=1, ...). Re-running skips finished runs; failed runs are re-tried.
+# Further arguments are Hydra overrides of configs/finetune/sweep.yaml (hparams.max_epoch=1, ...);
+# the architecture is the checkpoint's own unless arch=NAME is given. Re-running skips finished runs; failed runs are re-tried.
 set -euo pipefail
 if [[ $# -lt 3 ]]; then
     sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
@@ -32,5 +32,5 @@ esac
 
 tasks=${TASKS:-$(ls "$data_root" | paste -sd, -)}  # default: every converted task
 bio-roberta sweep --tasks "$tasks" --seeds "${SEEDS:-5}" --pretrained "$checkpoint" \
-    --data-root "$data_root" --results "$results" --arch "${ARCH:-roberta_base}" "${launch[@]}" "$@"
+    --data-root "$data_root" --results "$results" "${launch[@]}" "$@"
 bio-roberta report "$results" --out "$results/report" --expected-seeds "${SEEDS:-5}"

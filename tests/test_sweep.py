@@ -14,7 +14,7 @@ from conftest import TINY_WORDS
 
 pytestmark = pytest.mark.slow
 BIN = Path(sys.executable).parent
-TINY = ["--arch", "roberta_tiny", "max_positions=32", "hparams.max_epoch=2", "hparams.batch_size=8",
+TINY = ["max_positions=32", "hparams.max_epoch=2", "hparams.batch_size=8",
         "hparams.validate_interval_updates=3", "hparams.patience=2", "max_update=8", "num_workers=0",
         "log_interval=1"]
 CUE_WORDS = ("aspirin", "insulin", "mice")
@@ -85,6 +85,8 @@ def test_sweep_records_reruns_failures_and_report(data_root, tiny_roberta_checkp
         assert args[args.index("--best-checkpoint-metric") + 1] == record["metric"]
         assert args[args.index("--lr") + 1] == {"ncbi-disease": "1e-05", "chemprot": "2e-05"}[task]
         assert "--restore-file" in args and "--reset-lr-scheduler" in args
+        # no --arch given: the pretrained checkpoint's own architecture and shape
+        assert args[args.index("--arch") + 1] == "roberta_tiny" and "--encoder-embed-dim" in args
         assert Path(record["predictions"]["path"]).exists() and Path(record["log"]).exists()
         assert record["timings"]["train_seconds"] > 0
     ner_args = found[("ncbi-disease", 10, None)]["config"]["fairseq_args"]

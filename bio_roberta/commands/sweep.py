@@ -13,7 +13,8 @@ def add_arguments(parser):
     parser.add_argument("--pretrained", required=True, help="fairseq checkpoint to fine-tune from")
     parser.add_argument("--data-root", required=True, help="dir holding finetune-bin/<task>/")
     parser.add_argument("--results", required=True, help="results dir (records, logs, checkpoints)")
-    parser.add_argument("--arch", default="roberta_base", help="architecture of the pretrained checkpoint")
+    parser.add_argument("--arch", default=None,
+                        help="fairseq architecture to fine-tune (default: the pretrained checkpoint's own)")
     parser.add_argument("overrides", nargs="*", help="further Hydra overrides (key=value)")
 
 
@@ -61,6 +62,7 @@ def run(args):
         sys.executable, "-m", "bio_roberta.sweep", "--multirun",
         f"task_name={','.join(tasks)}", f"seed={','.join(map(str, seeds))}",
         f"pretrained={Path(args.pretrained).resolve()}", f"data_root={Path(args.data_root).resolve()}",
-        f"results_dir={Path(args.results).resolve()}", f"arch={args.arch}", *args.overrides,
+        f"results_dir={Path(args.results).resolve()}", *([f"arch={args.arch}"] if args.arch else []),
+        *args.overrides,
     ]
     return subprocess.run(command).returncode
