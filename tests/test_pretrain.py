@@ -138,3 +138,22 @@ def test_whole_word_masking_without_bpe_files_says_what_is_missing(tiny_databin)
     task = corpora_task(str(tiny_databin), mask_whole_words=True)
     with pytest.raises(ValueError, match="task.bpe_dir"):
         task.load_dataset("valid")
+
+
+@pytest.mark.slow
+def test_continue_roberta_recipe_starts_from_the_checkpoint_weights_with_fresh_state(
+        tiny_databin, tiny_roberta_checkpoint, tmp_path):
+    """+recipe=continue_roberta: weights from the general-domain checkpoint; optimizer, schedule,
+    meters and data position start afresh (update 1, warmup again)."""
+    log = completed([BIN / "fairseq-hydra-train", "--config-dir", REPO_ROOT / "configs/pretrain",
+                     "--config-name", "base", "+recipe=[tiny,continue_roberta]", f"task.data={tiny_databin}",
+                     f"checkpoint.finetune_from_model={tiny_roberta_checkpoint}", f"common.user_dir={USER_DIR}",
+                     f"checkpoint.save_dir={tmp_path}", "optimization.max_update=2", "optimization.lr=[0.0]"])
+    assert f"loading pretrained model from {tiny_roberta_checkpoint}: optimizer, lr scheduler, meters, " \
+           "dataloader will be reset" in log
+    assert re.findall(r"num_updates=(\d+)", log)[:2] == ["1", "2"]
+    # with lr 0 the continued model still holds the general checkpoint's weights exactly
+    before = torch.load(tiny_roberta_checkpoint, map_location="cpu")["model"]
+    after = torch.load(tmp_path / "checkpoint_last.pt", map_location="cpu")["model"]
+    assert before.keys() == after.keys()
+    assert all(torch.equal(before[name], after[name]) for name in before)
