@@ -1,14 +1,14 @@
 """The task scorers named by ``TaskSpec.metric``, equal to the reference implementations.
 
-entity_f1     conlleval / seqeval's default (IOB2, non-strict) micro entity F1
-macro_f1      sklearn's f1_score(average="macro") over the scored labels (ChemProt: 5 CPR classes)
-micro_f1      sklearn's f1_score(average="micro") over the scored labels (DDI: 4 types; the
-              negative class counts only through the false positives and negatives it causes)
-binary_f1     sklearn's f1_score of the positive class (GAD, EU-ADR)
-hoc_macro_f1  HOC at abstract level as Peng et al. (2019, BLUE eval_hoc.py) score it: each
-              abstract's labels are the union of its sentences' labels; precision and recall per
-              abstract, averaged, and F1 of the two averages
-accuracy      fraction of exact matches
+entity_f1        conlleval / seqeval's default (IOB2, non-strict) micro entity F1
+macro_f1         sklearn's f1_score(average="macro") over the scored labels (ChemProt: 5 CPR classes)
+micro_f1         sklearn's f1_score(average="micro") over the scored labels (DDI: 4 types; the
+                 negative class counts only through the false positives and negatives it causes)
+binary_f1        sklearn's f1_score of the positive class (GAD, EU-ADR)
+hoc_abstract_f1  HOC at abstract level as Peng et al. (2019, BLUE eval_hoc.py) score it: each
+                 abstract's labels are the union of its sentences' labels; precision and recall per
+                 abstract, averaged, and F1 of the two averages (not a label-averaged macro-F1)
+accuracy         fraction of exact matches
 
 Scores are fractions in [0, 1] (the report prints them x100). Every scorer also has a form over
 counts, which the fairseq plugin sums over a whole validation set before dividing (per-batch
@@ -140,7 +140,7 @@ def hoc_f1_from_sums(precision_sum: float, recall_sum: float, documents: int) ->
     return float(_divide(2 * mean_precision * mean_recall, mean_precision + mean_recall))
 
 
-def hoc_macro_f1(gold: Mapping[Hashable, set], predicted: Mapping[Hashable, set]) -> float:
+def hoc_abstract_f1(gold: Mapping[Hashable, set], predicted: Mapping[Hashable, set]) -> float:
     """Abstract-level HOC F1 of label sets keyed by abstract (see group_label_sets)."""
     if gold.keys() != predicted.keys():
         raise ValueError("gold and predicted label sets cover different abstracts")
@@ -160,13 +160,13 @@ def scored_labels(spec) -> tuple[str, ...]:
 def score(spec, gold, predicted) -> float:
     """The task's own scorer (``spec.metric``) on gold and predicted labels.
 
-    entity_f1: sentences of tags; hoc_macro_f1: label sets keyed by abstract; the rest: one label
+    entity_f1: sentences of tags; hoc_abstract_f1: label sets keyed by abstract; the rest: one label
     per example, as the registry writes it.
     """
     if spec.metric == "entity_f1":
         return entity_f1(gold, predicted)
-    if spec.metric == "hoc_macro_f1":
-        return hoc_macro_f1(gold, predicted)
+    if spec.metric == "hoc_abstract_f1":
+        return hoc_abstract_f1(gold, predicted)
     if spec.metric == "accuracy":
         return accuracy(gold, predicted)
     if spec.metric == "macro_f1":

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,7 @@ from pathlib import Path
 import torch
 from fairseq.data import Dictionary, indexed_dataset
 
+from bio_roberta.predictions import predict
 from bio_roberta.tagging import convert_tags, label_symbols
 from bio_roberta.tasks.registry import get_task
 from conftest import TINY_WORDS, USER_DIR
@@ -100,6 +102,28 @@ def fairseq_train(data: Path, save_dir: Path, restore_file: Path, *options: str,
            "--batch-size", "8", "--save-dir", save_dir, "--no-epoch-checkpoints", "--seed", "1",
            "--num-workers", "0", "--max-positions", "32", "--log-format", "simple", "--log-interval", "1", *options]
     return subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
+
+
+def fine_tune_selecting_best(data: Path, tmp_path: Path, restore_file: Path, metric: str, *options: str,
+                             validate_interval: int, max_update: int, min_validations: int,
+                             valid_output: str) -> str:
+    """fairseq_train keeping checkpoint_best by the task's `metric`, checked end to end: each
+    validation logs it in [0, 100], best_<metric> is their maximum, and checkpoint_best re-scored
+    from its valid prediction file (tmp_path/valid_output) gives that number. Returns the log."""
+    run = fairseq_train(
+        data, tmp_path / "checkpoints", restore_file, *options,
+        "--validate-interval-updates", str(validate_interval),
+        "--best-checkpoint-metric", metric, "--maximize-best-checkpoint-metric", max_update=max_update,
+    )
+    log = run.stdout + run.stderr
+    assert run.returncode == 0, log[-4000:]
+    scores = [float(v) for v in re.findall(rf"valid on 'valid' subset .*\| {metric} ([\d.]+)", log)]
+    assert len(scores) >= min_validations and all(0 <= s <= 100 for s in scores), log[-3000:]
+    best = float(re.findall(rf"best_{metric} ([\d.]+)", log)[-1])
+    assert best == max(scores)
+    valid = predict(tmp_path / "checkpoints" / "checkpoint_best.pt", data, tmp_path / valid_output, split="valid")
+    assert round(100 * valid.score, 2) == best
+    return log
 
 
 def keyword_labels(words: list[str], positives: list[str]) -> list[str]:

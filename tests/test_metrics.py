@@ -110,15 +110,15 @@ def test_hoc_f1_equals_blue_eval_hoc_at_abstract_level():
             continue  # BLUE divides by zero on an abstract without gold labels
         keys = list(gold)  # BLUE keeps abstracts in first-seen order
         as_matrix = lambda sets: np.array([[int(j in sets[k]) for j in range(10)] for k in keys])
-        assert metrics.hoc_macro_f1(gold, predicted) == blue_eval_hoc_f1(as_matrix(predicted), as_matrix(gold))
+        assert metrics.hoc_abstract_f1(gold, predicted) == blue_eval_hoc_f1(as_matrix(predicted), as_matrix(gold))
 
 
 def test_hoc_f1_by_hand():
     gold = metrics.group_label_sets(["a", "a", "b"], [{1}, {2}, {3}])
     predicted = metrics.group_label_sets(["a", "a", "b"], [{1}, set(), {3, 4}])
     # a: P=1, R=1/2; b: P=1/2, R=1 -> mean P = mean R = 3/4 -> F1 = 3/4
-    assert metrics.hoc_macro_f1(gold, predicted) == 0.75
-    assert metrics.hoc_macro_f1({"a": set()}, {"a": set()}) == 0.0
+    assert metrics.hoc_abstract_f1(gold, predicted) == 0.75
+    assert metrics.hoc_abstract_f1({"a": set()}, {"a": set()}) == 0.0
 
 
 def test_registry_scored_labels_are_the_labels_without_the_negative():

@@ -8,35 +8,21 @@ import seqeval.metrics
 
 from bio_roberta.predictions import predict, read_conll
 from bio_roberta.tasks.registry import get_task
-from finetune_data import build_ner, fairseq_train
+from finetune_data import build_ner, fine_tune_selecting_best
 
 pytestmark = pytest.mark.slow
 
 
-def fine_tune(tmp_path, checkpoint, scheme):
-    data = build_ner(tmp_path / "bin", checkpoint.parent / "dict.txt", scheme=scheme)
-    run = fairseq_train(
-        data, tmp_path / "checkpoints", checkpoint, "--task", "sequence_labeling",
-        "--criterion", "sequence_labeling", "--validate-interval-updates", "6",
-        "--best-checkpoint-metric", "entity_f1", "--maximize-best-checkpoint-metric", max_update=24,
-    )
-    log = run.stdout + run.stderr
-    assert run.returncode == 0, log[-4000:]
-    return data, log
-
-
 @pytest.mark.parametrize("scheme", ["BIO", "BIOUL"])
 def test_fine_tuning_validates_with_entity_f1_and_predicts_per_word(scheme, tiny_roberta_checkpoint, tmp_path):
-    data, log = fine_tune(tmp_path, tiny_roberta_checkpoint, scheme)
+    data = build_ner(tmp_path / "bin", tiny_roberta_checkpoint.parent / "dict.txt", scheme=scheme)
+    # entity_f1 at every validation; checkpoint_best re-scored from its prediction file gives the best one
+    log = fine_tune_selecting_best(
+        data, tmp_path, tiny_roberta_checkpoint, "entity_f1", "--task", "sequence_labeling",
+        "--criterion", "sequence_labeling", validate_interval=6, max_update=24, min_validations=4,
+        valid_output="valid.conll",
+    )
     assert re.search(r"loaded checkpoint .*tiny_roberta.*checkpoint_last\.pt", log, re.I), log[-3000:]
-    f1s = [float(v) for v in re.findall(r"valid on 'valid' subset .*\| entity_f1 ([\d.]+)", log)]
-    assert len(f1s) >= 4 and all(0 <= f <= 100 for f in f1s), log[-3000:]
-    best = float(re.findall(r"best_entity_f1 ([\d.]+)", log)[-1])
-    assert best == max(f1s)
-
-    # checkpoint_best re-scored from its prediction file gives the F1 that validation logged
-    valid = predict(tmp_path / "checkpoints" / "checkpoint_best.pt", data, tmp_path / "valid.conll", split="valid")
-    assert round(100 * valid.score, 2) == best
 
     result = predict(tmp_path / "checkpoints" / "checkpoint_best.pt", data, tmp_path / "test.conll")
     blocks = read_conll(tmp_path / "test.conll", 3)

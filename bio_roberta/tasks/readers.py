@@ -159,39 +159,61 @@ def _check_header(line: str, expected: list[str], where: str) -> None:
         )
 
 
+def _rows_after_header(path: Path, split: Split, header: list[str]) -> Iterator[tuple[int, str, list[str]]]:
+    """(line number, "path:line", columns) of each row after the TAB-separated header line; every
+    line counts in split.counts["lines"]."""
+    for number, line in _lines(path):
+        split.counts["lines"] += 1
+        where = f"{path}:{number}"
+        if number == 1:
+            _check_header(line, header, where)
+            continue
+        yield number, where, _columns(line, len(header), where, ", ".join(header))
+
+
 def _in_valid_slice(key: str, one_in: int) -> bool:
     """Deterministic, platform-independent choice of 1 in `one_in` keys."""
     return int(hashlib.sha256(key.encode("utf-8")).hexdigest(), 16) % one_in == 0
+
+
+def _read_split_files(spec: TaskSpec, data_dir: Path, files: dict[str, str], what: str,
+                      read_file: Callable[[TaskSpec, Path, Split], None]) -> dict[str, Split]:
+    """One Split per entry of `files` (split name -> file in data_dir, of format `what`), filled by
+    read_file; for the tasks whose source already comes as train / dev / test files."""
+    splits = {}
+    for name, file_name in files.items():
+        path = _require_file(data_dir / file_name, f"{spec.name} {name} split, {what}")
+        splits[name] = Split(name, sources=[path], derivation=file_name)
+        read_file(spec, path, splits[name])
+    return splits
 
 
 # BioBERT NER: token<TAB>tag per line, a blank line after each sentence.
 BIOBERT_NER_FILES = {"train": "train.tsv", "valid": "devel.tsv", "test": "test.tsv"}
 
 
+def _read_biobert_ner_file(spec: TaskSpec, path: Path, split: Split) -> None:
+    words, tags, first_line = [], [], 0
+    for number, line in _lines(path):
+        split.counts["lines"] += 1
+        if not line.strip():
+            if words:
+                split.add(TaggedSentence(f"{path.name}:{first_line}", tuple(words), tuple(tags)))
+                words, tags = [], []
+            continue
+        word, tag = _columns(line, 2, f"{path}:{number}", "token, tag")
+        if not word.strip():
+            raise TaskFormatError(f"{path}:{number}: empty token before the tag {tag!r}")
+        if not words:
+            first_line = number
+        words.append(word)
+        tags.append(_check_label(spec, tag, f"{path}:{number}"))
+    if words:
+        split.add(TaggedSentence(f"{path.name}:{first_line}", tuple(words), tuple(tags)))
+
+
 def read_biobert_ner(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
-    splits = {}
-    for name, file_name in BIOBERT_NER_FILES.items():
-        path = _require_file(data_dir / file_name, f"{spec.name} {name} split, BioBERT token<TAB>tag file")
-        split = Split(name, sources=[path], derivation=file_name)
-        words, tags, first_line = [], [], 0
-        for number, line in _lines(path):
-            split.counts["lines"] += 1
-            if not line.strip():
-                if words:
-                    split.add(TaggedSentence(f"{file_name}:{first_line}", tuple(words), tuple(tags)))
-                    words, tags = [], []
-                continue
-            word, tag = _columns(line, 2, f"{path}:{number}", "token, tag")
-            if not word.strip():
-                raise TaskFormatError(f"{path}:{number}: empty token before the tag {tag!r}")
-            if not words:
-                first_line = number
-            words.append(word)
-            tags.append(_check_label(spec, tag, f"{path}:{number}"))
-        if words:
-            split.add(TaggedSentence(f"{file_name}:{first_line}", tuple(words), tuple(tags)))
-        splits[name] = split
-    return splits
+    return _read_split_files(spec, data_dir, BIOBERT_NER_FILES, "BioBERT token<TAB>tag file", _read_biobert_ner_file)
 
 
 # BLUE sentence classification (ChemProt, DDI's ddi2013-type, i2b2-2010 relations).
@@ -202,13 +224,7 @@ BLUE_HEADER = ["index", "sentence", "label"]
 def _read_indexed_tsv(spec: TaskSpec, path: Path, split: Split) -> None:
     """`index sentence label` rows after that header (BLUE tsv, BioBERT RE test.tsv)."""
     seen = {}
-    for number, line in _lines(path):
-        split.counts["lines"] += 1
-        where = f"{path}:{number}"
-        if number == 1:
-            _check_header(line, BLUE_HEADER, where)
-            continue
-        index, sentence, label = _columns(line, 3, where, "index, sentence, label")
+    for number, where, (index, sentence, label) in _rows_after_header(path, split, BLUE_HEADER):
         if index in seen:
             raise TaskFormatError(f"{where}: index {index!r} already used on line {seen[index]}")
         seen[index] = number
@@ -218,12 +234,7 @@ def _read_indexed_tsv(spec: TaskSpec, path: Path, split: Split) -> None:
 
 
 def read_blue_tsv(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
-    splits = {}
-    for name, file_name in BLUE_FILES.items():
-        path = _require_file(data_dir / file_name, f"{spec.name} {name} split, BLUE index/sentence/label tsv")
-        splits[name] = Split(name, sources=[path], derivation=file_name)
-        _read_indexed_tsv(spec, path, splits[name])
-    return splits
+    return _read_split_files(spec, data_dir, BLUE_FILES, "BLUE index/sentence/label tsv", _read_indexed_tsv)
 
 
 # BLUE HOC: `labels sentence index`, labels = "0_0,1_1,...,9_0" (class id _ present flag).
@@ -251,27 +262,19 @@ def _hoc_labels(spec: TaskSpec, field_text: str, where: str) -> tuple[str, ...]:
     return tuple(spec.labels[i] for i in sorted(flags) if flags[i])
 
 
+def _read_hoc_tsv(spec: TaskSpec, path: Path, split: Split) -> None:
+    abstracts = set()
+    for _number, where, (labels, sentence, index) in _rows_after_header(path, split, HOC_HEADER):
+        match = HOC_INDEX.match(index)
+        if not match:
+            raise TaskFormatError(f"{where}: index {index!r} is not <PMID>_s<sentence number>")
+        abstracts.add(match.group(1))
+        split.add(TextExample(index, sentence, _hoc_labels(spec, labels, where), group=match.group(1)))
+    split.counts["abstracts"] = len(abstracts)
+
+
 def read_blue_hoc(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
-    splits = {}
-    for name, file_name in BLUE_FILES.items():
-        path = _require_file(data_dir / file_name, f"{spec.name} {name} split, BLUE labels/sentence/index tsv")
-        split = Split(name, sources=[path], derivation=file_name)
-        abstracts = set()
-        for number, line in _lines(path):
-            split.counts["lines"] += 1
-            where = f"{path}:{number}"
-            if number == 1:
-                _check_header(line, HOC_HEADER, where)
-                continue
-            labels, sentence, index = _columns(line, 3, where, "labels, sentence, index")
-            match = HOC_INDEX.match(index)
-            if not match:
-                raise TaskFormatError(f"{where}: index {index!r} is not <PMID>_s<sentence number>")
-            abstracts.add(match.group(1))
-            split.add(TextExample(index, sentence, _hoc_labels(spec, labels, where), group=match.group(1)))
-        split.counts["abstracts"] = len(abstracts)
-        splits[name] = split
-    return splits
+    return _read_split_files(spec, data_dir, BLUE_FILES, "BLUE labels/sentence/index tsv", _read_hoc_tsv)
 
 
 # BioBERT RE folds (GAD, EU-ADR): <fold>/train.tsv `sentence label` without header,
@@ -304,32 +307,30 @@ def read_biobert_re_folds(spec: TaskSpec, fold_dir: Path) -> dict[str, Split]:
 MEDNLI_FILES = {"train": "mli_train_v1.jsonl", "valid": "mli_dev_v1.jsonl", "test": "mli_test_v1.jsonl"}
 
 
+def _read_mednli_file(spec: TaskSpec, path: Path, split: Split) -> None:
+    for number, line in _lines(path):
+        split.counts["lines"] += 1
+        where = f"{path}:{number}"
+        if not line.strip():
+            split.counts["skipped_blank_lines"] += 1
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise TaskFormatError(f"{where}: not JSON ({error.msg} at column {error.colno})") from None
+        if not isinstance(record, dict):
+            raise TaskFormatError(f"{where}: expected a JSON object, found {type(record).__name__}")
+        for key in ("sentence1", "sentence2", "gold_label"):
+            if not isinstance(record.get(key), str) or not record[key].strip():
+                raise TaskFormatError(f"{where}: field {key!r} missing or empty")
+        split.add(TextExample(
+            str(record.get("pairID", f"{path.name}:{number}")), record["sentence1"],
+            (_check_label(spec, record["gold_label"], where),), text_pair=record["sentence2"],
+        ))
+
+
 def read_mednli_jsonl(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
-    splits = {}
-    for name, file_name in MEDNLI_FILES.items():
-        path = _require_file(data_dir / file_name, f"{spec.name} {name} split, MedNLI JSON lines")
-        split = Split(name, sources=[path], derivation=file_name)
-        for number, line in _lines(path):
-            split.counts["lines"] += 1
-            where = f"{path}:{number}"
-            if not line.strip():
-                split.counts["skipped_blank_lines"] += 1
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise TaskFormatError(f"{where}: not JSON ({error.msg} at column {error.colno})") from None
-            if not isinstance(record, dict):
-                raise TaskFormatError(f"{where}: expected a JSON object, found {type(record).__name__}")
-            for key in ("sentence1", "sentence2", "gold_label"):
-                if not isinstance(record.get(key), str) or not record[key].strip():
-                    raise TaskFormatError(f"{where}: field {key!r} missing or empty")
-            split.add(TextExample(
-                str(record.get("pairID", f"{file_name}:{number}")), record["sentence1"],
-                (_check_label(spec, record["gold_label"], where),), text_pair=record["sentence2"],
-            ))
-        splits[name] = split
-    return splits
+    return _read_split_files(spec, data_dir, MEDNLI_FILES, "MedNLI JSON lines", _read_mednli_file)
 
 
 # DDI corpus XML, converted as BLUE's create_ddi_bert does: one example per <pair>, its two

@@ -1,18 +1,17 @@
 """Binary cross-entropy per label for multi-label classification, and HOC F1 at validation.
 
-HOC is scored per abstract (the union of its sentences' labels, bio_roberta.metrics.hoc_macro_f1),
+HOC is scored per abstract (the union of its sentences' labels, bio_roberta.metrics.hoc_abstract_f1),
 which is not a sum of per-batch counts: validation keeps every example's group, gold and predicted
-labels (concatenated over the validation set) and derives ``hoc_macro_f1`` from them.
+labels (concatenated over the validation set) and derives ``hoc_abstract_f1`` from them.
 """
-import math
-
 import torch
 import torch.nn.functional as F
 from fairseq import metrics
 from fairseq.criterions import FairseqCriterion, register_criterion
 from fairseq.dataclass import FairseqDataclass
 
-from bio_roberta.metrics import group_label_sets, hoc_macro_f1
+from bio_roberta.metrics import group_label_sets, hoc_abstract_f1
+from user_dir.criterions._finetune_metrics import finetune_logging_output, log_loss, log_percentage
 
 VALIDATION_TENSORS = ("group", "gold", "predicted")
 
@@ -21,9 +20,9 @@ def _label_sets(rows: torch.Tensor) -> list[set]:
     return [set(row.nonzero().flatten().tolist()) for row in rows]
 
 
-def hoc_f1_of_tensors(groups: torch.Tensor, gold: torch.Tensor, predicted: torch.Tensor) -> float:
+def hoc_abstract_f1_of_tensors(groups: torch.Tensor, gold: torch.Tensor, predicted: torch.Tensor) -> float:
     group_list = groups.tolist()
-    return hoc_macro_f1(group_label_sets(group_list, _label_sets(gold)), group_label_sets(group_list, _label_sets(predicted)))
+    return hoc_abstract_f1(group_label_sets(group_list, _label_sets(gold)), group_label_sets(group_list, _label_sets(predicted)))
 
 
 @register_criterion("multilabel_classification", dataclass=FairseqDataclass)
@@ -39,12 +38,7 @@ class MultilabelClassificationCriterion(FairseqCriterion):
         target = sample["target"]
         loss = F.binary_cross_entropy_with_logits(logits.float(), target.float(), reduction="sum")
         sample_size = target.size(0)
-        logging_output = {
-            "loss": loss.data,
-            "ntokens": sample["ntokens"],
-            "nsentences": sample["nsentences"],
-            "sample_size": sample_size,
-        }
+        logging_output = finetune_logging_output(loss, sample, sample_size)
         if not model.training:
             logging_output.update(
                 group=sample["group"].cpu(), gold=target.bool().cpu(), predicted=(logits > 0).cpu()
@@ -53,16 +47,14 @@ class MultilabelClassificationCriterion(FairseqCriterion):
 
     @staticmethod
     def reduce_metrics(logging_outputs) -> None:
-        loss_sum = sum(log.get("loss", 0) for log in logging_outputs)
-        sample_size = sum(log.get("sample_size", 0) for log in logging_outputs)
-        metrics.log_scalar("loss", loss_sum / max(sample_size, 1) / math.log(2), sample_size, round=3)
+        log_loss(logging_outputs)
         validation = [log for log in logging_outputs if "group" in log]
         if validation:
             for key in VALIDATION_TENSORS:
                 metrics.log_concat_tensor("_" + key, torch.cat([log[key] for log in validation]))
-            metrics.log_derived(
-                "hoc_macro_f1",
-                lambda meters: round(100 * hoc_f1_of_tensors(*(meters["_" + k].tensor for k in VALIDATION_TENSORS)), 2),
+            log_percentage(
+                "hoc_abstract_f1",
+                lambda meters: hoc_abstract_f1_of_tensors(*(meters["_" + k].tensor for k in VALIDATION_TENSORS)),
             )
 
     @staticmethod

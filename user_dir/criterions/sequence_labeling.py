@@ -1,6 +1,4 @@
 """Cross-entropy over the tagged positions (word starts) and entity counts for validation F1."""
-import math
-
 import torch
 import torch.nn.functional as F
 from fairseq import metrics
@@ -8,6 +6,13 @@ from fairseq.criterions import FairseqCriterion, register_criterion
 from fairseq.dataclass import FairseqDataclass
 
 from bio_roberta.metrics import entity_counts, f1_from_counts
+from user_dir.criterions._finetune_metrics import (
+    finetune_logging_output,
+    log_loss,
+    log_percentage,
+    log_summed_counts,
+    summed_counts,
+)
 from user_dir.models.token_classification_head import token_classification_logits
 
 ENTITY_COUNTS = ("entity_tp", "entity_predicted", "entity_gold")
@@ -38,12 +43,7 @@ class SequenceLabelingCriterion(FairseqCriterion):
         tagged = target >= 0
         loss = F.cross_entropy(logits[tagged].float(), target[tagged], reduction="sum")
         sample_size = int(tagged.sum())
-        logging_output = {
-            "loss": loss.data,
-            "ntokens": sample["ntokens"],
-            "nsentences": sample["nsentences"],
-            "sample_size": sample_size,
-        }
+        logging_output = finetune_logging_output(loss, sample, sample_size)
         if not model.training:
             predicted = logits.argmax(dim=-1)
             logging_output["ncorrect"] = int((predicted[tagged] == target[tagged]).sum())
@@ -53,18 +53,12 @@ class SequenceLabelingCriterion(FairseqCriterion):
 
     @staticmethod
     def reduce_metrics(logging_outputs) -> None:
-        loss_sum = sum(log.get("loss", 0) for log in logging_outputs)
-        sample_size = sum(log.get("sample_size", 0) for log in logging_outputs)
-        metrics.log_scalar("loss", loss_sum / max(sample_size, 1) / math.log(2), sample_size, round=3)
+        sample_size = log_loss(logging_outputs)
         if any("ncorrect" in log for log in logging_outputs):
             ncorrect = sum(log.get("ncorrect", 0) for log in logging_outputs)
             metrics.log_scalar("tag_accuracy", 100.0 * ncorrect / max(sample_size, 1), sample_size, round=2)
-            for key in ENTITY_COUNTS:
-                metrics.log_scalar_sum("_" + key, sum(log.get(key, 0) for log in logging_outputs))
-            metrics.log_derived(
-                "entity_f1",
-                lambda meters: round(100 * f1_from_counts(*(meters["_" + k].sum for k in ENTITY_COUNTS)), 2),
-            )
+            log_summed_counts(logging_outputs, ENTITY_COUNTS)
+            log_percentage("entity_f1", lambda meters: f1_from_counts(*summed_counts(meters, ENTITY_COUNTS)))
 
     @staticmethod
     def logging_outputs_can_be_summed() -> bool:

@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 import torch
-from fairseq import metrics
 from fairseq.criterions import register_criterion
 from fairseq.criterions.sentence_prediction import SentencePredictionConfig, SentencePredictionCriterion
 
 from bio_roberta.metrics import macro_f1_from_counts, micro_f1_from_counts
+from user_dir.criterions._finetune_metrics import log_percentage, log_summed_counts, summed_counts
 
 COUNTS = ("tp", "predicted", "gold")
 
@@ -65,14 +65,14 @@ class SingleLabelClassificationCriterion(SentencePredictionCriterion):
         classes = sorted({int(key[3:]) for log in logging_outputs for key in log if key.startswith("tp_")})
         if not classes:
             return
-        for name in COUNTS:
-            for k in classes:
-                metrics.log_scalar_sum(f"_{name}_{k}", sum(log.get(f"{name}_{k}", 0) for log in logging_outputs))
+        keys = [[f"{name}_{k}" for k in classes] for name in COUNTS]  # per count, one key per class
+        for count_keys in keys:
+            log_summed_counts(logging_outputs, count_keys)
 
         def count_arrays(meters):
-            return [[meters[f"_{name}_{k}"].sum for k in classes] for name in COUNTS]
+            return [summed_counts(meters, count_keys) for count_keys in keys]
 
-        metrics.log_derived("macro_f1", lambda meters: round(100 * macro_f1_from_counts(*count_arrays(meters)), 2))
-        metrics.log_derived("micro_f1", lambda meters: round(100 * micro_f1_from_counts(*count_arrays(meters)), 2))
+        log_percentage("macro_f1", lambda meters: macro_f1_from_counts(*count_arrays(meters)))
+        log_percentage("micro_f1", lambda meters: micro_f1_from_counts(*count_arrays(meters)))
         if len(classes) == 1:
-            metrics.log_derived("binary_f1", lambda meters: round(100 * micro_f1_from_counts(*count_arrays(meters)), 2))
+            log_percentage("binary_f1", lambda meters: micro_f1_from_counts(*count_arrays(meters)))

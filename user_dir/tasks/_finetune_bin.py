@@ -1,9 +1,119 @@
-"""Reading one split of a finetune-bin/<task> directory (layout: sequence_labeling.py's docstring)."""
-from __future__ import annotations
+"""What the fine-tuning tasks share: reading a finetune-bin/<task> directory (layout:
+sequence_labeling.py's docstring) and ``FinetuneBinTask``, the base of the tasks that read one.
 
+Not registered itself (the leading underscore keeps user_dir/__init__.py from importing it as a
+component); sequence_labeling and multilabel_classification subclass it.
+"""
+import contextlib
+import logging
 import os
+from dataclasses import dataclass, field
 
-from fairseq.data import Dictionary, PrependTokenDataset, data_utils
+import numpy as np
+from fairseq import models
+from fairseq.data import (
+    Dictionary,
+    IdDataset,
+    NestedDictionaryDataset,
+    NumelDataset,
+    NumSamplesDataset,
+    PrependTokenDataset,
+    RightPadDataset,
+    SortDataset,
+    data_utils,
+)
+from fairseq.dataclass import FairseqDataclass
+from fairseq.tasks import FairseqTask
+from omegaconf import II, MISSING, OmegaConf, open_dict
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class FinetuneBinConfig(FairseqDataclass):
+    """Options of every finetune-bin task; each adds its head's ``classification_head_name``."""
+
+    data: str = field(default=MISSING, metadata={"help": "a finetune-bin/<task> directory"})
+    max_positions: int = field(default=512, metadata={"help": "max BPE tokens per example, <s> included"})
+    no_shuffle: bool = field(default=False, metadata={"help": "keep the training examples in file order"})
+    seed: int = II("common.seed")
+
+
+class FinetuneBinTask(FairseqTask):
+    """A pretrained RoBERTa plus one head, trained on input0/ against targets built from label/.
+
+    Subclasses say how label/ becomes the sample's targets (``targets``) and which head scores
+    them (``add_head``); loading, batching, shuffling and the model's max_positions are the same.
+    """
+
+    cfg: FinetuneBinConfig
+
+    def __init__(self, cfg: FinetuneBinConfig, dictionary: Dictionary, label_dictionary: Dictionary):
+        super().__init__(cfg)
+        self.dictionary = dictionary
+        self.label_dictionary = label_dictionary
+
+    @classmethod
+    def setup_task(cls, cfg: FinetuneBinConfig, **kwargs):
+        task = cls(cfg, load_input_dictionary(cfg.data), load_label_dictionary(cfg.data))
+        logger.info(f"[input] dictionary: {len(task.dictionary)} types; labels: {task.label_names}")
+        return task
+
+    @property
+    def label_names(self) -> list[str]:
+        """Label symbol of each class id."""
+        return self.label_dictionary.symbols[self.label_dictionary.nspecial:]
+
+    def targets(self, split: str, input0, labels) -> dict:
+        """The sample entries built from label/ (at least "target"), checked against input0."""
+        raise NotImplementedError
+
+    def add_head(self, model) -> None:
+        """Register the head named ``cfg.classification_head_name`` on the built model."""
+        raise NotImplementedError
+
+    def load_dataset(self, split, combine=False, **kwargs):
+        input0 = load_split(self.cfg.data, "input0", split, self.dictionary, combine)
+        labels = load_split(self.cfg.data, "label", split, self.label_dictionary, combine)
+        targets = self.targets(split, input0, labels)
+        src_tokens = source_tokens(input0, self.dictionary)
+        dataset = NestedDictionaryDataset(
+            {
+                "id": IdDataset(),
+                "net_input": {
+                    "src_tokens": RightPadDataset(src_tokens, pad_idx=self.dictionary.pad()),
+                    "src_lengths": NumelDataset(src_tokens, reduce=False),
+                },
+                **targets,
+                "nsentences": NumSamplesDataset(),
+                "ntokens": NumelDataset(src_tokens, reduce=True),
+            },
+            sizes=[src_tokens.sizes],
+        )
+        if not self.cfg.no_shuffle:
+            with data_utils.numpy_seed(self.cfg.seed):
+                dataset = SortDataset(dataset, sort_order=[np.random.permutation(len(dataset))])
+        logger.info(f"loaded {split}: {len(dataset)} examples")
+        self.datasets[split] = dataset
+        return dataset
+
+    def build_model(self, cfg, from_checkpoint=False):
+        with open_dict(cfg) if OmegaConf.is_config(cfg) else contextlib.ExitStack():
+            cfg.max_positions = self.cfg.max_positions
+        model = models.build_model(cfg, self, from_checkpoint)
+        self.add_head(model)
+        return model
+
+    def max_positions(self):
+        return self.cfg.max_positions
+
+    @property
+    def source_dictionary(self):
+        return self.dictionary
+
+    @property
+    def target_dictionary(self):
+        return self.dictionary
 
 
 def load_input_dictionary(data: str) -> Dictionary:

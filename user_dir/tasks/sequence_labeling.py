@@ -39,36 +39,14 @@ from the tags themselves (bio_roberta.tagging.tag_spans reads BIO, IO and BIOUL 
 Validation logs ``entity_f1`` (from entity counts summed over the whole validation set) for
 ``--best-checkpoint-metric entity_f1 --maximize-best-checkpoint-metric``.
 """
-import contextlib
-import logging
 from dataclasses import dataclass, field
 
 import numpy as np
-from fairseq import models
-from fairseq.data import (
-    IdDataset,
-    NestedDictionaryDataset,
-    NumelDataset,
-    NumSamplesDataset,
-    OffsetTokensDataset,
-    PrependTokenDataset,
-    RightPadDataset,
-    SortDataset,
-    data_utils,
-)
-from fairseq.dataclass import FairseqDataclass
-from fairseq.tasks import FairseqTask, register_task
-from omegaconf import II, MISSING, OmegaConf, open_dict
+from fairseq.data import OffsetTokensDataset, PrependTokenDataset, RightPadDataset
+from fairseq.tasks import register_task
 
 from user_dir.models.token_classification_head import add_token_classification_head
-from user_dir.tasks._finetune_bin import (
-    load_input_dictionary,
-    load_label_dictionary,
-    load_split,
-    source_tokens,
-)
-
-logger = logging.getLogger(__name__)
+from user_dir.tasks._finetune_bin import FinetuneBinConfig, FinetuneBinTask
 
 # Target value of positions that carry no tag (<s>, non-initial subwords, </s>, padding): every
 # special symbol of label/dict.txt lands below 0 after the class-id offset, padding at -1.
@@ -76,46 +54,24 @@ UNLABELLED = -1
 
 
 @dataclass
-class SequenceLabelingConfig(FairseqDataclass):
-    data: str = field(default=MISSING, metadata={"help": "a finetune-bin/<task> directory"})
+class SequenceLabelingConfig(FinetuneBinConfig):
     classification_head_name: str = field(
         default="token_classification_head", metadata={"help": "name of the token-classification head"}
     )
-    max_positions: int = field(default=512, metadata={"help": "max BPE tokens per example, <s> included"})
-    no_shuffle: bool = field(default=False, metadata={"help": "keep the training examples in file order"})
-    seed: int = II("common.seed")
 
 
 @register_task("sequence_labeling", dataclass=SequenceLabelingConfig)
-class SequenceLabelingTask(FairseqTask):
+class SequenceLabelingTask(FinetuneBinTask):
     """Tag every word of a sentence; targets are class ids at word starts and UNLABELLED elsewhere."""
 
     cfg: SequenceLabelingConfig
 
-    def __init__(self, cfg: SequenceLabelingConfig, dictionary, label_dictionary):
-        super().__init__(cfg)
-        self.dictionary = dictionary
-        self.label_dictionary = label_dictionary
-
-    @classmethod
-    def setup_task(cls, cfg: SequenceLabelingConfig, **kwargs):
-        dictionary = load_input_dictionary(cfg.data)
-        label_dictionary = load_label_dictionary(cfg.data)
-        logger.info(f"[input] dictionary: {len(dictionary)} types; tags: {cls.tag_names(label_dictionary)}")
-        return cls(cfg, dictionary, label_dictionary)
-
-    @staticmethod
-    def tag_names(label_dictionary) -> list[str]:
-        return label_dictionary.symbols[label_dictionary.nspecial:]
-
     @property
     def tags(self) -> list[str]:
-        """Tag of each class id."""
-        return self.tag_names(self.label_dictionary)
+        """Tag of each class id: the label names, in the tagging scheme of the manifest."""
+        return self.label_names
 
-    def load_dataset(self, split, combine=False, **kwargs):
-        input0 = load_split(self.cfg.data, "input0", split, self.dictionary, combine)
-        labels = load_split(self.cfg.data, "label", split, self.label_dictionary, combine)
+    def targets(self, split, input0, labels):
         mismatched = np.flatnonzero(np.asarray(input0.sizes) != np.asarray(labels.sizes))
         if len(input0) != len(labels) or len(mismatched):
             where = f"example {mismatched[0]}" if len(mismatched) else f"{len(input0)} vs {len(labels)} examples"
@@ -123,44 +79,10 @@ class SequenceLabelingTask(FairseqTask):
                 f"{self.cfg.data}: input0/{split} and label/{split} are not aligned ({where}); "
                 "label/ must hold one symbol per BPE token of input0, eos included"
             )
-        src_tokens = source_tokens(input0, self.dictionary)
         target = OffsetTokensDataset(
             PrependTokenDataset(labels, self.label_dictionary.pad()), -self.label_dictionary.nspecial
         )
-        dataset = NestedDictionaryDataset(
-            {
-                "id": IdDataset(),
-                "net_input": {
-                    "src_tokens": RightPadDataset(src_tokens, pad_idx=self.dictionary.pad()),
-                    "src_lengths": NumelDataset(src_tokens, reduce=False),
-                },
-                "target": RightPadDataset(target, pad_idx=UNLABELLED),
-                "nsentences": NumSamplesDataset(),
-                "ntokens": NumelDataset(src_tokens, reduce=True),
-            },
-            sizes=[src_tokens.sizes],
-        )
-        if not self.cfg.no_shuffle:
-            with data_utils.numpy_seed(self.cfg.seed):
-                dataset = SortDataset(dataset, sort_order=[np.random.permutation(len(dataset))])
-        logger.info(f"loaded {split}: {len(dataset)} examples")
-        self.datasets[split] = dataset
-        return dataset
+        return {"target": RightPadDataset(target, pad_idx=UNLABELLED)}
 
-    def build_model(self, cfg, from_checkpoint=False):
-        with open_dict(cfg) if OmegaConf.is_config(cfg) else contextlib.ExitStack():
-            cfg.max_positions = self.cfg.max_positions
-        model = models.build_model(cfg, self, from_checkpoint)
+    def add_head(self, model):
         add_token_classification_head(model, self.cfg.classification_head_name, len(self.tags))
-        return model
-
-    def max_positions(self):
-        return self.cfg.max_positions
-
-    @property
-    def source_dictionary(self):
-        return self.dictionary
-
-    @property
-    def target_dictionary(self):
-        return self.dictionary

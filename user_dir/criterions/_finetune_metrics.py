@@ -1,0 +1,44 @@
+"""Logging that the fine-tuning criteria share (not registered: the leading underscore).
+
+Validation scores are derived from meters that hold the whole validation set (counts summed over
+every batch, or tensors concatenated), never from per-batch scores, and are logged as percentages
+rounded to 2 decimals, so that a checkpoint re-scored from its prediction file
+(bio_roberta.predictions) gives the number validation logged.
+"""
+import math
+
+from fairseq import metrics
+
+
+def finetune_logging_output(loss, sample, sample_size) -> dict:
+    """The entries fairseq's trainer reads from every criterion's logging output."""
+    return {
+        "loss": loss.data,
+        "ntokens": sample["ntokens"],
+        "nsentences": sample["nsentences"],
+        "sample_size": sample_size,
+    }
+
+
+def log_loss(logging_outputs) -> int:
+    """Log the loss per unit of sample_size in bits, as fairseq's criteria do; returns sample_size."""
+    loss_sum = sum(log.get("loss", 0) for log in logging_outputs)
+    sample_size = sum(log.get("sample_size", 0) for log in logging_outputs)
+    metrics.log_scalar("loss", loss_sum / max(sample_size, 1) / math.log(2), sample_size, round=3)
+    return sample_size
+
+
+def log_summed_counts(logging_outputs, keys) -> None:
+    """Sum each count into the hidden meter "_<key>", which keeps summing over the validation set."""
+    for key in keys:
+        metrics.log_scalar_sum("_" + key, sum(log.get(key, 0) for log in logging_outputs))
+
+
+def summed_counts(meters, keys) -> list:
+    """The whole-set sums that log_summed_counts kept."""
+    return [meters["_" + key].sum for key in keys]
+
+
+def log_percentage(name: str, score_of_meters) -> None:
+    """Log score_of_meters(meters), a fraction, as a percentage to 2 decimals, derived when read."""
+    metrics.log_derived(name, lambda meters: round(100 * score_of_meters(meters), 2))
