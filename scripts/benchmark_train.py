@@ -100,7 +100,8 @@ def measure_transformers(steps):
 
 
 def measure_distillation(databin, teacher, steps):
-    """Median seconds of: a student MLM step, a teacher forward on the masked positions, a distillation step."""
+    """Median seconds of: a student MLM step, a teacher forward on the masked positions, a distillation
+    step (with the align term); their ratio is the median over rounds of distill / (student + teacher)."""
     import torch
     from fairseq import criterions, optim
 
@@ -138,19 +139,24 @@ def measure_distillation(databin, teacher, steps):
         with torch.no_grad():
             task.teacher(**batch["net_input"], masked_tokens=batch["target"].ne(task.dictionary.pad()))
 
-    # interleaved, batch by batch, so that load from other processes hits all three alike
+    # interleaved batch by batch, in an order rotated every round, so that load from other processes
+    # and whatever ran just before hit all three alike; the ratio is taken within each round
     steps_by_name = {"student": train_step(mlm), "teacher": teacher_forward, "distill": train_step(distill)}
-    seconds = {name: [] for name in steps_by_name}
+    names = list(steps_by_name)
+    seconds = {name: [] for name in names}
     student.train()
-    for batch in batches:
-        for name, step in steps_by_name.items():
+    for round_index, batch in enumerate(batches):
+        shift = round_index % len(names)
+        for name in names[shift:] + names[:shift]:
             start = time.perf_counter()
-            step(batch)
+            steps_by_name[name](batch)
             seconds[name].append(time.perf_counter() - start)
-    student_s, teacher_s, distill_s = (statistics.median(seconds[name][2:]) for name in steps_by_name)
-    return {"student_mlm_step_s": round(student_s, 4), "teacher_forward_s": round(teacher_s, 4),
-            "distill_step_s": round(distill_s, 4),
-            "distill_over_student_plus_teacher": round(distill_s / (student_s + teacher_s), 3), "target": 1.1}
+    timed = {name: seconds[name][2:] for name in names}
+    student_s, teacher_s, distill_s = (statistics.median(timed[name]) for name in names)
+    ratios = [d / (s + t) for s, t, d in zip(timed["student"], timed["teacher"], timed["distill"])]
+    return {"alpha_cos": cfg.criterion.alpha_cos, "student_mlm_step_s": round(student_s, 4),
+            "teacher_forward_s": round(teacher_s, 4), "distill_step_s": round(distill_s, 4),
+            "distill_over_student_plus_teacher": round(statistics.median(ratios), 3), "target": 1.1}
 
 
 def child(name, *extra):
@@ -178,13 +184,16 @@ def main():
             "transformers": lambda: measure_transformers(args.steps),
             "distillation": lambda: measure_distillation(args.databin, args.teacher, args.steps),
         }[args.measure]()
+        # what else ran meanwhile: these timings are only comparable at a similar load
+        result["load_average_1_5_15min"] = [round(load, 2) for load in os.getloadavg()]
         print(json.dumps(result))
         return
     with tempfile.TemporaryDirectory() as root:
         databin = synthetic_databin(Path(root))
         common = ["--databin", str(databin), "--steps", str(args.steps), "--threads", str(args.threads)]
         report = {"shape": {"layers": LAYERS, "width": WIDTH, "vocab": VOCAB, "batch": BATCH, "seq": SEQ,
-                            "threads": args.threads, "steps": args.steps}}
+                            "threads": args.threads, "steps": args.steps, "cores": os.cpu_count()},
+                  "load_average_at_start_1_5_15min": [round(load, 2) for load in os.getloadavg()]}
         for name in ("ours", "fairseq", "transformers"):
             report[name] = child(name, *common)
         if "tokens_per_s" in report["ours"] and "tokens_per_s" in report["fairseq"]:

@@ -12,7 +12,7 @@ import torch
 import user_dir  # noqa: F401  (registers the distillation task and criterion)
 from conftest import USER_DIR, fairseq_preprocess, write_tiny_corpus
 from fairseq.checkpoint_utils import load_checkpoint_to_cpu
-from user_dir.criterions.distillation import DistillationLoss, DistillationLossConfig
+from user_dir.criterions.distillation import DistillationLoss, DistillationLossConfig, MaskedLogitLoss
 from user_dir.tasks.distillation import DistillationConfig, DistillationTask
 
 BIN = Path(sys.executable).parent
@@ -68,6 +68,27 @@ def test_each_term_equals_a_hand_computed_reference(setup):
     assert log["cos_loss"].item() == pytest.approx(cos.item(), rel=1e-4)
     assert kl.item() > 0 and cos.item() > 0
     assert loss.item() == pytest.approx((5 * ce + 2 * kl + cos).item(), rel=1e-4)
+
+
+def test_the_closed_form_logit_gradient_equals_autograd_through_the_reference():
+    """MaskedLogitLoss builds its gradient by hand; it must be the one autograd derives."""
+    generator = torch.Generator().manual_seed(3)
+    student = (torch.randn(7, 50, generator=generator) * 3).requires_grad_()
+    teacher = torch.randn(7, 50, generator=generator) * 3
+    targets = torch.randint(0, 50, (7,), generator=generator)
+
+    loss, ce, kl = MaskedLogitLoss.apply(student, teacher.clone(), targets, 2.0, 5.0, 3.0)
+    (loss * 0.5).backward()
+    reference = student.detach().clone().requires_grad_()
+    ce_ref = torch.nn.functional.cross_entropy(reference, targets, reduction="sum")
+    kl_ref = torch.nn.functional.kl_div((reference / 2.0).log_softmax(-1), (teacher / 2.0).log_softmax(-1),
+                                        log_target=True, reduction="sum") * 4.0
+    ((5.0 * ce_ref + 3.0 * kl_ref) * 0.5).backward()
+
+    assert ce.item() == pytest.approx(ce_ref.item(), rel=1e-5)
+    assert kl.item() == pytest.approx(kl_ref.item(), rel=1e-5)
+    assert not ce.requires_grad and not kl.requires_grad
+    torch.testing.assert_close(student.grad, reference.grad, rtol=1e-5, atol=1e-6)
 
 
 def test_kl_and_cosine_vanish_when_the_student_is_the_teacher(setup):

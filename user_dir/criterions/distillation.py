@@ -5,7 +5,8 @@ loss = α_mlm · CE(student, targets)                        mean over masked po
      + α_cos · (1 − cos(W·h_student, h_teacher))          mean over non-padding positions
 
 Both vocabulary projections are computed on the masked positions only (RoBERTa's masked_tokens),
-which keeps a distillation step near the cost of a student step plus a teacher forward. α_cos = 0
+and the two logit terms share one closed-form gradient (MaskedLogitLoss), which keeps a
+distillation step near the cost of a student step plus a teacher forward. α_cos = 0
 is the paper's "distill", α_cos > 0 its "distill + align". The projection W (student width to
 teacher width, identity when equal) belongs to this criterion: the trainer optimises it and
 stores it under the checkpoint's "criterion" key, apart from the student model.
@@ -15,10 +16,73 @@ from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F
-from fairseq import modules, utils
+from fairseq import utils
 from fairseq.criterions import FairseqCriterion, register_criterion
 from fairseq.dataclass import FairseqDataclass
 from fairseq.logging import metrics
+
+
+def softmax_in_place(shifted: torch.Tensor) -> torch.Tensor:
+    """Rows already shifted by their maximum become log-probabilities in place; returns the
+    probabilities, the only new [rows x V] buffer."""
+    probs = shifted.exp()
+    total = probs.sum(-1, keepdim=True)
+    probs.div_(total)
+    shifted.sub_(total.log_())
+    return probs
+
+
+class MaskedLogitLoss(torch.autograd.Function):
+    """α_mlm · CE(student, targets) + α_kl · T² · KL(softmax(teacher/T) ‖ softmax(student/T)), summed.
+
+    On [masked x V] logits (V ≈ 50k) these elementwise passes, and above all each fresh buffer of
+    that size, cost as much as a layer: autograd through log_softmax, kl_div and the divisions by T
+    allocated about a dozen. The gradient has a closed form,
+        α_mlm · (softmax(s) − onehot(targets)) + α_kl · T · (softmax(s/T) − softmax(t/T)),
+    so forward builds it in a single saved buffer with in-place operations and backward only scales
+    it. Returns (loss, mlm_loss, kl_loss); the two terms are for logging and carry no gradient.
+    teacher_logits are overwritten; the saved gradient is scaled in place, so backward runs once.
+    """
+
+    @staticmethod
+    def forward(ctx, student_logits, teacher_logits, targets, temperature, alpha_mlm, alpha_kl):
+        rows = torch.arange(len(targets), device=targets.device)
+        log_p_teacher = teacher_logits.float()
+        log_p_teacher.sub_(log_p_teacher.amax(-1, keepdim=True)).div_(temperature)
+        p_teacher = softmax_in_place(log_p_teacher)
+
+        student = student_logits.float()
+        student_max = student.amax(-1, keepdim=True)
+        # one buffer holds (s − max) / T, then q_s = softmax(s / T), then the gradient;
+        # log_p_teacher becomes log p_t − log q_s elementwise, as exact as kl_div's own difference
+        grad = torch.sub(student, student_max).div_(temperature)
+        log_p_teacher.sub_(grad)
+        q_student = grad.exp_()
+        q_total = q_student.sum(-1, keepdim=True)
+        q_student.div_(q_total)
+        log_p_teacher.add_(q_total.log_())
+        kl_loss = log_p_teacher.mul_(p_teacher).sum() * temperature ** 2
+        del log_p_teacher
+        grad.sub_(p_teacher).mul_(alpha_kl * temperature)
+
+        p_student = torch.sub(student, student_max, out=p_teacher).exp_()
+        del p_teacher
+        p_total = p_student.sum(-1)
+        mlm_loss = (p_total.log() - (student[rows, targets] - student_max[:, 0])).sum()
+        p_student.div_(p_total[:, None])
+        p_student[rows, targets] -= 1
+        grad.add_(p_student, alpha=alpha_mlm)
+
+        ctx.save_for_backward(grad)
+        ctx.dtype = student_logits.dtype
+        ctx.mark_non_differentiable(mlm_loss, kl_loss)
+        return alpha_mlm * mlm_loss + alpha_kl * kl_loss, mlm_loss, kl_loss
+
+    @staticmethod
+    def backward(ctx, grad_loss, grad_mlm_loss, grad_kl_loss):
+        (grad,) = ctx.saved_tensors
+        return grad.mul_(grad_loss).to(ctx.dtype), None, None, None, None, None
+
 
 @dataclass
 class DistillationLossConfig(FairseqDataclass):
@@ -70,12 +134,9 @@ class DistillationLoss(FairseqCriterion):
             teacher_logits, teacher_extra = teacher(**sample["net_input"], masked_tokens=masked,
                                                     return_all_hiddens=self.cfg.alpha_cos > 0)
 
-        mlm_loss = modules.cross_entropy(student_logits.float(), targets[masked], reduction="sum",
-                                         ignore_index=self.padding_idx)
-        t = self.cfg.temperature
-        kl_loss = F.kl_div(F.log_softmax(student_logits.float() / t, dim=-1),
-                           F.log_softmax(teacher_logits.float() / t, dim=-1),
-                           log_target=True, reduction="sum") * t * t
+        logit_loss, mlm_loss, kl_loss = MaskedLogitLoss.apply(
+            student_logits, teacher_logits, targets[masked], self.cfg.temperature,
+            self.cfg.alpha_mlm, self.cfg.alpha_kl)
         if self.cfg.alpha_cos > 0:
             # inner_states are T x B x C; the last one is the final layer (RoBERTa has no final norm)
             student_states = self.projection(student_extra["inner_states"][-1].transpose(0, 1)[not_padding])
@@ -86,7 +147,7 @@ class DistillationLoss(FairseqCriterion):
         else:
             cos_loss = student_logits.new_zeros((), dtype=torch.float)
 
-        loss = self.cfg.alpha_mlm * mlm_loss + self.cfg.alpha_kl * kl_loss + self.cfg.alpha_cos * cos_loss
+        loss = logit_loss + self.cfg.alpha_cos * cos_loss
         logging_output = {
             "loss": loss.data,
             "mlm_loss": mlm_loss.data,
