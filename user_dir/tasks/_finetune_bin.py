@@ -4,6 +4,7 @@ sequence_labeling.py's docstring) and ``FinetuneBinTask``, the base of the tasks
 Not registered itself (the leading underscore keeps user_dir/__init__.py from importing it as a
 component); sequence_labeling and multilabel_classification subclass it.
 """
+import abc
 import contextlib
 import logging
 import os
@@ -39,7 +40,7 @@ class FinetuneBinConfig(FairseqDataclass):
     seed: int = II("common.seed")
 
 
-class FinetuneBinTask(FairseqTask):
+class FinetuneBinTask(FairseqTask, metaclass=abc.ABCMeta):
     """A pretrained RoBERTa plus one head, trained on input0/ against targets built from label/.
 
     Subclasses say how label/ becomes the sample's targets (``targets``) and which head scores
@@ -64,13 +65,13 @@ class FinetuneBinTask(FairseqTask):
         """Label symbol of each class id."""
         return self.label_dictionary.symbols[self.label_dictionary.nspecial:]
 
+    @abc.abstractmethod
     def targets(self, split: str, input0, labels) -> dict:
         """The sample entries built from label/ (at least "target"), checked against input0."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def add_head(self, model) -> None:
         """Register the head named ``cfg.classification_head_name`` on the built model."""
-        raise NotImplementedError
 
     def load_dataset(self, split, combine=False, **kwargs):
         input0 = load_split(self.cfg.data, "input0", split, self.dictionary, combine)
