@@ -1,10 +1,14 @@
 """Encode text shards and binarize them into fairseq mmap datasets in one streaming, multi-process pass.
 
 The standard route writes BPE ids as text (examples/roberta/multiprocessing_bpe_encoder.py) and
-reads them back (fairseq-preprocess). Here each worker encodes a byte range of a shard and writes
-dictionary indices straight into a MMapIndexedDatasetBuilder; the chunks are merged in order with
-merge_file_. For byte-level BPE the encoder is BatchGPT2Encoder (fairseq's gpt2 BPE matched once
-per batch and cached per pre-token); the other kinds use fairseq's own encoder. The result equals the standard route's .bin/.idx (tests/test_binarize.py).
+reads them back (fairseq-preprocess). Here each worker encodes a line-aligned byte range of a shard
+and writes dictionary indices straight into its own data file plus a file of sequence sizes; the
+chunks are appended in order and the index is written last, in fairseq's MMapIndexedDataset
+format (version 1: header, int32 sizes, int64 byte pointers), streaming, so memory does not grow
+with the corpus. For byte-level BPE the encoder is BatchGPT2Encoder (fairseq's gpt2 BPE matched
+once per batch and cached per pre-token) and the fairseq package is never imported (seconds of
+start-up); the other kinds use fairseq's own encoder and Dictionary. The result equals the
+standard route's .bin/.idx byte for byte (tests/test_binarize.py).
 """
 from __future__ import annotations
 
@@ -13,15 +17,15 @@ import math
 import multiprocessing
 import os
 import shutil
+import struct
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from fairseq.data import indexed_dataset
 
 from bio_roberta.provenance import atomic_write_json, environment_record, file_record, json_hash
-from preprocess.bpe import BatchGPT2Encoder
+from preprocess.bpe import EOS_INDEX, UNK_INDEX, BatchGPT2Encoder, read_dictionary_indices
 from preprocess.vocab import DICT_FILE, MANIFEST, batched, read_vocab_dir, shard_files
 
 logger = logging.getLogger(__name__)
@@ -29,6 +33,10 @@ logger = logging.getLogger(__name__)
 SPLITS = ("train", "valid")
 ENCODE_BATCH_LINES = 4096
 DEFAULT_CHUNK_BYTES = 64 << 20
+COPY_BLOCK_SIZES = 1 << 22  # sizes per block when the index is written
+INDEX_MAGIC = b"MMIDIDX\x00\x00"
+INDEX_VERSION = 1
+INDEX_DTYPE_CODES = {np.dtype(np.uint16): 8, np.dtype(np.uint32): 9, np.dtype(np.int64): 5}  # fairseq's codes
 
 
 class BinarizeError(ValueError):
@@ -37,36 +45,41 @@ class BinarizeError(ValueError):
 
 @dataclass(frozen=True)
 class Chunk:
-    """A byte range of one shard, cut at line boundaries; binarized by one worker into `prefix`."""
+    """A byte range of one shard, cut at line boundaries; binarized by one worker into `prefix`.{bin,sizes}."""
     path: str
     start: int
     end: int
     prefix: str
 
 
+def token_dtype(dictionary_size: int) -> np.dtype:
+    """fairseq's best_fitting_int_dtype(len(dictionary)), the dtype fairseq-preprocess writes."""
+    if dictionary_size < 65500:
+        return np.dtype(np.uint16)
+    return np.dtype(np.uint32) if dictionary_size < 4294967295 else np.dtype(np.int64)
+
+
 class LineEncoder:
     """Text line -> fairseq dictionary indices (+ </s>), as multiprocessing_bpe_encoder + fairseq-preprocess."""
 
     def __init__(self, vocab_dir: str):
-        from fairseq.data import Dictionary
-
         vocab = read_vocab_dir(vocab_dir)
         self.kind = vocab.kind
-        self.dictionary = Dictionary.load(str(vocab.dict_path))
-        self.eos = self.dictionary.eos()
-        self.unk = self.dictionary.unk()
+        indices, self.dictionary_size = read_dictionary_indices(vocab.dict_path)
+        self.eos, self.unk = EOS_INDEX, UNK_INDEX
         if self.kind == "gpt2":
             files = vocab.bpe_files
             self.gpt2 = BatchGPT2Encoder(files["gpt2_encoder_json"], files["gpt2_vocab_bpe"])
             bpe_size = max(self.gpt2.reference.encoder.values()) + 1
             # BPE id -> dictionary index; ids absent from dict.txt become <unk>, as in fairseq-preprocess.
             # The last entry is </s>, so the encoder's LINE_END (-1) maps to it.
-            self.index_of_bpe_id = np.array(
-                [self.dictionary.indices.get(str(i), self.unk) for i in range(bpe_size)] + [self.eos], dtype=np.int64)
+            self.index_of_bpe_id = np.array([indices.get(str(i), self.unk) for i in range(bpe_size)] + [self.eos],
+                                            dtype=np.int64)
         else:
-            from preprocess.bpe import open_bpe
+            from preprocess.bpe import load_dictionary, open_bpe
 
             self.bpe = open_bpe(vocab_dir)
+            self.dictionary = load_dictionary(vocab_dir)
 
     def encode_batch(self, lines: list[str]) -> tuple[np.ndarray, np.ndarray, int]:
         """(indices of all lines, each followed by </s>; sequence sizes; blank lines) for a batch.
@@ -96,16 +109,41 @@ class LineEncoder:
         return flat, sizes, blank
 
 
-class BatchMMapIndexedDatasetBuilder(indexed_dataset.MMapIndexedDatasetBuilder):
-    """fairseq's mmap builder plus add_items: a whole batch in one write instead of one per sequence.
+class MMapDatasetWriter:
+    """One fairseq mmap dataset (prefix.bin + prefix.idx) assembled from binarized chunks in order.
 
-    Writes exactly what add_item would for each sequence in turn (tests/test_binarize.py compares
-    the bytes with fairseq-preprocess's).
+    .bin is the chunks' data appended; .idx is what fairseq's MMapIndexedDataset.Index.writer
+    writes: magic, version, dtype code, sequence count, int32 sizes, int64 byte offsets. The
+    sizes wait in a side file, so only one block of them is in memory at a time.
     """
 
-    def add_items(self, flat: np.ndarray, sizes: np.ndarray) -> None:
-        self._data_file.write(flat.astype(self._dtype).tobytes(order="C"))
-        self._sizes.extend(sizes.tolist())
+    def __init__(self, prefix: Path, dtype: np.dtype):
+        self.prefix, self.dtype = prefix, dtype
+        self.data = open(f"{prefix}.bin", "wb")
+        self.sizes = open(f"{prefix}.sizes", "w+b")
+        self.count = 0
+
+    def append_chunk(self, chunk_prefix: str) -> None:
+        for suffix, out in ((".bin", self.data), (".sizes", self.sizes)):
+            with open(chunk_prefix + suffix, "rb") as part:
+                shutil.copyfileobj(part, out, 1 << 20)
+            os.unlink(chunk_prefix + suffix)
+        self.count = self.sizes.tell() // 4
+
+    def finalize(self, index_path: Path) -> None:
+        self.data.close()
+        with open(index_path, "wb") as index:
+            index.write(INDEX_MAGIC + struct.pack("<QBQ", INDEX_VERSION, INDEX_DTYPE_CODES[self.dtype], self.count))
+            self.sizes.seek(0)
+            shutil.copyfileobj(self.sizes, index, 1 << 20)
+            self.sizes.seek(0)
+            offset = 0
+            while block := self.sizes.read(4 * COPY_BLOCK_SIZES):
+                ends = np.cumsum(np.frombuffer(block, dtype=np.int32), dtype=np.int64) * self.dtype.itemsize + offset
+                index.write(np.concatenate([[offset], ends[:-1]]).astype(np.int64).tobytes())
+                offset = int(ends[-1])
+        self.sizes.close()
+        os.unlink(f"{self.prefix}.sizes")
 
 
 def read_chunk_lines(chunk: Chunk) -> list[str]:
@@ -130,33 +168,43 @@ def _init_worker(vocab_dir: str, workers: int) -> None:
 
 
 def binarize_chunk(chunk: Chunk) -> dict[str, int]:
-    """Encode one chunk into its own mmap dataset; returns its counts."""
+    """Encode one chunk into chunk.prefix.bin (indices) and .sizes (int32 per sequence); returns its counts."""
     encoder = _worker_encoder
-    builder = BatchMMapIndexedDatasetBuilder(
-        chunk.prefix + ".bin", dtype=indexed_dataset.best_fitting_int_dtype(len(encoder.dictionary)))
+    dtype = token_dtype(encoder.dictionary_size)
     counts = {"sentences": 0, "empty_lines": 0, "sequences": 0, "tokens": 0, "unk_tokens": 0}
-    for batch in batched(read_chunk_lines(chunk), ENCODE_BATCH_LINES):
-        flat, sizes, blank = encoder.encode_batch(batch)
-        builder.add_items(flat, sizes)
-        counts["sequences"] += len(sizes)
-        counts["tokens"] += len(flat)
-        counts["unk_tokens"] += int(np.count_nonzero(flat == encoder.unk))
-        counts["empty_lines"] += blank
-        counts["sentences"] += len(sizes) - blank
-    builder.finalize(chunk.prefix + ".idx")
+    with open(chunk.prefix + ".bin", "wb") as data, open(chunk.prefix + ".sizes", "wb") as sizes_out:
+        for batch in batched(read_chunk_lines(chunk), ENCODE_BATCH_LINES):
+            flat, sizes, blank = encoder.encode_batch(batch)
+            data.write(flat.astype(dtype).tobytes())
+            sizes_out.write(sizes.astype(np.int32).tobytes())
+            counts["sequences"] += len(sizes)
+            counts["tokens"] += len(flat)
+            counts["unk_tokens"] += int(np.count_nonzero(flat == encoder.unk))
+            counts["empty_lines"] += blank
+            counts["sentences"] += len(sizes) - blank
     counts["bytes"] = chunk.end - chunk.start
     return counts
 
 
+def line_offsets(path: Path, pieces: int) -> list[int]:
+    """Offsets cutting a file into about `pieces` byte ranges, each ending after a line break."""
+    size = path.stat().st_size
+    offsets = [0]
+    with open(path, "rb") as handle:
+        for piece in range(1, pieces):
+            handle.seek(max(offsets[-1], size * piece // pieces))
+            handle.readline()
+            offsets.append(handle.tell())
+    return offsets + [size]
+
+
 def plan_chunks(files: list[Path], workers: int, chunk_bytes: int, tmp_dir: Path, split: str) -> list[Chunk]:
     """Cut shards into line-aligned byte ranges: at least one per worker, none above chunk_bytes."""
-    from fairseq.file_chunker_utils import find_offsets
-
     total = sum(f.stat().st_size for f in files)
     target = max(1, min(chunk_bytes, math.ceil(total / workers)))
     chunks = []
     for file in files:
-        offsets = find_offsets(str(file), max(1, math.ceil(file.stat().st_size / target)))
+        offsets = line_offsets(file, max(1, math.ceil(file.stat().st_size / target)))
         for start, end in zip(offsets[:-1], offsets[1:]):
             if end > start:
                 chunks.append(Chunk(str(file), start, end, str(tmp_dir / f"{split}.{len(chunks):05d}")))
@@ -185,7 +233,7 @@ def binarize(text_dirs: str | os.PathLike | list[str | os.PathLike], vocab_dir: 
     tmp_dir = out / ".binarize-tmp"
     shutil.rmtree(tmp_dir, ignore_errors=True)
     tmp_dir.mkdir()
-    dict_size = len(LineEncoder(str(vocab.path)).dictionary)
+    _, dict_size = read_dictionary_indices(vocab.dict_path)
     split_records: dict[str, Any] = {}
     context = multiprocessing.get_context("fork")
     pool = context.Pool(workers, initializer=_init_worker, initargs=(str(vocab.path), workers)) if workers > 1 else None
@@ -199,17 +247,15 @@ def binarize(text_dirs: str | os.PathLike | list[str | os.PathLike], vocab_dir: 
             chunks = plan_chunks(files, workers, chunk_bytes, tmp_dir, split)
             totals = {"sentences": 0, "empty_lines": 0, "sequences": 0, "tokens": 0, "unk_tokens": 0}
             results = pool.imap(binarize_chunk, chunks) if pool else map(binarize_chunk, chunks)
-            builder = indexed_dataset.make_builder(str(tmp_dir / f"{split}.bin"), impl="mmap", vocab_size=dict_size)
+            writer = MMapDatasetWriter(tmp_dir / split, token_dtype(dict_size))
             with tqdm(total=sum(c.end - c.start for c in chunks), unit="B", unit_scale=True,
                       desc=f"binarize {split}", disable=not progress) as bar:
                 for chunk, counts in zip(chunks, results):
-                    builder.merge_file_(chunk.prefix)
-                    os.unlink(chunk.prefix + ".bin")
-                    os.unlink(chunk.prefix + ".idx")
+                    writer.append_chunk(chunk.prefix)
                     bar.update(counts.pop("bytes"))
                     for key, value in counts.items():
                         totals[key] += value
-            builder.finalize(str(tmp_dir / f"{split}.idx"))
+            writer.finalize(tmp_dir / f"{split}.idx")
             for suffix in (".bin", ".idx"):
                 os.replace(tmp_dir / f"{split}{suffix}", out / f"{split}{suffix}")
             split_records[split] = {"inputs": [file_record(f) for f in files], **totals}
@@ -232,4 +278,3 @@ def binarize(text_dirs: str | os.PathLike | list[str | os.PathLike], vocab_dir: 
     }
     atomic_write_json(out / MANIFEST, manifest)
     return manifest
-

@@ -43,7 +43,11 @@ def open_maybe_gzip(path: str | os.PathLike):
 
 
 def _text(element) -> str:
-    return " ".join("".join(element.itertext()).split()) if element is not None else ""
+    """The element's text with whitespace collapsed; most have no inline markup, so no itertext."""
+    if element is None:
+        return ""
+    text = element.text if len(element) == 0 else "".join(element.itertext())
+    return " ".join(text.split()) if text else ""
 
 
 def _citation_document(article, record_number: int, log: InputLog) -> Document | None:

@@ -5,7 +5,9 @@ Output directory layout (the "text shards" contract of ARCHITECTURE.md):
     train.00000.txt, train.00001.txt, ...   training documents
     valid.00000.txt, ...                    validation documents
     manifest.json                           provenance and counts; written last
-    .work/                                  per-input intermediate results, kept for re-runs
+    .work/                                  per-input intermediate results, kept for re-runs:
+                                            <key>.docs.txt (each document's shard bytes),
+                                            <key>.records.tsv (one line per record), <key>.json
 
 Each shard is UTF-8 fairseq raw text for RoBERTa: one sentence per line, one blank line after
 every document (so documents are separated by a blank line), '\\n' line ends. A shard is closed
@@ -18,7 +20,8 @@ How documents are chosen, in order:
 2. A later record with the same id replaces the earlier one (a later input always wins; within one
    input the higher PubMed Version wins, then the later record); a deletion removes the id as of
    that point. The resolution uses an on-disk sqlite index of id -> (input, version, record):
-   what grows with the corpus is that index of ids, never the texts.
+   what grows with the corpus is that index of ids, never the texts (shards are streamed to
+   disk too), so memory stays flat in the number and size of inputs.
 3. Empty documents (no text after cleaning) are skipped; a record that is the latest version of
    its id but empty still replaces the earlier version.
 4. Exact duplicates are removed: the sha256 of the whitespace-collapsed, case-folded text; the
@@ -26,30 +29,35 @@ How documents are chosen, in order:
 5. The split is keyed on the document id alone: sha256(id) as a fraction of 2**64 below
    `valid_fraction` goes to valid, the rest to train; the same id always lands in the same split.
 
-Re-running is safe and cheap: the parse of each input (XML, CSV, sentence splitting: the
-expensive part) is kept in .work/ and reused while the input's size, mtime and the reader
-options are unchanged; the shards are then rebuilt from .work/ and a shard whose bytes are
-already on disk is not rewritten. Every file is written atomically (temporary file + rename),
-so a run killed at any point leaves only whole files and the next run ends with byte-identical
+Inputs are parsed in parallel (one process per core by default): the parse of each input (XML,
+CSV, sentence splitting, fingerprints: the expensive part) goes to .work/, and the single-process
+resolution and shard writing only copy bytes. Re-running is safe and cheap: .work/ is reused
+while the input's size, mtime and the reader options are unchanged; the shards are then rebuilt
+from .work/ and a shard whose bytes are already on disk is not rewritten. Every file is written
+atomically (temporary file + rename), so a run killed at any point leaves only whole files and the next run ends with byte-identical
 output to an uninterrupted run.
 """
 from __future__ import annotations
 
 import concurrent.futures
+import ctypes
 import hashlib
+import itertools
 import json
 import logging
 import os
 import re
+import signal
 import sqlite3
+import sys
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, NamedTuple, Sequence
 
 from tqdm import tqdm
 
-from bio_roberta.provenance import atomic_write_bytes, atomic_write_json, environment_record, file_record, sha256_file
+from bio_roberta.provenance import atomic_write_json, environment_record, file_record, sha256_file
 from preprocess.errors import InputLog
 from preprocess.sentences import SPLITTER, normalize_whitespace, split_sentences
 
@@ -57,8 +65,9 @@ logger = logging.getLogger(__name__)
 
 SPLITS = ("train", "valid")
 WORK_DIR = ".work"
-WORK_FORMAT = 1  # bump when the .work/ files change meaning: older ones are then re-parsed
-WORK_SUFFIXES = (".json", ".docs.jsonl", ".ids.jsonl")  # per input in .work/: summary (written last), texts, ids
+WORK_FORMAT = 2  # bump when the .work/ files change meaning: older ones are then re-parsed
+WORK_SUFFIXES = (".json", ".docs.txt", ".records.tsv")  # per input in .work/: summary (written last), texts, records
+WRITE_BUFFER = 1 << 20
 SHARD_NAME = re.compile(r"^(train|valid)\.\d{5}\.txt$")
 FORMAT_DESCRIPTION = (
     "fairseq raw text for RoBERTa: one sentence per line, a blank line after each document; "
@@ -88,12 +97,17 @@ Record = Document | Deletion
 Reader = Callable[..., Iterator[Record]]
 
 
+def usable_cores() -> int:
+    """Cores this process may run on: its affinity mask, which containers and taskset narrow."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 @dataclass(frozen=True)
 class ShardOptions:
     shard_size_mb: float = 64.0
     valid_fraction: float = 0.005
     dedup: bool = True
-    workers: int = 1
+    workers: int = field(default_factory=usable_cores)  # processes parsing inputs (only with >= 2 inputs)
 
     def __post_init__(self):
         if self.shard_size_mb <= 0:
@@ -131,7 +145,32 @@ def text_fingerprint(sentences: Sequence[str]) -> bytes:
 
 
 # ---------------------------------------------------------------------------------------------
-# Stage 1: parse each input into .work/<key>.{docs.jsonl,ids.jsonl,json}
+# Stage 1: parse each input into .work/<key>.{docs.txt,records.tsv,json}
+
+
+class WorkRecord(NamedTuple):
+    """One line of .work/<key>.records.tsv: a record of the input and, for a document with text
+    (kind "A"), where its bytes are in .docs.txt (they follow those of the previous "A" record)."""
+
+    seq: int  # the record's number in its input
+    kind: str  # "A" document with text, "E" document without text (still a version), "D" deletion
+    version: int
+    size: int  # bytes in .docs.txt
+    sentences: int
+    characters: int
+    fingerprint: str  # hex text_fingerprint, "-" unless kind "A"
+    doc_id: str
+
+    def line(self) -> str:
+        # the id last and JSON-quoted, so no id can break the tab-separated line
+        return "\t".join(map(str, self[:-1])) + "\t" + json.dumps(self.doc_id) + "\n"
+
+    @classmethod
+    def parse(cls, line: str) -> WorkRecord:
+        seq, kind, version, size, sentences, characters, fingerprint, doc_id = line.split("\t", 7)
+        # json.dumps escapes with a backslash; without one the id is the text between the quotes
+        doc_id = json.loads(doc_id) if "\\" in doc_id else doc_id[1:-2]
+        return cls(int(seq), kind, int(version), int(size), int(sentences), int(characters), fingerprint, doc_id)
 
 
 def _work_key(path: Path) -> str:
@@ -156,8 +195,13 @@ def _load_summary(work: Path, key: str, signature: dict[str, Any]) -> dict[str, 
     if not summary_path.exists():
         return None
     summary = json.loads(summary_path.read_text(encoding="utf-8"))
-    complete = (work / f"{key}.docs.jsonl").exists() and (work / f"{key}.ids.jsonl").exists()
+    complete = all((work / f"{key}{suffix}").exists() for suffix in WORK_SUFFIXES)
     return summary if complete and summary.get("signature") == signature else None
+
+
+def _temporary(path: Path) -> Path:
+    """A temporary name beside `path`, private to this process and removed by _remove_leftovers."""
+    return path.with_name(f".{path.name}.{os.getpid()}.tmp")
 
 
 def parse_input_to_work(reader: Reader, path: Path, work: Path, key: str,
@@ -166,41 +210,33 @@ def parse_input_to_work(reader: Reader, path: Path, work: Path, key: str,
     summary JSON is written last and marks the input as done."""
     log = InputLog(str(path))
     documents_yielded = empty = deletions = 0
-    docs_lines: list[str] = []
-    ids_lines: list[str] = []
-    docs_tmp = work / f".{key}.docs.jsonl.tmp"
-    ids_tmp = work / f".{key}.ids.jsonl.tmp"
-    with open(docs_tmp, "w", encoding="utf-8") as docs_out, open(ids_tmp, "w", encoding="utf-8") as ids_out:
+    docs_path, records_path = work / f"{key}.docs.txt", work / f"{key}.records.tsv"
+    with open(_temporary(docs_path), "wb", buffering=WRITE_BUFFER) as docs_out, \
+            open(_temporary(records_path), "w", encoding="utf-8", buffering=WRITE_BUFFER) as records_out:
         for seq, record in enumerate(reader(path, log, **reader_options)):
             if isinstance(record, Deletion):
                 deletions += 1
-                ids_lines.append(json.dumps([seq, "D", 0, record.doc_id]))
+                records_out.write(WorkRecord(seq, "D", 0, 0, 0, 0, "-", record.doc_id).line())
+                continue
+            documents_yielded += 1
+            sentences = [] if record.skip_reason else [
+                sentence for paragraph in record.paragraphs for sentence in split_sentences(paragraph)
+            ]
+            if sentences:
+                data = ("\n".join(sentences) + "\n\n").encode("utf-8")
+                docs_out.write(data)
+                records_out.write(WorkRecord(seq, "A", record.version, len(data), len(sentences),
+                                             sum(map(len, sentences)), text_fingerprint(sentences).hex(),
+                                             record.doc_id).line())
             else:
-                documents_yielded += 1
-                sentences = [] if record.skip_reason else [
-                    sentence for paragraph in record.paragraphs for sentence in split_sentences(paragraph)
-                ]
-                if sentences:
-                    kind = "A"
-                    docs_lines.append(json.dumps({"seq": seq, "id": record.doc_id, "sentences": sentences},
-                                                 ensure_ascii=False))
-                else:
-                    kind = "E"
-                    empty += 1
-                    log.skip(record.skip_reason or "empty_text")
-                ids_lines.append(json.dumps([seq, kind, record.version, record.doc_id]))
-            if len(docs_lines) >= 1000 or len(ids_lines) >= 10000:
-                docs_out.write("".join(line + "\n" for line in docs_lines))
-                ids_out.write("".join(line + "\n" for line in ids_lines))
-                docs_lines.clear()
-                ids_lines.clear()
-        docs_out.write("".join(line + "\n" for line in docs_lines))
-        ids_out.write("".join(line + "\n" for line in ids_lines))
-        for handle in (docs_out, ids_out):
+                empty += 1
+                log.skip(record.skip_reason or "empty_text")
+                records_out.write(WorkRecord(seq, "E", record.version, 0, 0, 0, "-", record.doc_id).line())
+        for handle in (docs_out, records_out):
             handle.flush()
             os.fsync(handle.fileno())
-    os.replace(docs_tmp, work / f"{key}.docs.jsonl")
-    os.replace(ids_tmp, work / f"{key}.ids.jsonl")
+    os.replace(_temporary(docs_path), docs_path)
+    os.replace(_temporary(records_path), records_path)
     # records the reader skipped without yielding them (bad rows, filtered notes...) were read too
     documents_read = documents_yielded + sum(log.skipped.values()) - empty
     summary = {
@@ -217,48 +253,62 @@ def parse_input_to_work(reader: Reader, path: Path, work: Path, key: str,
     return summary
 
 
+def _end_with_parent() -> None:
+    """Pool initializer: a worker is killed with the run, so a killed run leaves no worker behind
+    still writing into .work/ (Linux; elsewhere workers end when they next read from the pool)."""
+    if sys.platform.startswith("linux"):
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
 # ---------------------------------------------------------------------------------------------
 # Stage 2: resolve versions and deletions, remove duplicates, split, write shards
 
 
 class _ShardWriter:
-    """Accumulates documents of one split and writes bounded shards atomically."""
+    """Streams the documents of one split into bounded shards, each written to a temporary file
+    and renamed into place (or dropped when the same bytes are already there)."""
 
     def __init__(self, out_dir: Path, split: str, max_bytes: int):
         self.out_dir, self.split, self.max_bytes = out_dir, split, max_bytes
         self.shards: list[dict[str, Any]] = []
         self.rewritten = 0
-        self._reset()
+        self._file = None
 
-    def _reset(self) -> None:
-        self._chunks: list[bytes] = []
-        self._size = self._documents = self._sentences = self._characters = 0
-
-    def add(self, sentences: Sequence[str]) -> None:
-        data = ("\n".join(sentences) + "\n\n").encode("utf-8")
-        if self._chunks and self._size + len(data) > self.max_bytes:
+    def add(self, data: bytes, sentences: int, characters: int) -> None:
+        """Append one document's shard bytes (its sentence lines and the blank line after it)."""
+        if self._file is not None and self._size + len(data) > self.max_bytes:
             self.close()
-        self._chunks.append(data)
+        if self._file is None:
+            self._target = self.out_dir / f"{self.split}.{len(self.shards):05d}.txt"
+            self._file = open(_temporary(self._target), "wb", buffering=WRITE_BUFFER)
+            self._digest = hashlib.sha256()
+            self._size = self._documents = self._sentences = self._characters = 0
+        self._file.write(data)
+        self._digest.update(data)
         self._size += len(data)
         self._documents += 1
-        self._sentences += len(sentences)
-        self._characters += sum(len(s) for s in sentences)
+        self._sentences += sentences
+        self._characters += characters
 
     def close(self) -> None:
-        if not self._chunks:
+        if self._file is None:
             return
-        data = b"".join(self._chunks)
-        name = f"{self.split}.{len(self.shards):05d}.txt"
-        digest = hashlib.sha256(data).hexdigest()
-        target = self.out_dir / name
-        if not (target.exists() and target.stat().st_size == len(data) and sha256_file(target) == digest):
-            atomic_write_bytes(target, data)
+        target, temporary, digest = self._target, _temporary(self._target), self._digest.hexdigest()
+        if target.exists() and target.stat().st_size == self._size and sha256_file(target) == digest:
+            self._file.close()
+            temporary.unlink()
+        else:
+            self._file.flush()
+            os.fsync(self._file.fileno())
+            self._file.close()
+            os.replace(temporary, target)
             self.rewritten += 1
         self.shards.append({
-            "name": name, "split": self.split, "documents": self._documents, "sentences": self._sentences,
-            "characters": self._characters, "bytes": len(data), "sha256": digest,
+            "name": target.name, "split": self.split, "documents": self._documents, "sentences": self._sentences,
+            "characters": self._characters, "bytes": self._size, "sha256": digest,
         })
-        self._reset()
+        self._file = None
 
 
 @dataclass
@@ -268,24 +318,28 @@ class _Totals:
     characters: Counter = field(default_factory=Counter)
     skipped: Counter = field(default_factory=Counter)
     deletions_applied: int = 0
-    superseded_versions: int = 0
+
+
+def _work_records(work: Path, key: str) -> Iterator[WorkRecord]:
+    with open(work / f"{key}.records.tsv", encoding="utf-8", newline="\n") as records:
+        yield from map(WorkRecord.parse, records)
 
 
 def _build_version_index(db: sqlite3.Connection, work: Path, keys: list[str], totals: _Totals) -> None:
+    """id -> (input, version, seq) of its latest record; runs of records go to sqlite in one call each."""
     db.execute("CREATE TABLE latest (id TEXT PRIMARY KEY, input INTEGER, version INTEGER, seq INTEGER) WITHOUT ROWID")
     for input_index, key in enumerate(keys):
-        with open(work / f"{key}.ids.jsonl", encoding="utf-8") as ids:
-            for line in ids:
-                seq, kind, version, doc_id = json.loads(line)
-                if kind == "D":
-                    totals.deletions_applied += db.execute("DELETE FROM latest WHERE id = ?", (doc_id,)).rowcount
-                    continue
-                db.execute(
-                    "INSERT INTO latest VALUES (?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
-                    "input = excluded.input, version = excluded.version, seq = excluded.seq "
-                    "WHERE excluded.input > latest.input OR excluded.version >= latest.version",
-                    (doc_id, input_index, version, seq),
-                )
+        for is_deletion, run in itertools.groupby(_work_records(work, key), key=lambda record: record.kind == "D"):
+            if is_deletion:
+                totals.deletions_applied += db.executemany(
+                    "DELETE FROM latest WHERE id = ?", ((record.doc_id,) for record in run)).rowcount
+                continue
+            db.executemany(
+                "INSERT INTO latest VALUES (?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
+                "input = excluded.input, version = excluded.version, seq = excluded.seq "
+                "WHERE excluded.input > latest.input OR excluded.version >= latest.version",
+                ((record.doc_id, input_index, record.version, record.seq) for record in run),
+            )
     db.commit()
 
 
@@ -303,27 +357,28 @@ def _write_shards(out_dir: Path, work: Path, keys: list[str], options: ShardOpti
         max_bytes = int(options.shard_size_mb * 1024 * 1024)
         writers = {split: _ShardWriter(out_dir, split, max_bytes) for split in SPLITS}
         for input_index, key in enumerate(tqdm(keys, desc="writing shards", unit="input", disable=None)):
-            with open(work / f"{key}.docs.jsonl", encoding="utf-8") as docs:
-                for line in docs:
-                    doc = json.loads(line)
-                    latest = db.execute("SELECT input, seq FROM latest WHERE id = ?", (doc["id"],)).fetchone()
+            with open(work / f"{key}.docs.txt", "rb") as docs:
+                for record in _work_records(work, key):
+                    if record.kind != "A":
+                        continue
+                    data = docs.read(record.size)
+                    latest = db.execute("SELECT input, seq FROM latest WHERE id = ?", (record.doc_id,)).fetchone()
                     if latest is None:
                         totals.skipped["deleted"] += 1
                         continue
-                    if latest != (input_index, doc["seq"]):
+                    if latest != (input_index, record.seq):
                         totals.skipped["superseded"] += 1
                         continue
-                    sentences = doc["sentences"]
                     if options.dedup and not db.execute(
-                        "INSERT OR IGNORE INTO seen VALUES (?)", (text_fingerprint(sentences),)
+                        "INSERT OR IGNORE INTO seen VALUES (?)", (bytes.fromhex(record.fingerprint),)
                     ).rowcount:
                         totals.skipped["duplicate_text"] += 1
                         continue
-                    split = "valid" if valid_split(doc["id"], options.valid_fraction) else "train"
-                    writers[split].add(sentences)
+                    split = "valid" if valid_split(record.doc_id, options.valid_fraction) else "train"
+                    writers[split].add(data, record.sentences, record.characters)
                     totals.written[split] += 1
-                    totals.sentences[split] += len(sentences)
-                    totals.characters[split] += sum(len(s) for s in sentences)
+                    totals.sentences[split] += record.sentences
+                    totals.characters[split] += record.characters
         for writer in writers.values():
             writer.close()
     finally:
@@ -370,7 +425,8 @@ def build_text_shards(source: str, reader: Reader, inputs: Sequence[Path], out_d
     todo = [i for i, summary in enumerate(summaries) if summary is None]
     progress = tqdm(total=len(inputs), initial=reused, desc=f"parsing {source}", unit="file", disable=None)
     if options.workers > 1 and len(todo) > 1:
-        with concurrent.futures.ProcessPoolExecutor(max_workers=options.workers) as pool:
+        with concurrent.futures.ProcessPoolExecutor(max_workers=min(options.workers, len(todo)),
+                                                    initializer=_end_with_parent) as pool:
             futures = {
                 pool.submit(parse_input_to_work, reader, inputs[i], work, keys[i], signatures[i], reader_options): i
                 for i in todo

@@ -4,30 +4,48 @@
 Both routes run on the same input in the same run, each stage as its own process tree (start-up
 included), with the same vocabulary and the same number of workers:
 
-  ours       bio-roberta parse-pubmed --workers W --no-dedup --valid-fraction 0
-             bio-roberta binarize --workers W        (encode + binarize in one pass)
-  standard   pubmed_parser.parse_medline_xml over the files with a W-process pool, writing
-             title + abstract, a blank line after each citation (what the paper's pipeline feeds
-             the encoder; no sentence splitting, so ours does strictly more work here)
+  ours       bio-roberta parse-pubmed --workers W --valid-fraction 0   (dedup on, as by default)
+             bio-roberta binarize --workers W                          (encode + binarize in one pass)
+  standard   pubmed_parser.parse_medline_xml over the files with a W-process pool, keeping title +
+             abstract and dropping citations with an empty abstract (the paper's selection), one
+             line per title / abstract line, a blank line after each citation; no sentence
+             splitting, so ours does strictly more work here
              fairseq examples/roberta/multiprocessing_bpe_encoder.py --workers W --keep-empty
              fairseq-preprocess --only-source --srcdict dict.txt --workers W
 
-Input: the real PubMed baseline samples (default /work/shared/data/corpus/pubmed, ~30 citations
-per file), replicated until the uncompressed XML reaches --size-mb: copy k of a file gets every
-PMID offset by k * 10^8 so each copy is a distinct citation (deduplication is off in both routes,
-so replicated text is kept), written as pubmed90nNNNN.xml.gz like the baseline.
+Input, sized by its text (title + abstract characters, default 30 MB as in the issue's reference
+measurement): the real PubMed baseline samples (default /work/shared/data/corpus/pubmed/*.xml.gz)
+are replicated. Copy 0 is the real citations (deletions and book records dropped, each PMID once,
+so revisions and deletions cannot make the routes' selections differ); copy k >= 1 shifts every
+PMID by k * 10^8 and varies every title/abstract text segment: the words between its first and
+last are shuffled, and a share of the longer words (--splice-rate) are spliced with another word
+of the corpus (a prefix of one + a suffix of the other, e.g. "hepatocellular" + "...itonitis"),
+so the text has enough distinct words for a 50k byte-level BPE, as real PubMed has. The copies are
+dealt into --files files of equal citation counts, gzipped like the baseline.
+
 The vocabulary (--vocab-size, default 50k byte-level BPE) is learned once on our parsed text and
-is not part of the timing. Prints one JSON object: per stage and end to end, seconds,
-documents/s, tokens/s and the peak RSS of the stage's process tree; the same for the standard
-route; and the ratios standard / ours.
+is not part of the timing. Peak RSS and PSS are those of each stage's whole process tree (sampled
+every 50 ms; PSS splits the pages forked workers share with their parent, which RSS counts once
+per process); our parse also runs on a quarter of the files to show that its memory does not
+grow with the number of inputs. Every stage runs --repeats times, the two routes interleaved so
+both meet the same load, each time from scratch (our parse never reuses .work/). Prints one JSON
+object: per stage and end to end, the median wall seconds (and each run's), CPU seconds of the
+process tree (much less sensitive than wall time to what else a shared machine runs),
+documents/s, tokens/s, peak RSS and PSS for both routes, the ratios ours / standard, an
+in-process one-core comparison of the XML parsers alone, the start-up time of a bio-roberta
+command (included in each of our stages), and the load average while it ran.
 """
 from __future__ import annotations
 
 import argparse
 import gzip
 import json
+import math
 import os
-import re
+import random
+import resource
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -50,8 +68,8 @@ def parse(path):
             continue
         abstract = (record.get("abstract") or "").strip()
         if abstract:  # the paper keeps title + abstract and removes empty abstracts
-            title = (record.get("title") or "").strip()
-            docs.append("\n".join(part for part in (title, abstract) if part) + "\n\n")
+            lines = [(record.get("title") or "").strip()] + abstract.split("\n")
+            docs.append("".join(line.strip() + "\n" for line in lines if line.strip()) + "\n")
     return docs
 
 out, workers, paths = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
@@ -62,70 +80,181 @@ with Pool(workers) as pool, open(out, "w", encoding="utf-8") as handle:
         handle.write("".join(docs))
 print(documents)
 """
+XML_HEADER = (b'<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE PubmedArticleSet PUBLIC "-//NLM//DTD PubMedArticle, '
+              b'1st January 2019//EN" "https://dtd.nlm.nih.gov/ncbi/pubmed/out/pubmed_190101.dtd">\n<PubmedArticleSet>\n')
+XML_FOOTER = b"</PubmedArticleSet>\n"
+TEXT_PATHS = ("MedlineCitation/Article/ArticleTitle", "MedlineCitation/Article/Abstract/AbstractText")
 
 
-def tree_rss_bytes(pid: int) -> int:
-    """Resident memory of a process and all its descendants (Linux /proc)."""
-    total, stack = 0, [pid]
+def tree_memory_bytes(pid: int) -> tuple[int, int]:
+    """(RSS, PSS) summed over a process and all its descendants (Linux /proc). Forked workers share
+    their parent's pages (imported libraries), which RSS counts once per process and PSS splits."""
+    rss = pss = 0
+    stack = [pid]
     while stack:
         current = stack.pop()
         try:
-            with open(f"/proc/{current}/status") as status:
-                for line in status:
-                    if line.startswith("VmRSS:"):
-                        total += int(line.split()[1]) * 1024
+            with open(f"/proc/{current}/smaps_rollup") as rollup:
+                for line in rollup:
+                    if line.startswith(("Rss:", "Pss:")):
+                        kilobytes = int(line.split()[1]) * 1024
+                        rss, pss = (rss + kilobytes, pss) if line.startswith("Rss:") else (rss, pss + kilobytes)
             for task in os.listdir(f"/proc/{current}/task"):
                 with open(f"/proc/{current}/task/{task}/children") as children:
                     stack.extend(int(child) for child in children.read().split())
         except (FileNotFoundError, ProcessLookupError, PermissionError):
             continue
-    return total
+    return rss, pss
 
 
 def timed(command: list[str], env: dict | None = None) -> dict:
-    """Run a command; its wall time, peak process-tree RSS and stdout."""
+    """Run a command; its wall time, CPU time (user + system, the whole process tree: pool workers are
+    waited for by their parent), peak process-tree RSS and PSS, the 1-minute load average after it,
+    stdout.
+    CPU time hardly depends on what else the machine runs; wall time on a shared machine does."""
+    cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                env={**os.environ, **(env or {})})
-    peak = 0
+    peak_rss = peak_pss = 0
     done = threading.Event()
 
     def poll():
-        nonlocal peak
+        nonlocal peak_rss, peak_pss
         while not done.is_set():
-            peak = max(peak, tree_rss_bytes(process.pid))
+            rss, pss = tree_memory_bytes(process.pid)
+            peak_rss, peak_pss = max(peak_rss, rss), max(peak_pss, pss)
             time.sleep(0.05)
 
     poller = threading.Thread(target=poll, daemon=True)
     poller.start()
     stdout, stderr = process.communicate()
     seconds = time.perf_counter() - started
+    cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
     done.set()
     poller.join()
     if process.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} failed ({process.returncode}):\n{stderr[-3000:]}")
-    return {"seconds": seconds, "peak_rss_mb": peak / 2**20, "stdout": stdout}
+    cpu_seconds = (cpu_after.ru_utime - cpu_before.ru_utime) + (cpu_after.ru_stime - cpu_before.ru_stime)
+    return {"seconds": seconds, "cpu_seconds": cpu_seconds, "peak_rss_mb": peak_rss / 2**20, "peak_pss_mb": peak_pss / 2**20,
+            "load_average_1m": os.getloadavg()[0], "stdout": stdout}
 
 
-def synthesise_input(source: Path, out: Path, size_mb: float) -> dict:
-    """Replicate the real PubMed files with shifted PMIDs until the XML reaches size_mb."""
+def citation_text_bytes(article) -> int:
+    """UTF-8 bytes of a citation's title + abstract as the parsers collapse them; 0 without abstract."""
+    title, *sections = ([" ".join("".join(node.itertext()).split()) for node in article.iterfind(path)]
+                        for path in TEXT_PATHS)
+    sections = [section for section in sections[0] if section]
+    return len(" ".join(title + sections).encode("utf-8")) if sections else 0
+
+
+class TextVariation:
+    """Shuffles and splices the words of text segments (see the module doc), seeded per copy."""
+
+    def __init__(self, lexicon: list[str], splice_rate: float):
+        self.lexicon, self.splice_rate = lexicon, splice_rate
+        self.rng = random.Random(0)
+
+    def _word(self, word: str) -> str:
+        if len(word) < 6 or not word.isalpha() or self.rng.random() >= self.splice_rate:
+            return word
+        other = self.rng.choice(self.lexicon)
+        return word[:self.rng.randint(3, len(word) - 2)] + other[self.rng.randint(2, len(other) - 3):]
+
+    def segment(self, text: str | None) -> str | None:
+        words = (text or "").split()
+        if len(words) < 3:
+            return text
+        interior = words[1:-1]
+        self.rng.shuffle(interior)
+        varied = " ".join(map(self._word, [words[0], *interior, words[-1]]))
+        return (" " if text[0].isspace() else "") + varied + (" " if text[-1].isspace() else "")
+
+    def citation(self, article, copy: int) -> None:
+        self.rng.seed(copy * 10**9 + int(article.findtext("MedlineCitation/PMID")))
+        for path in TEXT_PATHS:
+            for element in article.iterfind(path):
+                for node in element.iter():
+                    node.text = self.segment(node.text)
+                    if node is not element:
+                        node.tail = self.segment(node.tail)
+
+
+def synthesise_input(source: Path, out: Path, text_mb: float, files: int, splice_rate: float) -> dict:
+    """Replicated, PMID-shifted and text-varied real PubMed citations, `files` equal files (see module doc)."""
+    from copy import deepcopy
+
+    from lxml import etree
+
     originals = sorted(source.glob("*.xml.gz"))
     if not originals:
         raise SystemExit(f"{source}: no *.xml.gz PubMed files")
-    texts = [gzip.decompress(p.read_bytes()).decode("utf-8") for p in originals]
+    articles, seen = [], set()
+    for path in originals:
+        for article in etree.fromstring(gzip.decompress(path.read_bytes())).iterfind("PubmedArticle"):
+            pmid = int(article.findtext("MedlineCitation/PMID"))
+            if pmid not in seen:
+                seen.add(pmid)
+                articles.append(article)
+    lexicon = sorted({word for article in articles for path in TEXT_PATHS for element in article.iterfind(path)
+                      for word in "".join(element.itertext()).split() if len(word) >= 6 and word.isalpha()})
+    copies = math.ceil(text_mb * 2**20 / sum(map(citation_text_bytes, articles)))
+    per_file = math.ceil(copies * len(articles) / files)
+    variation = TextVariation(lexicon, splice_rate)
     out.mkdir(parents=True, exist_ok=True)
-    written = copies = 0
-    while written < size_mb * 2**20:
-        for text in texts:
-            shifted = re.sub(r"(<PMID[^>]*>)(\d+)(</PMID>)",
-                             lambda m: f"{m.group(1)}{int(m.group(2)) + copies * 10**8}{m.group(3)}", text)
-            data = shifted.encode("utf-8")
-            name = f"pubmed90n{copies * len(texts) + texts.index(text) + 1:04d}.xml.gz"
-            (out / name).write_bytes(gzip.compress(data, compresslevel=6, mtime=0))
-            written += len(data)
-        copies += 1
-    return {"source": str(source), "source_files": len(originals), "copies": copies,
-            "files": copies * len(originals), "xml_mb": written / 2**20}
+    text_bytes = xml_bytes = with_abstract = 0
+    words: set[str] = set()
+    handle = None
+    for number in range(copies * len(articles)):
+        copy, article = divmod(number, len(articles))
+        if number % per_file == 0:
+            if handle is not None:
+                handle.write(XML_FOOTER)
+                handle.close()
+            name = f"pubmed90n{number // per_file + 1:04d}.xml.gz"
+            handle = gzip.GzipFile(out / name, "wb", compresslevel=6, mtime=0)
+            handle.write(XML_HEADER)
+            xml_bytes += len(XML_HEADER) + len(XML_FOOTER)
+        citation = deepcopy(articles[article])
+        pmid = citation.find("MedlineCitation/PMID")
+        pmid.text = str(int(pmid.text) + copy * 10**8)
+        if copy:
+            variation.citation(citation, copy)
+        size = citation_text_bytes(citation)
+        if size:
+            with_abstract += 1
+            text_bytes += size
+            words.update(word for path in TEXT_PATHS for element in citation.iterfind(path)
+                         for word in "".join(element.itertext()).split())
+        citation.tail = "\n"
+        data = etree.tostring(citation, encoding="utf-8")
+        handle.write(data)
+        xml_bytes += len(data)
+    handle.write(XML_FOOTER)
+    handle.close()
+    return {
+        "source": f"{source}/*.xml.gz", "source_files": len(originals), "source_citations": len(articles),
+        "copies": copies, "files": files, "citations": copies * len(articles), "citations_per_file": per_file,
+        "citations_with_abstract": with_abstract, "text_mb": round(text_bytes / 2**20, 2),
+        "xml_mb": round(xml_bytes / 2**20, 1), "distinct_words": len(words), "splice_rate": splice_rate,
+    }
+
+
+def xml_parser_per_core(paths: list[str]) -> dict:
+    """Citations/s of the two XML parsers alone, in this process, one core, on the same files."""
+    import pubmed_parser
+
+    from preprocess.pubmed import iter_pubmed_records
+
+    rates = {}
+    for name, parse in (("pubmed_parser.parse_medline_xml", pubmed_parser.parse_medline_xml),
+                        ("preprocess.pubmed.iter_pubmed_records", iter_pubmed_records)):
+        started = time.perf_counter()
+        citations = sum(1 for path in paths for _ in parse(path))
+        rates[name] = round(citations / (time.perf_counter() - started), 1)
+    return {"files": len(paths), "citations_per_s": rates,
+            "ratio": round(rates["preprocess.pubmed.iter_pubmed_records"]
+                           / rates["pubmed_parser.parse_medline_xml"], 2)}
 
 
 def dataset_tokens(prefix: Path) -> int:
@@ -136,87 +265,150 @@ def dataset_tokens(prefix: Path) -> int:
     return int(dataset.sizes.sum())
 
 
+def repeated(commands: dict[str, tuple[list[str], Path]], repeats: int) -> dict[str, dict]:
+    """Run each command `repeats` times, interleaved (so both routes meet the same load), each time
+    from a clean output path; per command the median seconds, every run's seconds, the peak memory
+    over the runs and the result of the last run."""
+    runs: dict[str, list[dict]] = {name: [] for name in commands}
+    for _ in range(repeats):
+        for name, (command, output) in commands.items():
+            shutil.rmtree(output, ignore_errors=True)
+            output.unlink(missing_ok=True)
+            runs[name].append(timed(command))
+    return {name: {"seconds": statistics.median(run["seconds"] for run in results),
+                   "cpu_seconds": statistics.median(run["cpu_seconds"] for run in results),
+                   "runs_seconds": [round(run["seconds"], 2) for run in results],
+                   "peak_rss_mb": max(run["peak_rss_mb"] for run in results),
+                   "peak_pss_mb": max(run["peak_pss_mb"] for run in results),
+                   "load_average_1m": [round(run["load_average_1m"], 2) for run in results],
+                   "stdout": results[-1]["stdout"]}
+            for name, results in runs.items()}
+
+
 def stage(result: dict, documents: int, tokens: int) -> dict:
     seconds = result["seconds"]
-    return {"seconds": round(seconds, 3), "documents_per_s": round(documents / seconds, 1),
-            "tokens_per_s": round(tokens / seconds, 1), "peak_rss_mb": round(result["peak_rss_mb"], 1)}
+    return {"seconds": round(seconds, 3), "runs_seconds": result["runs_seconds"],
+            "cpu_seconds": round(result["cpu_seconds"], 2),
+            "documents_per_s": round(documents / seconds, 1), "tokens_per_s": round(tokens / seconds, 1),
+            "peak_rss_mb": round(result["peak_rss_mb"], 1), "peak_pss_mb": round(result["peak_pss_mb"], 1),
+            "load_average_1m_after_each_run": result["load_average_1m"]}
 
 
 def end_to_end(stages: dict, documents: int, tokens: int) -> dict:
     seconds = sum(s["seconds"] for s in stages.values())
-    return {"seconds": round(seconds, 3), "documents_per_s": round(documents / seconds, 1),
-            "tokens_per_s": round(tokens / seconds, 1),
-            "peak_rss_mb": max(s["peak_rss_mb"] for s in stages.values())}
+    return {"seconds": round(seconds, 3), "cpu_seconds": round(sum(s["cpu_seconds"] for s in stages.values()), 2),
+            "documents_per_s": round(documents / seconds, 1), "tokens_per_s": round(tokens / seconds, 1),
+            "peak_rss_mb": max(s["peak_rss_mb"] for s in stages.values()),
+            "peak_pss_mb": max(s["peak_pss_mb"] for s in stages.values())}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pubmed", default="/work/shared/data/corpus/pubmed", help="real PubMed *.xml.gz to replicate")
-    parser.add_argument("--size-mb", type=float, default=30.0, help="uncompressed XML to synthesise")
+    parser.add_argument("--text-mb", type=float, default=30.0, help="title + abstract text to synthesise")
+    parser.add_argument("--files", type=int, default=16, help="input files (equal citation counts)")
+    parser.add_argument("--splice-rate", type=float, default=0.2, help="share of words >= 6 letters spliced")
     parser.add_argument("--vocab-size", type=int, default=50_000)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=3, help="runs per stage (interleaved); the median counts")
     parser.add_argument("--work-dir", help="keep the files here (default: a temporary directory)")
     args = parser.parse_args()
 
     import fairseq
 
-    from preprocess.vocab import learn_vocabulary
+    from preprocess.vocab import learn_vocabulary, read_vocab_dir
 
     encoder_script = Path(fairseq.__file__).parent / "examples" / "roberta" / "multiprocessing_bpe_encoder.py"
-    bin_dir = Path(sys.executable).parent
+    bio_roberta = str(Path(sys.executable).parent / "bio-roberta")
+    fairseq_preprocess = str(Path(sys.executable).parent / "fairseq-preprocess")
+    load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(args.work_dir or tmp)
         xml_dir = work / "xml"
-        input_record = synthesise_input(Path(args.pubmed), xml_dir, args.size_mb)
+        synthesis_started = time.perf_counter()
+        input_record = synthesise_input(Path(args.pubmed), xml_dir, args.text_mb, args.files, args.splice_rate)
+        input_record["synthesis_seconds"] = round(time.perf_counter() - synthesis_started, 1)
         xml_files = sorted(str(p) for p in xml_dir.glob("*.xml.gz"))
         workers = str(args.workers)
-        env = {"TOKENIZERS_PARALLELISM": "true"}
 
-        ours = {}
-        parse = timed([str(bin_dir / "bio-roberta"), "parse-pubmed", str(xml_dir), "--out", str(work / "text"),
-                       "--workers", workers, "--no-dedup", "--valid-fraction", "0"], env)
+        def parse_ours(inputs: list[str], out: Path) -> tuple[list[str], Path]:
+            return [bio_roberta, "parse-pubmed", *inputs, "--out", str(out), "--workers", workers,
+                    "--valid-fraction", "0"], out
+
+        parses = repeated({
+            "ours": parse_ours([str(xml_dir)], work / "text"),
+            "ours, a quarter of the files": parse_ours(xml_files[:len(xml_files) // 4], work / "text-quarter"),
+            "standard": ([sys.executable, "-c", STANDARD_PARSE, str(work / "standard.txt"), workers, *xml_files],
+                         work / "standard.txt"),
+        }, args.repeats)
+        startup = timed([bio_roberta, "parse-pubmed", "--help"])
         text_manifest = json.loads((work / "text" / "manifest.json").read_text())
         our_documents = text_manifest["counts"]["documents_written"]["train"]
+        standard_documents = int(parses["standard"]["stdout"].strip())
         vocab_started = time.perf_counter()
         learn_vocabulary("gpt2", [work / "text"], work / "vocab", vocab_size=args.vocab_size)
         vocab_seconds = time.perf_counter() - vocab_started
-        binarize = timed([str(bin_dir / "bio-roberta"), "binarize", str(work / "text"), "--vocab", str(work / "vocab"),
-                          "--out", str(work / "ours-bin"), "--workers", workers, "--splits", "train"], env)
+        vocab_files = {name: str(work / "vocab" / name) for name in ("encoder.json", "vocab.bpe", "dict.txt")}
+        encodes = repeated({
+            "ours": ([bio_roberta, "binarize", str(work / "text"), "--vocab", str(work / "vocab"),
+                      "--out", str(work / "ours-bin"), "--workers", workers, "--splits", "train"], work / "ours-bin"),
+            "standard encode": ([sys.executable, str(encoder_script), "--encoder-json", vocab_files["encoder.json"],
+                                 "--vocab-bpe", vocab_files["vocab.bpe"], "--inputs", str(work / "standard.txt"),
+                                 "--outputs", str(work / "standard.bpe"), "--keep-empty", "--workers", workers],
+                                work / "standard.bpe"),
+            "standard binarize": ([fairseq_preprocess, "--only-source", "--srcdict", vocab_files["dict.txt"],
+                                   "--trainpref", str(work / "standard.bpe"), "--destdir", str(work / "standard-bin"),
+                                   "--workers", workers], work / "standard-bin"),
+        }, args.repeats)
         our_tokens = dataset_tokens(work / "ours-bin" / "train")
-        ours["parse"] = stage(parse, our_documents, our_tokens)
-        ours["encode+binarize"] = stage(binarize, our_documents, our_tokens)
-
-        standard = {}
-        parse = timed([sys.executable, "-c", STANDARD_PARSE, str(work / "standard.txt"), workers, *xml_files])
-        standard_documents = int(parse["stdout"].strip())
-        encode = timed([sys.executable, str(encoder_script), "--encoder-json", str(work / "vocab" / "encoder.json"),
-                        "--vocab-bpe", str(work / "vocab" / "vocab.bpe"), "--inputs", str(work / "standard.txt"),
-                        "--outputs", str(work / "standard.bpe"), "--keep-empty", "--workers", workers])
-        preprocess = timed([str(bin_dir / "fairseq-preprocess"), "--only-source", "--srcdict",
-                            str(work / "vocab" / "dict.txt"), "--trainpref", str(work / "standard.bpe"),
-                            "--destdir", str(work / "standard-bin"), "--workers", workers])
         standard_tokens = dataset_tokens(work / "standard-bin" / "train")
-        standard["parse"] = stage(parse, standard_documents, standard_tokens)
-        standard["encode"] = stage(encode, standard_documents, standard_tokens)
-        standard["binarize"] = stage(preprocess, standard_documents, standard_tokens)
+        ours = {"parse": stage(parses["ours"], our_documents, our_tokens),
+                "encode+binarize": stage(encodes["ours"], our_documents, our_tokens)}
+        quarter = parses["ours, a quarter of the files"]
+        standard = {"parse": stage(parses["standard"], standard_documents, standard_tokens),
+                    "encode": stage(encodes["standard encode"], standard_documents, standard_tokens),
+                    "binarize": stage(encodes["standard binarize"], standard_documents, standard_tokens)}
 
         ours["end_to_end"] = end_to_end(ours, our_documents, our_tokens)
         standard["end_to_end"] = end_to_end(standard, standard_documents, standard_tokens)
-        speedup = {
+        standard_encode_binarize = standard["encode"]["seconds"] + standard["binarize"]["seconds"]
+        ratios = {
             "end_to_end_seconds": round(standard["end_to_end"]["seconds"] / ours["end_to_end"]["seconds"], 2),
-            "end_to_end_tokens_per_s": round(ours["end_to_end"]["tokens_per_s"] / standard["end_to_end"]["tokens_per_s"], 2),
+            "end_to_end_cpu_seconds": round(
+                standard["end_to_end"]["cpu_seconds"] / ours["end_to_end"]["cpu_seconds"], 2),
+            "parse_cpu_seconds": round(standard["parse"]["cpu_seconds"] / ours["parse"]["cpu_seconds"], 2),
+            "end_to_end_documents_per_s": round(
+                ours["end_to_end"]["documents_per_s"] / standard["end_to_end"]["documents_per_s"], 2),
+            "end_to_end_tokens_per_s": round(
+                ours["end_to_end"]["tokens_per_s"] / standard["end_to_end"]["tokens_per_s"], 2),
             "parse_seconds": round(standard["parse"]["seconds"] / ours["parse"]["seconds"], 2),
-            "encode_and_binarize_seconds": round(
-                (standard["encode"]["seconds"] + standard["binarize"]["seconds"]) / ours["encode+binarize"]["seconds"], 2),
+            "encode_and_binarize_seconds": round(standard_encode_binarize / ours["encode+binarize"]["seconds"], 2),
+            "encode_and_binarize_tokens_per_s": round(
+                ours["encode+binarize"]["tokens_per_s"] / (standard_tokens / standard_encode_binarize), 2),
             "peak_rss": round(standard["end_to_end"]["peak_rss_mb"] / ours["end_to_end"]["peak_rss_mb"], 2),
+            "peak_pss": round(standard["end_to_end"]["peak_pss_mb"] / ours["end_to_end"]["peak_pss_mb"], 2),
         }
+        parser_per_core = xml_parser_per_core(xml_files[:2])
+        vocab = read_vocab_dir(work / "vocab").manifest["counts"]
         print(json.dumps({
-            "input": {**input_record, "how": "real PubMed files replicated with PMIDs shifted by copy * 1e8"},
-            "workers": args.workers, "cpu_count": os.cpu_count(),
-            "vocab": {"kind": "gpt2", "vocab_size": args.vocab_size, "learn_seconds": round(vocab_seconds, 1)},
-            "ours": {**ours, "documents": our_documents, "tokens": our_tokens},
+            "input": {**input_record, "how": "see `scripts/benchmark_preprocess.py --help`: real citations, "
+                      "copies with PMIDs shifted by copy * 1e8 and words shuffled within each text segment and "
+                      "spliced at --splice-rate; no deletions, revisions or duplicate PMIDs"},
+            "workers": args.workers, "cpu_count": os.cpu_count(), "repeats": args.repeats,
+            "load_average_1_5_15m": {"before": [round(x, 2) for x in load_before],
+                                     "after": [round(x, 2) for x in os.getloadavg()]},
+            "vocab": {"kind": "gpt2", "vocab_size": args.vocab_size, "bpe_units": vocab["bpe_units"],
+                      "learn_seconds": round(vocab_seconds, 1), "untimed": True},
+            "ours": {**ours, "documents": our_documents, "tokens": our_tokens,
+                     "documents_skipped": text_manifest["counts"]["documents_skipped"]},
             "standard": {**standard, "documents": standard_documents, "tokens": standard_tokens},
-            "speedup_standard_over_ours": speedup,
+            "ratios_ours_over_standard": ratios,
+            "our_parse_memory_vs_input_files": {
+                f"{len(xml_files) // 4} files": {"peak_rss_mb": round(quarter["peak_rss_mb"], 1),
+                                                 "peak_pss_mb": round(quarter["peak_pss_mb"], 1)},
+                f"{len(xml_files)} files": {key: ours["parse"][key] for key in ("peak_rss_mb", "peak_pss_mb")}},
+            "our_command_start_up_seconds": round(startup["seconds"], 2),
+            "xml_parser_alone_one_core": parser_per_core,
         }, indent=2))
     return 0
 

@@ -13,7 +13,7 @@ import pytest
 
 from bio_roberta.cli import main as cli_main
 from conftest import shared_data_path
-from preprocess.bpe import BatchGPT2Encoder, fairseq_bpe_args, load_dictionary, open_bpe
+from preprocess.bpe import BatchGPT2Encoder, fairseq_bpe_args, load_dictionary, open_bpe, read_dictionary_indices
 from preprocess.vocab import VocabDirError, import_vocabulary, iter_lines, learn_vocabulary, read_vocab_dir
 
 DRUGS = ["cisplatin", "5-fluorouracil", "tamoxifen", "IFN-γ", "metformin", "β-lactam", "TNF-α inhibitors"]
@@ -133,6 +133,20 @@ def test_gpt2_vocab_dir_files_dict_and_manifest(gpt2_vocab, synthetic_text):
     assert fairseq_bpe_args(gpt2_vocab) == [
         "--bpe", "gpt2", "--gpt2-encoder-json", str(gpt2_vocab / "encoder.json"),
         "--gpt2-vocab-bpe", str(gpt2_vocab / "vocab.bpe")]
+
+
+def test_dictionary_indices_are_fairseqs(gpt2_vocab, tmp_path):
+    from fairseq.data import Dictionary
+
+    flagged = tmp_path / "dict.txt"
+    flagged.write_text((gpt2_vocab / "dict.txt").read_text() + "</s> 5 #fairseq:overwrite\nmadeupword0000 0\n")
+    for path in (gpt2_vocab / "dict.txt", flagged):
+        indices, size = read_dictionary_indices(path)
+        dictionary = Dictionary.load(str(path))
+        assert indices == dictionary.indices and size == len(dictionary)
+    flagged.write_text("7 1\n7 2\n")
+    with pytest.raises(ValueError, match="duplicate symbol '7'"):
+        read_dictionary_indices(flagged)
 
 
 @pytest.mark.real_data

@@ -10,7 +10,9 @@ def add_arguments(parser):
                         help="text shards (train.*, valid.*) from parse-*; several dirs (PubMed, PMC) make one corpus")
     parser.add_argument("--vocab", required=True, help="vocabulary dir from learn-vocab")
     parser.add_argument("--out", required=True, help="data-bin dir to write")
-    parser.add_argument("--workers", type=int, default=1, help="worker processes")
+    from preprocess.text_shards import usable_cores
+
+    parser.add_argument("--workers", type=int, default=usable_cores(), help="worker processes")
     parser.add_argument("--chunk-mb", type=int, default=64, help="largest byte range one worker encodes at once")
     parser.add_argument("--splits", nargs="+", default=["train", "valid"], help="shard name prefixes to binarize")
 
