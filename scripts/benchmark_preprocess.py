@@ -14,7 +14,7 @@ included), with the same vocabulary and the same number of workers:
              fairseq-preprocess --only-source --srcdict dict.txt --workers W
 
 Input, sized by its text (title + abstract characters, default 30 MB as in the issue's reference
-measurement): the real PubMed baseline samples (default /work/shared/data/corpus/pubmed/*.xml.gz)
+measurement): the real PubMed baseline samples (default ../shared/data/corpus/pubmed/*.xml.gz beside the checkout)
 are replicated. Copy 0 is the real citations (deletions and book records dropped, each PMID once,
 so revisions and deletions cannot make the routes' selections differ); copy k >= 1 shifts every
 PMID by k * 10^8 and varies every title/abstract text segment: the words between its first and
@@ -304,7 +304,7 @@ def end_to_end(stages: dict, documents: int, tokens: int) -> dict:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--pubmed", default="/work/shared/data/corpus/pubmed", help="real PubMed *.xml.gz to replicate")
+    parser.add_argument("--pubmed", default=str(Path(__file__).resolve().parents[2] / "shared/data/corpus/pubmed"), help="real PubMed *.xml.gz to replicate")
     parser.add_argument("--text-mb", type=float, default=30.0, help="title + abstract text to synthesise")
     parser.add_argument("--files", type=int, default=16, help="input files (equal citation counts)")
     parser.add_argument("--splice-rate", type=float, default=0.2, help="share of words >= 6 letters spliced")
