@@ -18,7 +18,7 @@ START=$SECONDS
 
 stage() { printf '\n==> [%4ds] %s\n' $((SECONDS - START)) "$*" >&2; }
 done_note() { printf '    output: %s\n' "$*" >&2; }
-# fairseq-hydra-train for a recipe at demo size, skipped when its last checkpoint reached max_update.
+# Run a training stage unless an earlier demo run completed it (its save dir holds .demo-complete).
 train_once() {  # train_once SAVE_DIR COMMAND...
   local save=$1; shift
   if [ -f "$save/checkpoint_last.pt" ] && [ -f "$save/.demo-complete" ]; then
@@ -58,21 +58,21 @@ SHAPE=(task.tokens_per_sample=128 model.max_positions=128 dataset.batch_size=16
 stage "4/9 pretrain a tiny teacher (128 wide) on PM+M3 with the paper's recipe at toy size"
 mkdir -p "$OUT/checkpoints/teacher"
 train_once "$OUT/checkpoints/teacher" "$REPO/scripts/pretrain.sh" "$DATA" "$OUT/checkpoints/teacher" tiny \
-  "${SHAPE[@]}" optimization.max_update=150 +model.encoder_embed_dim=128 +model.encoder_ffn_embed_dim=256 \
+  "${SHAPE[@]}" optimization.max_update=300 +model.encoder_embed_dim=128 +model.encoder_ffn_embed_dim=256 \
   +model.encoder_attention_heads=4
 done_note "$OUT/checkpoints/teacher/checkpoint_last.pt"
 
 stage "5/9 pretrain a tiny student (64 wide) the same way"
 mkdir -p "$OUT/checkpoints/student"
 train_once "$OUT/checkpoints/student" "$REPO/scripts/pretrain.sh" "$DATA" "$OUT/checkpoints/student" tiny \
-  "${SHAPE[@]}" optimization.max_update=100
+  "${SHAPE[@]}" optimization.max_update=200
 done_note "$OUT/checkpoints/student/checkpoint_last.pt"
 
 stage "6/9 distil the teacher into the student (MLM + KL at T=2 + cosine alignment through a 64->128 projection)"
 mkdir -p "$OUT/checkpoints/distilled"
 train_once "$OUT/checkpoints/distilled" "$REPO/scripts/distill.sh" "$DATA" "$OUT/checkpoints/distilled" \
   "$OUT/checkpoints/teacher/checkpoint_last.pt" "$OUT/checkpoints/student/checkpoint_last.pt" tiny \
-  "${SHAPE[@]}" criterion.alpha_cos=1.0 optimization.max_update=60 \
+  "${SHAPE[@]}" criterion.alpha_cos=1.0 optimization.max_update=100 \
   model.encoder_embed_dim=64 model.encoder_ffn_embed_dim=128
 done_note "$OUT/checkpoints/distilled/checkpoint_last.pt"
 
@@ -88,7 +88,7 @@ stage "8/9 fine-tune both tasks with seeds $SEEDS (Hydra multirun, 2 local proce
 bio-roberta sweep --tasks ncbi-disease,chemprot --seed-list "$SEEDS" \
   --pretrained "$OUT/checkpoints/distilled/checkpoint_last.pt" \
   --data-root "$OUT/finetune-bin" --results "$OUT/results" \
-  hparams.lr=1e-3 hparams.batch_size=8 hparams.max_epoch=12 hparams.validate_interval_updates=16 hparams.patience=null \
+  hparams.lr=1e-3 hparams.batch_size=8 hparams.max_epoch=30 hparams.validate_interval_updates=16 hparams.patience=null \
   max_positions=128 hydra/launcher=joblib hydra.launcher.n_jobs=2
 bio-roberta report "$OUT/results" --out "$OUT/report" --expected-seeds "$(tr ',' '\n' <<<"$SEEDS" | wc -l)"
 done_note "$OUT/report/report.md, $OUT/report/report.csv, $OUT/report/scores.png"
