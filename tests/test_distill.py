@@ -130,9 +130,10 @@ def fairseq_train(*args):
 
 
 @pytest.mark.slow
-def test_pretrain_then_distill_then_load_the_student_as_roberta(tiny_databin, tiny_roberta_checkpoint, tmp_path):
+@pytest.mark.parametrize("precision", [[], ["--bf16"]], ids=["fp32", "bf16"])
+def test_pretrain_then_distill_then_load_the_student_as_roberta(tiny_databin, tiny_roberta_checkpoint, tmp_path, precision):
     log = fairseq_train(
-        tiny_databin, "--task", "distillation", "--teacher-path", tiny_roberta_checkpoint,
+        tiny_databin, *precision, "--task", "distillation", "--teacher-path", tiny_roberta_checkpoint,
         "--criterion", "distillation", "--alpha-cos", "1.0",
         "--arch", "roberta_tiny", "--encoder-embed-dim", "32", "--encoder-ffn-embed-dim", "64",
         "--batch-size", "8", "--tokens-per-sample", "32", "--optimizer", "adam", "--lr", "1e-3",

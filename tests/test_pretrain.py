@@ -157,3 +157,27 @@ def test_continue_roberta_recipe_starts_from_the_checkpoint_weights_with_fresh_s
     after = torch.load(tmp_path / "checkpoint_last.pt", map_location="cpu")["model"]
     assert before.keys() == after.keys()
     assert all(torch.equal(before[name], after[name]) for name in before)
+
+
+@pytest.mark.slow
+def test_bf16_trains_from_the_command_line_without_a_tpu(tiny_databin, tmp_path):
+    """fairseq turns --bf16 into --tpu; with the plugin it trains in bf16 on this CPU (as on a GPU)."""
+    log = completed([BIN / "fairseq-train", tiny_databin, "--user-dir", USER_DIR, "--task", "corpora_masked_lm",
+                     "--criterion", "masked_lm", "--arch", "roberta_tiny", "--cpu", "--bf16", "--num-workers", "0",
+                     "--batch-size", "8", "--tokens-per-sample", "32", "--optimizer", "adam", "--lr", "1e-3",
+                     "--max-update", "4", "--save-dir", tmp_path, "--log-interval", "1", "--disable-validation",
+                     "--no-epoch-checkpoints"])
+    losses = [float(x) for x in re.findall(r"train_inner\W.*? loss=([\d.]+)", log)]
+    assert len(losses) == 4 and all(0 < loss < 20 for loss in losses), log[-2000:]
+    assert "training in bf16 on CPU, not on a TPU" in log
+    assert "'bf16': True" in log and "'tpu': False" in log  # the configuration fairseq's trainer received
+
+
+def test_fp16_and_bf16_together_are_refused_before_training():
+    from omegaconf import OmegaConf
+
+    from user_dir.precision import configure_precision
+
+    cfg = OmegaConf.create({"common": {"fp16": True, "bf16": True, "tpu": False, "cpu": False}})
+    with pytest.raises(ValueError, match="common.fp16=false"):
+        configure_precision(cfg)
