@@ -76,3 +76,32 @@ def test_cpu_world_size_two_spawns_its_own_workers(tiny_databin, tmp_path):
                "--distributed-world-size", "2", "--save-dir", tmp_path])
     assert "distributed init (rank 1)" in log and "training on 2 devices" in log, log[-3000:]
     assert re.search(r"bsz=8, num_updates=6", log), log[-2000:]
+
+
+def test_torchrun_on_gpus_keeps_nccl_and_gives_each_process_its_local_gpu(monkeypatch):
+    """The GPU branch of our launch, with CUDA stubbed: no GPU here, so this checks the configuration
+    fairseq receives (NCCL, DDP, one process per GPU of LOCAL_RANK, no spawning), not NCCL itself.
+    Rank 11 of 16 with LOCAL_RANK 3 takes GPU 3; fairseq alone would take rank % #GPUs = 5 of 6."""
+    from fairseq import options
+    from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+    from fairseq.distributed import utils as distributed_utils
+
+    from user_dir import distributed_launch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 6)
+    for key, value in {"MASTER_ADDR": "node0", "MASTER_PORT": "29500", "WORLD_SIZE": "16", "RANK": "11",
+                       "LOCAL_RANK": "3"}.items():
+        monkeypatch.setenv(key, value)
+    args = options.parse_args_and_arch(options.get_training_parser(),
+                                       ["data", "--user-dir", str(USER_DIR), "--task", "masked_lm", "--arch", "roberta_tiny"])
+    cfg = convert_namespace_to_omegaconf(args)
+    started = []
+    monkeypatch.setattr(distributed_utils, "distributed_main", lambda i, main, cfg, kwargs: started.append(i))
+    distributed_launch.call_main(cfg, main=None)
+
+    dist = cfg.distributed_training
+    assert started == [3], "one process per GPU, on the GPU of its LOCAL_RANK, started by torchrun not by fairseq"
+    assert (dist.distributed_backend, dist.ddp_backend) == ("nccl", "pytorch_ddp")
+    assert (dist.distributed_init_method, dist.distributed_world_size, dist.distributed_rank) == ("env://", 16, 11)
+    assert dist.distributed_no_spawn
