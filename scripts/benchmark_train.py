@@ -7,6 +7,11 @@ corpora_masked_lm and our lr schedule), of stock fairseq masked_lm, and of Huggi
 transformers' RobertaForMaskedLM; then the distillation step against student MLM step + teacher
 forward. Each measurement runs in its own process so peak memory is its own.
     .venv/bin/python scripts/benchmark_train.py [--steps 12] [--threads 2]
+
+On a GPU, --mfu measures instead the paper's model at scale: roberta-base, 512-token sequences, bf16,
+our route (fairseq-train --user-dir --bf16), RoBERTa's 50,265-entry vocabulary; it reports tokens/s
+and model-FLOPs utilisation = tokens/s x model FLOPs per token / the GPU's dense bf16 peak.
+    .venv/bin/python scripts/benchmark_train.py --mfu [--batch 32 --update-freq 8 --steps 20]
 """
 import argparse
 import json
@@ -30,37 +35,61 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def synthetic_databin(root: Path) -> Path:
-    """A VOCAB-entry dictionary and random token lines written straight to fairseq's mmap format."""
+MASK_PROB = 0.15
+# dense bf16 tensor-core peaks from NVIDIA's data sheets, TFLOP/s; the first match in the device name wins
+PEAK_BF16_TFLOPS = (("H100 PCIe", 756.0), ("H100 NVL", 835.0), ("H100", 989.4), ("H200", 989.4),
+                    ("H800", 989.4), ("A100", 312.0), ("L40S", 362.0), ("A10G", 70.0))
+
+
+def training_flops_per_token(layers: int, width: int, ffn: int, seq: int, vocab: int, mask_prob: float) -> float:
+    """Model FLOPs of one masked-LM training step per input token: the matrix products of the forward
+    pass (per layer 2·4·d² for the attention projections, 2·2·d·ffn for the FFN, 4·seq·d for attention
+    scores and values; the LM head, 2·(d² + d·vocab), on the masked positions only, as fairseq's masked_lm
+    computes it), times 3 for forward + backward. Equals torch's FlopCounterMode on fairseq's RoBERTa
+    (tests/test_benchmark_train.py)."""
+    encoder = layers * (8 * width * width + 4 * width * ffn + 4 * seq * width)
+    lm_head = mask_prob * (2 * width * width + 2 * width * vocab)
+    return 3 * (encoder + lm_head)
+
+
+def peak_bf16_tflops(device_name: str) -> float:
+    for marker, tflops in PEAK_BF16_TFLOPS:
+        if marker in device_name:
+            return tflops
+    raise SystemExit(f"benchmark_train.py: no dense bf16 peak known for {device_name!r}; give it with --peak-tflops")
+
+
+def synthetic_databin(root: Path, vocab: int = VOCAB, seq: int = SEQ, train_lines: int = 1500) -> Path:
+    """A vocab-entry dictionary and random token lines written straight to fairseq's mmap format."""
     import torch
     from fairseq.data import Dictionary, indexed_dataset
 
     dictionary = Dictionary()
-    for i in range(VOCAB - dictionary.nspecial - 1):  # masked_lm adds <mask>
-        dictionary.add_symbol(f"w{i}", n=VOCAB - i)
+    for i in range(vocab - dictionary.nspecial - 1):  # masked_lm adds <mask>
+        dictionary.add_symbol(f"w{i}", n=vocab - i)
     dictionary.save(str(root / "dict.txt"))
     generator = torch.Generator().manual_seed(0)
-    for split, lines in (("train", 1500), ("valid", 8)):
+    for split, lines in (("train", train_lines), ("valid", 8)):
         builder = indexed_dataset.MMapIndexedDatasetBuilder(str(root / f"{split}.bin"), dtype=indexed_dataset.best_fitting_int_dtype(len(dictionary)))
         for _ in range(lines):
-            tokens = torch.randint(dictionary.nspecial, len(dictionary), (SEQ - 2,), generator=generator)
+            tokens = torch.randint(dictionary.nspecial, len(dictionary), (seq - 2,), generator=generator)
             builder.add_item(torch.cat([tokens, torch.tensor([dictionary.eos()])]))
         builder.finalize(str(root / f"{split}.idx"))
     return root
 
 
-def fairseq_args(databin, save_dir, steps, ours):
+def fairseq_args(databin, save_dir, steps, ours, model_args=MODEL_ARGS, batch=BATCH, seq=SEQ, device_args=("--cpu",)):
     task = ["--user-dir", str(REPO_ROOT / "user_dir"), "--task", "corpora_masked_lm",
             "--lr-scheduler", "warmup_ratio_linear_decay"] if ours else ["--task", "masked_lm"]
-    return [str(databin), *task, "--criterion", "masked_lm", *MODEL_ARGS, "--cpu", "--num-workers", "0",
-            "--batch-size", str(BATCH), "--tokens-per-sample", str(SEQ), "--sample-break-mode", "none",
+    return [str(databin), *task, "--criterion", "masked_lm", *model_args, *device_args, "--num-workers", "0",
+            "--batch-size", str(batch), "--tokens-per-sample", str(seq), "--sample-break-mode", "none",
             "--optimizer", "adam", "--adam-betas", "(0.9,0.98)", "--adam-eps", "1e-6", "--weight-decay", "0.01",
             "--lr", "6e-4", "--max-update", str(steps), "--save-dir", str(save_dir), "--no-save",
             "--disable-validation", "--log-interval", "1", "--log-format", "simple", "--seed", "1"]
 
 
-def measure_fairseq(databin, steps, ours):
-    """fairseq-train in this process; tokens/s = median over updates after the first two."""
+def fairseq_tokens_per_s(args, skip=2) -> float:
+    """fairseq-train ARGS in this process; the median of its per-update wps after the first SKIP updates."""
     import io
     import logging
 
@@ -68,11 +97,48 @@ def measure_fairseq(databin, steps, ours):
 
     stream = io.StringIO()
     logging.getLogger().addHandler(logging.StreamHandler(stream))
+    sys.argv = ["fairseq-train", *args]
+    train.cli_main()
+    return statistics.median([float(x) for x in re.findall(r"wps=([\d.]+)", stream.getvalue())][skip:])
+
+
+def measure_fairseq(databin, steps, ours):
     with tempfile.TemporaryDirectory() as save_dir:
-        sys.argv = ["fairseq-train", *fairseq_args(databin, save_dir, steps, ours)]
-        train.cli_main()
-    wps = [float(x) for x in re.findall(r"wps=([\d.]+)", stream.getvalue())][2:]
-    return {"tokens_per_s": round(statistics.median(wps), 1), "peak_rss_mb": round(peak_rss_mb())}
+        tokens_per_s = fairseq_tokens_per_s(fairseq_args(databin, save_dir, steps, ours))
+    return {"tokens_per_s": round(tokens_per_s, 1), "peak_rss_mb": round(peak_rss_mb())}
+
+
+def architecture_shape(arch: str) -> dict:
+    """Layers, width and FFN width of a registered fairseq RoBERTa architecture."""
+    from fairseq.models import ARCH_CONFIG_REGISTRY
+
+    import user_dir  # noqa: F401  (registers roberta_tiny)
+
+    args = argparse.Namespace()
+    ARCH_CONFIG_REGISTRY[arch](args)
+    return {"layers": args.encoder_layers, "width": args.encoder_embed_dim, "ffn": args.encoder_ffn_embed_dim}
+
+
+def measure_mfu(databin, arch, seq, vocab, steps, batch, update_freq, peak_tflops, cpu):
+    """Our route in bf16 (on the GPU unless CPU): tokens/s over updates 6.., and what share of the
+    device's peak the model's FLOPs at that rate are."""
+    import torch
+
+    device_args = ["--bf16", "--update-freq", str(update_freq), *(["--cpu"] if cpu else [])]
+    with tempfile.TemporaryDirectory() as save_dir:
+        args = fairseq_args(databin, save_dir, steps, True, ["--arch", arch], batch, seq, device_args)
+        tokens_per_s = fairseq_tokens_per_s(args, skip=5)
+    device = "cpu" if cpu else torch.cuda.get_device_name()
+    peak = peak_tflops or peak_bf16_tflops(device)
+    shape = architecture_shape(arch)
+    flops_per_token = training_flops_per_token(**shape, seq=seq, vocab=vocab, mask_prob=MASK_PROB)
+    result = {"device": device, "precision": "bf16", "arch": arch, **shape, "seq": seq, "vocab": vocab,
+              "batch": batch, "update_freq": update_freq, "tokens_per_s": round(tokens_per_s, 1),
+              "model_tflops_per_s": round(tokens_per_s * flops_per_token / 1e12, 2),
+              "peak_bf16_tflops": peak, "mfu": round(tokens_per_s * flops_per_token / (peak * 1e12), 4), "target_mfu": 0.45}
+    if not cpu:
+        result["peak_gpu_memory_gb"] = round(torch.cuda.max_memory_allocated() / 2**30, 2)
+    return result
 
 
 def measure_transformers(steps):
@@ -170,6 +236,15 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=12)
     parser.add_argument("--threads", type=int, default=2)
+    mfu = parser.add_argument_group("--mfu: bf16 model-FLOPs utilisation of our route on a GPU")
+    mfu.add_argument("--mfu", action="store_true")
+    mfu.add_argument("--arch", default="roberta_base", help="a fairseq RoBERTa architecture (default roberta_base)")
+    mfu.add_argument("--seq", type=int, default=512)
+    mfu.add_argument("--vocab", type=int, default=50265, help="dictionary size with <mask> (RoBERTa's: 50265)")
+    mfu.add_argument("--batch", type=int, default=32, help="sequences per GPU per step (the recipe's 32)")
+    mfu.add_argument("--update-freq", type=int, default=8)
+    mfu.add_argument("--peak-tflops", type=float, help="dense bf16 peak of the device (default: by GPU name)")
+    mfu.add_argument("--cpu", action="store_true", help="measure on the CPU (needs --peak-tflops)")
     parser.add_argument("--measure", help=argparse.SUPPRESS)
     parser.add_argument("--databin", help=argparse.SUPPRESS)
     parser.add_argument("--teacher", help=argparse.SUPPRESS)
@@ -183,10 +258,27 @@ def main():
             "fairseq": lambda: measure_fairseq(args.databin, args.steps, False),
             "transformers": lambda: measure_transformers(args.steps),
             "distillation": lambda: measure_distillation(args.databin, args.teacher, args.steps),
+            "mfu": lambda: measure_mfu(args.databin, args.arch, args.seq, args.vocab, args.steps, args.batch,
+                                       args.update_freq, args.peak_tflops, args.cpu),
         }[args.measure]()
         # what else ran meanwhile: these timings are only comparable at a similar load
         result["load_average_1_5_15min"] = [round(load, 2) for load in os.getloadavg()]
         print(json.dumps(result))
+        return
+    if args.mfu:
+        if not args.cpu and not torch.cuda.is_available():
+            raise SystemExit("benchmark_train.py --mfu: no CUDA device here (add --cpu --peak-tflops N to run it on the CPU)")
+        if args.cpu and not args.peak_tflops:
+            raise SystemExit("benchmark_train.py --mfu --cpu: give the CPU's bf16 peak with --peak-tflops")
+        with tempfile.TemporaryDirectory() as root:
+            lines = (args.steps + 1) * args.batch * args.update_freq  # one epoch covers every update
+            databin = synthetic_databin(Path(root), args.vocab, args.seq, lines)
+            options = ["--databin", str(databin), "--steps", str(args.steps), "--threads", str(args.threads),
+                       "--arch", args.arch, "--seq", str(args.seq), "--vocab", str(args.vocab), "--batch", str(args.batch),
+                       "--update-freq", str(args.update_freq), *(["--peak-tflops", str(args.peak_tflops)] if args.peak_tflops else []),
+                       *(["--cpu"] if args.cpu else [])]
+            print(json.dumps({"load_average_at_start_1_5_15min": [round(load, 2) for load in os.getloadavg()],
+                              "mfu": child("mfu", *options)}, indent=1))
         return
     with tempfile.TemporaryDirectory() as root:
         databin = synthetic_databin(Path(root))

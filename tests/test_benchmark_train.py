@@ -1,0 +1,71 @@
+"""scripts/benchmark_train.py --mfu: the model-FLOPs count it divides by is exact for fairseq's RoBERTa
+(torch's FlopCounterMode on the real model, forward + backward), the GPU peaks are looked up by name,
+and the measurement runs end to end (here on the CPU, with a tiny architecture)."""
+import importlib.util
+import json
+import subprocess
+import sys
+from argparse import Namespace
+
+import pytest
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+import user_dir  # noqa: F401
+from conftest import REPO_ROOT
+
+SCRIPT = REPO_ROOT / "scripts" / "benchmark_train.py"
+spec = importlib.util.spec_from_file_location("benchmark_train", SCRIPT)
+benchmark_train = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(benchmark_train)
+
+
+@pytest.mark.parametrize("layers,width,ffn,heads,seq,vocab,masked", [(2, 64, 128, 2, 40, 1000, 17),
+                                                                     (3, 48, 192, 4, 24, 531, 9)])
+def test_flops_per_token_equals_torch_flop_counter_on_fairseq_roberta(layers, width, ffn, heads, seq, vocab, masked):
+    from fairseq.data import Dictionary
+    from fairseq.models.roberta import RobertaModel
+    from fairseq.models.roberta.model import base_architecture
+
+    dictionary = Dictionary()
+    for i in range(vocab - dictionary.nspecial):
+        dictionary.add_symbol(f"w{i}")
+    task = Namespace(source_dictionary=dictionary, target_dictionary=dictionary)
+    args = Namespace(encoder_layers=layers, encoder_embed_dim=width, encoder_ffn_embed_dim=ffn,
+                     encoder_attention_heads=heads, max_positions=seq + 2, tokens_per_sample=seq)
+    base_architecture(args)
+    model = RobertaModel.build_model(args, task)
+    batch = 3
+    tokens = torch.randint(dictionary.nspecial, vocab, (batch, seq), generator=torch.Generator().manual_seed(0))
+    masked_tokens = torch.zeros(batch * seq, dtype=torch.bool)
+    masked_tokens[torch.randperm(batch * seq, generator=torch.Generator().manual_seed(1))[:masked]] = True
+    with FlopCounterMode(display=False) as counter:
+        logits, _ = model(tokens, masked_tokens=masked_tokens.view(batch, seq))
+        logits.float().logsumexp(-1).sum().backward()
+    assert logits.shape == (masked, vocab)
+    per_token = benchmark_train.training_flops_per_token(layers, width, ffn, seq, vocab, masked / (batch * seq))
+    assert counter.get_total_flops() == pytest.approx(per_token * batch * seq, rel=1e-9)
+
+
+def test_architecture_shape_and_gpu_peaks():
+    assert benchmark_train.architecture_shape("roberta_base") == {"layers": 12, "width": 768, "ffn": 3072}
+    assert benchmark_train.architecture_shape("roberta_large") == {"layers": 24, "width": 1024, "ffn": 4096}
+    assert benchmark_train.peak_bf16_tflops("NVIDIA H100 80GB HBM3") == 989.4
+    assert benchmark_train.peak_bf16_tflops("NVIDIA H100 PCIe") == 756.0
+    assert benchmark_train.peak_bf16_tflops("NVIDIA H200") == 989.4
+    with pytest.raises(SystemExit, match="--peak-tflops"):
+        benchmark_train.peak_bf16_tflops("Some Future GPU")
+
+
+@pytest.mark.slow
+def test_mfu_mode_runs_our_bf16_route_and_reports_a_consistent_utilisation():
+    done = subprocess.run([sys.executable, SCRIPT, "--mfu", "--cpu", "--peak-tflops", "2", "--arch", "roberta_tiny",
+                           "--seq", "64", "--vocab", "1000", "--batch", "4", "--update-freq", "2", "--steps", "8",
+                           "--threads", "1"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    mfu = json.loads(done.stdout)["mfu"]
+    assert "error" not in mfu, mfu
+    assert (mfu["precision"], mfu["layers"], mfu["width"], mfu["ffn"], mfu["seq"]) == ("bf16", 2, 64, 128, 64)
+    assert mfu["tokens_per_s"] > 0
+    flops = benchmark_train.training_flops_per_token(2, 64, 128, 64, 1000, 0.15)
+    assert mfu["mfu"] == pytest.approx(mfu["tokens_per_s"] * flops / 2e12, abs=1e-4)
