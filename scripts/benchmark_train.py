@@ -6,11 +6,12 @@ tokens, 15% masked 80/10/10): tokens/s and peak RSS of our route (fairseq-train 
 corpora_masked_lm and our lr schedule), of stock fairseq masked_lm, and of Hugging Face
 transformers' RobertaForMaskedLM; then the distillation step against student MLM step + teacher
 forward. Each measurement runs in its own process so peak memory is its own.
-    .venv/bin/python scripts/benchmark_train.py [--steps 12] [--threads 2]
+    .venv/bin/python scripts/benchmark_train.py [--steps 12] [--threads 2] [--repeats 3]
 
-On a GPU, --mfu measures instead the paper's model at scale: roberta-base, 512-token sequences, bf16,
-our route (fairseq-train --user-dir --bf16), RoBERTa's 50,265-entry vocabulary; it reports tokens/s
-and model-FLOPs utilisation = tokens/s x model FLOPs per token / the GPU's dense bf16 peak.
+On a GPU, --mfu measures instead the paper's model at scale: roberta-base, 512-token sequences,
+RoBERTa's 50,265-entry vocabulary; our route in bf16 (fairseq-train --user-dir --bf16), stock fairseq
+masked_lm in fp16 and transformers in bf16, each as tokens/s and model-FLOPs utilisation = tokens/s x
+model FLOPs per token (one count for all three) / the GPU's dense bf16 peak.
     .venv/bin/python scripts/benchmark_train.py --mfu [--batch 32 --update-freq 8 --steps 20]
 """
 import argparse
@@ -33,6 +34,14 @@ MODEL_ARGS = ["--arch", "roberta", "--encoder-layers", str(LAYERS), "--encoder-e
 
 def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def peak_memory(cpu: bool) -> dict:
+    import torch
+
+    if cpu:
+        return {"peak_rss_mb": round(peak_rss_mb())}
+    return {"peak_gpu_memory_gb": round(torch.cuda.max_memory_allocated() / 2**30, 2)}
 
 
 MASK_PROB = 0.15
@@ -81,7 +90,7 @@ def synthetic_databin(root: Path, vocab: int = VOCAB, seq: int = SEQ, train_line
 def fairseq_args(databin, save_dir, steps, ours, model_args=MODEL_ARGS, batch=BATCH, seq=SEQ, device_args=("--cpu",)):
     task = ["--user-dir", str(REPO_ROOT / "user_dir"), "--task", "corpora_masked_lm",
             "--lr-scheduler", "warmup_ratio_linear_decay"] if ours else ["--task", "masked_lm"]
-    return [str(databin), *task, "--criterion", "masked_lm", *model_args, *device_args, "--num-workers", "0",
+    return [str(databin), *task, "--criterion", "masked_lm", *model_args, "--num-workers", "0", *device_args,
             "--batch-size", str(batch), "--tokens-per-sample", str(seq), "--sample-break-mode", "none",
             "--optimizer", "adam", "--adam-betas", "(0.9,0.98)", "--adam-eps", "1e-6", "--weight-decay", "0.01",
             "--lr", "6e-4", "--max-update", str(steps), "--save-dir", str(save_dir), "--no-save",
@@ -109,60 +118,64 @@ def measure_fairseq(databin, steps, ours):
 
 
 def architecture_shape(arch: str) -> dict:
-    """Layers, width and FFN width of a registered fairseq RoBERTa architecture."""
+    """Layers, width, heads and FFN width of a registered fairseq RoBERTa architecture."""
     from fairseq.models import ARCH_CONFIG_REGISTRY
 
     import user_dir  # noqa: F401  (registers roberta_tiny)
 
     args = argparse.Namespace()
     ARCH_CONFIG_REGISTRY[arch](args)
-    return {"layers": args.encoder_layers, "width": args.encoder_embed_dim, "ffn": args.encoder_ffn_embed_dim}
+    return {"layers": args.encoder_layers, "width": args.encoder_embed_dim, "heads": args.encoder_attention_heads,
+            "ffn": args.encoder_ffn_embed_dim}
 
 
-def measure_mfu(databin, arch, seq, vocab, steps, batch, update_freq, peak_tflops, cpu):
-    """Our route in bf16 (on the GPU unless CPU): tokens/s over updates 6.., and what share of the
-    device's peak the model's FLOPs at that rate are."""
-    import torch
-
-    device_args = ["--bf16", "--update-freq", str(update_freq), *(["--cpu"] if cpu else [])]
+def measure_fairseq_at_scale(databin, arch, seq, steps, batch, update_freq, cpu, ours):
+    """fairseq-train on the --mfu shape: our route in bf16, or stock masked_lm in fp16 (its command line
+    cannot train bf16 off a TPU). Tokens/s over updates 6.. ."""
+    precision = "--bf16" if ours else "--fp16"
+    # on a GPU, loader workers mask the next batches while the GPU computes (fairseq_args sets 0)
+    device_args = [precision, "--update-freq", str(update_freq), *(["--cpu"] if cpu else ["--num-workers", "4"])]
     with tempfile.TemporaryDirectory() as save_dir:
-        args = fairseq_args(databin, save_dir, steps, True, ["--arch", arch], batch, seq, device_args)
+        args = fairseq_args(databin, save_dir, steps, ours, ["--arch", arch], batch, seq, device_args)
         tokens_per_s = fairseq_tokens_per_s(args, skip=5)
-    device = "cpu" if cpu else torch.cuda.get_device_name()
-    peak = peak_tflops or peak_bf16_tflops(device)
-    shape = architecture_shape(arch)
-    flops_per_token = training_flops_per_token(**shape, seq=seq, vocab=vocab, mask_prob=MASK_PROB)
-    result = {"device": device, "precision": "bf16", "arch": arch, **shape, "seq": seq, "vocab": vocab,
-              "batch": batch, "update_freq": update_freq, "tokens_per_s": round(tokens_per_s, 1),
-              "model_tflops_per_s": round(tokens_per_s * flops_per_token / 1e12, 2),
-              "peak_bf16_tflops": peak, "mfu": round(tokens_per_s * flops_per_token / (peak * 1e12), 4), "target_mfu": 0.45}
-    if not cpu:
-        result["peak_gpu_memory_gb"] = round(torch.cuda.max_memory_allocated() / 2**30, 2)
-    return result
+    return {"tokens_per_s": round(tokens_per_s, 1), **peak_memory(cpu)}
 
 
-def measure_transformers(steps):
+def measure_transformers(steps, layers=LAYERS, width=WIDTH, heads=HEADS, ffn=4 * WIDTH, vocab=VOCAB, seq=SEQ,
+                         batch=BATCH, update_freq=1, cpu=True, bf16=False):
+    """RobertaForMaskedLM with AdamW, accumulating UPDATE_FREQ batches per update as fairseq does; in bf16
+    through torch.autocast (fp32 master weights). Tokens/s = median over updates after the first two."""
     import torch
     from transformers import DataCollatorForLanguageModeling, PreTrainedTokenizerFast, RobertaConfig, RobertaForMaskedLM
     from tokenizers import Tokenizer, models
 
-    vocab = {f"w{i}": i for i in range(VOCAB)}
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=Tokenizer(models.WordLevel(vocab, unk_token="w3")),
-                                        pad_token="w1", mask_token=f"w{VOCAB - 1}", unk_token="w3")
-    collator = DataCollatorForLanguageModeling(tokenizer, mlm_probability=0.15)  # 80/10/10 by default
-    model = RobertaForMaskedLM(RobertaConfig(vocab_size=VOCAB, hidden_size=WIDTH, num_hidden_layers=LAYERS,
-                                             num_attention_heads=HEADS, intermediate_size=4 * WIDTH,
-                                             max_position_embeddings=SEQ + 2, pad_token_id=1))
+    device = "cpu" if cpu else "cuda"
+    vocabulary = {f"w{i}": i for i in range(vocab)}
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=Tokenizer(models.WordLevel(vocabulary, unk_token="w3")),
+                                        pad_token="w1", mask_token=f"w{vocab - 1}", unk_token="w3")
+    collator = DataCollatorForLanguageModeling(tokenizer, mlm_probability=MASK_PROB)  # 80/10/10 by default
+    model = RobertaForMaskedLM(RobertaConfig(vocab_size=vocab, hidden_size=width, num_hidden_layers=layers,
+                                             num_attention_heads=heads, intermediate_size=ffn,
+                                             max_position_embeddings=seq + 2, pad_token_id=1)).to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=6e-4, betas=(0.9, 0.98), eps=1e-6, weight_decay=0.01)
     times = []
     for _ in range(steps):
-        batch = collator([{"input_ids": torch.randint(4, VOCAB - 1, (SEQ,)).tolist()} for _ in range(BATCH)])
+        batches = [{key: value.to(device) for key, value in collator(
+            [{"input_ids": torch.randint(4, vocab - 1, (seq,)).tolist()} for _ in range(batch)]).items()}
+            for _ in range(update_freq)]
+        if not cpu:
+            torch.cuda.synchronize()
         start = time.perf_counter()
-        model(**batch).loss.backward()
+        for inputs in batches:
+            with torch.autocast(device_type=device, dtype=torch.bfloat16, enabled=bf16):
+                loss = model(**inputs).loss
+            loss.backward()
         optimizer.step()
         optimizer.zero_grad()
+        if not cpu:
+            torch.cuda.synchronize()
         times.append(time.perf_counter() - start)
-    return {"tokens_per_s": round(BATCH * SEQ / statistics.median(times[2:]), 1), "peak_rss_mb": round(peak_rss_mb())}
+    return {"tokens_per_s": round(update_freq * batch * seq / statistics.median(times[2:]), 1), **peak_memory(cpu)}
 
 
 def measure_distillation(databin, teacher, steps):
@@ -225,6 +238,42 @@ def measure_distillation(databin, teacher, steps):
             "distill_over_student_plus_teacher": round(statistics.median(ratios), 3), "target": 1.1}
 
 
+def measure_at_scale(args) -> dict:
+    """--mfu: our bf16 route against stock fairseq (fp16) and transformers (bf16 autocast) on one shape;
+    model-FLOPs utilisation of each by the same FLOPs count, against the device's dense bf16/fp16 peak."""
+    import torch
+
+    if not args.cpu and not torch.cuda.is_available():
+        raise SystemExit("benchmark_train.py --mfu: no CUDA device here (add --cpu --peak-tflops N to run it on the CPU)")
+    if args.cpu and not args.peak_tflops:
+        raise SystemExit("benchmark_train.py --mfu --cpu: give the CPU's bf16 peak with --peak-tflops")
+    device = "cpu" if args.cpu else torch.cuda.get_device_name()
+    peak = args.peak_tflops or peak_bf16_tflops(device)
+    shape = architecture_shape(args.arch)
+    flops_per_token = training_flops_per_token(shape["layers"], shape["width"], shape["ffn"], args.seq, args.vocab, MASK_PROB)
+    report = {"device": device, "peak_tflops": peak, "arch": args.arch, **shape, "seq": args.seq, "vocab": args.vocab,
+              "batch": args.batch, "update_freq": args.update_freq, "steps": args.steps,
+              "model_flops_per_token": flops_per_token, "target_mfu": 0.45,
+              "load_average_at_start_1_5_15min": [round(load, 2) for load in os.getloadavg()]}
+    with tempfile.TemporaryDirectory() as root:
+        lines = (args.steps + 1) * args.batch * args.update_freq  # one epoch covers every update
+        databin = synthetic_databin(Path(root), args.vocab, args.seq, lines)
+        options = ["--databin", str(databin), "--steps", str(args.steps), "--threads", str(args.threads), "--arch", args.arch,
+                   "--seq", str(args.seq), "--vocab", str(args.vocab), "--batch", str(args.batch),
+                   "--update-freq", str(args.update_freq), *(["--cpu"] if args.cpu else [])]
+        for name in ("ours_bf16", "fairseq_fp16", "transformers_bf16"):
+            if name == "fairseq_fp16" and args.cpu:
+                report[name] = {"skipped": "fairseq's fp16 optimizer needs CUDA"}
+                continue
+            report[name] = child(name, *options)
+            if "tokens_per_s" in report[name]:
+                report[name]["mfu"] = round(report[name]["tokens_per_s"] * flops_per_token / (peak * 1e12), 4)
+    for peer in ("fairseq_fp16", "transformers_bf16"):
+        if "tokens_per_s" in report["ours_bf16"] and "tokens_per_s" in report[peer]:
+            report[f"ours_over_{peer}"] = round(report["ours_bf16"]["tokens_per_s"] / report[peer]["tokens_per_s"], 3)
+    return report
+
+
 def child(name, *extra):
     done = subprocess.run([sys.executable, __file__, "--measure", name, *extra], capture_output=True, text=True)
     if done.returncode != 0:
@@ -236,14 +285,15 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=12)
     parser.add_argument("--threads", type=int, default=2)
-    mfu = parser.add_argument_group("--mfu: bf16 model-FLOPs utilisation of our route on a GPU")
+    parser.add_argument("--repeats", type=int, default=3, help="runs of ours and of stock fairseq, alternating")
+    mfu = parser.add_argument_group("--mfu: bf16 model-FLOPs utilisation on a GPU, ours against the peers")
     mfu.add_argument("--mfu", action="store_true")
     mfu.add_argument("--arch", default="roberta_base", help="a fairseq RoBERTa architecture (default roberta_base)")
     mfu.add_argument("--seq", type=int, default=512)
     mfu.add_argument("--vocab", type=int, default=50265, help="dictionary size with <mask> (RoBERTa's: 50265)")
     mfu.add_argument("--batch", type=int, default=32, help="sequences per GPU per step (the recipe's 32)")
     mfu.add_argument("--update-freq", type=int, default=8)
-    mfu.add_argument("--peak-tflops", type=float, help="dense bf16 peak of the device (default: by GPU name)")
+    mfu.add_argument("--peak-tflops", type=float, help="dense bf16/fp16 peak of the device (default: by GPU name)")
     mfu.add_argument("--cpu", action="store_true", help="measure on the CPU (needs --peak-tflops)")
     parser.add_argument("--measure", help=argparse.SUPPRESS)
     parser.add_argument("--databin", help=argparse.SUPPRESS)
@@ -258,38 +308,43 @@ def main():
             "fairseq": lambda: measure_fairseq(args.databin, args.steps, False),
             "transformers": lambda: measure_transformers(args.steps),
             "distillation": lambda: measure_distillation(args.databin, args.teacher, args.steps),
-            "mfu": lambda: measure_mfu(args.databin, args.arch, args.seq, args.vocab, args.steps, args.batch,
-                                       args.update_freq, args.peak_tflops, args.cpu),
+            "ours_bf16": lambda: measure_fairseq_at_scale(args.databin, args.arch, args.seq, args.steps, args.batch,
+                                                          args.update_freq, args.cpu, True),
+            "fairseq_fp16": lambda: measure_fairseq_at_scale(args.databin, args.arch, args.seq, args.steps, args.batch,
+                                                             args.update_freq, args.cpu, False),
+            "transformers_bf16": lambda: measure_transformers(args.steps, **architecture_shape(args.arch), vocab=args.vocab,
+                                                              seq=args.seq, batch=args.batch, update_freq=args.update_freq,
+                                                              cpu=args.cpu, bf16=True),
         }[args.measure]()
         # what else ran meanwhile: these timings are only comparable at a similar load
         result["load_average_1_5_15min"] = [round(load, 2) for load in os.getloadavg()]
         print(json.dumps(result))
         return
     if args.mfu:
-        if not args.cpu and not torch.cuda.is_available():
-            raise SystemExit("benchmark_train.py --mfu: no CUDA device here (add --cpu --peak-tflops N to run it on the CPU)")
-        if args.cpu and not args.peak_tflops:
-            raise SystemExit("benchmark_train.py --mfu --cpu: give the CPU's bf16 peak with --peak-tflops")
-        with tempfile.TemporaryDirectory() as root:
-            lines = (args.steps + 1) * args.batch * args.update_freq  # one epoch covers every update
-            databin = synthetic_databin(Path(root), args.vocab, args.seq, lines)
-            options = ["--databin", str(databin), "--steps", str(args.steps), "--threads", str(args.threads),
-                       "--arch", args.arch, "--seq", str(args.seq), "--vocab", str(args.vocab), "--batch", str(args.batch),
-                       "--update-freq", str(args.update_freq), *(["--peak-tflops", str(args.peak_tflops)] if args.peak_tflops else []),
-                       *(["--cpu"] if args.cpu else [])]
-            print(json.dumps({"load_average_at_start_1_5_15min": [round(load, 2) for load in os.getloadavg()],
-                              "mfu": child("mfu", *options)}, indent=1))
+        print(json.dumps(measure_at_scale(args), indent=1))
         return
     with tempfile.TemporaryDirectory() as root:
         databin = synthetic_databin(Path(root))
         common = ["--databin", str(databin), "--steps", str(args.steps), "--threads", str(args.threads)]
         report = {"shape": {"layers": LAYERS, "width": WIDTH, "vocab": VOCAB, "batch": BATCH, "seq": SEQ,
-                            "threads": args.threads, "steps": args.steps, "cores": os.cpu_count()},
+                            "threads": args.threads, "steps": args.steps, "repeats": args.repeats, "cores": os.cpu_count()},
                   "load_average_at_start_1_5_15min": [round(load, 2) for load in os.getloadavg()]}
-        for name in ("ours", "fairseq", "transformers"):
-            report[name] = child(name, *common)
-        if "tokens_per_s" in report["ours"] and "tokens_per_s" in report["fairseq"]:
-            report["ours_over_fairseq"] = round(report["ours"]["tokens_per_s"] / report["fairseq"]["tokens_per_s"], 3)
+        # ours and stock fairseq alternate, REPEATS times each and first in turn, so that load from
+        # elsewhere hits both alike; the ratio is the median of the ratios within each pair
+        pairs = []
+        for repeat in range(args.repeats):
+            order = ("ours", "fairseq") if repeat % 2 == 0 else ("fairseq", "ours")
+            measured = {name: child(name, *common) for name in order}
+            pairs.append((measured["ours"], measured["fairseq"]))
+        for index, name in enumerate(("ours", "fairseq")):
+            runs = [pair[index] for pair in pairs]
+            measured = [run["tokens_per_s"] for run in runs if "tokens_per_s" in run]
+            report[name] = {"tokens_per_s": round(statistics.median(measured), 1), "tokens_per_s_runs": measured,
+                            "peak_rss_mb": max(run["peak_rss_mb"] for run in runs)} if len(measured) == len(runs) else runs[0]
+        if all("tokens_per_s" in run for pair in pairs for run in pair):
+            report["ours_over_fairseq"] = round(statistics.median(ours["tokens_per_s"] / stock["tokens_per_s"]
+                                                                  for ours, stock in pairs), 3)
+        report["transformers"] = child("transformers", *common)
         # teacher: a wider, deeper RoBERTa on the same dictionary, one update is enough for timing
         teacher_dir = Path(root) / "teacher"
         teacher_args = [a for a in fairseq_args(databin, teacher_dir, 1, False) if a != "--no-save"]

@@ -48,8 +48,8 @@ def test_flops_per_token_equals_torch_flop_counter_on_fairseq_roberta(layers, wi
 
 
 def test_architecture_shape_and_gpu_peaks():
-    assert benchmark_train.architecture_shape("roberta_base") == {"layers": 12, "width": 768, "ffn": 3072}
-    assert benchmark_train.architecture_shape("roberta_large") == {"layers": 24, "width": 1024, "ffn": 4096}
+    assert benchmark_train.architecture_shape("roberta_base") == {"layers": 12, "width": 768, "heads": 12, "ffn": 3072}
+    assert benchmark_train.architecture_shape("roberta_large") == {"layers": 24, "width": 1024, "heads": 16, "ffn": 4096}
     assert benchmark_train.peak_bf16_tflops("NVIDIA H100 80GB HBM3") == 989.4
     assert benchmark_train.peak_bf16_tflops("NVIDIA H100 PCIe") == 756.0
     assert benchmark_train.peak_bf16_tflops("NVIDIA H200") == 989.4
@@ -58,14 +58,19 @@ def test_architecture_shape_and_gpu_peaks():
 
 
 @pytest.mark.slow
-def test_mfu_mode_runs_our_bf16_route_and_reports_a_consistent_utilisation():
+def test_mfu_mode_measures_our_bf16_route_and_transformers_with_one_flops_count():
     done = subprocess.run([sys.executable, SCRIPT, "--mfu", "--cpu", "--peak-tflops", "2", "--arch", "roberta_tiny",
                            "--seq", "64", "--vocab", "1000", "--batch", "4", "--update-freq", "2", "--steps", "8",
                            "--threads", "1"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
-    mfu = json.loads(done.stdout)["mfu"]
-    assert "error" not in mfu, mfu
-    assert (mfu["precision"], mfu["layers"], mfu["width"], mfu["ffn"], mfu["seq"]) == ("bf16", 2, 64, 128, 64)
-    assert mfu["tokens_per_s"] > 0
+    report = json.loads(done.stdout)
+    assert (report["layers"], report["width"], report["heads"], report["ffn"], report["seq"]) == (2, 64, 2, 128, 64)
     flops = benchmark_train.training_flops_per_token(2, 64, 128, 64, 1000, 0.15)
-    assert mfu["mfu"] == pytest.approx(mfu["tokens_per_s"] * flops / 2e12, abs=1e-4)
+    assert report["model_flops_per_token"] == flops
+    for name in ("ours_bf16", "transformers_bf16"):
+        assert "error" not in report[name], report[name]
+        assert report[name]["tokens_per_s"] > 0
+        assert report[name]["mfu"] == pytest.approx(report[name]["tokens_per_s"] * flops / 2e12, abs=1e-4)
+    assert report["ours_over_transformers_bf16"] == pytest.approx(
+        report["ours_bf16"]["tokens_per_s"] / report["transformers_bf16"]["tokens_per_s"], abs=1e-3)
+    assert "skipped" in report["fairseq_fp16"]  # stock fairseq's fp16 needs CUDA
