@@ -4,7 +4,9 @@ fairseq's command line turns `--bf16` into `--tpu` (fairseq/options.py; facebook
 #4696), so `fairseq-train --bf16` on a GPU dies looking for torch_xla. Its trainer and FP16Optimizer
 handle bf16 on any device (bf16 weights, fp32 master copies, no loss scaling), so the only fix needed
 is to drop that implied TPU flag when torch_xla is not installed. The Hydra route never sets it, but
-there `common.fp16=true` silently wins over `common.bf16=true`; that combination is refused here.
+there `common.fp16=true` silently wins over `common.bf16=true`; that combination is refused here
+whenever our call_main runs (fairseq-train --user-dir, scripts/pretrain.sh and distill.sh, or
+`python -m user_dir.distributed_launch fairseq-hydra-train ...`).
 """
 import importlib.util
 import logging
