@@ -111,10 +111,12 @@ def fairseq_tokens_per_s(args, skip=2) -> float:
     return statistics.median([float(x) for x in re.findall(r"wps=([\d.]+)", stream.getvalue())][skip:])
 
 
-def measure_fairseq(databin, steps, ours):
+def measure_fairseq(databin, steps, ours, model_args=MODEL_ARGS, batch=BATCH, seq=SEQ, device_args=("--cpu",),
+                    skip=2, cpu=True):
     with tempfile.TemporaryDirectory() as save_dir:
-        tokens_per_s = fairseq_tokens_per_s(fairseq_args(databin, save_dir, steps, ours))
-    return {"tokens_per_s": round(tokens_per_s, 1), "peak_rss_mb": round(peak_rss_mb())}
+        tokens_per_s = fairseq_tokens_per_s(fairseq_args(databin, save_dir, steps, ours, model_args, batch, seq,
+                                                         device_args), skip)
+    return {"tokens_per_s": round(tokens_per_s, 1), **peak_memory(cpu)}
 
 
 def architecture_shape(arch: str) -> dict:
@@ -135,10 +137,7 @@ def measure_fairseq_at_scale(databin, arch, seq, steps, batch, update_freq, cpu,
     precision = "--bf16" if ours else "--fp16"
     # on a GPU, loader workers mask the next batches while the GPU computes (fairseq_args sets 0)
     device_args = [precision, "--update-freq", str(update_freq), *(["--cpu"] if cpu else ["--num-workers", "4"])]
-    with tempfile.TemporaryDirectory() as save_dir:
-        args = fairseq_args(databin, save_dir, steps, ours, ["--arch", arch], batch, seq, device_args)
-        tokens_per_s = fairseq_tokens_per_s(args, skip=5)
-    return {"tokens_per_s": round(tokens_per_s, 1), **peak_memory(cpu)}
+    return measure_fairseq(databin, steps, ours, ["--arch", arch], batch, seq, device_args, skip=5, cpu=cpu)
 
 
 def measure_transformers(steps, layers=LAYERS, width=WIDTH, heads=HEADS, ffn=4 * WIDTH, vocab=VOCAB, seq=SEQ,
@@ -336,14 +335,16 @@ def main():
             order = ("ours", "fairseq") if repeat % 2 == 0 else ("fairseq", "ours")
             measured = {name: child(name, *common) for name in order}
             pairs.append((measured["ours"], measured["fairseq"]))
-        for index, name in enumerate(("ours", "fairseq")):
-            runs = [pair[index] for pair in pairs]
-            measured = [run["tokens_per_s"] for run in runs if "tokens_per_s" in run]
-            report[name] = {"tokens_per_s": round(statistics.median(measured), 1), "tokens_per_s_runs": measured,
-                            "peak_rss_mb": max(run["peak_rss_mb"] for run in runs)} if len(measured) == len(runs) else runs[0]
         if all("tokens_per_s" in run for pair in pairs for run in pair):
+            for index, name in enumerate(("ours", "fairseq")):
+                runs = [pair[index] for pair in pairs]
+                report[name] = {"tokens_per_s": round(statistics.median(run["tokens_per_s"] for run in runs), 1),
+                                "tokens_per_s_runs": [run["tokens_per_s"] for run in runs],
+                                "peak_rss_mb": max(run["peak_rss_mb"] for run in runs)}
             report["ours_over_fairseq"] = round(statistics.median(ours["tokens_per_s"] / stock["tokens_per_s"]
                                                                   for ours, stock in pairs), 3)
+        else:  # the first pair with a failure, its error in full
+            report["ours"], report["fairseq"] = next(pair for pair in pairs if not all("tokens_per_s" in run for run in pair))
         report["transformers"] = child("transformers", *common)
         # teacher: a wider, deeper RoBERTa on the same dictionary, one update is enough for timing
         teacher_dir = Path(root) / "teacher"
