@@ -58,19 +58,39 @@ def test_architecture_shape_and_gpu_peaks():
 
 
 @pytest.mark.slow
-def test_mfu_mode_measures_our_bf16_route_and_transformers_with_one_flops_count():
+def test_mfu_mode_measures_every_route_and_distillation_with_one_flops_count():
+    """The GPU benchmark's code paths at CPU size: each bf16 route (the fp16 ones need CUDA), our
+    routes on the dictionary padded to a multiple of 64, ratios of ours to each, and a distillation step."""
     done = subprocess.run([sys.executable, SCRIPT, "--mfu", "--cpu", "--peak-tflops", "2", "--arch", "roberta_tiny",
-                           "--seq", "64", "--vocab", "1000", "--batch", "4", "--update-freq", "2", "--steps", "8",
-                           "--threads", "1"], capture_output=True, text=True, timeout=300)
+                           "--seq", "64", "--vocab", "1000", "--micro-batches", "4", "--sequences-per-update", "8",
+                           "--steps", "7", "--threads", "1", "--distillation", "--distillation-teacher", "roberta_tiny"],
+                          capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout)
     assert (report["layers"], report["width"], report["heads"], report["ffn"], report["seq"]) == (2, 64, 2, 128, 64)
+    assert report["dictionary_ours"] == 1024
     flops = benchmark_train.training_flops_per_token(2, 64, 128, 64, 1000, 0.15)
     assert report["model_flops_per_token"] == flops
-    for name in ("ours_bf16", "transformers_bf16"):
-        assert "error" not in report[name], report[name]
-        assert report[name]["tokens_per_s"] > 0
-        assert report[name]["mfu"] == pytest.approx(report[name]["tokens_per_s"] * flops / 2e12, abs=1e-4)
-    assert report["ours_over_transformers_bf16"] == pytest.approx(
-        report["ours_bf16"]["tokens_per_s"] / report["transformers_bf16"]["tokens_per_s"], abs=1e-3)
-    assert "skipped" in report["fairseq_fp16"]  # stock fairseq's fp16 needs CUDA
+    runs = report["runs"]
+    for name in ("ours_bf16@4x2", "ours_bf16_fairseq_encoder@4x2", "fairseq_bf16@4x2", "transformers_bf16@4x2"):
+        assert runs[name]["tokens_per_s"] > 0, runs[name]
+        assert runs[name]["mfu"] == pytest.approx(runs[name]["tokens_per_s"] * flops / 2e12, abs=1e-4)
+    assert "skipped" in runs["fairseq_fp16@4x2"] and "skipped" in runs["ours_fp16@4x2"]
+    assert report["ratios"]["ours_bf16_over_transformers_bf16@4x2"] == pytest.approx(
+        runs["ours_bf16@4x2"]["tokens_per_s"] / runs["transformers_bf16@4x2"]["tokens_per_s"], abs=1e-3)
+    assert report["ratios"]["best"]["ours_bf16"] == "ours_bf16@4x2"
+    distillation = report["distillation"]
+    assert distillation["distill_step_s"] > 0 and distillation["distill_over_student_plus_teacher"] > 0
+
+
+@pytest.mark.slow
+def test_encoder_benchmark_compares_implementations_on_the_same_weights():
+    done = subprocess.run([sys.executable, REPO_ROOT / "scripts" / "benchmark_encoder.py", "--cpu", "--arch",
+                           "roberta_tiny", "--seq", "64", "--batches", "4", "--vocabs", "1000", "--steps", "2"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout)
+    assert [run["implementation"] for run in report["runs"]] == ["fairseq", "fused", "compiled"]
+    assert all(run["tokens_per_s"] > 0 for run in report["runs"])
+    for implementation, difference in report["difference_from_fairseq"]["1000"].items():
+        assert difference["logits_max_rel"] < 1e-5 and difference["grads_max_rel"] < 1e-5, implementation

@@ -181,3 +181,28 @@ def test_fp16_and_bf16_together_are_refused_before_training():
     cfg = OmegaConf.create({"common": {"fp16": True, "bf16": True, "tpu": False, "cpu": False}})
     with pytest.raises(ValueError, match="common.fp16=false"):
         configure_precision(cfg)
+
+
+def test_bf16_command_line_projects_only_the_masked_positions(tiny_databin):
+    """fairseq's CLI copies --bf16's implied --tpu into every config group, and the masked_lm
+    criterion "on TPU" projects all positions onto the vocabulary: precision clears them all."""
+    from fairseq import options, tasks
+    from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+
+    from user_dir.precision import configure_precision
+
+    args = options.parse_args_and_arch(options.get_training_parser(), [
+        str(tiny_databin), "--user-dir", str(USER_DIR), "--task", "corpora_masked_lm", "--criterion", "masked_lm",
+        "--arch", "roberta_tiny", "--cpu", "--bf16", "--tokens-per-sample", "32", "--optimizer", "adam"])
+    cfg = convert_namespace_to_omegaconf(args)
+    assert cfg.criterion.tpu and cfg.optimizer.tpu  # what fairseq's command line makes of --bf16
+    configure_precision(cfg)
+    assert [name for name in cfg if isinstance(cfg[name], dict) and cfg[name].get("tpu")] == []
+    task = tasks.setup_task(cfg.task)
+    task.load_dataset("valid")
+    model, criterion = task.build_model(cfg.model), task.build_criterion(cfg.criterion)
+    projected_rows = []
+    model.encoder.lm_head.dense.register_forward_hook(lambda module, inputs, output: projected_rows.append(len(inputs[0])))
+    sample = next(task.get_batch_iterator(task.dataset("valid"), max_sentences=8).next_epoch_itr(shuffle=False))
+    _, sample_size, _ = criterion(model, sample)
+    assert projected_rows == [int(sample_size)] and 0 < sample_size < 0.3 * sample["target"].numel()

@@ -6,6 +6,8 @@ into one training set, optionally resampled each epoch to a per-corpus share. It
 `mask_whole_words` also needs a BPE (PubMedBERT's whole-word masking): fairseq looks for it on
 `self.args`, which a dataclass-configured task does not have, and its gpt2 default downloads the
 general vocabulary; here the BPE comes from the local vocabulary dir (encoder.json + vocab.bpe).
+The models it builds (and the distillation teacher) run the encoder implementation chosen by
+`encoder_implementation` (user_dir/models/fused_roberta_encoder.py); checkpoints are the same.
 """
 import argparse
 import logging
@@ -13,10 +15,15 @@ import os
 from dataclasses import dataclass, field
 
 import numpy as np
+import torch
 from fairseq import utils
 from fairseq.data import ConcatDataset, ResamplingDataset
+from fairseq.dataclass import ChoiceEnum
 from fairseq.tasks import register_task
 from fairseq.tasks.masked_lm import MaskedLMConfig, MaskedLMTask
+from omegaconf import II
+
+from user_dir.models.fused_roberta_encoder import IMPLEMENTATIONS, use_fused_encoder
 
 logger = logging.getLogger(__name__)
 
@@ -33,6 +40,13 @@ class CorporaMaskedLMConfig(MaskedLMConfig):
         metadata={"help": "vocabulary dir holding the gpt2 encoder.json and vocab.bpe of the data's "
                           "dict.txt; needed by --mask-whole-words"},
     )
+    encoder_implementation: ChoiceEnum(["auto", *IMPLEMENTATIONS]) = field(
+        default="auto",
+        metadata={"help": "how the RoBERTa encoder runs (parameters and checkpoints are the same): fairseq's "
+                          "own; fused (one QKV GEMM into scaled_dot_product_attention, batch-major); compiled "
+                          "(fused, each layer through torch.compile); auto: compiled on a GPU, fairseq on CPU"},
+    )
+    cpu: bool = II("common.cpu")
 
 
 def parse_sampling_ratios(text: str, num_corpora: int) -> list:
@@ -67,6 +81,17 @@ class CorporaMaskedLMTask(MaskedLMTask):
                                         seed=self.cfg.seed, epoch=epoch)
         logger.info("%s: %d blocks from %d corpora", split, len(dataset), num_corpora)
         return dataset
+
+    def build_model(self, cfg, from_checkpoint=False):
+        model = super().build_model(cfg, from_checkpoint)
+        use_fused_encoder(model, self.encoder_implementation())
+        return model
+
+    def encoder_implementation(self) -> str:
+        choice = str(self.cfg.encoder_implementation)
+        if choice == "auto":
+            return "compiled" if torch.cuda.is_available() and not self.cfg.cpu else "fairseq"
+        return choice
 
     def has_sharded_data(self, split):
         """Reload each epoch only when the per-corpus resampling must be drawn afresh."""

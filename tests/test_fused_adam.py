@@ -1,0 +1,74 @@
+"""user_dir/optim/fused_adam.py: fairseq's Adam update through torch's fused AdamW kernel equals
+fairseq's own loop (eps placed as fairseq places it), takes over and hands back fairseq's optimizer
+state, and leaves what it does not fuse to fairseq's loop; fairseq's `adam` finds it where it looks
+for apex."""
+import copy
+
+import pytest
+import torch
+from fairseq.optim import adam as fairseq_adam
+
+import user_dir  # noqa: F401  (installs the hook)
+from user_dir.optim.fused_adam import FusedAdam
+
+HYPER = dict(lr=3e-3, betas=(0.9, 0.98), eps=1e-6, weight_decay=0.01)
+SHAPES = [(40, 24), (24,), (5, 3, 2), (1,)]
+
+
+def twin_params(dtype=torch.float32):
+    torch.manual_seed(0)
+    params = [torch.nn.Parameter(torch.randn(shape, dtype=dtype)) for shape in SHAPES]
+    return params, [torch.nn.Parameter(p.detach().clone()) for p in params]
+
+
+def step_both(reference, ours, optimizers, steps, seed=1):
+    generator = torch.Generator().manual_seed(seed)
+    for _ in range(steps):
+        for p, q in zip(reference, ours):
+            # gradient scales from 1e-9 to 1, where eps decides the update
+            grad = torch.randn(p.shape, generator=generator) * 10.0 ** -torch.randint(0, 10, (), generator=generator).item()
+            p.grad, q.grad = grad.to(p.dtype), grad.to(q.dtype)
+        for optimizer in optimizers:
+            optimizer.step()
+
+
+def assert_same(reference, ours, rel=1e-6):
+    for p, q in zip(reference, ours):
+        assert (p - q).abs().max() <= rel * p.abs().max(), (p - q).abs().max()
+
+
+def test_fused_step_equals_fairseq_adam():
+    reference, ours = twin_params()
+    step_both(reference, ours, [fairseq_adam.Adam(reference, **HYPER), FusedAdam(ours, **HYPER)], steps=25)
+    assert_same(reference, ours)
+
+
+def test_optimizer_state_passes_both_ways():
+    reference, ours = twin_params()
+    fairseq_optimizer, fused = fairseq_adam.Adam(reference, **HYPER), FusedAdam(ours, **HYPER)
+    step_both(reference, ours, [fairseq_optimizer], steps=5)
+    ours_data = [p.detach().clone() for p in reference]
+    for q, data in zip(ours, ours_data):
+        q.data.copy_(data)
+    # resume a fairseq run with the fused step (a copy, as a checkpoint file gives it)
+    fused.load_state_dict(copy.deepcopy(fairseq_optimizer.state_dict()))
+    step_both(reference, ours, [fairseq_optimizer, fused], steps=5, seed=2)
+    assert_same(reference, ours)
+    assert fused.state_dict()["state"][0]["step"] == 10 and set(fused.state_dict()["state"][0]) == {
+        "step", "exp_avg", "exp_avg_sq"}
+    fairseq_optimizer.load_state_dict(copy.deepcopy(fused.state_dict()))  # and back
+    step_both(reference, ours, [fairseq_optimizer, fused], steps=3, seed=3)
+    assert_same(reference, ours)
+
+
+def test_what_it_does_not_fuse_takes_fairseq_s_loop():
+    reference, ours = twin_params(torch.bfloat16)  # --memory-efficient-bf16 hands bf16 parameters
+    step_both(reference, ours, [fairseq_adam.Adam(reference, **HYPER), FusedAdam(ours, **HYPER)], steps=4)
+    for p, q in zip(reference, ours):
+        assert torch.equal(p, q)
+    with pytest.raises(NotImplementedError, match="fp16-adam-stats"):
+        FusedAdam(ours, use_fp16_stats=True)
+
+
+def test_fairseq_adam_finds_it_where_it_looks_for_apex():
+    assert fairseq_adam.get_fused_adam_class() is FusedAdam  # no apex here

@@ -1,0 +1,171 @@
+"""The fused RoBERTa encoder (user_dir/models/fused_roberta_encoder.py) computes fairseq's RoBERTa:
+the same loss, logits, hidden states and gradients for the same weights and batch (fp32, dropout
+off: its random draws differ), with and without padding and activation checkpointing; the same
+parameters and state dict; a training run whose loss curve is stock fairseq's; checkpoints that
+stock fairseq loads. Tolerances: 1e-5 of the largest value (logits, states) or of the largest
+gradient (a parameter whose true gradient is 0, like the key-projection bias, carries only rounding).
+"""
+import argparse
+import copy
+import logging
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import user_dir  # noqa: F401
+from conftest import USER_DIR
+from user_dir.models.fused_roberta_encoder import FusedRobertaEncoder, use_fused_encoder
+
+BIN = Path(sys.executable).parent
+TOLERANCE = 1e-5
+
+
+def tiny_roberta(vocab=300, **overrides):
+    from fairseq.data import Dictionary
+    from fairseq.models import ARCH_CONFIG_REGISTRY
+    from fairseq.models.roberta import RobertaModel
+
+    dictionary = Dictionary()
+    for i in range(vocab - dictionary.nspecial):
+        dictionary.add_symbol(f"w{i}")
+    task = argparse.Namespace(source_dictionary=dictionary, target_dictionary=dictionary)
+    args = argparse.Namespace(arch="roberta_tiny", max_positions=64, dropout=0.0, attention_dropout=0.0,
+                              encoder_attention_heads=4, **overrides)
+    ARCH_CONFIG_REGISTRY["roberta_tiny"](args)
+    torch.manual_seed(0)
+    return RobertaModel.build_model(args, task)
+
+
+def batch(padded: bool, vocab=300):
+    generator = torch.Generator().manual_seed(1)
+    tokens = torch.randint(4, vocab, (3, 24), generator=generator)
+    tokens[:, 0] = 0
+    if padded:
+        tokens[1, 17:] = 1  # fairseq's pad
+        tokens[2, 9:] = 1
+    masked = (torch.rand(tokens.shape, generator=generator) < 0.3) & tokens.ne(1)
+    return tokens, masked
+
+
+def forward_backward(model, tokens, masked):
+    model.zero_grad(set_to_none=True)
+    logits, extra = model(tokens, masked_tokens=masked, return_all_hiddens=True)
+    loss = F.cross_entropy(logits, tokens[masked])
+    loss.backward()
+    return loss, logits, extra["inner_states"], {name: p.grad.clone() for name, p in model.named_parameters()}
+
+
+def assert_close_to_largest(actual, expected):
+    scale = expected.abs().max()
+    assert (actual - expected).abs().max() <= TOLERANCE * scale, ((actual - expected).abs().max(), scale)
+
+
+@pytest.mark.parametrize("implementation", ["fused", "compiled"])
+@pytest.mark.parametrize("padded", [False, True])
+def test_loss_logits_states_and_gradients_equal_fairseq(implementation, padded):
+    stock = tiny_roberta()
+    fused = copy.deepcopy(stock)
+    use_fused_encoder(fused, implementation)
+    assert isinstance(fused.encoder, FusedRobertaEncoder) and type(stock.encoder).__name__ == "RobertaEncoder"
+    tokens, masked = batch(padded)
+    loss, logits, states, grads = forward_backward(stock, tokens, masked)
+    fused_loss, fused_logits, fused_states, fused_grads = forward_backward(fused, tokens, masked)
+
+    assert fused_loss.item() == pytest.approx(loss.item(), rel=TOLERANCE)
+    assert_close_to_largest(fused_logits, logits)
+    assert len(fused_states) == len(states) == 3  # embeddings + 2 layers, T x B x C as fairseq's
+    for fused_state, state in zip(fused_states, states):
+        assert fused_state.shape == state.shape == (24, 3, 64)
+        not_padding = tokens.ne(1).T  # fairseq's states at padding positions are not defined alike
+        assert_close_to_largest(fused_state[not_padding], state[not_padding])
+    largest_gradient = max(g.abs().max() for g in grads.values())
+    assert grads.keys() == fused_grads.keys()
+    for name, grad in grads.items():
+        assert (fused_grads[name] - grad).abs().max() <= TOLERANCE * largest_gradient, name
+
+
+def test_activation_checkpointing_gives_the_same_gradients():
+    plain = tiny_roberta()
+    use_fused_encoder(plain, "fused")
+    checkpointed = copy.deepcopy(plain)
+    checkpointed.encoder.sentence_encoder.cfg.checkpoint_activations = True
+    tokens, masked = batch(padded=True)
+    *_, grads = forward_backward(plain, tokens, masked)
+    *_, checkpointed_grads = forward_backward(checkpointed, tokens, masked)
+    for name, grad in grads.items():
+        assert torch.allclose(checkpointed_grads[name], grad, atol=1e-7), name
+
+
+def test_same_parameters_and_state_dict_in_both_directions():
+    stock = tiny_roberta()
+    fused = tiny_roberta()
+    use_fused_encoder(fused, "compiled")
+    assert [(n, p.shape) for n, p in fused.named_parameters()] == [(n, p.shape) for n, p in stock.named_parameters()]
+    fused.load_state_dict(stock.state_dict(), strict=True)
+    stock.load_state_dict(fused.state_dict(), strict=True)
+    use_fused_encoder(fused, "fairseq")
+    assert type(fused.encoder).__name__ == "RobertaEncoder"
+
+
+def test_configurations_it_does_not_implement_stay_on_fairseq(caplog):
+    model = tiny_roberta(encoder_layerdrop=0.1)
+    with caplog.at_level(logging.WARNING):
+        use_fused_encoder(model, "fused")
+    assert type(model.encoder).__name__ == "RobertaEncoder"
+    assert "encoder_layerdrop > 0" in caplog.text
+    with pytest.raises(ValueError, match="choose one of fairseq, fused, compiled"):
+        use_fused_encoder(model, "fast")
+
+
+def test_the_task_option_chooses_the_implementation(tiny_databin):
+    from fairseq.models import ARCH_CONFIG_REGISTRY
+
+    from user_dir.tasks.corpora_masked_lm import CorporaMaskedLMConfig, CorporaMaskedLMTask
+
+    args = argparse.Namespace(arch="roberta_tiny", max_positions=32)
+    ARCH_CONFIG_REGISTRY["roberta_tiny"](args)
+    for option, expected in (("auto", "RobertaEncoder"), ("fairseq", "RobertaEncoder"),
+                             ("fused", "FusedRobertaEncoder"), ("compiled", "FusedRobertaEncoder")):
+        task = CorporaMaskedLMTask.setup_task(CorporaMaskedLMConfig(
+            data=str(tiny_databin), tokens_per_sample=32, seed=1, cpu=True, encoder_implementation=option))
+        assert type(task.build_model(copy.copy(args)).encoder).__name__ == expected, option  # auto: CPU
+
+
+def train_losses(databin, save_dir, *extra) -> list:
+    """Per-update losses of 16 fairseq-train updates of roberta_tiny, dropout off."""
+    run = subprocess.run([str(c) for c in [
+        BIN / "fairseq-train", databin, "--user-dir", USER_DIR, "--criterion", "masked_lm", "--arch", "roberta_tiny",
+        "--cpu", "--num-workers", "0", "--batch-size", "8", "--tokens-per-sample", "32", "--optimizer", "adam",
+        "--lr", "1e-3", "--max-update", "16", "--seed", "1", "--dropout", "0", "--attention-dropout", "0",
+        "--save-dir", save_dir, "--no-epoch-checkpoints", "--disable-validation", "--log-interval", "1",
+        "--log-format", "simple", *extra]], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return [float(x) for x in re.findall(r"train_inner\W.*? loss=([\d.]+)", run.stdout + run.stderr)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("implementation", ["fused", "compiled"])
+def test_training_follows_stock_fairseq_and_its_checkpoint_loads_there(tiny_databin, tmp_path, implementation):
+    stock = train_losses(tiny_databin, tmp_path / "stock", "--task", "masked_lm")
+    ours = train_losses(tiny_databin, tmp_path / "ours", "--task", "corpora_masked_lm",
+                        "--encoder-implementation", implementation)
+    assert len(ours) == len(stock) == 16
+    # fairseq logs losses rounded to 3 decimals; the runs differ only in rounding of the sums
+    assert ours == pytest.approx(stock, abs=2e-3)
+    assert stock[-1] < stock[0] - 0.2  # the comparison covers a run that learns
+
+    from fairseq import checkpoint_utils
+    from fairseq.tasks.masked_lm import MaskedLMConfig, MaskedLMTask
+
+    state = checkpoint_utils.load_checkpoint_to_cpu(str(tmp_path / "ours" / "checkpoint_last.pt"))
+    reference = checkpoint_utils.load_checkpoint_to_cpu(str(tmp_path / "stock" / "checkpoint_last.pt"))
+    assert {k: v.shape for k, v in state["model"].items()} == {k: v.shape for k, v in reference["model"].items()}
+    # stock fairseq's masked_lm task builds its own RoBERTa and loads the weights strictly
+    stock_task = MaskedLMTask.setup_task(MaskedLMConfig(data=str(tiny_databin)))
+    (model,), _ = checkpoint_utils.load_model_ensemble([str(tmp_path / "ours" / "checkpoint_last.pt")], task=stock_task)
+    assert type(model.encoder).__name__ == "RobertaEncoder"

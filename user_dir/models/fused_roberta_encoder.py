@@ -1,0 +1,151 @@
+"""fairseq's RoBERTa encoder with a faster forward: same modules, parameters and checkpoints.
+
+fairseq's TransformerEncoder runs time-major (T x B x C) through torch's
+multi_head_attention_forward: three separate Q/K/V projections, copies to split and merge the heads
+around attention, a `has_pads` check that waits for the GPU in every layer, and separate kernels
+for each bias, GELU, dropout, residual add and LayerNorm. This forward runs batch-major, projects
+Q, K and V with one GEMM whose output feeds scaled_dot_product_attention as views, checks for
+padding once per batch, adds biases inside the GEMMs, and (``compiled``) runs each layer through
+torch.compile so that bias+GELU and dropout+residual+LayerNorm become single kernels.
+
+It only replaces forward code: ``use_fused_encoder`` switches an existing RobertaEncoder's class
+to FusedRobertaEncoder, which reads the parameters of fairseq's own submodules. State dicts,
+parameter names and checkpoints are exactly stock fairseq's, in both directions. Returned hidden
+states keep fairseq's T x B x C shapes (as views of the batch-major tensors).
+"""
+import logging
+
+import torch
+import torch.nn.functional as F
+import torch.utils.checkpoint
+from fairseq.models.roberta.model import RobertaEncoder
+
+logger = logging.getLogger(__name__)
+
+IMPLEMENTATIONS = ("fairseq", "fused", "compiled")
+
+
+def dropout(x: torch.Tensor, p: float, training: bool) -> torch.Tensor:
+    """fairseq's FairseqDropout: nothing at all when p is 0 or in inference."""
+    return F.dropout(x, p=p, training=True) if training and p > 0 else x
+
+
+def encoder_layer(x, keep, params, *, heads, eps, dropout_p, attention_dropout_p, activation_dropout_p,
+                  activation_fn, normalize_before, training):
+    """fairseq's TransformerEncoderLayer on batch-major x (B x T x C); ``keep`` is None or the
+    B x 1 x 1 x T mask of the keys to attend to; ``params`` as ``layer_params`` returns them."""
+    (q_w, q_b, k_w, k_b, v_w, v_b, out_w, out_b, attn_ln_w, attn_ln_b,
+     fc1_w, fc1_b, fc2_w, fc2_b, final_ln_w, final_ln_b) = params
+    batch, length, width = x.shape
+    residual = x
+    if normalize_before:
+        x = F.layer_norm(x, (width,), attn_ln_w, attn_ln_b, eps)
+    qkv = F.linear(x, torch.cat([q_w, k_w, v_w]), torch.cat([q_b, k_b, v_b]))
+    q, k, v = qkv.view(batch, length, 3, heads, width // heads).permute(2, 0, 3, 1, 4).unbind(0)
+    attention = F.scaled_dot_product_attention(q, k, v, attn_mask=keep,
+                                               dropout_p=attention_dropout_p if training else 0.0)
+    x = F.linear(attention.transpose(1, 2).reshape(batch, length, width), out_w, out_b)
+    x = residual + dropout(x, dropout_p, training)
+    if not normalize_before:
+        x = F.layer_norm(x, (width,), attn_ln_w, attn_ln_b, eps)
+    residual = x
+    if normalize_before:
+        x = F.layer_norm(x, (width,), final_ln_w, final_ln_b, eps)
+    x = dropout(activation_fn(F.linear(x, fc1_w, fc1_b)), activation_dropout_p, training)
+    x = residual + dropout(F.linear(x, fc2_w, fc2_b), dropout_p, training)
+    if not normalize_before:
+        x = F.layer_norm(x, (width,), final_ln_w, final_ln_b, eps)
+    return x
+
+
+compiled_encoder_layer = torch.compile(encoder_layer, fullgraph=True)
+
+
+def layer_params(layer) -> tuple:
+    """The tensors encoder_layer reads, from a fairseq TransformerEncoderLayer."""
+    attn = layer.self_attn
+    return (attn.q_proj.weight, attn.q_proj.bias, attn.k_proj.weight, attn.k_proj.bias,
+            attn.v_proj.weight, attn.v_proj.bias, attn.out_proj.weight, attn.out_proj.bias,
+            layer.self_attn_layer_norm.weight, layer.self_attn_layer_norm.bias,
+            layer.fc1.weight, layer.fc1.bias, layer.fc2.weight, layer.fc2.bias,
+            layer.final_layer_norm.weight, layer.final_layer_norm.bias)
+
+
+def unsupported(encoder) -> list:
+    """What in this encoder's configuration the fused forward does not implement."""
+    cfg = encoder.sentence_encoder.cfg
+    problems = []
+    if encoder.sentence_encoder.encoder_layerdrop > 0:
+        problems.append("encoder_layerdrop > 0")
+    if cfg.quant_noise.pq > 0:
+        problems.append("quant_noise_pq > 0")
+    if cfg.encoder.xformers_att_config:
+        problems.append("xformers attention")
+    if cfg.offload_activations:
+        problems.append("offload_activations")
+    return problems
+
+
+class FusedRobertaEncoder(RobertaEncoder):
+    """RobertaEncoder whose features and LM head run through encoder_layer (see module doc)."""
+
+    implementation = "fused"
+
+    def extract_features(self, src_tokens, return_all_hiddens=False, **kwargs):
+        encoder = self.sentence_encoder
+        padding = src_tokens.eq(encoder.padding_idx)
+        # one wait for the GPU per batch (fairseq's encoder has one per layer): flash attention
+        # takes no mask, so it only runs when the batch has no padding
+        keep = ~padding[:, None, None, :] if padding.any() else None
+        x, _ = encoder.forward_embedding(src_tokens, kwargs.get("token_embeddings"))
+        if keep is not None:
+            x = x.masked_fill(padding.unsqueeze(-1), 0)
+        states = [x] if return_all_hiddens else []
+        layer_fn = compiled_encoder_layer if self.implementation == "compiled" else encoder_layer
+        checkpointing = encoder.cfg.checkpoint_activations and self.training
+        for layer in encoder.layers:
+            options = dict(heads=layer.self_attn.num_heads, eps=layer.final_layer_norm.eps,
+                           dropout_p=layer.dropout_module.p, attention_dropout_p=layer.self_attn.dropout_module.p,
+                           activation_dropout_p=layer.activation_dropout_module.p,
+                           activation_fn=layer.activation_fn, normalize_before=layer.normalize_before,
+                           training=self.training)
+            if checkpointing:
+                x = torch.utils.checkpoint.checkpoint(layer_fn, x, keep, layer_params(layer), **options,
+                                                      use_reentrant=False)
+            else:
+                x = layer_fn(x, keep, layer_params(layer), **options)
+            if return_all_hiddens:
+                states.append(x)
+        if encoder.layer_norm is not None:
+            x = encoder.layer_norm(x)
+        # fairseq's inner_states are T x B x C
+        return x, {"inner_states": [state.transpose(0, 1) for state in states] if return_all_hiddens else None}
+
+    def output_layer(self, features, masked_tokens=None, **unused):
+        """RobertaLMHead with its output bias added inside the vocabulary GEMM."""
+        head = self.lm_head
+        if masked_tokens is not None:
+            features = features[masked_tokens, :]
+        x = head.layer_norm(head.activation_fn(head.dense(features)))
+        return F.linear(x, head.weight, head.bias)
+
+
+def use_fused_encoder(model, implementation: str) -> None:
+    """Run a fairseq RoBERTa model's encoder through IMPLEMENTATION: 'fairseq' (unchanged), 'fused'
+    or 'compiled' (fused, each layer through torch.compile). Parameters and state dict are unchanged;
+    an encoder configuration the fused forward does not implement stays on fairseq's with a warning."""
+    if implementation not in IMPLEMENTATIONS:
+        raise ValueError(f"encoder implementation {implementation!r}: choose one of {', '.join(IMPLEMENTATIONS)}")
+    encoder = model.encoder
+    if type(encoder) not in (RobertaEncoder, FusedRobertaEncoder):
+        raise TypeError(f"the fused encoder replaces fairseq's RobertaEncoder, not {type(encoder).__name__}")
+    if implementation == "fairseq":
+        encoder.__class__ = RobertaEncoder
+        return
+    problems = unsupported(encoder)
+    if problems:
+        logger.warning("encoder stays on fairseq's implementation: the fused one has no %s", ", ".join(problems))
+        return
+    encoder.__class__ = FusedRobertaEncoder
+    encoder.implementation = implementation
+    logger.info("RoBERTa encoder: %s implementation", implementation)
