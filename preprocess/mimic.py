@@ -126,10 +126,11 @@ def find_mimic_inputs(paths: Sequence[str | os.PathLike]) -> list[Path]:
 
 def parse_mimic(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike,
                 options: ShardOptions = ShardOptions(), categories: Sequence[str] | None = DEFAULT_CATEGORIES,
-                placeholders: str = "keep") -> dict[str, Any]:
+                placeholders: str = "keep", overwrite: bool = False) -> dict[str, Any]:
     """NOTEEVENTS.csv files -> text shards; `categories` None keeps all; returns the manifest."""
     if placeholders not in PLACEHOLDER_MODES:
         raise ValueError(f"placeholders must be one of {PLACEHOLDER_MODES}, got {placeholders!r}")
     reader_options = {"categories": None if categories is None else sorted({c.strip() for c in categories}),
                       "placeholders": placeholders}
-    return build_text_shards(SOURCE, iter_mimic_records, find_mimic_inputs(inputs), out_dir, options, reader_options)
+    return build_text_shards(SOURCE, iter_mimic_records, find_mimic_inputs(inputs), out_dir, options, reader_options,
+                             overwrite=overwrite)

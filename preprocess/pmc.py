@@ -134,6 +134,7 @@ def find_pmc_inputs(paths: Sequence[str | os.PathLike]) -> list[Path]:
 
 
 def parse_pmc(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike,
-              options: ShardOptions = ShardOptions()) -> dict[str, Any]:
+              options: ShardOptions = ShardOptions(), overwrite: bool = False) -> dict[str, Any]:
     """PMC .nxml files and packages (or directories of them) -> text shards; returns the manifest."""
-    return build_text_shards(SOURCE, iter_pmc_records, find_pmc_inputs(inputs), out_dir, options)
+    return build_text_shards(SOURCE, iter_pmc_records, find_pmc_inputs(inputs), out_dir, options,
+                             overwrite=overwrite)

@@ -104,6 +104,7 @@ def find_pubmed_inputs(paths: Sequence[str | os.PathLike]) -> list[Path]:
 
 
 def parse_pubmed(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike,
-                 options: ShardOptions = ShardOptions()) -> dict[str, Any]:
+                 options: ShardOptions = ShardOptions(), overwrite: bool = False) -> dict[str, Any]:
     """PubMed files (or directories of them) -> text shards in `out_dir`; returns the manifest."""
-    return build_text_shards(SOURCE, iter_pubmed_records, find_pubmed_inputs(inputs), out_dir, options)
+    return build_text_shards(SOURCE, iter_pubmed_records, find_pubmed_inputs(inputs), out_dir, options,
+                             overwrite=overwrite)

@@ -147,3 +147,22 @@ def test_real_pubmed_documents_kept_match_independent_xpath_count(tmp_path):
     with_dedup = parse_pubmed([corpus], tmp_path / "dedup", ShardOptions(valid_fraction=0.1))
     written = sum(with_dedup["counts"]["documents_written"].values())
     assert written + with_dedup["counts"]["documents_skipped"].get("duplicate_text", 0) == len(expected)
+
+
+def test_command_exits_1_listing_problems_unless_partial_input_is_allowed(tmp_path):
+    inputs = _bad_inputs(tmp_path)
+    command = [BIO_ROBERTA, "parse-pubmed", str(inputs), "--out", str(tmp_path / "out"), "--valid-fraction", "0"]
+    failed = subprocess.run(command, capture_output=True, text=True)
+    assert failed.returncode == 1 and "Traceback" not in failed.stderr
+    assert failed.stdout.startswith("pubmed: 5 inputs (3 failed)")
+    listed = [line for line in failed.stderr.splitlines() if line.startswith("  ")]
+    assert [Path(line.split(": ")[0].strip()).name for line in listed] == [
+        "pubmed25n0002.xml.gz", "pubmed25n0003.xml", "pubmed25n0004.xml"]
+    assert "compressed byte " in listed[0] and "line 4, column" in listed[1]
+    assert "bio-roberta parse-pubmed: error: 3 problems in 5 inputs" in failed.stderr
+    assert "--allow-partial" in failed.stderr and (tmp_path / "out" / "manifest.json").is_file()
+    accepted = subprocess.run(command + ["--allow-partial"], capture_output=True, text=True)
+    assert accepted.returncode == 0
+    assert "bio-roberta parse-pubmed: warning: 3 problems" in accepted.stderr and "pubmed25n0004.xml" in accepted.stderr
+    helped = subprocess.run([BIO_ROBERTA, "parse-pubmed", "--help"], capture_output=True, text=True)
+    assert "--allow-partial" in helped.stdout and "--overwrite" in helped.stdout
