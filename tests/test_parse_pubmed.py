@@ -2,17 +2,21 @@
 from __future__ import annotations
 
 import gzip
+import re
 import shutil
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 import pytest
 from lxml import etree
 
 from conftest import SAMPLE_DIR, shared_data_path
+from preprocess.errors import InputLog
 from preprocess.pubmed import iter_pubmed_records, parse_pubmed
 from preprocess.text_shards import Deletion, Document, ShardOptions, iter_shard_documents
+from test_text_shards import write_pubmed_inputs
 
 PUBMED_SAMPLE = SAMPLE_DIR / "corpus" / "pubmed"
 BIO_ROBERTA = str(Path(sys.executable).parent / "bio-roberta")
@@ -99,6 +103,20 @@ def test_bad_inputs_are_reported_with_position_and_others_processed(tmp_path):
     assert by_name["pubmed25n0003.xml"]["documents_read"] == 0
     titles = [doc[0] for doc in all_documents(tmp_path / "out")]
     assert "Ketamine for treatment-resistant depression: dose-response in a randomised trial." in titles
+
+
+def test_truncated_gzip_keeps_every_complete_record_before_the_cut(tmp_path):
+    path = next(write_pubmed_inputs(tmp_path, files=1, copies=40).glob("*.xml.gz"))
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) * 4 // 5])
+    decodable = zlib.decompressobj(wbits=31).decompress(path.read_bytes())  # everything before the cut
+    complete = re.findall(rb"<PMID[^>]*>(\d+)</PMID>(?=.*?</PubmedArticle>)", decodable, re.DOTALL)
+    assert len(decodable) > 100_000 and len(complete) > 100
+    log = InputLog(str(path))
+    records = list(iter_pubmed_records(path, log))
+    assert [record.doc_id for record in records] == [pmid.decode() for pmid in complete]
+    assert log.failed and log.problems[0]["reason"].startswith("corrupt gzip stream: compressed file ended")
+    assert log.problems[0]["position"] == f"compressed byte {len(data) * 4 // 5} (after record {len(complete)})"
 
 
 def test_command_prints_summary_and_rejects_missing_input(tmp_path):
