@@ -62,7 +62,7 @@ from typing import Any, Callable, Iterable, Iterator, NamedTuple, Sequence
 
 from tqdm import tqdm
 
-from bio_roberta.provenance import atomic_write_json, environment_record, file_record, sha256_file
+from bio_roberta.provenance import atomic_write_json, environment_record, file_record, kill_point, sha256_file
 from preprocess.errors import InputLog
 from preprocess.sentences import SPLITTER, normalize_whitespace, split_sentences
 
@@ -487,6 +487,7 @@ def build_text_shards(source: str, reader: Reader, inputs: Sequence[Path], out_d
     totals = _Totals()
     shards, rewritten = _write_shards(out_dir, work, keys, options, totals)
     _remove_leftovers(out_dir, work, keep_shards={s["name"] for s in shards}, keep_keys=set(keys))
+    kill_point("text_shards:shards-written")
 
     documents_read = sum(s["documents_read"] for s in summaries)
     skipped = Counter()
@@ -555,6 +556,22 @@ def problems_report(manifest: dict[str, Any], out_dir: str | os.PathLike, max_li
     if len(problems) > max_listed:
         lines.append(f"  ... and {len(problems) - max_listed} more")
     return "\n".join(lines)
+
+
+def finished_manifest(text_dir: str | os.PathLike) -> dict[str, Any]:
+    """The manifest of a text-shard dir whose parse finished; TextDirError saying how to finish it otherwise."""
+    text_dir = Path(text_dir)
+    path, run_path = text_dir / MANIFEST, text_dir / WORK_DIR / RUN_FILE
+    manifest = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    if manifest is not None and manifest.get("kind") == "text_shards":
+        return manifest
+    command = (f"parse-{json.loads(run_path.read_text(encoding='utf-8'))['source']}" if run_path.is_file()
+               else "parse-pubmed/parse-pmc/parse-mimic")
+    if manifest is not None:
+        raise TextDirError(f"{path}: not a text-shard manifest; pass a dir written by `bio-roberta {command}`")
+    raise TextDirError(f"{text_dir}: no {MANIFEST}: the parse writing it did not finish (killed or still running); "
+                       f"finish it by re-running the same `bio-roberta {command} ... --out {text_dir}` "
+                       f"(parsed inputs are reused)")
 
 
 def iter_shard_documents(out_dir: str | os.PathLike, split: str = "train") -> Iterator[list[str]]:
