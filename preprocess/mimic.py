@@ -115,14 +115,16 @@ class _NumberedLines:
         return last, item[0]
 
 
-def _well_formed_rows(reader, lines: _NumberedLines, fields: int, log: InputLog) -> Iterator[tuple[str, list[str]]]:
+def _well_formed_rows(reader, lines: _NumberedLines, fields: int,
+                      log: InputLog) -> Iterator[tuple[str, list[str]]]:
     """(position, row) of each record after the header that has `fields` fields.
 
-    Blank lines between records are ignored. A record whose quoting went wrong (csv error, or too many or too few fields followed by lines that
-    do not start a record) is skipped with the lines it swallowed, as one record, reported with the
-    lines skipped; reading goes on at the next line that starts a record. A good row is held back until
-    the next row shows that its quoted TEXT did not end early (a stray quote at the end of a line). A
-    file that ends inside a quoted field was cut short: its last record is reported and skipped.
+    Blank lines between records are ignored. A record whose quoting went wrong (a csv error, or the
+    wrong number of fields followed by lines that do not start a record) is skipped with the lines it
+    swallowed, as one record, reported with the lines skipped; reading goes on at the next line that
+    starts a record. A good row is held back until the next row shows that its quoted TEXT did not end
+    early (a stray quote at the end of a line). A file that ends inside a quoted field was cut short:
+    its last record is reported and skipped.
     """
     number, held = 0, None
     while True:
@@ -226,5 +228,5 @@ def parse_mimic(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike,
         raise ValueError(f"placeholders must be one of {PLACEHOLDER_MODES}, got {placeholders!r}")
     reader_options = {"categories": None if categories is None else sorted({c.strip() for c in categories}),
                       "placeholders": placeholders}
-    return build_text_shards(SOURCE, iter_mimic_records, find_mimic_inputs(inputs), out_dir, options, reader_options,
-                             overwrite=overwrite)
+    return build_text_shards(SOURCE, iter_mimic_records, find_mimic_inputs(inputs), out_dir, options,
+                             reader_options, overwrite=overwrite)

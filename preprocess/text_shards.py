@@ -100,12 +100,12 @@ class Deletion:
 
 
 Record = Document | Deletion
+# A corpus reader: (path, log, **reader_options) -> records, in file order.
+Reader = Callable[..., Iterator[Record]]
 
 
 class TextDirError(ValueError):
     """A text-shard dir that is unfinished, or an --out dir that a parse must not write into."""
-# A corpus reader: (path, log, **reader_options) -> records, in file order.
-Reader = Callable[..., Iterator[Record]]
 
 
 def usable_cores() -> int:
@@ -417,8 +417,8 @@ def _check_out_dir(out_dir: Path, identity: dict[str, Any], overwrite: bool) -> 
             previous = _run_identity(found["source"], found["options"])
             break
     else:
-        raise TextDirError(f"{out_dir}: not empty and not a text-shard dir (no {MANIFEST} or {WORK_DIR}/{RUN_FILE}); "
-                           f"choose a new or empty --out, or pass --overwrite to write into it")
+        raise TextDirError(f"{out_dir}: not empty and not a text-shard dir (no {MANIFEST} or {WORK_DIR}/"
+                           f"{RUN_FILE}); choose a new or empty --out, or pass --overwrite to write into it")
     differences = [f"{key} {previous.get(key)!r} (this run: {value!r})"
                    for key, value in identity.items() if previous.get(key) != value]
     if differences:
@@ -454,9 +454,9 @@ def build_text_shards(source: str, reader: Reader, inputs: Sequence[Path], out_d
     manifest_options = {**asdict(options), "reader": reader_options, "sentence_splitter": SPLITTER}
     _check_out_dir(out_dir, _run_identity(source, manifest_options), overwrite)
     work.mkdir(parents=True, exist_ok=True)
-    run_record, run_path = {"kind": "text_shards", "source": source, "options": manifest_options}, work / RUN_FILE
-    if not run_path.is_file() or json.loads(run_path.read_text(encoding="utf-8")) != json.loads(json.dumps(run_record)):
-        atomic_write_json(run_path, run_record)
+    run_record = json.loads(json.dumps({"kind": "text_shards", "source": source, "options": manifest_options}))
+    if not (work / RUN_FILE).is_file() or json.loads((work / RUN_FILE).read_text(encoding="utf-8")) != run_record:
+        atomic_write_json(work / RUN_FILE, run_record)
     (out_dir / MANIFEST).unlink(missing_ok=True)  # present only when the run is complete
     _remove_leftovers(out_dir, work)
 
@@ -550,8 +550,8 @@ def summary_line(manifest: dict[str, Any]) -> str:
 def problems_report(manifest: dict[str, Any], out_dir: str | os.PathLike, max_listed: int = 20) -> str:
     """The problems of a run, for stderr: file and position of each (the first `max_listed`)."""
     problems, counts = manifest["problems"], manifest["counts"]
-    lines = [f"{len(problems)} problems in {counts['inputs']} inputs ({counts['inputs_failed']} not read to their end), "
-             f"all listed in {Path(out_dir) / MANIFEST}:"]
+    lines = [f"{len(problems)} problems in {counts['inputs']} inputs ({counts['inputs_failed']} not read to "
+             f"their end), all listed in {Path(out_dir) / MANIFEST}:"]
     lines += [f"  {p['file']}: {p['position']}: {p['reason']}" for p in problems[:max_listed]]
     if len(problems) > max_listed:
         lines.append(f"  ... and {len(problems) - max_listed} more")
@@ -569,8 +569,8 @@ def finished_manifest(text_dir: str | os.PathLike) -> dict[str, Any]:
                else "parse-pubmed/parse-pmc/parse-mimic")
     if manifest is not None:
         raise TextDirError(f"{path}: not a text-shard manifest; pass a dir written by `bio-roberta {command}`")
-    raise TextDirError(f"{text_dir}: no {MANIFEST}: the parse writing it did not finish (killed or still running); "
-                       f"finish it by re-running the same `bio-roberta {command} ... --out {text_dir}` "
+    raise TextDirError(f"{text_dir}: no {MANIFEST}: the parse writing it did not finish (killed or still "
+                       f"running); finish it by re-running the same `bio-roberta {command} ... --out {text_dir}` "
                        f"(parsed inputs are reused)")
 
 
@@ -637,6 +637,6 @@ def run_parse_command(args, parse: Callable[..., dict[str, Any]], **parse_option
     print(prefix + problems_report(manifest, args.out), file=sys.stderr)
     if args.allow_partial:
         return 0
-    print(f"The shards hold what could be read. Fix or replace those inputs and re-run (parsed inputs are "
-          f"reused), or re-run with --allow-partial to accept them.", file=sys.stderr)
+    print("The shards hold what could be read. Fix or replace those inputs and re-run (parsed inputs are "
+          "reused), or re-run with --allow-partial to accept them.", file=sys.stderr)
     return 1

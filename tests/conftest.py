@@ -51,7 +51,8 @@ def write_text_manifest(text_dir: Path) -> Path:
 
     shards = [{"name": p.name, "split": p.name.split(".")[0], "bytes": p.stat().st_size}
               for p in sorted(text_dir.iterdir()) if p.suffix == ".txt"]
-    (text_dir / "manifest.json").write_text(json.dumps({"kind": "text_shards", "source": "test", "shards": shards}))
+    manifest = {"kind": "text_shards", "source": "test", "shards": shards}
+    (text_dir / "manifest.json").write_text(json.dumps(manifest))
     return text_dir
 
 

@@ -181,8 +181,9 @@ def test_killed_binarize_leaves_the_previous_data_bin_whole_or_none(text_dir, gp
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pm", "vocab-400"]  # nothing left beside it
     assert (out / "dict.txt").read_bytes() == (other_vocab / "dict.txt").read_bytes()
     manifest = json.loads((out / "manifest.json").read_text())
+    names = ("train.bin", "train.idx", "valid.bin", "valid.idx")
     assert [(Path(r["path"]), r["sha256"]) for r in manifest["outputs"]] == [
-        (out.resolve() / name, sha256_file(out / name)) for name in ("train.bin", "train.idx", "valid.bin", "valid.idx")]
+        (out.resolve() / name, sha256_file(out / name)) for name in names]
 
 
 def test_out_dir_holding_other_files_or_a_file_is_refused(text_dir, gpt2_vocab, tmp_path):

@@ -89,14 +89,15 @@ def test_invalid_utf8_article_is_reported_with_its_package_member_and_the_run_go
             tar.addfile(info, io.BytesIO(data))
     manifest = parse_pmc([inputs], tmp_path / "out", ShardOptions(valid_fraction=0.0))
     problems = [(Path(p["file"]).name, p["position"], p["reason"], p["fatal"]) for p in manifest["problems"]]
-    assert [problem[:2] for problem in problems] == [("PMC9100002.nxml", "PMC9100002.nxml: line 4, column 282"),
-                                                     ("oa_utf8.tar.gz", "oa_utf8.tar.gz:pkg/bad.nxml: line 4, column 282")]
+    assert [problem[:2] for problem in problems] == [
+        ("PMC9100002.nxml", "PMC9100002.nxml: line 4, column 282"),
+        ("oa_utf8.tar.gz", "oa_utf8.tar.gz:pkg/bad.nxml: line 4, column 282")]
     assert all(reason.startswith("malformed XML: Invalid bytes in character encoding") and not fatal
                for _, _, reason, fatal in problems)
     assert manifest["counts"]["documents_skipped"] == {"unparseable_article": 2}
     assert manifest["counts"]["inputs_failed"] == 0
     titles = {doc[0] for doc in iter_shard_documents(tmp_path / "out", "train")}
-    assert titles == {"Neutrophil extracellular traps promote thrombosis in a mouse model of sepsis",  # after the bad member
+    assert titles == {"Neutrophil extracellular traps promote thrombosis in a mouse model of sepsis",  # packaged
                       "Senolytic treatment reduces frailty in aged mice"}
 
 

@@ -158,8 +158,8 @@ def test_out_dir_of_another_source_options_or_files_is_refused_unless_overwrite(
     parse_pubmed([PUBMED_SAMPLE], out, ShardOptions(valid_fraction=0.2))
     pubmed_dir = tree_bytes(out)
     pmc_sample = SAMPLE_DIR / "corpus" / "pmc"
-    with pytest.raises(TextDirError, match=r"pubmed: holds the text shards of another run \(source 'pubmed' "
-                                           r"\(this run: 'pmc'\); valid_fraction 0.2 \(this run: 0.005\)\).*--overwrite"):
+    with pytest.raises(TextDirError, match=r"pubmed: holds the text shards of another run \(source 'pubmed' \(this "
+                                           r"run: 'pmc'\); valid_fraction 0.2 \(this run: 0.005\)\).*--overwrite"):
         parse_pmc([pmc_sample], out)
     with pytest.raises(TextDirError, match=r"valid_fraction 0.2 \(this run: 0.1\)"):
         parse_pubmed([PUBMED_SAMPLE], out, ShardOptions(valid_fraction=0.1))

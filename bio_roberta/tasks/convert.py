@@ -232,7 +232,8 @@ def check_splits_not_empty(data: TaskData) -> None:
         sources = ", ".join(map(str, split.sources[:2])) + (f" and {len(split.sources) - 2} more"
                                                             if len(split.sources) > 2 else "")
         raise ConversionError(f"{where}: the {name} split has no examples (from {sources or 'no files'}: "
-                              f"{split.derivation}); a task needs train, valid and test examples: check those files")
+                              f"{split.derivation}); a task needs train, valid and test examples: "
+                              f"check those files")
 
 
 def convert_task(spec: TaskSpec, data_dir: str | Path, vocab_dir: str | Path, out_dir: str | Path,
