@@ -550,8 +550,8 @@ def summary_line(manifest: dict[str, Any]) -> str:
 def problems_report(manifest: dict[str, Any], out_dir: str | os.PathLike, max_listed: int = 20) -> str:
     """The problems of a run, for stderr: file and position of each (the first `max_listed`)."""
     problems, counts = manifest["problems"], manifest["counts"]
-    lines = [f"{len(problems)} problems in {counts['inputs']} inputs ({counts['inputs_failed']} not read to "
-             f"their end), all listed in {Path(out_dir) / MANIFEST}:"]
+    lines = [f"{len(problems)} problem{'s' * (len(problems) != 1)} in {counts['inputs']} inputs "
+             f"({counts['inputs_failed']} not read to their end), all listed in {Path(out_dir) / MANIFEST}:"]
     lines += [f"  {p['file']}: {p['position']}: {p['reason']}" for p in problems[:max_listed]]
     if len(problems) > max_listed:
         lines.append(f"  ... and {len(problems) - max_listed} more")
