@@ -16,6 +16,7 @@ import logging
 import math
 import multiprocessing
 import os
+import re
 import shutil
 import struct
 from dataclasses import dataclass
@@ -24,8 +25,10 @@ from typing import Any
 
 import numpy as np
 
-from bio_roberta.provenance import atomic_write_json, environment_record, file_record, json_hash
+from bio_roberta.provenance import (atomic_write_json, environment_record, file_record, json_hash, kill_point,
+                                    replace_dir)
 from preprocess.bpe import EOS_INDEX, UNK_INDEX, BatchGPT2Encoder, read_dictionary_indices
+from preprocess.text_shards import finished_manifest
 from preprocess.vocab import DICT_FILE, MANIFEST, batched, read_vocab_dir, shard_files
 
 logger = logging.getLogger(__name__)
@@ -37,6 +40,8 @@ COPY_BLOCK_SIZES = 1 << 22  # sizes per block when the index is written
 INDEX_MAGIC = b"MMIDIDX\x00\x00"
 INDEX_VERSION = 1
 INDEX_DTYPE_CODES = {np.dtype(np.uint16): 8, np.dtype(np.uint32): 9, np.dtype(np.int64): 5}  # fairseq's codes
+# What a data-bin dir holds (fairseq-preprocess adds preprocess.log); binarize replaces the whole dir.
+DATA_BIN_FILE = re.compile(r"^([^.]+\.(bin|idx)|dict\.txt|manifest\.json|preprocess\.log|\.binarize-tmp)$")
 
 
 class BinarizeError(ValueError):
@@ -211,11 +216,26 @@ def plan_chunks(files: list[Path], workers: int, chunk_bytes: int, tmp_dir: Path
     return chunks
 
 
+def check_out_dir(out: Path) -> None:
+    """Refuse an --out that is a file or a dir holding more than a data-bin: binarize replaces the whole dir."""
+    if out.exists() and not out.is_dir():
+        raise BinarizeError(f"{out}: exists and is not a directory; pass a directory for --out")
+    foreign = sorted(p.name for p in out.iterdir() if not DATA_BIN_FILE.match(p.name)) if out.is_dir() else []
+    if foreign:
+        raise BinarizeError(f"{out}: holds {foreign[0]!r}{' and more' if len(foreign) > 1 else ''}, which is not "
+                            f"part of a data-bin, and binarize replaces the whole dir; choose another --out")
+
+
 def binarize(text_dirs: str | os.PathLike | list[str | os.PathLike], vocab_dir: str | os.PathLike,
              out_dir: str | os.PathLike, *, workers: int = 1, chunk_bytes: int = DEFAULT_CHUNK_BYTES,
              splits=SPLITS, progress: bool = True) -> dict[str, Any]:
     """Binarize each split's shards of the text dirs (in the order given: e.g. PubMed then PMC for
-    PM) into `out_dir`/{split}.bin/.idx + dict.txt + manifest.json."""
+    PM) into `out_dir`/{split}.bin/.idx + dict.txt + manifest.json.
+
+    The data-bin is built in a dir beside `out_dir`, manifest last, and then takes its place
+    (bio_roberta.provenance.replace_dir): a killed run leaves the previous data-bin whole, or none.
+    Text dirs whose parse has not finished (no manifest) are refused.
+    """
     from tqdm import tqdm
 
     text_dirs = [Path(d) for d in (text_dirs if isinstance(text_dirs, (list, tuple)) else [text_dirs])]
@@ -224,21 +244,25 @@ def binarize(text_dirs: str | os.PathLike | list[str | os.PathLike], vocab_dir: 
     for text_dir in text_dirs:
         if not text_dir.is_dir():
             raise BinarizeError(f"{text_dir}: not a directory of text shards (train.*, valid.*)")
+        finished_manifest(text_dir)
     if workers < 1:
         raise BinarizeError(f"--workers must be at least 1, got {workers}")
+    check_out_dir(out)
     found = {split: [f for text_dir in text_dirs for f in shard_files(text_dir, split)] for split in splits}
     if not any(found.values()):
         raise BinarizeError(f"{', '.join(map(str, text_dirs))}: no shards named {', '.join(s + '.*' for s in splits)}")
-    out.mkdir(parents=True, exist_ok=True)
-    tmp_dir = out / ".binarize-tmp"
-    shutil.rmtree(tmp_dir, ignore_errors=True)
-    tmp_dir.mkdir()
+    target = out.resolve()
+    building = target.with_name(f".{target.name}.binarize-new")
+    shutil.rmtree(building, ignore_errors=True)  # left by a killed run
+    tmp_dir = building / ".binarize-tmp"
+    tmp_dir.mkdir(parents=True)
     _, dict_size = read_dictionary_indices(vocab.dict_path)
     split_records: dict[str, Any] = {}
     context = multiprocessing.get_context("fork")
     pool = context.Pool(workers, initializer=_init_worker, initargs=(str(vocab.path), workers)) if workers > 1 else None
     if pool is None:
         _init_worker(str(vocab.path), workers)
+    written = False
     try:
         for split, files in found.items():
             if not files:
@@ -257,24 +281,26 @@ def binarize(text_dirs: str | os.PathLike | list[str | os.PathLike], vocab_dir: 
                         totals[key] += value
             writer.finalize(tmp_dir / f"{split}.idx")
             for suffix in (".bin", ".idx"):
-                os.replace(tmp_dir / f"{split}{suffix}", out / f"{split}{suffix}")
+                os.replace(tmp_dir / f"{split}{suffix}", building / f"{split}{suffix}")
             split_records[split] = {"inputs": [file_record(f) for f in files], **totals}
+            kill_point("binarize:split-written")
+        written = True
     finally:
         if pool is not None:
             pool.close()
             pool.join()
-        shutil.rmtree(tmp_dir, ignore_errors=True)
-    shutil.copyfile(vocab.dict_path, out / DICT_FILE)
+        shutil.rmtree(tmp_dir if written else building, ignore_errors=True)
+    shutil.copyfile(vocab.dict_path, building / DICT_FILE)
     manifest = {
-        "text_dirs": [{"path": str(d.resolve()),
-                       "manifest": file_record(d / MANIFEST) if (d / MANIFEST).is_file() else None}
-                      for d in text_dirs],
+        "text_dirs": [{"path": str(d.resolve()), "manifest": file_record(d / MANIFEST)} for d in text_dirs],
         "vocab": {"path": str(vocab.path.resolve()), "kind": vocab.kind, "manifest_hash": json_hash(vocab.manifest)},
         "dict_size": dict_size,
         "splits": split_records,
-        "outputs": [file_record(out / f"{split}{suffix}") for split in split_records for suffix in (".bin", ".idx")],
+        "outputs": [{**file_record(building / name), "path": str(target / name)}
+                    for split in split_records for name in (f"{split}.bin", f"{split}.idx")],
         "options": {"workers": workers, "chunk_bytes": chunk_bytes, "splits": list(splits)},
         **environment_record(),
     }
-    atomic_write_json(out / MANIFEST, manifest)
+    atomic_write_json(building / MANIFEST, manifest)
+    replace_dir(building, target)
     return manifest

@@ -3,7 +3,8 @@
 Bad input never stops a run: a reader records the problem with the file and a position a person
 can find (line/column, compressed byte, CSV record, tar member) and goes on with the next record,
 or the next input when the file cannot be read further. The counts and problems end up in the
-output directory's manifest.json, so nothing is lost silently.
+output directory's manifest.json, so nothing is lost silently, and the parse commands list the
+problems on stderr and exit 1 (0 with --allow-partial).
 """
 from __future__ import annotations
 

@@ -9,10 +9,11 @@ writes date-type/publication-format instead), which would drop whole valid artic
 we do not use. The id is "PMC" + the article's PMC id, or the file name without .nxml when the
 article has none.
 
-Each article is first parsed with lxml, so malformed XML (or invalid UTF-8) is reported with its
-line and column; pubmed_parser would otherwise hide the position. An article that fails is
-counted (`unparseable_article`) and reported with the file (and tar member) and the reason; the
-run goes on.
+Each article is first parsed with lxml from its bytes, so malformed XML (or invalid UTF-8) is
+reported with its line and column (parsed from a file name, lxml reports invalid UTF-8 as an
+OSError without a position); pubmed_parser would otherwise hide the position. An article that
+fails is counted (`unparseable_article`) and reported with the file (and tar member) and the
+reason; the run goes on.
 
 Packages are read as a stream (tarfile "r|*"), never extracted as a whole: only regular members
 ending in .nxml are read, each copied to a private temporary file with a name of our choosing
@@ -62,22 +63,23 @@ def _text(element) -> str:
 def read_article(path: Path, name: str, log: InputLog) -> Document | None:
     """One .nxml article (at `path`, reported as `name`) as a document; None when it fails."""
     try:
-        tree = etree.parse(str(path), etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True))
+        article = etree.fromstring(path.read_bytes(),
+                                   etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True))
     except etree.XMLSyntaxError as error:
         line, column = error.position
         log.skip("unparseable_article")
         log.problem(f"{name}: line {line}, column {column}", f"malformed XML: {error.msg}")
         return None
     try:
-        ids = parse_article_meta(tree)
+        ids = parse_article_meta(article)
         paragraphs = pubmed_parser.parse_pubmed_paragraph(str(path), all_paragraph=True)
     except Exception as error:  # pubmed_parser raises many kinds on odd articles; each is reported
         log.skip("unparseable_article")
         log.problem(name, f"pubmed_parser failed: {type(error).__name__}: {error}")
         return None
-    title = tree.find(".//title-group/article-title")
+    title = article.find(".//title-group/article-title")
     texts = [_text(title) if title is not None else ""]
-    texts += [_text(abstract) for abstract in tree.iterfind(".//abstract")]
+    texts += [_text(abstract) for abstract in article.iterfind(".//abstract")]
     texts += [paragraph["text"] for paragraph in paragraphs]
     empty_paragraphs = sum(1 for paragraph in paragraphs if not paragraph["text"].strip())
     if empty_paragraphs:
@@ -90,15 +92,15 @@ def read_article(path: Path, name: str, log: InputLog) -> Document | None:
 def _iter_package(path: Path, log: InputLog) -> Iterator[Document]:
     scratch = Path(tempfile.mkdtemp(prefix="bio-roberta-pmc-"))
     article_path = scratch / f"article{ARTICLE_SUFFIX}"
-    member_number = 0
+    where = "package header"
     try:
         with tarfile.open(path, mode="r|*") as package:
-            for member in package:
-                member_number += 1
+            for member_number, member in enumerate(package, 1):
+                where = f"member {member_number} {member.name!r}"
                 reason = unsafe_member_reason(member)
                 if reason:
                     log.other["unsafe_members"] += 1
-                    log.problem(f"member {member_number} {member.name!r}", f"unsafe tar member refused: {reason}")
+                    log.problem(where, f"unsafe tar member refused: {reason}")
                     continue
                 if member.isdir():
                     continue
@@ -112,7 +114,7 @@ def _iter_package(path: Path, log: InputLog) -> Iterator[Document]:
                 if document is not None:
                     yield document
     except (tarfile.TarError, EOFError, zlib.error, OSError) as error:
-        log.problem(f"member {member_number}", f"corrupt package: {type(error).__name__}: {error}", fatal=True)
+        log.problem(where, f"corrupt package: {type(error).__name__}: {error}", fatal=True)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -134,6 +136,7 @@ def find_pmc_inputs(paths: Sequence[str | os.PathLike]) -> list[Path]:
 
 
 def parse_pmc(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike,
-              options: ShardOptions = ShardOptions()) -> dict[str, Any]:
+              options: ShardOptions = ShardOptions(), overwrite: bool = False) -> dict[str, Any]:
     """PMC .nxml files and packages (or directories of them) -> text shards; returns the manifest."""
-    return build_text_shards(SOURCE, iter_pmc_records, find_pmc_inputs(inputs), out_dir, options)
+    return build_text_shards(SOURCE, iter_pmc_records, find_pmc_inputs(inputs), out_dir, options,
+                             overwrite=overwrite)

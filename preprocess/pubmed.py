@@ -11,16 +11,16 @@ counted as `book_record` and skipped.
 Files are streamed with lxml.etree.iterparse and every record is cleared once read, so memory
 does not grow with the size or number of files. Gzip is detected from the file's magic bytes,
 not its name. A truncated gzip stream or malformed XML (including invalid UTF-8) ends that file
-with a problem naming the compressed byte or the line and column; the records read before it
-are kept and the other files are processed.
+with a problem naming the compressed byte or the line and column; every complete record before
+it is kept (GzipStream) and the other files are processed.
 """
 from __future__ import annotations
 
-import gzip
+import io
 import os
 import zlib
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, BinaryIO, Iterator, Sequence
 
 from lxml import etree
 
@@ -30,16 +30,56 @@ from preprocess.text_shards import Deletion, Document, Record, ShardOptions, bui
 SOURCE = "pubmed"
 INPUT_PATTERNS = ("*.xml", "*.xml.gz")
 GZIP_MAGIC = b"\x1f\x8b"
+GZIP_WBITS = 16 + zlib.MAX_WBITS  # zlib reads the gzip header and checks the trailer's CRC and length
+READ_SIZE = 1 << 16
+
+
+class GzipStream(io.RawIOBase):
+    """The decompressed bytes of a gzip file (its members in turn), to the last byte that can be decoded.
+
+    gzip.GzipFile raises at a truncated end and drops what it had decoded for that read (up to the
+    32 KB lxml asks for), losing complete records before the cut. Here a read returns what one
+    decompression step gave, and only a read with nothing left raises EOFError.
+    """
+
+    def __init__(self, raw: BinaryIO):
+        self.raw = raw
+        self._decoder = zlib.decompressobj(wbits=GZIP_WBITS)
+        self._input = b""  # compressed bytes read but not yet decoded
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        while True:
+            if not self._input:
+                self._input = self.raw.read(READ_SIZE)
+                if not self._input:
+                    if self._decoder.eof:
+                        return 0
+                    raise EOFError("compressed file ended before the end-of-stream marker was reached")
+            if self._decoder.eof:  # another member may follow, after gzip's zero padding
+                self._input = self._input.lstrip(b"\0")
+                if not self._input:
+                    continue
+                self._decoder = zlib.decompressobj(wbits=GZIP_WBITS)
+            data = self._decoder.decompress(self._input, len(buffer))
+            self._input = self._decoder.unconsumed_tail or self._decoder.unused_data
+            if data:
+                buffer[:len(data)] = data
+                return len(data)
+
+    def close(self) -> None:
+        super().close()
+        self.raw.close()
 
 
 def open_maybe_gzip(path: str | os.PathLike):
     """(raw file, stream to read): the stream decompresses when the file starts with gzip magic."""
     raw = open(path, "rb")
-    if raw.read(2) == GZIP_MAGIC:
-        raw.seek(0)
-        return raw, gzip.GzipFile(fileobj=raw, mode="rb")
+    compressed = raw.read(2) == GZIP_MAGIC
     raw.seek(0)
-    return raw, raw
+    return raw, GzipStream(raw) if compressed else raw
 
 
 def _text(element) -> str:
@@ -94,7 +134,7 @@ def iter_pubmed_records(path: str | os.PathLike, log: InputLog | None = None) ->
             line, column = error.position
             log.problem(f"line {line}, column {column} (after record {record_number})", f"malformed XML: {error.msg}",
                         fatal=True)
-        except (EOFError, zlib.error, gzip.BadGzipFile) as error:
+        except (EOFError, zlib.error) as error:
             log.problem(f"compressed byte {raw.tell()} (after record {record_number})", f"corrupt gzip stream: {error}",
                         fatal=True)
 
@@ -104,6 +144,7 @@ def find_pubmed_inputs(paths: Sequence[str | os.PathLike]) -> list[Path]:
 
 
 def parse_pubmed(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike,
-                 options: ShardOptions = ShardOptions()) -> dict[str, Any]:
+                 options: ShardOptions = ShardOptions(), overwrite: bool = False) -> dict[str, Any]:
     """PubMed files (or directories of them) -> text shards in `out_dir`; returns the manifest."""
-    return build_text_shards(SOURCE, iter_pubmed_records, find_pubmed_inputs(inputs), out_dir, options)
+    return build_text_shards(SOURCE, iter_pubmed_records, find_pubmed_inputs(inputs), out_dir, options,
+                             overwrite=overwrite)

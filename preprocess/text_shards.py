@@ -7,7 +7,8 @@ Output directory layout (the "text shards" contract of ARCHITECTURE.md):
     manifest.json                           provenance and counts; written last
     .work/                                  per-input intermediate results, kept for re-runs:
                                             <key>.docs.txt (each document's shard bytes),
-                                            <key>.records.tsv (one line per record), <key>.json
+                                            <key>.records.tsv (one line per record), <key>.json;
+                                            run.json: the source and options the dir is for
 
 Each shard is UTF-8 fairseq raw text for RoBERTa: one sentence per line, one blank line after
 every document (so documents are separated by a blank line), '\\n' line ends. A shard is closed
@@ -35,7 +36,11 @@ resolution and shard writing only copy bytes. Re-running is safe and cheap: .wor
 while the input's size, mtime and the reader options are unchanged; the shards are then rebuilt
 from .work/ and a shard whose bytes are already on disk is not rewritten. Every file is written
 atomically (temporary file + rename), so a run killed at any point leaves only whole files and the next run ends with byte-identical
-output to an uninterrupted run.
+output to an uninterrupted run. A dir without manifest.json is unfinished: `binarize` refuses it.
+
+A run refuses an --out dir written by another source or with other output options (it would
+replace those shards and drop their parsed inputs), and a non-empty dir that is not a text-shard
+dir, unless `overwrite` is given.
 """
 from __future__ import annotations
 
@@ -57,7 +62,7 @@ from typing import Any, Callable, Iterable, Iterator, NamedTuple, Sequence
 
 from tqdm import tqdm
 
-from bio_roberta.provenance import atomic_write_json, environment_record, file_record, sha256_file
+from bio_roberta.provenance import atomic_write_json, environment_record, file_record, kill_point, sha256_file
 from preprocess.errors import InputLog
 from preprocess.sentences import SPLITTER, normalize_whitespace, split_sentences
 
@@ -67,6 +72,8 @@ SPLITS = ("train", "valid")
 WORK_DIR = ".work"
 WORK_FORMAT = 2  # bump when the .work/ files change meaning: older ones are then re-parsed
 WORK_SUFFIXES = (".json", ".docs.txt", ".records.tsv")  # per input in .work/: summary (written last), texts, records
+RUN_FILE = "run.json"  # in .work/: the source and output options, written before anything else changes
+MANIFEST = "manifest.json"
 WRITE_BUFFER = 1 << 20
 SHARD_NAME = re.compile(r"^(train|valid)\.\d{5}\.txt$")
 FORMAT_DESCRIPTION = (
@@ -95,6 +102,10 @@ class Deletion:
 Record = Document | Deletion
 # A corpus reader: (path, log, **reader_options) -> records, in file order.
 Reader = Callable[..., Iterator[Record]]
+
+
+class TextDirError(ValueError):
+    """A text-shard dir that is unfinished, or an --out dir that a parse must not write into."""
 
 
 def usable_cores() -> int:
@@ -388,6 +399,33 @@ def _write_shards(out_dir: Path, work: Path, keys: list[str], options: ShardOpti
     return shards, sum(writer.rewritten for writer in writers.values())
 
 
+def _run_identity(source: str, manifest_options: dict[str, Any]) -> dict[str, Any]:
+    """What makes two runs write the same dir: the source and the options that shape the output."""
+    identity = {"source": source, **{key: value for key, value in manifest_options.items() if key != "workers"}}
+    return json.loads(json.dumps(identity))  # as it reads back from run.json or manifest.json
+
+
+def _check_out_dir(out_dir: Path, identity: dict[str, Any], overwrite: bool) -> None:
+    """Refuse to write into a dir of another source or options, or a non-empty dir of other files."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise TextDirError(f"{out_dir}: exists and is not a directory; pass a directory for --out")
+    if overwrite or not out_dir.is_dir() or not any(out_dir.iterdir()):
+        return
+    for record in (out_dir / MANIFEST, out_dir / WORK_DIR / RUN_FILE):
+        found = json.loads(record.read_text(encoding="utf-8")) if record.is_file() else {}
+        if found.get("kind") == "text_shards":
+            previous = _run_identity(found["source"], found["options"])
+            break
+    else:
+        raise TextDirError(f"{out_dir}: not empty and not a text-shard dir (no {MANIFEST} or {WORK_DIR}/"
+                           f"{RUN_FILE}); choose a new or empty --out, or pass --overwrite to write into it")
+    differences = [f"{key} {previous.get(key)!r} (this run: {value!r})"
+                   for key, value in identity.items() if previous.get(key) != value]
+    if differences:
+        raise TextDirError(f"{out_dir}: holds the text shards of another run ({'; '.join(differences)}); "
+                           f"choose another --out, or pass --overwrite to replace them and their parsed inputs")
+
+
 def _remove_leftovers(out_dir: Path, work: Path, keep_shards: set[str] | None = None, keep_keys: set[str] | None = None):
     """Temporary files of a killed run; with `keep_*`, also shards and work files no longer produced."""
     for directory in (out_dir, work):
@@ -398,7 +436,7 @@ def _remove_leftovers(out_dir: Path, work: Path, keep_shards: set[str] | None = 
             if SHARD_NAME.match(path.name) and path.name not in keep_shards:
                 path.unlink()
     if keep_keys is not None:
-        keep_names = {f"{key}{suffix}" for key in keep_keys for suffix in WORK_SUFFIXES}
+        keep_names = {f"{key}{suffix}" for key in keep_keys for suffix in WORK_SUFFIXES} | {RUN_FILE}
         for path in work.iterdir():
             if path.is_file() and path.name not in keep_names:
                 path.unlink()
@@ -406,14 +444,20 @@ def _remove_leftovers(out_dir: Path, work: Path, keep_shards: set[str] | None = 
 
 def build_text_shards(source: str, reader: Reader, inputs: Sequence[Path], out_dir: str | os.PathLike,
                       options: ShardOptions = ShardOptions(),
-                      reader_options: dict[str, Any] | None = None) -> dict[str, Any]:
+                      reader_options: dict[str, Any] | None = None, overwrite: bool = False) -> dict[str, Any]:
     """Parse `inputs` (already expanded and ordered) with `reader` into text shards in `out_dir`;
-    returns the manifest (also written to out_dir/manifest.json)."""
+    returns the manifest (also written to out_dir/manifest.json). `overwrite` lets the run replace a
+    dir of another source or options (TextDirError otherwise)."""
     reader_options = dict(reader_options or {})
     out_dir = Path(out_dir)
     work = out_dir / WORK_DIR
+    manifest_options = {**asdict(options), "reader": reader_options, "sentence_splitter": SPLITTER}
+    _check_out_dir(out_dir, _run_identity(source, manifest_options), overwrite)
     work.mkdir(parents=True, exist_ok=True)
-    (out_dir / "manifest.json").unlink(missing_ok=True)  # present only when the run is complete
+    run_record = json.loads(json.dumps({"kind": "text_shards", "source": source, "options": manifest_options}))
+    if not (work / RUN_FILE).is_file() or json.loads((work / RUN_FILE).read_text(encoding="utf-8")) != run_record:
+        atomic_write_json(work / RUN_FILE, run_record)
+    (out_dir / MANIFEST).unlink(missing_ok=True)  # present only when the run is complete
     _remove_leftovers(out_dir, work)
 
     keys = [_work_key(path) for path in inputs]
@@ -443,6 +487,7 @@ def build_text_shards(source: str, reader: Reader, inputs: Sequence[Path], out_d
     totals = _Totals()
     shards, rewritten = _write_shards(out_dir, work, keys, options, totals)
     _remove_leftovers(out_dir, work, keep_shards={s["name"] for s in shards}, keep_keys=set(keys))
+    kill_point("text_shards:shards-written")
 
     documents_read = sum(s["documents_read"] for s in summaries)
     skipped = Counter()
@@ -455,7 +500,7 @@ def build_text_shards(source: str, reader: Reader, inputs: Sequence[Path], out_d
         "kind": "text_shards",
         "source": source,
         "format": FORMAT_DESCRIPTION,
-        "options": {**asdict(options), "reader": reader_options, "sentence_splitter": SPLITTER},
+        "options": manifest_options,
         "inputs": [
             {**s["input"], "documents_read": s["documents_read"], "deletions_read": s["deletions_read"],
              "skipped": s["skipped"], "other": s["other"], "problems": len(s["problems"]), "failed": s["failed"]}
@@ -482,7 +527,7 @@ def build_text_shards(source: str, reader: Reader, inputs: Sequence[Path], out_d
     written = sum(totals.written.values())
     if written + sum(skipped.values()) != documents_read:
         raise AssertionError(f"document accounting is off: read {documents_read}, written {written}, skipped {dict(skipped)}")
-    atomic_write_json(out_dir / "manifest.json", manifest)
+    atomic_write_json(out_dir / MANIFEST, manifest)
     logger.info("%s: reused %d of %d parsed inputs, rewrote %d of %d shards",
                 source, reused, len(inputs), rewritten, len(shards))
     return manifest
@@ -502,9 +547,36 @@ def summary_line(manifest: dict[str, Any]) -> str:
     )
 
 
+def problems_report(manifest: dict[str, Any], out_dir: str | os.PathLike, max_listed: int = 20) -> str:
+    """The problems of a run, for stderr: file and position of each (the first `max_listed`)."""
+    problems, counts = manifest["problems"], manifest["counts"]
+    lines = [f"{len(problems)} problem{'s' * (len(problems) != 1)} in {counts['inputs']} inputs "
+             f"({counts['inputs_failed']} not read to their end), all listed in {Path(out_dir) / MANIFEST}:"]
+    lines += [f"  {p['file']}: {p['position']}: {p['reason']}" for p in problems[:max_listed]]
+    if len(problems) > max_listed:
+        lines.append(f"  ... and {len(problems) - max_listed} more")
+    return "\n".join(lines)
+
+
+def finished_manifest(text_dir: str | os.PathLike) -> dict[str, Any]:
+    """The manifest of a text-shard dir whose parse finished; TextDirError saying how to finish it otherwise."""
+    text_dir = Path(text_dir)
+    path, run_path = text_dir / MANIFEST, text_dir / WORK_DIR / RUN_FILE
+    manifest = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    if manifest is not None and manifest.get("kind") == "text_shards":
+        return manifest
+    command = (f"parse-{json.loads(run_path.read_text(encoding='utf-8'))['source']}" if run_path.is_file()
+               else "parse-pubmed/parse-pmc/parse-mimic")
+    if manifest is not None:
+        raise TextDirError(f"{path}: not a text-shard manifest; pass a dir written by `bio-roberta {command}`")
+    raise TextDirError(f"{text_dir}: no {MANIFEST}: the parse writing it did not finish (killed or still "
+                       f"running); finish it by re-running the same `bio-roberta {command} ... --out {text_dir}` "
+                       f"(parsed inputs are reused)")
+
+
 def iter_shard_documents(out_dir: str | os.PathLike, split: str = "train") -> Iterator[list[str]]:
     """The documents of one split of a text-shard directory, each as its list of sentences."""
-    manifest = json.loads((Path(out_dir) / "manifest.json").read_text(encoding="utf-8"))
+    manifest = json.loads((Path(out_dir) / MANIFEST).read_text(encoding="utf-8"))
     for shard in manifest["shards"]:
         if shard["split"] != split:
             continue
@@ -536,19 +608,35 @@ def add_shard_arguments(parser) -> None:
                         help="fraction of documents (by hash of their id) in the valid split")
     parser.add_argument("--no-dedup", action="store_true", help="keep exact-duplicate documents")
     parser.add_argument("--workers", type=int, default=defaults.workers, help="processes parsing inputs in parallel")
+    parser.add_argument("--allow-partial", action="store_true",
+                        help="exit 0 even when some inputs or records could not be read (a large crawl with a few "
+                             "bad files); they are listed on stderr and in manifest.json either way, and without "
+                             "this option the command exits 1")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="write into an --out dir that holds text shards of another source or other options, "
+                             "or other files (refused otherwise)")
 
 
 def run_parse_command(args, parse: Callable[..., dict[str, Any]], **parse_options) -> int:
-    """Run a corpus parser from parsed command-line arguments and print its one-line summary."""
+    """Run a corpus parser from parsed command-line arguments and print its one-line summary; any
+    problem is listed on stderr and makes the exit status 1, unless --allow-partial."""
     from bio_roberta.cli import UsageError
 
     try:
         options = ShardOptions(shard_size_mb=args.shard_size_mb, valid_fraction=args.valid_fraction,
                                dedup=not args.no_dedup, workers=args.workers)
-        manifest = parse(args.inputs, args.out, options, **parse_options)
+        manifest = parse(args.inputs, args.out, options, overwrite=args.overwrite, **parse_options)
     except (FileNotFoundError, ValueError) as error:
         raise UsageError(str(error)) from error
     if not manifest["inputs"]:
         raise UsageError(f"no input files found in {' '.join(args.inputs)}")
     print(summary_line(manifest))
-    return 0
+    if not manifest["problems"]:
+        return 0
+    prefix = f"bio-roberta {args.command}: {'warning' if args.allow_partial else 'error'}: "
+    print(prefix + problems_report(manifest, args.out), file=sys.stderr)
+    if args.allow_partial:
+        return 0
+    print("The shards hold what could be read. Fix or replace those inputs and re-run (parsed inputs are "
+          "reused), or re-run with --allow-partial to accept them.", file=sys.stderr)
+    return 1

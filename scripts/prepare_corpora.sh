@@ -26,8 +26,13 @@ VOCAB_SIZE=${VOCAB_SIZE:-50000}
 VOCAB_MAX_LINES=${VOCAB_MAX_LINES:-10000000}
 PUBMED_LIMIT=${PUBMED_LIMIT:-}                # e.g. 5 for a trial run with the first 5 files
 PMC_LIMIT=${PMC_LIMIT:-}
+# A parse stops the script (exit 1) when an input or record cannot be read, listing each; 1 = accept
+# such inputs (still listed on stderr and in each manifest.json). Re-running reuses what was parsed.
+ALLOW_PARTIAL=${ALLOW_PARTIAL:-}
 
 limit_args() { if [[ -n "$1" ]]; then echo "--limit $1"; fi; }
+parse_args=(--workers "$WORKERS")
+if [[ -n "$ALLOW_PARTIAL" ]]; then parse_args+=(--allow-partial); fi
 
 echo "== download (resumable; md5-verified for PubMed, gzip-verified for PMC)"
 # shellcheck disable=SC2046
@@ -36,10 +41,10 @@ bio-roberta download pubmed --out "$DOWNLOADS/pubmed" $(limit_args "$PUBMED_LIMI
 bio-roberta download pmc --out "$DOWNLOADS/pmc" $(limit_args "$PMC_LIMIT")
 
 echo "== parse into sentence-per-line text shards"
-bio-roberta parse-pubmed "$DOWNLOADS/pubmed" --out "$TEXT/pubmed" --workers "$WORKERS"
-bio-roberta parse-pmc "$DOWNLOADS/pmc" --out "$TEXT/pmc" --workers "$WORKERS"
+bio-roberta parse-pubmed "$DOWNLOADS/pubmed" --out "$TEXT/pubmed" "${parse_args[@]}"
+bio-roberta parse-pmc "$DOWNLOADS/pmc" --out "$TEXT/pmc" "${parse_args[@]}"
 if [[ -f "$MIMIC_CSV" ]]; then
-    bio-roberta parse-mimic "$MIMIC_CSV" --out "$TEXT/mimic" --workers "$WORKERS"
+    bio-roberta parse-mimic "$MIMIC_CSV" --out "$TEXT/mimic" "${parse_args[@]}"
 else
     echo "no $MIMIC_CSV: skipping MIMIC-III (set MIMIC_CSV to the credentialed NOTEEVENTS.csv[.gz])"
 fi

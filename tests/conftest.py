@@ -44,6 +44,18 @@ def write_tiny_corpus(root: Path, seed: int = 0, lines: dict | None = None) -> P
     return root
 
 
+def write_text_manifest(text_dir: Path) -> Path:
+    """A manifest.json like parse-*'s for a text dir a test wrote itself, which `binarize` then takes
+    as a finished one (it refuses dirs without one: their parse did not finish)."""
+    import json
+
+    shards = [{"name": p.name, "split": p.name.split(".")[0], "bytes": p.stat().st_size}
+              for p in sorted(text_dir.iterdir()) if p.suffix == ".txt"]
+    manifest = {"kind": "text_shards", "source": "test", "shards": shards}
+    (text_dir / "manifest.json").write_text(json.dumps(manifest))
+    return text_dir
+
+
 def fairseq_preprocess(text_dir: Path, destdir: Path, srcdict: Path | None = None) -> Path:
     """Binarise text_dir/{train,valid}.txt with fairseq-preprocess into destdir (a masked_lm data-bin)."""
     import subprocess

@@ -2,6 +2,9 @@
 (multiprocessing_bpe_encoder + fairseq-preprocess) writes, and its manifest counts what the .idx holds."""
 from __future__ import annotations
 
+import json
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -11,10 +14,17 @@ import pytest
 from fairseq.data.indexed_dataset import MMapIndexedDataset
 
 from bio_roberta.cli import main as cli_main
+from bio_roberta.provenance import sha256_file
+from conftest import SAMPLE_DIR, write_text_manifest
 from preprocess.binarize import BinarizeError, binarize
 from preprocess.bpe import load_dictionary, open_bpe
+from preprocess.text_shards import TextDirError
 from preprocess.vocab import learn_vocabulary
+from test_text_shards import tree_bytes
 from test_vocab import write_synthetic_shards
+
+BIO_ROBERTA = str(Path(sys.executable).parent / "bio-roberta")
+PUBMED_SAMPLE = SAMPLE_DIR / "corpus" / "pubmed"
 
 
 def standard_route_encoder() -> Path:
@@ -124,6 +134,7 @@ def test_fairseq_masked_lm_loads_corpora_joined_with_colon(data_bin, text_dir, g
 
 def test_bad_inputs_are_reported(gpt2_vocab, tmp_path, capsys):
     (tmp_path / "empty").mkdir()
+    write_text_manifest(tmp_path / "empty")
     with pytest.raises(BinarizeError, match="no shards named train.*, valid.*"):
         binarize(tmp_path / "empty", gpt2_vocab, tmp_path / "out")
     assert cli_main(["binarize", str(tmp_path / "empty"), "--vocab", str(gpt2_vocab), "--out", str(tmp_path / "o")]) == 2
@@ -143,3 +154,60 @@ def test_several_text_dirs_make_one_corpus_in_order(data_bin, text_dir, gpt2_voc
         assert len(joined) == len(first) + len(second) == manifest["splits"][split]["sequences"]
         assert np.array_equal(joined.sizes, np.concatenate([first.sizes, second.sizes]))
         assert np.array_equal(joined[len(first)].numpy(), second[0].numpy())
+
+
+def _binarize_command(text_dir: Path, vocab: Path, out: Path) -> list[str]:
+    return [BIO_ROBERTA, "binarize", str(text_dir), "--vocab", str(vocab), "--out", str(out), "--workers", "1"]
+
+
+def test_killed_binarize_leaves_the_previous_data_bin_whole_or_none(text_dir, gpt2_vocab, tmp_path):
+    other_vocab = tmp_path / "vocab-400"
+    learn_vocabulary("gpt2", [text_dir], other_vocab, vocab_size=400)
+    out = tmp_path / "pm"
+    binarize(text_dir, gpt2_vocab, out, progress=False)
+    before = tree_bytes(out)
+    # killed right after the new train.bin/.idx are written: the data-bin is still the old one, whole
+    killed = subprocess.run(_binarize_command(text_dir, other_vocab, out), capture_output=True,
+                            env=dict(os.environ, BIO_ROBERTA_KILL_AT="binarize:split-written"))
+    assert killed.returncode == -signal.SIGKILL
+    assert tree_bytes(out) == before
+    # killed between moving the old dir aside and moving the new one in: no data-bin at all
+    killed = subprocess.run(_binarize_command(text_dir, other_vocab, out), capture_output=True,
+                            env=dict(os.environ, BIO_ROBERTA_KILL_AT="replace_dir:old-moved-aside"))
+    assert killed.returncode == -signal.SIGKILL
+    assert not out.exists()
+    done = subprocess.run(_binarize_command(text_dir, other_vocab, out), capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pm", "vocab-400"]  # nothing left beside it
+    assert (out / "dict.txt").read_bytes() == (other_vocab / "dict.txt").read_bytes()
+    manifest = json.loads((out / "manifest.json").read_text())
+    names = ("train.bin", "train.idx", "valid.bin", "valid.idx")
+    assert [(Path(r["path"]), r["sha256"]) for r in manifest["outputs"]] == [
+        (out.resolve() / name, sha256_file(out / name)) for name in names]
+
+
+def test_out_dir_holding_other_files_or_a_file_is_refused(text_dir, gpt2_vocab, tmp_path):
+    (tmp_path / "mixed").mkdir()
+    (tmp_path / "mixed" / "notes.md").write_text("mine\n")
+    with pytest.raises(BinarizeError, match="mixed: holds 'notes.md', which is not part of a data-bin"):
+        binarize(text_dir, gpt2_vocab, tmp_path / "mixed", progress=False)
+    with pytest.raises(BinarizeError, match="notes.md: exists and is not a directory"):
+        binarize(text_dir, gpt2_vocab, tmp_path / "mixed" / "notes.md", progress=False)
+    assert sorted(p.name for p in (tmp_path / "mixed").iterdir()) == ["notes.md"]
+
+
+def test_text_dir_of_a_killed_parse_is_refused(gpt2_vocab, tmp_path, capsys):
+    text = tmp_path / "pubmed"
+    parse = [BIO_ROBERTA, "parse-pubmed", str(PUBMED_SAMPLE), "--out", str(text), "--workers", "1"]
+    killed = subprocess.run(parse, capture_output=True,
+                            env=dict(os.environ, BIO_ROBERTA_KILL_AT="text_shards:shards-written"))
+    assert killed.returncode == -signal.SIGKILL
+    assert (text / "train.00000.txt").is_file() and not (text / "manifest.json").exists()
+    with pytest.raises(TextDirError, match="pubmed: no manifest.json: the parse writing it did not finish"):
+        binarize(text, gpt2_vocab, tmp_path / "bin", progress=False)
+    assert cli_main(["binarize", str(text), "--vocab", str(gpt2_vocab), "--out", str(tmp_path / "bin")]) == 2
+    error = capsys.readouterr().err
+    assert f"finish it by re-running the same `bio-roberta parse-pubmed ... --out {text}`" in error
+    assert not (tmp_path / "bin").exists()
+    subprocess.run(parse, check=True, capture_output=True)
+    assert binarize(text, gpt2_vocab, tmp_path / "bin", progress=False)["splits"]["train"]["sequences"] > 0

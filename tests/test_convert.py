@@ -173,15 +173,55 @@ def test_nli_pairs_truncated_longest_first(tmp_path, vocab_dir):
 
 def test_folds_converted_into_fold_dirs_and_missing_fold_writes_nothing(tmp_path, vocab_dir):
     spec = get_task("euadr")
-    manifests = convert_task(spec, write_euadr_folds(tmp_path / "euadr", rows=12), vocab_dir, tmp_path / "out")
+    manifests = convert_task(spec, write_euadr_folds(tmp_path / "euadr", rows=40), vocab_dir, tmp_path / "out")
     assert [m["fold"] for m in manifests] == list(range(1, 11))
     for fold in range(1, 11):
         manifest = json.loads((tmp_path / "out" / f"fold{fold}" / "manifest.json").read_text())
-        assert sum(manifest["counts"][s] for s in ("train", "valid")) == 12 and manifest["counts"]["test"] == 5
+        assert sum(manifest["counts"][s] for s in ("train", "valid")) == 40 and manifest["counts"]["test"] == 5
     gappy = write_euadr_folds(tmp_path / "gappy", folds=[1, 2, 3, 5, 6, 7, 8, 9, 10], rows=4)
     with pytest.raises(TaskFormatError, match="fold missing"):
         convert_task(spec, gappy, vocab_dir, tmp_path / "never")
     assert not (tmp_path / "never").exists()
+
+
+def test_empty_split_is_an_error_and_nothing_is_written(tmp_path, vocab_dir, capsys):
+    # 12 rows: no row of fold 6's train.tsv hashes into its valid slice
+    folds = write_euadr_folds(tmp_path / "euadr", rows=12)
+    with pytest.raises(ConversionError, match=r"^euadr fold 6: the valid split has no examples "
+                                              r"\(from \S+/6/train\.tsv: train\.tsv rows whose sentence's sha256"):
+        convert_task(get_task("euadr"), folds, vocab_dir, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    ner = tmp_path / "ner"
+    for name in ("devel.tsv", "test.tsv"):
+        write(ner / name, "Pain\tO\n")
+    write(ner / "train.tsv", "\n")
+    assert cli_main(["convert-task", "ncbi-disease", "--data", str(ner), "--vocab", str(vocab_dir),
+                     "--out", str(tmp_path / "ner-out")]) == 2
+    error = capsys.readouterr().err.strip()
+    assert error == (f"bio-roberta convert-task: error: ncbi-disease: the train split has no examples (from "
+                     f"{ner / 'train.tsv'}: train.tsv); a task needs train, valid and test examples: "
+                     f"check those files")
+
+
+def test_byte_order_mark_is_not_part_of_the_first_token(tmp_path):
+    rows = "index\tsentence\tlabel\n0\t@CHEMICAL$ inhibits @GENE$ .\tCPR:4\n"
+    for name in ("train.tsv", "dev.tsv", "test.tsv"):
+        write(tmp_path / "blue" / name, "\ufeff" + rows)
+    assert read_task(get_task("chemprot"), tmp_path / "blue").splits["train"].examples[0].id == "0"
+    for name in ("train.tsv", "devel.tsv", "test.tsv"):
+        write(tmp_path / "ner" / name, "\ufeffFever\tB\nresolved\tO\n")
+    sentence = read_task(get_task("ncbi-disease"), tmp_path / "ner").splits["train"].examples[0]
+    assert sentence.words == ("Fever", "resolved")
+
+
+def test_out_naming_a_file_is_a_one_line_error(tmp_path, vocab_dir, capsys):
+    taken = write(tmp_path / "taken", "a file\n")
+    assert cli_main(["convert-task", "chemprot", "--data", str(CHEMPROT_SAMPLE), "--vocab", str(vocab_dir),
+                     "--out", str(taken)]) == 2
+    error = capsys.readouterr().err
+    assert error == f"bio-roberta convert-task: error: {taken}: exists and is not a directory; pass a directory " \
+                    f"for --out\n"
+    assert taken.read_text() == "a file\n"
 
 
 def test_scheme_is_for_ner_only(tmp_path, vocab_dir):

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from conftest import TINY_WORDS, USER_DIR, fairseq_preprocess
+from conftest import TINY_WORDS, USER_DIR, fairseq_preprocess, write_text_manifest
 
 BIN = Path(sys.executable).parent
 # Sample sentences with punctuation, digits, capitals, a leading space and bytes the tiny corpus
@@ -120,7 +120,7 @@ def sentencepiece_vocab(request, tmp_path_factory):
     dictionary = Dictionary.load(str(vocab_dir / "dict.txt"))
     dictionary.pad_to_multiple_(8)
     dictionary.save(str(vocab_dir / "dict.txt"))
-    binarize(text, vocab_dir, root / "mlm-bin", progress=False)
+    binarize(write_text_manifest(text), vocab_dir, root / "mlm-bin", progress=False)
     return vocab_dir, root / "mlm-bin"
 
 

@@ -1,9 +1,14 @@
 """MIMIC-III notes: category filter, ISERROR, placeholders, multi-line TEXT, bad rows."""
 from __future__ import annotations
 
+import gzip
+import re
+import zlib
+
 import pytest
 
 from conftest import SAMPLE_DIR, shared_data_path
+from preprocess.errors import InputLog
 from preprocess.mimic import iter_mimic_records, normalise_placeholders, parse_mimic, placeholder_type
 from preprocess.text_shards import ShardOptions, iter_shard_documents
 
@@ -67,6 +72,70 @@ def test_bad_rows_are_reported_with_record_and_line(tmp_path):
     problems = [(p["position"], p["reason"]) for p in manifest["problems"]]
     assert problems == [("record 2 (line 4)", "expected 11 fields, found 10: row skipped"),
                         ("record 3 (line 5)", "invalid UTF-8: row skipped")]
+
+
+ALL_IDS = [str(i) for i in range(101, 116) if i != 104]  # 104 is ISERROR=1
+
+
+def _parse_all(path, tmp_path):
+    return parse_mimic([path], tmp_path / "out", ShardOptions(valid_fraction=0.0), categories=None)
+
+
+def test_file_cut_inside_the_last_quoted_note_is_detected(tmp_path):
+    notes = NOTES.read_bytes()
+    cut = tmp_path / "NOTEEVENTS.csv"
+    cut.write_bytes(notes[: notes.rindex(b"atrial fibrillation")])  # inside note 115's TEXT
+    manifest = _parse_all(cut, tmp_path)
+    assert manifest["problems"] == [{
+        "file": str(cut), "position": "record 15 (line 90)", "fatal": True,
+        "reason": "the file ends inside this record's quoted field: it was cut short (an interrupted copy or "
+                  "download?); record skipped"}]
+    assert manifest["counts"]["documents_skipped"] == {"iserror": 1, "truncated_record": 1}
+    assert manifest["counts"]["documents_read"] == 15 and manifest["counts"]["inputs_failed"] == 1
+    assert [doc.doc_id for doc in iter_mimic_records(cut, categories=None)] == ALL_IDS[:-1]
+
+
+def test_truncated_gzip_keeps_every_note_before_the_cut(tmp_path):
+    header, body = NOTES.read_bytes().split(b"\n", 1)
+    copies = [re.sub(rb"^1(\d\d),", lambda m: b"%d," % (k * 1000 + int(m.group(1))), body, flags=re.MULTILINE)
+              for k in range(1, 41)]  # the sample 40 times, ROW_IDs k0NN
+    data = gzip.compress(b"\n".join([header, b"".join(copies)]), mtime=0)
+    cut = tmp_path / "NOTEEVENTS.csv.gz"
+    cut.write_bytes(data[: len(data) * 3 // 4])
+    decodable = zlib.decompressobj(wbits=31).decompress(cut.read_bytes())
+    whole = re.findall(rb"^(\d+),", decodable, re.MULTILINE)[:-1]  # every record but the cut one
+    log = InputLog(str(cut))
+    ids = [doc.doc_id for doc in iter_mimic_records(cut, log, categories=None)]
+    assert ids == [i.decode() for i in whole if not i.endswith(b"04")] and len(ids) > 200
+    assert log.failed and log.problems[0]["reason"].startswith("corrupt gzip stream")
+
+
+def test_blank_lines_between_records_are_ignored(tmp_path):
+    spaced = tmp_path / "NOTEEVENTS.csv"
+    spaced.write_bytes(NOTES.read_bytes().replace(b'"\n1', b'"\n\n1') + b"\n")
+    manifest = _parse_all(spaced, tmp_path)
+    assert manifest["problems"] == [] and manifest["counts"]["documents_read"] == 15
+    assert [doc.doc_id for doc in iter_mimic_records(spaced, categories=None)] == ALL_IDS
+
+
+@pytest.mark.parametrize("stray, error", [
+    ((b"Cultures grew E. coli", b'Cultures grew "E. coli'), "',' expected after '\"' at line 12"),
+    ((b"sensitive to ceftriaxone.\n", b'sensitive to ceftriaxone."\n'),  # line 13 is blank
+     "its quoted TEXT ended early (a stray quote?), line 14 after it does not start a record"),
+    ((b"Pressors weaned off at 0300.", b'Pressors weaned off", at 0300.'), "expected 11 fields, found 13"),
+])
+def test_stray_quote_is_named_at_its_record_and_only_that_record_is_lost(tmp_path, stray, error):
+    notes = NOTES.read_bytes()
+    bad = tmp_path / "NOTEEVENTS.csv"
+    bad.write_bytes(notes.replace(*stray, 1))
+    assert bad.read_bytes() != notes
+    manifest = _parse_all(bad, tmp_path)
+    assert [(p["position"], p["reason"], p["fatal"]) for p in manifest["problems"]] == [(
+        "record 2 (line 11)", f"quoting went wrong here: {error}; lines 11-15 skipped as one record, "
+                              f"reading went on at line 16", False)]
+    assert manifest["counts"]["documents_read"] == 15
+    assert manifest["counts"]["documents_skipped"] == {"bad_quoting": 1, "iserror": 1}
+    assert [doc.doc_id for doc in iter_mimic_records(bad, categories=None)] == [i for i in ALL_IDS if i != "102"]
 
 
 def test_wrong_header_fails_the_input_only(tmp_path):

@@ -75,6 +75,32 @@ def test_unsafe_members_refused_and_bad_articles_reported(tmp_path):
     assert not (tmp_path / "escape.nxml").exists() and not Path("/etc/evil.nxml").exists()
 
 
+def test_invalid_utf8_article_is_reported_with_its_package_member_and_the_run_goes_on(tmp_path):
+    good = (PMC_SAMPLE / "PMC9100002.nxml").read_bytes()
+    bad = good.replace(b"Machine learning", b"Machine \xff\xfe learning", 1)
+    assert bad != good
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    (inputs / "PMC9100002.nxml").write_bytes(bad)  # a loose article
+    shutil.copy(PMC_SAMPLE / "aging-cells-2024-017.nxml", inputs)
+    with tarfile.open(inputs / "oa_utf8.tar.gz", "w:gz") as tar:
+        for info, data in [_member("pkg/bad.nxml", bad), _member("pkg/PMC9100001.nxml",
+                                                                  (PMC_SAMPLE / "PMC9100001.nxml").read_bytes())]:
+            tar.addfile(info, io.BytesIO(data))
+    manifest = parse_pmc([inputs], tmp_path / "out", ShardOptions(valid_fraction=0.0))
+    problems = [(Path(p["file"]).name, p["position"], p["reason"], p["fatal"]) for p in manifest["problems"]]
+    assert [problem[:2] for problem in problems] == [
+        ("PMC9100002.nxml", "PMC9100002.nxml: line 4, column 282"),
+        ("oa_utf8.tar.gz", "oa_utf8.tar.gz:pkg/bad.nxml: line 4, column 282")]
+    assert all(reason.startswith("malformed XML: Invalid bytes in character encoding") and not fatal
+               for _, _, reason, fatal in problems)
+    assert manifest["counts"]["documents_skipped"] == {"unparseable_article": 2}
+    assert manifest["counts"]["inputs_failed"] == 0
+    titles = {doc[0] for doc in iter_shard_documents(tmp_path / "out", "train")}
+    assert titles == {"Neutrophil extracellular traps promote thrombosis in a mouse model of sepsis",  # packaged
+                      "Senolytic treatment reduces frailty in aged mice"}
+
+
 def test_corrupt_package_is_reported_and_other_inputs_processed(tmp_path):
     inputs = tmp_path / "in"
     inputs.mkdir()

@@ -2,17 +2,21 @@
 from __future__ import annotations
 
 import gzip
+import re
 import shutil
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 import pytest
 from lxml import etree
 
 from conftest import SAMPLE_DIR, shared_data_path
+from preprocess.errors import InputLog
 from preprocess.pubmed import iter_pubmed_records, parse_pubmed
 from preprocess.text_shards import Deletion, Document, ShardOptions, iter_shard_documents
+from test_text_shards import write_pubmed_inputs
 
 PUBMED_SAMPLE = SAMPLE_DIR / "corpus" / "pubmed"
 BIO_ROBERTA = str(Path(sys.executable).parent / "bio-roberta")
@@ -101,6 +105,20 @@ def test_bad_inputs_are_reported_with_position_and_others_processed(tmp_path):
     assert "Ketamine for treatment-resistant depression: dose-response in a randomised trial." in titles
 
 
+def test_truncated_gzip_keeps_every_complete_record_before_the_cut(tmp_path):
+    path = next(write_pubmed_inputs(tmp_path, files=1, copies=40).glob("*.xml.gz"))
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) * 4 // 5])
+    decodable = zlib.decompressobj(wbits=31).decompress(path.read_bytes())  # everything before the cut
+    complete = re.findall(rb"<PMID[^>]*>(\d+)</PMID>(?=.*?</PubmedArticle>)", decodable, re.DOTALL)
+    assert len(decodable) > 100_000 and len(complete) > 100
+    log = InputLog(str(path))
+    records = list(iter_pubmed_records(path, log))
+    assert [record.doc_id for record in records] == [pmid.decode() for pmid in complete]
+    assert log.failed and log.problems[0]["reason"].startswith("corrupt gzip stream: compressed file ended")
+    assert log.problems[0]["position"] == f"compressed byte {len(data) * 4 // 5} (after record {len(complete)})"
+
+
 def test_command_prints_summary_and_rejects_missing_input(tmp_path):
     out = tmp_path / "out"
     done = subprocess.run([BIO_ROBERTA, "parse-pubmed", str(PUBMED_SAMPLE), "--out", str(out),
@@ -147,3 +165,23 @@ def test_real_pubmed_documents_kept_match_independent_xpath_count(tmp_path):
     with_dedup = parse_pubmed([corpus], tmp_path / "dedup", ShardOptions(valid_fraction=0.1))
     written = sum(with_dedup["counts"]["documents_written"].values())
     assert written + with_dedup["counts"]["documents_skipped"].get("duplicate_text", 0) == len(expected)
+
+
+def test_command_exits_1_listing_problems_unless_partial_input_is_allowed(tmp_path):
+    inputs = _bad_inputs(tmp_path)
+    command = [BIO_ROBERTA, "parse-pubmed", str(inputs), "--out", str(tmp_path / "out"), "--valid-fraction", "0"]
+    failed = subprocess.run(command, capture_output=True, text=True)
+    assert failed.returncode == 1 and "Traceback" not in failed.stderr
+    assert failed.stdout.startswith("pubmed: 5 inputs (3 failed)")
+    listed = [line for line in failed.stderr.splitlines() if line.startswith("  ")]
+    assert [Path(line.split(": ")[0].strip()).name for line in listed] == [
+        "pubmed25n0002.xml.gz", "pubmed25n0003.xml", "pubmed25n0004.xml"]
+    assert "compressed byte " in listed[0] and "line 4, column" in listed[1]
+    assert "bio-roberta parse-pubmed: error: 3 problems in 5 inputs" in failed.stderr
+    assert "--allow-partial" in failed.stderr and (tmp_path / "out" / "manifest.json").is_file()
+    accepted = subprocess.run(command + ["--allow-partial"], capture_output=True, text=True)
+    assert accepted.returncode == 0
+    assert "bio-roberta parse-pubmed: warning: 3 problems" in accepted.stderr
+    assert "pubmed25n0004.xml" in accepted.stderr
+    helped = subprocess.run([BIO_ROBERTA, "parse-pubmed", "--help"], capture_output=True, text=True)
+    assert "--allow-partial" in helped.stdout and "--overwrite" in helped.stdout

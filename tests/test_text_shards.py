@@ -148,3 +148,33 @@ def test_killed_run_resumes_to_byte_identical_output(tmp_path):
     assert tree_bytes(out) == expected
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["counts"]["documents_read"] == 24 * 30 * 6
+
+
+def test_out_dir_of_another_source_options_or_files_is_refused_unless_overwrite(tmp_path):
+    from preprocess.pmc import parse_pmc
+    from preprocess.text_shards import TextDirError
+
+    out = tmp_path / "pubmed"
+    parse_pubmed([PUBMED_SAMPLE], out, ShardOptions(valid_fraction=0.2))
+    pubmed_dir = tree_bytes(out)
+    pmc_sample = SAMPLE_DIR / "corpus" / "pmc"
+    with pytest.raises(TextDirError, match=r"pubmed: holds the text shards of another run \(source 'pubmed' \(this "
+                                           r"run: 'pmc'\); valid_fraction 0.2 \(this run: 0.005\)\).*--overwrite"):
+        parse_pmc([pmc_sample], out)
+    with pytest.raises(TextDirError, match=r"valid_fraction 0.2 \(this run: 0.1\)"):
+        parse_pubmed([PUBMED_SAMPLE], out, ShardOptions(valid_fraction=0.1))
+    assert tree_bytes(out) == pubmed_dir  # nothing was deleted or rewritten
+    parse_pubmed([PUBMED_SAMPLE], out, ShardOptions(valid_fraction=0.2, workers=1))  # same run: goes on
+    # a killed run has no manifest yet, but .work/run.json already says what the dir is for
+    (out / "manifest.json").unlink()
+    with pytest.raises(TextDirError, match="source 'pubmed' \\(this run: 'pmc'\\)"):
+        parse_pmc([pmc_sample], out)
+    manifest = parse_pmc([pmc_sample], out, overwrite=True)
+    assert manifest["source"] == "pmc" and sorted(p.name for p in out.glob("*.txt")) == ["train.00000.txt"]
+    # a dir that is not empty and not a text-shard dir, or a file
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "todo.txt").write_text("keep me\n")
+    with pytest.raises(TextDirError, match="notes: not empty and not a text-shard dir"):
+        parse_pmc([pmc_sample], tmp_path / "notes")
+    with pytest.raises(TextDirError, match="todo.txt: exists and is not a directory"):
+        parse_pmc([pmc_sample], tmp_path / "notes" / "todo.txt")

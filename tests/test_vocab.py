@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from bio_roberta.cli import main as cli_main
-from conftest import shared_data_path
+from conftest import shared_data_path, write_text_manifest
 from preprocess.bpe import BatchGPT2Encoder, fairseq_bpe_args, load_dictionary, open_bpe, read_dictionary_indices
 from preprocess.vocab import VocabDirError, import_vocabulary, iter_lines, learn_vocabulary, read_vocab_dir
 
@@ -55,7 +55,7 @@ def write_synthetic_shards(text_dir: Path, documents: dict[str, int], seed: int 
         if half < len(docs):
             (text_dir / f"{split}.00001.txt").write_text("".join(docs[half:]) + "\n".join(EDGE_LINES) + "\n",
                                                          encoding="utf-8")
-    return text_dir
+    return write_text_manifest(text_dir)
 
 
 def real_abstract_lines() -> list[str]:

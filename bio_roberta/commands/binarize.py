@@ -1,7 +1,8 @@
 """Encode text shards with a vocabulary dir and write fairseq mmap train/valid .bin/.idx, dict.txt and
 manifest.json in one streaming multi-process pass (same result as multiprocessing_bpe_encoder +
 fairseq-preprocess). One output dir per corpus (PM = PubMed + PMC text dirs, M3 = MIMIC-III);
-fairseq reads several with ':' (one dir per epoch, round robin)."""
+fairseq reads several with ':' (one dir per epoch, round robin). The data-bin is built beside --out
+and replaces it whole; text dirs whose parse did not finish are refused."""
 HELP = "encode + binarize text shards into a fairseq data-bin dir"
 
 
@@ -9,7 +10,8 @@ def add_arguments(parser):
     parser.add_argument("text_dirs", nargs="+", metavar="TEXT_DIR",
                         help="text shards (train.*, valid.*) from parse-*; several dirs (PubMed, PMC) make one corpus")
     parser.add_argument("--vocab", required=True, help="vocabulary dir from learn-vocab")
-    parser.add_argument("--out", required=True, help="data-bin dir to write")
+    parser.add_argument("--out", required=True,
+                        help="data-bin dir to write: built beside it, then put in its place whole")
     from preprocess.text_shards import usable_cores
 
     parser.add_argument("--workers", type=int, default=usable_cores(), help="worker processes")
@@ -20,12 +22,13 @@ def add_arguments(parser):
 def run(args):
     from bio_roberta.cli import UsageError
     from preprocess.binarize import BinarizeError, binarize
+    from preprocess.text_shards import TextDirError
     from preprocess.vocab import VocabDirError
 
     try:
         manifest = binarize(args.text_dirs, args.vocab, args.out, workers=args.workers,
                             chunk_bytes=args.chunk_mb << 20, splits=args.splits)
-    except (BinarizeError, VocabDirError) as error:
+    except (BinarizeError, TextDirError, VocabDirError) as error:
         raise UsageError(str(error)) from None
     summary = ", ".join(f"{split}: {rec['sequences']} sequences / {rec['tokens']} tokens ({rec['unk_tokens']} <unk>)"
                         for split, rec in manifest["splits"].items())

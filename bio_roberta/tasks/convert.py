@@ -223,6 +223,19 @@ def write_finetune_bin(data: TaskData, encoder: TaskEncoder, out_dir: Path, voca
     return manifest
 
 
+def check_splits_not_empty(data: TaskData) -> None:
+    """A split without examples cannot train, select checkpoints or score: stop before writing."""
+    for name, split in data.splits.items():
+        if split.examples:
+            continue
+        where = f"{data.spec.name}{f' fold {data.fold}' if data.fold else ''}"
+        sources = ", ".join(map(str, split.sources[:2])) + (f" and {len(split.sources) - 2} more"
+                                                            if len(split.sources) > 2 else "")
+        raise ConversionError(f"{where}: the {name} split has no examples (from {sources or 'no files'}: "
+                              f"{split.derivation}); a task needs train, valid and test examples: "
+                              f"check those files")
+
+
 def convert_task(spec: TaskSpec, data_dir: str | Path, vocab_dir: str | Path, out_dir: str | Path,
                  scheme: str = BIO, max_positions: Optional[int] = None) -> list[dict]:
     """Convert every fold (or the one split set) of a task; returns the manifests written.
@@ -233,8 +246,12 @@ def convert_task(spec: TaskSpec, data_dir: str | Path, vocab_dir: str | Path, ou
     data_dir, vocab_dir, out_dir = Path(data_dir), Path(vocab_dir), Path(out_dir)
     if scheme != BIO and not spec.is_sequence_labelling:
         raise ConversionError(f"{spec.name} is not a sequence labelling task; --scheme applies to NER only")
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ConversionError(f"{out_dir}: exists and is not a directory; pass a directory for --out")
     folds = range(1, spec.folds + 1) if spec.folds else [None]
     datasets = [read_task(spec, data_dir, fold) for fold in folds]
+    for data in datasets:
+        check_splits_not_empty(data)
     max_positions = max_positions or spec.max_positions
     vocab = vocab_record(vocab_dir)
     options = {"data_dir": str(data_dir.resolve()), "scheme": scheme, "max_positions": max_positions}

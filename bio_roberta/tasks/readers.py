@@ -7,6 +7,7 @@ file and line. The formats are described in ../shared/data/README.md.
 """
 from __future__ import annotations
 
+import codecs
 import hashlib
 import json
 import logging
@@ -123,8 +124,9 @@ def _require_file(path: Path, what: str) -> Path:
 
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    """(line number, text without its line ending); a byte that is not UTF-8 is an error."""
-    data = path.read_bytes()
+    """(line number, text without its line ending); a byte that is not UTF-8 is an error, a UTF-8 byte
+    order mark at the start is dropped (it would stick to the first token)."""
+    data = path.read_bytes().removeprefix(codecs.BOM_UTF8)
     raw_lines = data.split(b"\n")
     if raw_lines and raw_lines[-1] == b"":
         raw_lines.pop()
