@@ -2,7 +2,8 @@
 
 Importing it registers every task, criterion and model in tasks/, criterions/ and models/ (one
 component per file, as in fairseq itself) and makes fairseq checkpoints load under torch's
-weights_only default (bio_roberta/checkpoints.py). It also makes fairseq's data-parallel launch work
+weights_only default (bio_roberta/checkpoints.py), appear whole or not at all, and resume past a
+damaged checkpoint_last.pt (checkpointing.py). It also makes fairseq's data-parallel launch work
 on CPU and under torchrun (distributed_launch.py).
 """
 import importlib
@@ -16,6 +17,7 @@ for _package in ("models", "tasks", "criterions", "lr_schedulers"):
         if not _module.name.startswith("_"):
             importlib.import_module(f"{__name__}.{_package}.{_module.name}")
 
-from user_dir import distributed_launch  # noqa: E402
+from user_dir import checkpointing, distributed_launch  # noqa: E402
 
+checkpointing.install()  # atomic checkpoint files, resume past a damaged checkpoint_last.pt
 distributed_launch.install()  # data-parallel training on CPU (gloo) and under torchrun
