@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from bio_roberta.provenance import atomic_write_json, environment_record, file_record, json_hash
+from bio_roberta.provenance import atomic_write_json, environment_record, file_record, json_hash, sha256_file
 from preprocess.bpe import EOS_INDEX, UNK_INDEX, BatchGPT2Encoder, read_dictionary_indices
 from preprocess.vocab import DICT_FILE, MANIFEST, batched, read_vocab_dir, shard_files
 
@@ -269,7 +269,9 @@ def binarize(text_dirs: str | os.PathLike | list[str | os.PathLike], vocab_dir: 
         "text_dirs": [{"path": str(d.resolve()),
                        "manifest": file_record(d / MANIFEST) if (d / MANIFEST).is_file() else None}
                       for d in text_dirs],
-        "vocab": {"path": str(vocab.path.resolve()), "kind": vocab.kind, "manifest_hash": json_hash(vocab.manifest)},
+        # sha256: of dict.txt, as convert-task's vocab record (checkpoints record it too: export-hf checks it)
+        "vocab": {"path": str(vocab.path.resolve()), "kind": vocab.kind, "manifest_hash": json_hash(vocab.manifest),
+                  "sha256": sha256_file(vocab.dict_path)},
         "dict_size": dict_size,
         "splits": split_records,
         "outputs": [file_record(out / f"{split}{suffix}") for split in split_records for suffix in (".bin", ".idx")],
