@@ -53,6 +53,7 @@ def checkpoint_file(path: str):
 
 
 def torch_persistent_save(obj, filename, async_write: bool = False):
+    """fairseq's, with the file fsynced under a unique temporary name before it is renamed into place."""
     if async_write or not PathManager.supports_rename(filename):
         return _fairseq["torch_persistent_save"](obj, filename, async_write)
     with checkpoint_file(filename) as handle:
@@ -73,6 +74,7 @@ class CheckpointPathManager(PathManager):
 
 
 def load_checkpoint_to_cpu(path, arg_overrides=None, load_on_all_ranks=False):
+    """fairseq's, with a file it cannot load (missing, cut short, refused by the allowlist) named in one line."""
     try:
         return _fairseq["load_checkpoint_to_cpu"](path, arg_overrides, load_on_all_ranks)
     except Exception as error:  # noqa: BLE001 - whatever fails, the file is what the user must fix
@@ -119,8 +121,9 @@ def remove_killed_writes(save_dir: str) -> None:
 
 def load_checkpoint(self, filename, reset_optimizer=False, reset_lr_scheduler=False, optimizer_overrides=None,
                     reset_meters=False):
+    """Trainer.load_checkpoint past a damaged checkpoint_last.pt, with the clock reset with the meters."""
     save_dir = self.cfg.checkpoint.save_dir
-    if self.data_parallel_rank == 0 and os.path.basename(filename).startswith("checkpoint_last"):
+    if self.data_parallel_rank == 0:
         remove_killed_writes(save_dir)
     extra_state = _fairseq["load_checkpoint"](self, resume_file(save_dir, filename), reset_optimizer,
                                               reset_lr_scheduler, optimizer_overrides, reset_meters=reset_meters)
@@ -130,6 +133,7 @@ def load_checkpoint(self, filename, reset_optimizer=False, reset_lr_scheduler=Fa
 
 
 def save_checkpoint(self, filename, extra_state):
+    """Trainer.save_checkpoint, with the training dictionary's path and sha256 in extra_state."""
     data = getattr(self.cfg.task, "data", None)
     dictionary = dictionary_record(data) if data else None
     return _fairseq["save_checkpoint"](self, filename, {**extra_state, "dictionary": dictionary})
