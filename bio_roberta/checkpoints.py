@@ -86,7 +86,8 @@ class CheckpointError(Exception):
             return cls(f"{path}: empty (0 bytes), a write that was cut short; use another checkpoint")
         if isinstance(error, pickle.UnpicklingError):
             refused = re.search(r"GLOBAL (\S+)", str(error))
-            what = f"the global {refused.group(1)}" if refused else "pickle content torch's weights_only loader refuses"
+            what = (f"the global {refused.group(1)}" if refused
+                    else "pickle content torch's weights_only loader refuses")
             return cls(f"{path}: refused to load: it holds {what}, which no fairseq checkpoint does "
                        "(only the types in bio_roberta/checkpoints.py load); use checkpoints you trust")
         first_sentence = (str(error).strip().splitlines() or [""])[0].split(". ")[0]

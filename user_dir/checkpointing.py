@@ -105,7 +105,8 @@ def resume_file(save_dir: str, filename: str) -> str:
             continue
         intact[path] = (history[-1].get("num_updates", 0), -os.path.getmtime(path))
     if not intact:
-        raise CheckpointError(f"{damaged}; no other checkpoint in {save_dir} can be read: move it away to start afresh")
+        raise CheckpointError(f"{damaged}; no other checkpoint in {save_dir} can be read: "
+                              "move it away to start afresh")
     newest = max(intact, key=intact.get)
     logger.warning("%s; resuming from %s, the newest intact checkpoint in %s", damaged, newest, save_dir)
     return newest
