@@ -7,13 +7,23 @@ types fairseq writes into checkpoints; anything else still fails loudly.
 
 Importing torch costs seconds, which every `bio-roberta` command would pay at start-up; so the
 allowlist is installed when torch is imported (now, if it already is).
+
+A file that cannot be loaded (missing, empty, cut short, or pickling something the allowlist
+refuses) is reported as a one-line CheckpointError naming it (read_checkpoint, and fairseq's own
+loader once the plugin is imported: user_dir/checkpointing.py).
 """
 from __future__ import annotations
 
 import argparse
 import importlib.abc
 import importlib.machinery
+import os
+import pickle
+import re
 import sys
+import zipfile
+from pathlib import Path
+from typing import Any, Optional
 
 
 def fairseq_checkpoint_globals() -> list:
@@ -62,3 +72,52 @@ if "torch" in sys.modules:
     install_allowlist()
 elif not any(isinstance(finder, _InstallAfterTorchImport) for finder in sys.meta_path):
     sys.meta_path.insert(0, _InstallAfterTorchImport())
+
+
+class CheckpointError(Exception):
+    """A checkpoint file that cannot be loaded; the message names the file and why."""
+
+    @classmethod
+    def unreadable(cls, path: str | os.PathLike, error: Exception) -> "CheckpointError":
+        """The error of a failed torch.load of path, in one line."""
+        if not os.path.isfile(path):
+            return cls(f"{path}: no such checkpoint file")
+        if os.path.getsize(path) == 0:
+            return cls(f"{path}: empty (0 bytes), a write that was cut short; use another checkpoint")
+        if isinstance(error, pickle.UnpicklingError):
+            refused = re.search(r"GLOBAL (\S+)", str(error))
+            what = (f"the global {refused.group(1)}" if refused
+                    else "pickle content torch's weights_only loader refuses")
+            return cls(f"{path}: refused to load: it holds {what}, which no fairseq checkpoint does "
+                       "(only the types in bio_roberta/checkpoints.py load); use checkpoints you trust")
+        first_sentence = (str(error).strip().splitlines() or [""])[0].split(". ")[0]
+        return cls(f"{path}: truncated, or not a fairseq checkpoint ({type(error).__name__}: {first_sentence})")
+
+
+def read_checkpoint(path: str | os.PathLike, mmap: bool = False) -> dict[str, Any]:
+    """torch.load of a checkpoint on CPU under the allowlist; a file that fails is a CheckpointError.
+
+    mmap maps the tensors instead of reading them, which makes this a cheap check that a file is whole
+    (zip-format files only; torch wrote the legacy format before 1.6)."""
+    import torch
+
+    try:
+        return torch.load(path, map_location="cpu", mmap=mmap and zipfile.is_zipfile(path))
+    except Exception as error:  # noqa: BLE001 - whatever torch raises, the file is unreadable
+        raise CheckpointError.unreadable(path, error) from None
+
+
+def training_dictionary(data: str) -> Path:
+    """The dict.txt a fairseq task reads from its data option: <first dir>/input0/dict.txt for the
+    fine-tuning layout (finetune-bin, sentence_prediction), else <first dir>/dict.txt (masked LM)."""
+    first = Path(data.split(os.pathsep)[0])
+    return first / "input0" / "dict.txt" if (first / "input0" / "dict.txt").exists() else first / "dict.txt"
+
+
+def dictionary_record(data: str) -> Optional[dict[str, str]]:
+    """Path and sha256 of the dict.txt a model is trained with (None where there is none), which its
+    checkpoints carry as extra_state["dictionary"] so an export can check the vocabulary it is given."""
+    from bio_roberta.provenance import sha256_file
+
+    path = training_dictionary(data)
+    return {"path": str(path.resolve()), "sha256": sha256_file(path)} if path.is_file() else None

@@ -1,10 +1,12 @@
 """The `bio-roberta` command: one subcommand per module in bio_roberta/commands/.
 
 A command module is named after its subcommand (parse_pubmed.py -> `parse-pubmed`), keeps its
-heavy imports inside `run`, and defines:
+heavy imports inside `add_arguments` and `run`, and defines:
     HELP: str                                  one line for `bio-roberta --help`
     add_arguments(parser: ArgumentParser)      its options
     run(args: Namespace) -> int                exit status
+Only the subcommand that runs adds its options, so a command imports only what it uses (`sweep` on a
+training machine without the parse stage's blingfire, for one).
 """
 from __future__ import annotations
 
@@ -29,7 +31,8 @@ def discover_commands() -> dict[str, str]:
     }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every subcommand, with the options of `command` only (of all when None)."""
     parser = argparse.ArgumentParser(
         prog="bio-roberta",
         description="RoBERTa-style biomedical and clinical language models on fairseq.",
@@ -42,13 +45,17 @@ def build_parser() -> argparse.ArgumentParser:
             name, help=module.HELP, description=module.__doc__ or module.HELP,
             formatter_class=argparse.ArgumentDefaultsHelpFormatter,
         )
-        module.add_arguments(sub)
+        if command in (None, name):
+            module.add_arguments(sub)
         sub.set_defaults(run=module.run)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    # the subcommand is the first argument that is no option: bio-roberta's own options take no values
+    command = next((arg for arg in argv if not arg.startswith("-")), "")
+    args = build_parser(command).parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(asctime)s | %(levelname)s | %(name)s | %(message)s",

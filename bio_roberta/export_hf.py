@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import shutil
 import struct
@@ -51,6 +52,8 @@ HF_ACTIVATIONS = {"gelu": "gelu", "gelu_accurate": "gelu_new", "relu": "relu", "
 ENCODER = "encoder.sentence_encoder."
 TOKEN_HEAD_PREFIX = "token_classification_heads."
 SENTENCE_HEAD_PREFIX = "classification_heads."
+
+logger = logging.getLogger(__name__)
 
 
 class ExportError(Exception):
@@ -289,10 +292,12 @@ def open_vocabulary(vocab_dir: str | os.PathLike, dict_txt: Optional[str | os.Pa
     raise ExportError(f"{vocab_dir}: a {vocab.kind} vocabulary; export writes gpt2 and sentencepiece tokenizers")
 
 
-def load_checkpoint(path: str | os.PathLike) -> tuple[dict[str, Any], Any, Optional[str]]:
-    """The model state dict, model options and training data dir of a fairseq checkpoint file."""
-    import bio_roberta.checkpoints  # noqa: F401  (allowlist for torch's weights_only load)
+def load_checkpoint(path: str | os.PathLike) -> tuple[dict[str, Any], Any, Optional[str], Optional[dict]]:
+    """The model state dict, model options, training data dir and training dictionary record
+    (user_dir/checkpointing.py; None in checkpoints written before it) of a fairseq checkpoint file."""
     from fairseq import checkpoint_utils
+
+    import user_dir  # noqa: F401  (allowlist for torch's weights_only load; unreadable files as CheckpointError)
 
     path = Path(path)
     if not path.is_file():
@@ -303,7 +308,33 @@ def load_checkpoint(path: str | os.PathLike) -> tuple[dict[str, Any], Any, Optio
     if model_cfg is None:
         raise ExportError(f"{path} holds no model options (cfg.model / args); not a fairseq checkpoint?")
     task_cfg = cfg["task"] if "task" in cfg and cfg["task"] is not None else model_cfg
-    return state["model"], model_cfg, option(task_cfg, "data")
+    return state["model"], model_cfg, option(task_cfg, "data"), (state.get("extra_state") or {}).get("dictionary")
+
+
+def check_dictionary(dict_txt: Path, checkpoint, recorded: Optional[dict], data_dir: Optional[str]) -> None:
+    """Refuse a dict.txt other than the one the checkpoint was trained with: one of the same size
+    gives the exported tokenizer wrong ids. The reference is the dictionary recorded in the
+    checkpoint, else its data dir's; a copy with other counts but the same entries (fairseq-preprocess
+    rewrites dict.txt) passes."""
+    from bio_roberta.checkpoints import training_dictionary
+    from bio_roberta.provenance import sha256_file
+
+    if recorded is None and data_dir is not None and training_dictionary(data_dir).is_file():
+        reference = training_dictionary(data_dir)
+        recorded = {"path": str(reference), "sha256": sha256_file(reference)}
+    if recorded is None:
+        logger.warning("%s records no dictionary and its training data (%s) is not here: %s is checked by its "
+                       "size only", checkpoint, data_dir, dict_txt)
+        return
+    if sha256_file(dict_txt) == recorded["sha256"]:
+        return
+    reference = Path(recorded["path"])
+    if (reference.is_file() and sha256_file(reference) == recorded["sha256"]
+            and fairseq_dictionary(reference).symbols == fairseq_dictionary(dict_txt).symbols):
+        return
+    gone = "" if reference.is_file() else ", which is gone"
+    raise ExportError(f"{dict_txt} is not the dictionary {checkpoint} was trained with ({reference}{gone}): "
+                      f"its ids would be wrong; pass --vocab/--dict of the vocabulary that data was binarized with")
 
 
 def option(model_cfg, name: str, default=None):
@@ -343,6 +374,27 @@ def label_names(label_dict: Path) -> list[str]:
 
     dictionary = Dictionary.load(str(label_dict))
     return [s for s in dictionary.symbols[dictionary.nspecial:] if not s.startswith(MADEUP_WORD_PREFIX)]
+
+
+def entity_label_names(tags: list[str], label_dict: Path) -> list[str]:
+    """Tags named with their entity type: BioBERT's untyped B/I/O files give B/I tags, which
+    transformers' token-classification pipeline takes for two entity types named "B" and "I"; the
+    registry's entity type of the task (finetune-bin/<task>/manifest.json beside label/) makes them
+    B-<Type>/I-<Type>, which it groups into entities. Typed tags are kept."""
+    from bio_roberta.predictions import task_spec_of
+    from bio_roberta.tagging import entity_types, typed_tags
+
+    if entity_types(tags) != ("",):
+        return tags
+    try:
+        spec = task_spec_of(label_dict.parent.parent)
+    except (OSError, ValueError) as error:
+        logger.warning("labels %s stay untyped: no task to take their entity type from (%s)", tags, error)
+        return tags
+    if spec.entity_type is None:
+        logger.warning("labels %s stay untyped: the registry gives %s no entity type", tags, spec.name)
+        return tags
+    return list(typed_tags(tags, spec.entity_type))
 
 
 def hf_config(state, model_cfg, vocab_size: int, kind: str, labels: Optional[list[str]]):
@@ -477,14 +529,17 @@ def export(
     """Write the transformers model + tokenizer + manifest.json to out_dir; returns the manifest."""
     out_dir = Path(out_dir)
     vocab = open_vocabulary(vocab_dir, dict_txt)
-    state, model_cfg, data_dir = load_checkpoint(checkpoint)
+    state, model_cfg, data_dir, dictionary = load_checkpoint(checkpoint)
     # fairseq's learned positions reserve padding_idx + 1 = 2 rows
     tokenizer = vocab.hf_tokenizer(model_max_length=state[ENCODER + "embed_positions.weight"].shape[0] - 2)
+    check_dictionary(vocab.dict_txt, checkpoint, dictionary, data_dir)
     kind, head = head_of(state, head)
     labels = None
     if kind != MASKED_LM:
         label_dict = Path(label_dict) if label_dict else default_label_dict(data_dir, checkpoint)
         labels = label_names(label_dict)
+        if kind == TOKEN_CLASSIFICATION:
+            labels = entity_label_names(labels, label_dict)
     vocab_size = len(fairseq_dictionary(vocab.dict_txt))
     model = build_hf_model(state, model_cfg, vocab_size, kind, head, labels)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -84,26 +84,52 @@ def train_examples(data_dir: Path) -> int:
 ARCHITECTURE_FIELDS = ("encoder_layers", "encoder_embed_dim", "encoder_ffn_embed_dim", "encoder_attention_heads")
 
 
-def architecture_options(cfg: dict[str, Any]) -> list[str]:
-    """--arch and the shape of the model to fine-tune: the sweep's `arch` if set, else the
-    pretrained checkpoint's own (its name and its layer/width/head overrides), so a distilled or
-    resized model needs no flags to match its weights."""
-    if cfg.get("arch"):
-        return ["--arch", cfg["arch"]]
-    import torch
+@dataclasses.dataclass(frozen=True)
+class PretrainedModel:
+    """What the runs take from the pretrained checkpoint: its file record (result records' "pretrained"),
+    the --arch options to fine-tune it and its positions, which its position embeddings fix."""
 
-    import bio_roberta.checkpoints  # noqa: F401  (the checkpoint allowlist)
+    record: dict[str, Any]
+    architecture: list[str]
+    max_positions: int
 
-    model = torch.load(cfg["pretrained"], map_location="cpu", mmap=True)["cfg"]["model"]
-    field = model.get if isinstance(model, dict) else lambda name: getattr(model, name, None)
-    arch = field("_name") or field("arch")
-    if not arch:
-        raise FinetuneError(f"{cfg['pretrained']} records no architecture; set arch=<name> in the sweep")
-    options = ["--arch", arch]
-    for name in ARCHITECTURE_FIELDS:
-        if field(name) is not None:
-            options += [f"--{name.replace('_', '-')}", str(field(name))]
-    return options
+    @classmethod
+    def read(cls, cfg: dict[str, Any]) -> "PretrainedModel":
+        """The sweep's `arch` if set, else the checkpoint's own architecture (its name and its
+        layer/width/head overrides), so a distilled or resized model needs no flags to match its weights."""
+        from bio_roberta.checkpoints import read_checkpoint
+
+        path = Path(cfg["pretrained"])
+        if not path.is_file():
+            raise FinetuneError(f"pretrained checkpoint {path} does not exist")
+        state = read_checkpoint(path, mmap=True)
+        model = (state.get("cfg") or {}).get("model") or state.get("args")
+        field = model.get if isinstance(model, dict) else lambda name: getattr(model, name, None)
+        if not field("max_positions"):
+            raise FinetuneError(f"{path} records no model max_positions; is it a fairseq RoBERTa checkpoint?")
+        if cfg.get("arch"):
+            architecture = ["--arch", cfg["arch"]]
+        elif field("_name") or field("arch"):
+            architecture = ["--arch", field("_name") or field("arch")]
+            for name in ARCHITECTURE_FIELDS:
+                if field(name) is not None:
+                    architecture += [f"--{name.replace('_', '-')}", str(field(name))]
+        else:
+            raise FinetuneError(f"{path} records no architecture; set arch=<name> in the sweep")
+        record = {"path": str(path.resolve()), "sha256": sha256_file(path), "size": path.stat().st_size}
+        return cls(record, architecture, int(field("max_positions")))
+
+
+def check_converted_positions(cfg: dict[str, Any], spec: TaskSpec, data_dir: Path,
+                              pretrained: PretrainedModel) -> None:
+    """Stop before training a model on examples longer than its positions (convert-task's --max-positions)."""
+    converted = json.loads((data_dir / "manifest.json").read_text()).get("max_positions")
+    positions = pretrained.max_positions
+    if converted and converted > positions:
+        raise FinetuneError(
+            f"{data_dir} was converted for {converted} positions but {cfg['pretrained']} has {positions}: "
+            f"re-run `bio-roberta convert-task {spec.name} --max-positions {positions} "
+            f"--out {task_data_dir(cfg['data_root'], spec, None)}` with its --data and --vocab")
 
 
 def task_options(spec: TaskSpec, max_positions: int) -> list[str]:
@@ -121,7 +147,7 @@ def task_options(spec: TaskSpec, max_positions: int) -> list[str]:
 
 
 def fairseq_options(cfg: dict[str, Any], spec: TaskSpec, hp: Hyperparameters, data_dir: Path, save_dir: Path,
-                    fixed_updates: Optional[int]) -> list[str]:
+                    fixed_updates: Optional[int], pretrained: PretrainedModel) -> list[str]:
     """The fairseq-train command line of one run (without the executable)."""
     import torch
 
@@ -133,10 +159,9 @@ def fairseq_options(cfg: dict[str, Any], spec: TaskSpec, hp: Hyperparameters, da
     if cfg.get("max_update"):
         total_updates = min(total_updates, cfg["max_update"])
     stop_after = min(total_updates, fixed_updates) if fixed_updates else total_updates
-    max_positions = cfg.get("max_positions") or spec.max_positions
     options = [
         str(data_dir), "--user-dir", str(Path(user_dir.__file__).parent),
-        *architecture_options(cfg), *task_options(spec, max_positions),
+        *pretrained.architecture, *task_options(spec, pretrained.max_positions),
         "--restore-file", str(cfg["pretrained"]),
         "--reset-optimizer", "--reset-dataloader", "--reset-meters", "--reset-lr-scheduler",
         "--optimizer", "adam", "--adam-betas", "(0.9,0.98)", "--adam-eps", "1e-6", "--clip-norm", "0.0",
@@ -170,10 +195,9 @@ def fairseq_options(cfg: dict[str, Any], spec: TaskSpec, hp: Hyperparameters, da
 
 def checkpoint_state(path: Path) -> dict[str, Any]:
     """num_updates and the validation metric value stored in a fairseq checkpoint."""
-    import bio_roberta.checkpoints  # noqa: F401
-    import torch
+    from bio_roberta.checkpoints import read_checkpoint
 
-    state = torch.load(path, map_location="cpu")
+    state = read_checkpoint(path, mmap=True)
     extra = state.get("extra_state") or {}
     value = extra.get("val_loss")
     return {"num_updates": state["optimizer_history"][-1]["num_updates"],
@@ -189,14 +213,14 @@ def data_record(data_dir: Path) -> dict[str, Any]:
 
 
 def run_config(cfg: dict[str, Any], spec: TaskSpec, hp: Hyperparameters, fold: Optional[int], role: str,
-               fixed_updates: Optional[int], pretrained_sha256: str, data: dict[str, Any]) -> dict[str, Any]:
+               fixed_updates: Optional[int], pretrained: PretrainedModel, data: dict[str, Any]) -> dict[str, Any]:
     """Everything that decides a run's outcome; its hash decides whether a finished run is reused."""
     return {
         "task": spec.name, "seed": cfg["seed"], "fold": fold, "role": role, "arch": cfg["arch"],
         "metric": spec.metric, "hparams": dataclasses.asdict(hp), "fixed_updates": fixed_updates,
-        "max_update": cfg.get("max_update"), "max_positions": cfg.get("max_positions") or spec.max_positions,
+        "max_update": cfg.get("max_update"), "max_positions": pretrained.max_positions,
         "fp16": bool(cfg.get("fp16")), "extra_args": list(cfg.get("extra_args") or []),
-        "pretrained_sha256": pretrained_sha256, "data_manifest_hash": data["manifest_hash"],
+        "pretrained_sha256": pretrained.record["sha256"], "data_manifest_hash": data["manifest_hash"],
     }
 
 
@@ -212,7 +236,7 @@ def finished_record(path: Path, config_hash: str) -> Optional[dict[str, Any]]:
 
 
 def fine_tune(cfg: dict[str, Any], spec: TaskSpec, fold: Optional[int], role: str,
-              fixed_updates: Optional[int], pretrained: dict[str, Any]) -> dict[str, Any]:
+              fixed_updates: Optional[int], pretrained: PretrainedModel) -> dict[str, Any]:
     """Train, predict and score one run (or reuse its finished record); always returns a record."""
     from bio_roberta.predictions import predict
 
@@ -221,7 +245,7 @@ def fine_tune(cfg: dict[str, Any], spec: TaskSpec, fold: Optional[int], role: st
     record: dict[str, Any] = {
         "schema": RESULT_SCHEMA, "task": spec.name, "seed": cfg["seed"], "fold": fold, "role": role,
         "metric": spec.metric, "status": FAILED, "error": None, "log": str(log_path),
-        "test_score": None, "valid_score": None, "pretrained": pretrained,
+        "test_score": None, "valid_score": None, "pretrained": pretrained.record,
         "timings": {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z")},
     }
     started = time.monotonic()
@@ -229,7 +253,7 @@ def fine_tune(cfg: dict[str, Any], spec: TaskSpec, fold: Optional[int], role: st
         hp = hyperparameters(spec, cfg.get("hparams") or {})
         data_dir = task_data_dir(cfg["data_root"], spec, fold)
         record["data"] = data_record(data_dir)
-        config = run_config(cfg, spec, hp, fold, role, fixed_updates, pretrained["sha256"], record["data"])
+        config = run_config(cfg, spec, hp, fold, role, fixed_updates, pretrained, record["data"])
         record.update(config=config, config_hash=json_hash(config))
         reused = finished_record(out, record["config_hash"])
         if reused is not None:
@@ -238,7 +262,8 @@ def fine_tune(cfg: dict[str, Any], spec: TaskSpec, fold: Optional[int], role: st
         if out.exists():
             shutil.rmtree(out)
         out.mkdir(parents=True)
-        options = fairseq_options(cfg, spec, hp, data_dir, out / "checkpoints", fixed_updates)
+        check_converted_positions(cfg, spec, data_dir, pretrained)
+        options = fairseq_options(cfg, spec, hp, data_dir, out / "checkpoints", fixed_updates, pretrained)
         record["config"]["fairseq_args"] = options
         with open(log_path, "w") as log:
             train = subprocess.run([sys.executable, "-m", "fairseq_cli.train", *options],
@@ -284,11 +309,7 @@ def tail(path: Path, lines: int = 5) -> str:
 def run_task_seed(cfg: dict[str, Any]) -> list[dict[str, Any]]:
     """Every run of one (task, seed): one run, or the model-selection fold then the evaluation folds."""
     spec = get_task(cfg["task_name"])
-    pretrained_path = Path(cfg["pretrained"])
-    if not pretrained_path.is_file():
-        raise FinetuneError(f"pretrained checkpoint {pretrained_path} does not exist")
-    pretrained = {"path": str(pretrained_path.resolve()), "sha256": sha256_file(pretrained_path),
-                  "size": pretrained_path.stat().st_size}
+    pretrained = PretrainedModel.read(cfg)
     if not spec.folds:
         return [fine_tune(cfg, spec, None, SINGLE, None, pretrained)]
     selection = fine_tune(cfg, spec, spec.model_selection_fold, MODEL_SELECTION, None, pretrained)
@@ -301,14 +322,36 @@ def run_task_seed(cfg: dict[str, Any]) -> list[dict[str, Any]]:
     return records
 
 
-def failed_without_selection(cfg, spec: TaskSpec, fold: int, selection: dict, pretrained: dict) -> dict[str, Any]:
+def failed_runs(results_dir: str | os.PathLike, task_names: list[str], seeds: list[int]) -> list[str]:
+    """One line for each run of task_names x seeds whose record is missing or failed: what went
+    wrong and where its log is."""
+    lines = []
+    for spec in map(get_task, task_names):
+        for seed in seeds:
+            for fold in range(1, spec.folds + 1) if spec.folds else [None]:
+                path = run_dir(results_dir, spec.name, seed, fold) / RESULT_FILE
+                run = f"{spec.name} seed {seed}" + (f" fold {fold}" if fold else "")
+                try:
+                    record = json.loads(path.read_text())
+                except (FileNotFoundError, json.JSONDecodeError):
+                    lines.append(f"{run}: no result record {path} (the job's log is under {results_dir}/hydra)")
+                    continue
+                if record.get("status") != OK:
+                    log = record.get("log")
+                    where = f"log: {log}" if log and Path(log).exists() else "stopped before training, no log"
+                    lines.append(f"{run}: {(str(record.get('error')).splitlines() or [''])[0]} ({where})")
+    return lines
+
+
+def failed_without_selection(cfg, spec: TaskSpec, fold: int, selection: dict,
+                             pretrained: PretrainedModel) -> dict[str, Any]:
     """The record of an evaluation fold that cannot run because its model-selection fold failed."""
     out = run_dir(cfg["results_dir"], spec.name, cfg["seed"], fold)
     record = {
         "schema": RESULT_SCHEMA, "task": spec.name, "seed": cfg["seed"], "fold": fold, "role": EVALUATION,
         "metric": spec.metric, "status": FAILED, "test_score": None, "valid_score": None,
         "error": f"model-selection fold {spec.model_selection_fold} failed: {selection['error']}",
-        "log": selection["log"], "pretrained": pretrained, **environment_record(),
+        "log": selection["log"], "pretrained": pretrained.record, **environment_record(),
     }
     atomic_write_json(out / RESULT_FILE, record)
     return record

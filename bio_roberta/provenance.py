@@ -5,6 +5,7 @@ back to the bytes it came from (see ../shared/docs/ARCHITECTURE.md).
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.metadata
 import json
@@ -14,7 +15,7 @@ import signal
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, BinaryIO, Iterable, Iterator
 
 TRACKED_PACKAGES = (
     "bio-roberta",
@@ -81,15 +82,18 @@ _UMASK = os.umask(0)
 os.umask(_UMASK)
 
 
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    """Write through a temporary file in the same directory and rename: readers never see half a file."""
+@contextlib.contextmanager
+def atomic_file(path: str | os.PathLike) -> Iterator[BinaryIO]:
+    """A binary file handle whose bytes appear at path only once the block ends without error: they go to
+    a temporary file in the same directory, which is fsynced and renamed over path. A process killed
+    mid-write leaves path as it was (and the temporary file, named .<name>.*.tmp)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp creates 0600; give the file the usual mode
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            yield handle
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
@@ -97,6 +101,12 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
+    """Write through a temporary file in the same directory and rename: readers never see half a file."""
+    with atomic_file(path) as handle:
+        handle.write(data)
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:

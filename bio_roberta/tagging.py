@@ -111,6 +111,11 @@ def entity_types(tags: Iterable[str]) -> tuple[str, ...]:
     return tuple(types)
 
 
+def typed_tags(tags: Iterable[str], entity_type: str) -> tuple[str, ...]:
+    """Untyped tags given entity_type ('B' -> 'B-Disease'); O and typed tags are kept."""
+    return tuple(tag if tag == OUTSIDE or split_tag(tag)[1] else f"{tag}-{entity_type}" for tag in tags)
+
+
 def scheme_tags(types: Sequence[str], scheme: str) -> tuple[str, ...]:
     """Every tag of ``scheme`` over ``types``: O first, then each type's tags."""
     letters = {BIO: "BI", IO: "I", BIOUL: "BILU"}[check_scheme(scheme)]

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from bio_roberta.provenance import (atomic_write_json, environment_record, file_record, json_hash, kill_point,
-                                    replace_dir)
+                                    replace_dir, sha256_file)
 from preprocess.bpe import EOS_INDEX, UNK_INDEX, BatchGPT2Encoder, read_dictionary_indices
 from preprocess.text_shards import finished_manifest
 from preprocess.vocab import DICT_FILE, MANIFEST, batched, read_vocab_dir, shard_files
@@ -293,7 +293,9 @@ def binarize(text_dirs: str | os.PathLike | list[str | os.PathLike], vocab_dir: 
     shutil.copyfile(vocab.dict_path, building / DICT_FILE)
     manifest = {
         "text_dirs": [{"path": str(d.resolve()), "manifest": file_record(d / MANIFEST)} for d in text_dirs],
-        "vocab": {"path": str(vocab.path.resolve()), "kind": vocab.kind, "manifest_hash": json_hash(vocab.manifest)},
+        # sha256: of dict.txt, as convert-task's vocab record (checkpoints record it too: export-hf checks it)
+        "vocab": {"path": str(vocab.path.resolve()), "kind": vocab.kind, "manifest_hash": json_hash(vocab.manifest),
+                  "sha256": sha256_file(vocab.dict_path)},
         "dict_size": dict_size,
         "splits": split_records,
         "outputs": [{**file_record(building / name), "path": str(target / name)}

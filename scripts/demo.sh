@@ -89,7 +89,7 @@ bio-roberta sweep --tasks ncbi-disease,chemprot --seed-list "$SEEDS" \
   --pretrained "$OUT/checkpoints/distilled/checkpoint_last.pt" \
   --data-root "$OUT/finetune-bin" --results "$OUT/results" \
   hparams.lr=1e-3 hparams.batch_size=8 hparams.max_epoch=30 hparams.validate_interval_updates=16 hparams.patience=null \
-  max_positions=128 hydra/launcher=joblib hydra.launcher.n_jobs=2
+  hydra/launcher=joblib hydra.launcher.n_jobs=2
 bio-roberta report "$OUT/results" --out "$OUT/report" --expected-seeds "$(tr ',' '\n' <<<"$SEEDS" | wc -l)"
 done_note "$OUT/report/report.md, $OUT/report/report.csv, $OUT/report/scores.png"
 

@@ -95,3 +95,13 @@ def tiny_roberta_checkpoint(tiny_databin, tmp_path_factory) -> Path:
     assert run.returncode == 0, run.stderr[-3000:]
     shutil.copy(tiny_databin / "dict.txt", save_dir / "dict.txt")
     return save_dir / "checkpoint_last.pt"
+
+
+@pytest.fixture(scope="session")
+def without_parse_dependencies(tmp_path_factory) -> dict:
+    """An environment for subprocesses in which the parse stage's blingfire and pubmed_parser cannot
+    be imported, as on a training machine set up without them."""
+    root = tmp_path_factory.mktemp("no_parse_dependencies")
+    for name in ("blingfire", "pubmed_parser"):
+        (root / f"{name}.py").write_text(f"raise ImportError('{name} is not installed here (tests/conftest.py)')\n")
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}

@@ -87,6 +87,7 @@ def test_manifest_counts_equal_the_index(data_bin, text_dir):
         assert record["sequences"] == raw_lines
         assert [Path(r["path"]).name for r in record["inputs"]] == sorted(p.name for p in text_dir.glob(f"{split}.*"))
     assert (out / "dict.txt").is_file() and manifest["vocab"]["kind"] == "gpt2"
+    assert manifest["vocab"]["sha256"] == sha256_file(out / "dict.txt")
     assert {Path(r["path"]).name for r in manifest["outputs"]} == {"train.bin", "train.idx", "valid.bin", "valid.idx"}
 
 

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 import user_dir  # noqa: F401  (registers the distillation task and criterion)
+from bio_roberta.checkpoints import read_checkpoint
 from conftest import USER_DIR, fairseq_preprocess, write_tiny_corpus
 from fairseq.checkpoint_utils import load_checkpoint_to_cpu
 from user_dir.criterions.distillation import DistillationLoss, DistillationLossConfig, MaskedLogitLoss
@@ -122,11 +123,49 @@ def test_a_teacher_with_another_vocabulary_is_refused(tiny_roberta_checkpoint, t
         distill_task(databin, tiny_roberta_checkpoint)
 
 
-def fairseq_train(*args):
+def fairseq_train(*args, check=True):
     run = subprocess.run([str(a) for a in [BIN / "fairseq-train", "--user-dir", USER_DIR, "--cpu",
                                            "--num-workers", "0", *args]], capture_output=True, text=True)
+    if not check:
+        return run
     assert run.returncode == 0, run.stderr[-4000:]
     return run.stdout + run.stderr
+
+
+def distill(databin, teacher, save_dir, *options, check=True):
+    """A tiny distillation run: roberta_tiny student and teacher, 32-token sequences."""
+    return fairseq_train(databin, "--task", "distillation", "--teacher-path", teacher, "--criterion", "distillation",
+                         "--arch", "roberta_tiny", "--batch-size", "8", "--tokens-per-sample", "32",
+                         "--optimizer", "adam", "--lr", "1e-3", "--save-dir", save_dir, "--no-epoch-checkpoints",
+                         "--log-interval", "1", "--log-format", "simple", "--disable-validation", *options, check=check)
+
+
+def test_a_student_that_trained_for_days_gets_its_own_clock(tiny_databin, tiny_roberta_checkpoint, tmp_path):
+    """fairseq carried the student's cumulative training time into the distillation run, whose
+    stop_time_hours then stopped it after its first update."""
+    state = read_checkpoint(tiny_roberta_checkpoint)
+    state["extra_state"]["previous_training_time"] = 100 * 3600
+    student = tmp_path / "student.pt"
+    torch.save(state, student)
+    log = distill(tiny_databin, tiny_roberta_checkpoint, tmp_path / "run", "--finetune-from-model", student,
+                  "--max-update", "3", "--stop-time-hours", "1")
+    assert "loading pretrained model from" in log and "Stopping training due to cumulative_training_time" not in log
+    assert re.findall(r"num_updates=(\d+)", log)[-1] == "3"
+    assert read_checkpoint(tmp_path / "run" / "checkpoint_last.pt")["extra_state"]["previous_training_time"] < 3600
+
+
+@pytest.mark.parametrize("damage", ["truncated", "hostile"])
+def test_an_unreadable_teacher_ends_the_run_with_one_line(tiny_databin, tiny_roberta_checkpoint, tmp_path, damage):
+    teacher = tmp_path / "teacher.pt"
+    if damage == "truncated":
+        teacher.write_bytes(tiny_roberta_checkpoint.read_bytes()[:4096])
+        reason = "truncated, or not a fairseq checkpoint (RuntimeError: PytorchStreamReader failed reading zip archive"
+    else:
+        torch.save({"model": {}, "cfg": {"model": print}}, teacher)
+        reason = "refused to load: it holds the global print, which no fairseq checkpoint does"
+    run = distill(tiny_databin, teacher, tmp_path / "run", "--max-update", "1", check=False)
+    assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr[-3000:]
+    assert run.stderr.strip().splitlines()[-1].startswith(f"error: teacher (task.teacher_path) {teacher}: {reason}")
 
 
 @pytest.mark.slow

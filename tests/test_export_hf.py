@@ -2,6 +2,7 @@
 transformers, and the exported tokenizer gives fairseq's ids (dictionary ids, not BPE ids)."""
 import gzip
 import json
+import os
 import random
 import shutil
 import subprocess
@@ -11,6 +12,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from bio_roberta.checkpoints import read_checkpoint
+from bio_roberta.provenance import sha256_file
 from conftest import TINY_WORDS, USER_DIR, fairseq_preprocess, write_text_manifest
 
 BIN = Path(sys.executable).parent
@@ -380,7 +383,8 @@ def test_token_classification_export_matches_fairseq(bpe_vocab, token_classifica
     assert run.returncode == 0, run.stderr[-3000:]
     model = RobertaForTokenClassification.from_pretrained(str(out)).eval()
     fairseq_model, task = load_finetuned(checkpoint, data)
-    assert [model.config.id2label[i] for i in range(len(task.tags))] == task.tags == ["O", "B", "I"]
+    assert task.tags == ["O", "B", "I"]  # BioBERT's untyped tags; the registry types ncbi-disease's entities
+    assert [model.config.id2label[i] for i in range(len(task.tags))] == ["O", "B-Disease", "I-Disease"]
     tokenizer = RobertaTokenizerFast.from_pretrained(str(out))
     batch = tokenizer(SAMPLE_SENTENCES, padding=True, return_tensors="pt")
     with torch.no_grad():
@@ -388,6 +392,85 @@ def test_token_classification_export_matches_fairseq(bpe_vocab, token_classifica
         actual = model(**batch).logits
     real = batch["attention_mask"].bool()
     assert torch.allclose(actual[real], expected[real], atol=TOLERANCE), (actual - expected)[real].abs().max()
+
+
+def test_token_classification_pipeline_groups_the_exported_entities(bpe_vocab, token_classification_checkpoint,
+                                                                    tmp_path):
+    """transformers' pipeline with aggregation_strategy="simple" groups B-<Type>/I-<Type> runs into one
+    entity; with untyped B/I labels it reported entity_group "B" and "I" apart. The tiny model's own
+    predictions are noise, so its logits are set to tag "chest pain" B I and the rest O."""
+    from transformers import pipeline
+
+    vocab_dir, _ = bpe_vocab
+    checkpoint, _ = token_classification_checkpoint
+    out = tmp_path / "hf"
+    assert export_cli(checkpoint, out, "--vocab", vocab_dir).returncode == 0
+    ner = pipeline("token-classification", model=str(out), aggregation_strategy="simple", device="cpu")
+    sentence = "The patient was given aspirin for chest pain."
+    start, end = sentence.index("chest pain"), sentence.index("chest pain") + len("chest pain")
+    offsets = ner.tokenizer(sentence, return_offsets_mapping=True)["offset_mapping"]
+    inside = [start <= begin < end for begin, _ in offsets]
+    assert sum(inside) >= 2
+    tags = ["O"] + ["B-Disease" if inside[i] and not inside[i - 1] else "I-Disease" if inside[i] else "O"
+                    for i in range(1, len(offsets))]
+    label2id = ner.model.config.label2id
+    logits = torch.nn.functional.one_hot(torch.tensor([[label2id[tag] for tag in tags]]), len(label2id)) * 10.0
+    ner.model.classifier.register_forward_hook(lambda module, inputs, output: logits.to(output.dtype))
+    entities = ner(sentence)
+    assert [(e["entity_group"], e["start"], e["end"]) for e in entities] == [("Disease", start, end)], entities
+
+
+def test_a_vocabulary_other_than_the_training_one_is_refused(bpe_vocab, mlm_checkpoint, tmp_path):
+    """Same size, two entries swapped: the size check passed it and the tokenizer gave wrong ids."""
+    vocab_dir, databin = bpe_vocab
+    recorded = read_checkpoint(mlm_checkpoint)["extra_state"]["dictionary"]
+    assert recorded == {"path": str((databin / "dict.txt").resolve()), "sha256": sha256_file(databin / "dict.txt")}
+    lines = (vocab_dir / "dict.txt").read_text().splitlines(keepends=True)
+    lines[10], lines[11] = lines[11], lines[10]
+    swapped = tmp_path / "other-run" / "dict.txt"
+    swapped.parent.mkdir()
+    swapped.write_text("".join(lines))
+    refused = export_cli(mlm_checkpoint, tmp_path / "out", "--vocab", vocab_dir, "--dict", swapped)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr, refused.stderr[-3000:]
+    assert refused.stderr.strip().splitlines()[-1] == (
+        f"bio-roberta export-hf: error: {swapped} is not the dictionary {mlm_checkpoint} was trained with "
+        f"({recorded['path']}): its ids would be wrong; pass --vocab/--dict of the vocabulary that data was "
+        "binarized with")
+    assert not (tmp_path / "out").exists()
+
+    # without its data dir, the checkpoint's record decides
+    state = read_checkpoint(mlm_checkpoint)
+    state["cfg"]["task"]["data"] = str(tmp_path / "gone")
+    state["extra_state"]["dictionary"]["path"] = str(tmp_path / "gone" / "dict.txt")
+    moved = tmp_path / "moved.pt"
+    torch.save(state, moved)
+    assert export_cli(moved, tmp_path / "out", "--vocab", vocab_dir).returncode == 0
+    refused = export_cli(moved, tmp_path / "out2", "--vocab", vocab_dir, "--dict", swapped)
+    assert refused.returncode == 2 and f"({tmp_path}/gone/dict.txt, which is gone)" in refused.stderr
+
+
+class RunsACommand:
+    def __reduce__(self):
+        return os.system, ("echo pwned",)
+
+
+def test_unreadable_checkpoints_are_one_line_errors(bpe_vocab, mlm_checkpoint, tmp_path):
+    vocab_dir, _ = bpe_vocab
+    empty, truncated, hostile = tmp_path / "empty.pt", tmp_path / "truncated.pt", tmp_path / "hostile.pt"
+    empty.write_bytes(b"")
+    truncated.write_bytes(mlm_checkpoint.read_bytes()[:100_000])
+    torch.save({"model": {}, "extra_state": RunsACommand()}, hostile)
+    expected = {
+        empty: "empty (0 bytes), a write that was cut short; use another checkpoint",
+        truncated: "truncated, or not a fairseq checkpoint (RuntimeError: PytorchStreamReader failed reading zip "
+                   "archive: failed finding central directory)",
+        hostile: "refused to load: it holds the global posix.system, which no fairseq checkpoint does (only the "
+                 "types in bio_roberta/checkpoints.py load); use checkpoints you trust",
+    }
+    for checkpoint, reason in expected.items():
+        run = export_cli(checkpoint, tmp_path / "out", "--vocab", vocab_dir)
+        assert run.returncode == 2 and "Traceback" not in run.stderr and "pwned" not in run.stdout, run.stderr[-3000:]
+        assert run.stderr.strip().splitlines()[-1] == f"bio-roberta export-hf: error: {checkpoint}: {reason}"
 
 
 def test_export_errors_name_the_problem(bpe_vocab, mlm_checkpoint, tmp_path):

@@ -56,10 +56,10 @@ def test_medians_spread_folds_and_summary_rows(results):
     assert rows["All"]["tasks"] == "3/18"
 
 
-def test_report_files(results, tmp_path):
+def test_report_files(results, tmp_path, without_parse_dependencies):
     out = tmp_path / "report"
     run = subprocess.run([str(BIN / "bio-roberta"), "report", str(results), "--out", str(out)],
-                         capture_output=True, text=True)
+                         capture_output=True, text=True, env=without_parse_dependencies)
     assert run.returncode == 0, run.stderr[-2000:]
     markdown = (out / "report.md").read_text()
     lines = {line.split("|")[1].strip(): line for line in markdown.splitlines() if line.startswith("| ")}

@@ -1,8 +1,10 @@
 """`bio-roberta sweep` end to end on tiny data: a NER and a classification task x 2 seeds through
 Hydra multirun -> real fairseq fine-tuning from the tiny pretrained checkpoint -> result records ->
-report; finished runs are skipped on re-run; a failing run is recorded as failed."""
+report; finished runs are skipped on re-run; a failing run is recorded as failed and makes the exit
+status 1. The commands run without the parse stage's dependencies, as on a training machine."""
 import json
 import random
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +16,7 @@ from conftest import TINY_WORDS
 
 pytestmark = pytest.mark.slow
 BIN = Path(sys.executable).parent
-TINY = ["max_positions=32", "hparams.max_epoch=2", "hparams.batch_size=8",
+TINY = ["hparams.max_epoch=2", "hparams.batch_size=8",
         "hparams.validate_interval_updates=3", "hparams.patience=2", "max_update=8", "num_workers=0",
         "log_interval=1"]
 CUE_WORDS = ("aspirin", "insulin", "mice")
@@ -54,8 +56,8 @@ def data_root(tmp_path_factory, tiny_roberta_checkpoint):
     return root
 
 
-def sweep(*args):
-    run = subprocess.run([str(BIN / "bio-roberta"), "sweep", *map(str, args)], capture_output=True, text=True)
+def bio_roberta(env, *args):
+    run = subprocess.run([str(BIN / "bio-roberta"), *map(str, args)], capture_output=True, text=True, env=env)
     return run, run.stdout + run.stderr
 
 
@@ -64,7 +66,11 @@ def records(results: Path) -> dict:
             for r in (json.loads(p.read_text()) for p in sorted(results.rglob("result.json")))}
 
 
-def test_sweep_records_reruns_failures_and_report(data_root, tiny_roberta_checkpoint, tmp_path):
+def test_sweep_records_reruns_failures_and_report(data_root, tiny_roberta_checkpoint, tmp_path,
+                                                  without_parse_dependencies):
+    def sweep(*args):
+        return bio_roberta(without_parse_dependencies, "sweep", *args)
+
     results = tmp_path / "results"
     common = ["--pretrained", tiny_roberta_checkpoint, "--data-root", data_root, "--results", results, *TINY]
     run, log = sweep("--tasks", "ncbi-disease,chemprot", "--seed-list", "10,42", *common,
@@ -85,8 +91,9 @@ def test_sweep_records_reruns_failures_and_report(data_root, tiny_roberta_checkp
         assert args[args.index("--best-checkpoint-metric") + 1] == record["metric"]
         assert args[args.index("--lr") + 1] == {"ncbi-disease": "1e-05", "chemprot": "2e-05"}[task]
         assert "--restore-file" in args and "--reset-lr-scheduler" in args
-        # no --arch given: the pretrained checkpoint's own architecture and shape
+        # no --arch given: the pretrained checkpoint's own architecture, shape and positions
         assert args[args.index("--arch") + 1] == "roberta_tiny" and "--encoder-embed-dim" in args
+        assert args[args.index("--max-positions") + 1] == "32" == str(record["config"]["max_positions"])
         assert Path(record["predictions"]["path"]).exists() and Path(record["log"]).exists()
         assert record["timings"]["train_seconds"] > 0
     ner_args = found[("ncbi-disease", 10, None)]["config"]["fairseq_args"]
@@ -98,15 +105,16 @@ def test_sweep_records_reruns_failures_and_report(data_root, tiny_roberta_checkp
     assert records(results) == found
     assert log.count("finished before, skipped") == 4
 
-    failing, log = sweep("--tasks", "chemprot", "--seed-list", "7", *common, "max_positions=4")
-    assert failing.returncode == 0, log[-4000:]
+    failing, log = sweep("--tasks", "chemprot", "--seed-list", "7", *common, "extra_args=[--no-such-option]")
     failed = records(results)[("chemprot", 7, None)]
-    assert failed["status"] == "failed" and "fairseq-train exited" in failed["error"]
+    assert failed["status"] == "failed" and "fairseq-train exited with status 2" in failed["error"]
     assert Path(failed["log"]).exists() and failed["test_score"] is None
+    assert failing.returncode == 1, log[-4000:]
+    assert failing.stderr.strip().splitlines()[-2:] == [
+        "bio-roberta: 1 run(s) failed:", f"  chemprot seed 7: {failed['error']} (log: {failed['log']})"]
 
     out = tmp_path / "report"
-    report = subprocess.run([str(BIN / "bio-roberta"), "report", str(results), "--out", str(out)],
-                            capture_output=True, text=True)
+    report, _ = bio_roberta(without_parse_dependencies, "report", results, "--out", out)
     assert report.returncode == 0, report.stderr[-3000:]
     markdown = (out / "report.md").read_text()
     assert "NCBI-disease" in markdown and "ChemProt" in markdown and "2/5" in markdown
@@ -129,7 +137,7 @@ def test_cross_validation_fold_one_sets_the_updates_of_the_other_folds(tmp_path,
         build_relation(data_root / "gad" / f"fold{fold}", tiny_roberta_checkpoint.parent / "dict.txt", task="gad",
                        seed=fold, splits={"train": 24, "valid": 8, "test": 8})
     cfg = {"task_name": "gad", "seed": 3, "pretrained": str(tiny_roberta_checkpoint), "data_root": str(data_root),
-           "results_dir": str(tmp_path / "results"), "arch": "roberta_tiny", "max_positions": 32,
+           "results_dir": str(tmp_path / "results"), "arch": "roberta_tiny",
            "hparams": {"max_epoch": 2, "batch_size": 8, "validate_interval_updates": 2}, "num_workers": 0,
            "log_interval": 1}
     selection, *evaluation = finetune.run_task_seed(cfg)
@@ -151,3 +159,38 @@ def test_cross_validation_fold_one_sets_the_updates_of_the_other_folds(tmp_path,
     gad = report.task_results(report.load_records(results))["gad"]
     assert gad.seed_scores == {3: (evaluation[0]["test_score"] + evaluation[1]["test_score"]) / 2}
     assert gad.short_folds == {}
+
+
+def test_data_converted_for_more_positions_than_the_model_has_stops_before_training(
+        data_root, tiny_roberta_checkpoint, tmp_path, without_parse_dependencies):
+    """The model has 32 positions; chemprot was converted for the registry's 512."""
+    longer = tmp_path / "finetune-bin"
+    shutil.copytree(data_root / "chemprot", longer / "chemprot")
+    manifest = json.loads((longer / "chemprot" / "manifest.json").read_text())
+    (longer / "chemprot" / "manifest.json").write_text(json.dumps({**manifest, "max_positions": 512}))
+    results = tmp_path / "results"
+    run, log = bio_roberta(without_parse_dependencies, "sweep", "--tasks", "chemprot", "--seed-list", "7",
+                           "--pretrained", tiny_roberta_checkpoint, "--data-root", longer, "--results", results, *TINY)
+    assert run.returncode == 1, log[-4000:]
+    failed = records(results)[("chemprot", 7, None)]
+    assert failed["error"] == (
+        f"FinetuneError: {longer / 'chemprot'} was converted for 512 positions but {tiny_roberta_checkpoint} has 32: "
+        f"re-run `bio-roberta convert-task chemprot --max-positions 32 --out {longer / 'chemprot'}` with its --data "
+        "and --vocab")
+    assert not Path(failed["log"]).exists() and "fairseq_args" not in failed["config"]
+    assert run.stderr.strip().splitlines()[-2:] == [
+        "bio-roberta: 1 run(s) failed:", f"  chemprot seed 7: {failed['error']} (stopped before training, no log)"]
+
+    report, log = bio_roberta(without_parse_dependencies, "report", results, "--out", tmp_path / "report")
+    assert report.returncode == 0, log[-3000:]
+    assert "was converted for 512 positions" in (tmp_path / "report" / "report.md").read_text()
+
+
+def test_an_unreadable_pretrained_checkpoint_is_a_one_line_error(data_root, tmp_path):
+    empty = tmp_path / "checkpoint_best.pt"
+    empty.write_bytes(b"")
+    run, log = bio_roberta(None, "sweep", "--tasks", "chemprot", "--seed-list", "7", "--pretrained", empty,
+                           "--data-root", data_root, "--results", tmp_path / "results")
+    assert run.returncode == 2 and "Traceback" not in log, log[-3000:]
+    assert run.stderr.strip() == (f"bio-roberta sweep: error: --pretrained {empty}: empty (0 bytes), a write that was "
+                                  "cut short; use another checkpoint")

@@ -10,8 +10,9 @@ Stock fairseq 0.12 has three gaps, all in fairseq/distributed/utils.py's call_ma
 Importing the plugin wraps call_main so that torchrun's environment (WORLD_SIZE, RANK,
 LOCAL_RANK, MASTER_ADDR/PORT) is adopted whatever the configured world size, each process uses
 the GPU of its LOCAL_RANK, and CPU runs use gloo, fairseq's own legacy_ddp gradient all-reduce
-and spawn their own workers. It also lets bf16 train on GPUs (precision.py). The training loop
-itself is fairseq's, unchanged.
+and spawn their own workers. It also lets bf16 train on GPUs (precision.py), and ends a run whose
+checkpoint (restore file, teacher) cannot be loaded with one line naming it rather than a traceback
+(checkpointing.py). The training loop itself is fairseq's, unchanged.
 
 fairseq-train imports the plugin (--user-dir) while parsing its arguments, before call_main.
 fairseq-hydra-train imports it only inside call_main, so for multi-process CPU runs or torchrun
@@ -27,6 +28,7 @@ import torch
 from fairseq.distributed import utils as distributed_utils
 from omegaconf import open_dict
 
+from bio_roberta.checkpoints import CheckpointError
 from user_dir.precision import configure_precision
 
 logger = logging.getLogger(__name__)
@@ -67,6 +69,13 @@ def configure_distributed(cfg) -> bool:
 
 
 def call_main(cfg, main, **kwargs):
+    try:
+        launch(cfg, main, **kwargs)
+    except CheckpointError as error:
+        sys.exit(f"error: {error}")
+
+
+def launch(cfg, main, **kwargs):
     configure_precision(cfg)
     if configure_distributed(cfg):
         start_rank = cfg.distributed_training.distributed_rank

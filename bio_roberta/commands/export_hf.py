@@ -16,13 +16,14 @@ def add_arguments(parser):
 
 
 def run(args):
+    from bio_roberta.checkpoints import CheckpointError
     from bio_roberta.cli import UsageError
     from bio_roberta.export_hf import ExportError, export
 
     try:
         manifest = export(args.checkpoint, args.out, args.vocab, dict_txt=args.dict,
                           label_dict=args.label_dict, head=args.head)
-    except ExportError as error:
+    except (ExportError, CheckpointError) as error:
         raise UsageError(str(error)) from None
     print(f"{manifest['hf_model_class']} ({manifest['vocab_size']} tokens) -> {args.out}")
     return 0

@@ -1,6 +1,7 @@
 """Fine-tune one task with one seed (every fold for cross-validation tasks) from a pretrained
 checkpoint and write its result record(s): a single Hydra run of configs/finetune/sweep.yaml, so
-extra arguments are the same Hydra overrides as for `bio-roberta sweep`."""
+extra arguments are the same Hydra overrides as for `bio-roberta sweep`. Exit status 1 when a run
+failed."""
 HELP = "fine-tune one task x seed and write its result record(s)"
 
 
@@ -20,12 +21,11 @@ def run(args):
     from pathlib import Path
 
     from bio_roberta.cli import UsageError
-    from bio_roberta.commands.sweep import selected_tasks
+    from bio_roberta.commands.sweep import check_pretrained, exit_status, selected_tasks
     from bio_roberta.tasks.registry import DEFAULT_SEEDS
 
     task, = selected_tasks(args.task)
-    if not Path(args.pretrained).is_file():
-        raise UsageError(f"--pretrained {args.pretrained}: no such checkpoint file")
+    check_pretrained(args.pretrained)
     if not (Path(args.data_root) / task).is_dir():
         raise UsageError(f"no converted data {Path(args.data_root) / task}; run bio-roberta convert-task first")
     seed = DEFAULT_SEEDS[0] if args.seed is None else args.seed
@@ -34,4 +34,4 @@ def run(args):
         f"pretrained={Path(args.pretrained).resolve()}", f"data_root={Path(args.data_root).resolve()}",
         f"results_dir={Path(args.results).resolve()}", f"arch={args.arch}", *args.overrides,
     ]
-    return subprocess.run(command).returncode
+    return exit_status(subprocess.run(command).returncode, args.results, [task], [seed])

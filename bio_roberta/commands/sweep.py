@@ -1,7 +1,8 @@
 """Fine-tune tasks x seeds from a pretrained checkpoint as a Hydra multirun (configs/finetune/
 sweep.yaml) and write one result record per run; finished runs are skipped on re-run, failed runs
-are recorded as failed. Extra arguments are Hydra overrides, e.g. hparams.max_epoch=1
-hydra/launcher=joblib hydra.launcher.n_jobs=2, or hydra/launcher=submitit_slurm (extra `slurm`)."""
+are recorded as failed, listed on stderr and make the exit status 1. Extra arguments are Hydra
+overrides, e.g. hparams.max_epoch=1 hydra/launcher=joblib hydra.launcher.n_jobs=2, or
+hydra/launcher=submitit_slurm (extra `slurm`)."""
 HELP = "fine-tune tasks x seeds (Hydra multirun) and write result records"
 
 
@@ -45,6 +46,29 @@ def selected_seeds(args) -> list[int]:
     return list(DEFAULT_SEEDS[: args.seeds])
 
 
+def check_pretrained(path: str) -> None:
+    """The checkpoint to fine-tune from loads (cheaply: mmap), or a one-line UsageError."""
+    from bio_roberta.checkpoints import CheckpointError, read_checkpoint
+    from bio_roberta.cli import UsageError
+
+    try:
+        read_checkpoint(path, mmap=True)
+    except CheckpointError as error:
+        raise UsageError(f"--pretrained {error}") from None
+
+
+def exit_status(hydra_status: int, results: str, tasks: list[str], seeds: list[int]) -> int:
+    """Non-zero when any run of tasks x seeds failed, after a summary on stderr naming each and its log."""
+    import sys
+
+    from bio_roberta.finetune import failed_runs
+
+    failed = failed_runs(results, tasks, seeds)
+    if failed:
+        print(f"bio-roberta: {len(failed)} run(s) failed:", *failed, sep="\n  ", file=sys.stderr)
+    return hydra_status or (1 if failed else 0)
+
+
 def run(args):
     import subprocess
     import sys
@@ -53,8 +77,7 @@ def run(args):
     from bio_roberta.cli import UsageError
 
     tasks, seeds = selected_tasks(args.tasks), selected_seeds(args)
-    if not Path(args.pretrained).is_file():
-        raise UsageError(f"--pretrained {args.pretrained}: no such checkpoint file")
+    check_pretrained(args.pretrained)
     missing = [task for task in tasks if not (Path(args.data_root) / task).is_dir()]
     if missing:
         raise UsageError(f"no converted data for {missing} under {args.data_root}; run bio-roberta convert-task first")
@@ -65,4 +88,4 @@ def run(args):
         f"results_dir={Path(args.results).resolve()}", *([f"arch={args.arch}"] if args.arch else []),
         *args.overrides,
     ]
-    return subprocess.run(command).returncode
+    return exit_status(subprocess.run(command).returncode, args.results, tasks, seeds)

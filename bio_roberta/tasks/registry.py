@@ -78,6 +78,8 @@ class TaskSpec:
     folds: Optional[int] = None         # cross-validation folds (GAD, EU-ADR)
     model_selection_fold: Optional[int] = None  # fold whose dev run picks early stopping
     max_positions: int = 512
+    # The entity type of untyped B/I tags (BioBERT's NER files), for the label names of exported models.
+    entity_type: Optional[str] = None
     notes: str = field(default="", compare=False)
 
     @property
@@ -92,11 +94,11 @@ class TaskSpec:
         return tuple(f for f in range(1, self.folds + 1) if f != self.model_selection_fold)
 
 
-def _biobert_ner(name, display, paper, shared_data=None):
+def _biobert_ner(name, display, entity_type, paper, shared_data=None):
     return TaskSpec(
         name=name, display=display, domain=PUBMED, kind=NER, source_format="biobert_ner",
         labels=BIO_TAGS, metric="entity_f1", hparams=NER_HPARAMS, paper=paper,
-        shared_data=shared_data,
+        shared_data=shared_data, entity_type=entity_type,
     )
 
 
@@ -138,14 +140,15 @@ I2B2_2014_PHI_TYPES = (
 )
 
 _TASK_LIST = (
-    _biobert_ner("bc5cdr-chem", "BC5CDR-Chemical", (87.3, 91.9, 92.9, 90.8, 93.7), "ner/BC5CDR-Chemical"),
-    _biobert_ner("bc5cdr-disease", "BC5CDR-Disease", (77.6, 83.3, 83.8, 82.3, 85.2)),
-    _biobert_ner("jnlpba", "JNLPBA", (79.5, 80.4, 80.6, 80.1, 81.0)),
-    _biobert_ner("ncbi-disease", "NCBI-disease", (84.7, 87.6, 87.7, 87.1, 89.0), "ner/NCBI-disease"),
-    _biobert_ner("bc4chemd", "BC4CHEMD", (88.6, 92.2, 92.7, 90.6, 93.7)),
-    _biobert_ner("bc2gm", "BC2GM", (82.7, 85.6, 87.0, 85.3, 88.0)),
-    _biobert_ner("linnaeus", "LINNAEUS", (79.8, 86.2, 85.3, 87.8, 88.4)),
-    _biobert_ner("species-800", "Species-800", (75.8, 79.2, 79.6, 78.3, 81.1), "ner/Species-800"),
+    # entity types as BioBERT's Table 1 names them (JNLPBA and BC2GM: gene/protein mentions)
+    _biobert_ner("bc5cdr-chem", "BC5CDR-Chemical", "Chemical", (87.3, 91.9, 92.9, 90.8, 93.7), "ner/BC5CDR-Chemical"),
+    _biobert_ner("bc5cdr-disease", "BC5CDR-Disease", "Disease", (77.6, 83.3, 83.8, 82.3, 85.2)),
+    _biobert_ner("jnlpba", "JNLPBA", "Gene", (79.5, 80.4, 80.6, 80.1, 81.0)),
+    _biobert_ner("ncbi-disease", "NCBI-disease", "Disease", (84.7, 87.6, 87.7, 87.1, 89.0), "ner/NCBI-disease"),
+    _biobert_ner("bc4chemd", "BC4CHEMD", "Chemical", (88.6, 92.2, 92.7, 90.6, 93.7)),
+    _biobert_ner("bc2gm", "BC2GM", "Gene", (82.7, 85.6, 87.0, 85.3, 88.0)),
+    _biobert_ner("linnaeus", "LINNAEUS", "Species", (79.8, 86.2, 85.3, 87.8, 88.4)),
+    _biobert_ner("species-800", "Species-800", "Species", (75.8, 79.2, 79.6, 78.3, 81.1), "ner/Species-800"),
     _i2b2_ner(
         "i2b2-2010", "I2B2-2010", bio_tags("problem", "test", "treatment"),
         (83.5, 86.0, 88.1, 87.3, 89.7), "concepts; n2c2 licence, token/tag files as bio-lm writes them",

@@ -14,6 +14,7 @@ from fairseq.data import Dictionary
 from fairseq.tasks import register_task
 from omegaconf import MISSING
 
+from bio_roberta.checkpoints import CheckpointError
 from user_dir.tasks.corpora_masked_lm import CorporaMaskedLMConfig, CorporaMaskedLMTask
 
 logger = logging.getLogger(__name__)
@@ -72,9 +73,10 @@ class DistillationTask(CorporaMaskedLMTask):
     def load_teacher(self) -> torch.nn.Module:
         """The teacher model in inference mode with gradients off; refuses a different vocabulary."""
         path = self.cfg.teacher_path
-        if not os.path.isfile(path):
-            raise FileNotFoundError(f"teacher checkpoint not found: {path} (task.teacher_path)")
-        state = checkpoint_utils.load_checkpoint_to_cpu(path)
+        try:
+            state = checkpoint_utils.load_checkpoint_to_cpu(path)
+        except CheckpointError as error:
+            raise CheckpointError(f"teacher (task.teacher_path) {error}") from None
         teacher_dictionary = Dictionary.load(self.teacher_dictionary_path(state))
         teacher_dictionary.add_symbol("<mask>")
         if teacher_dictionary.symbols != self.source_dictionary.symbols:

@@ -1,0 +1,154 @@
+"""Checkpoints that are whole or absent, a resume that survives a damaged checkpoint_last.pt, and a
+training clock of its own for a run that starts from another model's weights.
+
+fairseq 0.12 saves checkpoint_<epoch>_<updates>.pt through a fixed-name .tmp file without fsync, then
+copies it over checkpoint_last.pt and checkpoint_best.pt in place (fairseq/checkpoint_utils.py): a
+kill during that copy (a preemption; seconds for a large model with optimizer state) leaves a
+truncated checkpoint_last.pt, the previous one gone, and the next run dies in torch.load. Importing
+the plugin (user_dir/__init__.py) changes fairseq's checkpointing in these places only:
+  * torch_persistent_save and the copies of save_checkpoint (its PathManager.copy) write through a
+    temporary file in the same directory, fsynced and renamed into place (local paths; others as
+    fairseq does);
+  * Trainer.load_checkpoint: when save_dir's checkpoint_last.pt cannot be read, it resumes from the
+    newest checkpoint in save_dir that can, with a warning naming both; it removes the temporary
+    files of writes that were killed; and when the meters are reset (the run starts from another
+    model's weights: checkpoint.finetune_from_model, or --restore-file with --reset-meters) it resets
+    fairseq's cumulative training clock too, so optimization.stop_time_hours counts this run's time;
+  * Trainer.save_checkpoint records the path and sha256 of the dict.txt the model is trained with
+    (extra_state["dictionary"]; `bio-roberta export-hf` checks its vocabulary against it);
+  * load_checkpoint_to_cpu reports a file it cannot load as a one-line CheckpointError naming it.
+For tests: BIO_ROBERTA_KILL_WRITING=<file name> makes the process SIGKILL itself while it writes that
+checkpoint file, all its bytes written but not yet in place (tests/test_checkpoint_resume.py).
+"""
+import contextlib
+import glob
+import logging
+import os
+import shutil
+import signal
+
+import torch
+from fairseq import checkpoint_utils
+from fairseq.file_io import PathManager
+from fairseq.trainer import Trainer
+
+from bio_roberta.checkpoints import CheckpointError, dictionary_record, read_checkpoint
+from bio_roberta.provenance import atomic_file
+
+logger = logging.getLogger(__name__)
+
+KILL_WRITING = "BIO_ROBERTA_KILL_WRITING"
+COPY_BUFFER = 16 << 20
+_fairseq = {}  # fairseq's own functions, which ours call
+
+
+@contextlib.contextmanager
+def checkpoint_file(path: str):
+    """A handle whose bytes replace path whole when the block ends (bio_roberta.provenance.atomic_file)."""
+    with atomic_file(path) as handle:
+        yield handle
+        if os.environ.get(KILL_WRITING) == os.path.basename(path):
+            handle.flush()
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+def torch_persistent_save(obj, filename, async_write: bool = False):
+    """fairseq's, with the file fsynced under a unique temporary name before it is renamed into place."""
+    if async_write or not PathManager.supports_rename(filename):
+        return _fairseq["torch_persistent_save"](obj, filename, async_write)
+    with checkpoint_file(filename) as handle:
+        torch.save(obj, handle)
+
+
+class CheckpointPathManager(PathManager):
+    """fairseq's PathManager as checkpoint_utils sees it: copies (checkpoint_last.pt, checkpoint_best.pt)
+    appear whole or not at all."""
+
+    @staticmethod
+    def copy(src_path: str, dst_path: str, overwrite: bool = False) -> bool:
+        if not PathManager.supports_rename(dst_path):
+            return PathManager.copy(src_path, dst_path, overwrite)
+        with open(src_path, "rb") as source, checkpoint_file(dst_path) as target:
+            shutil.copyfileobj(source, target, COPY_BUFFER)
+        return True
+
+
+def load_checkpoint_to_cpu(path, arg_overrides=None, load_on_all_ranks=False):
+    """fairseq's, with a file it cannot load (missing, cut short, refused by the allowlist) named in one line."""
+    try:
+        return _fairseq["load_checkpoint_to_cpu"](path, arg_overrides, load_on_all_ranks)
+    except Exception as error:  # noqa: BLE001 - whatever fails, the file is what the user must fix
+        raise CheckpointError.unreadable(path, error) from None
+
+
+def resume_file(save_dir: str, filename: str) -> str:
+    """filename, unless it is save_dir's checkpoint_last*.pt and cannot be read: then the checkpoint of
+    the same suffix in save_dir that can and has the most updates (of equals, the one written first:
+    the original rather than its copies)."""
+    name = os.path.basename(filename)
+    if (not name.startswith("checkpoint_last") or not os.path.isfile(filename)
+            or os.path.abspath(os.path.dirname(filename)) != os.path.abspath(save_dir)):
+        return filename
+    try:
+        read_checkpoint(filename, mmap=True)
+        return filename
+    except CheckpointError as error:
+        damaged = error
+    intact = {}
+    for path in glob.glob(os.path.join(save_dir, f"checkpoint*{name[len('checkpoint_last'):]}")):
+        if os.path.basename(path) == name:
+            continue
+        try:
+            history = read_checkpoint(path, mmap=True).get("optimizer_history") or [{}]
+        except CheckpointError as error:
+            logger.warning("not resuming from it either: %s", error)
+            continue
+        intact[path] = (history[-1].get("num_updates", 0), -os.path.getmtime(path))
+    if not intact:
+        raise CheckpointError(f"{damaged}; no other checkpoint in {save_dir} can be read: "
+                              "move it away to start afresh")
+    newest = max(intact, key=intact.get)
+    logger.warning("%s; resuming from %s, the newest intact checkpoint in %s", damaged, newest, save_dir)
+    return newest
+
+
+def remove_killed_writes(save_dir: str) -> None:
+    """The temporary files of checkpoint writes that were killed (checkpoint_file) are never resumed from."""
+    for path in glob.glob(os.path.join(save_dir, ".checkpoint*.pt.*.tmp")):
+        logger.info("removing %s, a checkpoint write that did not finish", path)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+
+
+def load_checkpoint(self, filename, reset_optimizer=False, reset_lr_scheduler=False, optimizer_overrides=None,
+                    reset_meters=False):
+    """Trainer.load_checkpoint past a damaged checkpoint_last.pt, with the clock reset with the meters."""
+    save_dir = self.cfg.checkpoint.save_dir
+    if self.data_parallel_rank == 0:
+        remove_killed_writes(save_dir)
+    extra_state = _fairseq["load_checkpoint"](self, resume_file(save_dir, filename), reset_optimizer,
+                                              reset_lr_scheduler, optimizer_overrides, reset_meters=reset_meters)
+    if reset_meters:
+        self._previous_training_time = 0
+    return extra_state
+
+
+def save_checkpoint(self, filename, extra_state):
+    """Trainer.save_checkpoint, with the training dictionary's path and sha256 in extra_state."""
+    data = getattr(self.cfg.task, "data", None)
+    dictionary = dictionary_record(data) if data else None
+    return _fairseq["save_checkpoint"](self, filename, {**extra_state, "dictionary": dictionary})
+
+
+def install() -> None:
+    """Route fairseq's checkpoint writing and loading through this module (once; user_dir/__init__.py)."""
+    if _fairseq:
+        return
+    _fairseq.update(torch_persistent_save=checkpoint_utils.torch_persistent_save,
+                    load_checkpoint_to_cpu=checkpoint_utils.load_checkpoint_to_cpu,
+                    load_checkpoint=Trainer.load_checkpoint, save_checkpoint=Trainer.save_checkpoint)
+    checkpoint_utils.torch_persistent_save = torch_persistent_save
+    checkpoint_utils.load_checkpoint_to_cpu = load_checkpoint_to_cpu
+    checkpoint_utils.PathManager = CheckpointPathManager
+    Trainer.load_checkpoint = load_checkpoint
+    Trainer.save_checkpoint = save_checkpoint
