@@ -75,7 +75,8 @@ def test_a_run_killed_while_writing_checkpoint_last_resumes_from_the_previous_on
     """fairseq copied checkpoint_1_6.pt over checkpoint_last.pt in place: a kill during the copy (a
     preemption) left it truncated, the previous one gone. The hook kills the run at that point."""
     assert train(tiny_databin, tmp_path, 4, *EVERY_2_UPDATES).returncode == 0
-    killed = train(tiny_databin, tmp_path, 8, *EVERY_2_UPDATES, env={"BIO_ROBERTA_KILL_WRITING": "checkpoint_last.pt"})
+    killed = train(tiny_databin, tmp_path, 8, *EVERY_2_UPDATES,
+                   env={"BIO_ROBERTA_KILL_AT": "checkpoint-written:checkpoint_last.pt"})
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
     assert updates_of(tmp_path / "checkpoint_last.pt") == 4 and updates_of(tmp_path / "checkpoint_1_6.pt") == 6
     assert len(killed_writes(tmp_path)) == 1

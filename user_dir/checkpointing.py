@@ -17,15 +17,14 @@ the plugin (user_dir/__init__.py) changes fairseq's checkpointing in these place
   * Trainer.save_checkpoint records the path and sha256 of the dict.txt the model is trained with
     (extra_state["dictionary"]; `bio-roberta export-hf` checks its vocabulary against it);
   * load_checkpoint_to_cpu reports a file it cannot load as a one-line CheckpointError naming it.
-For tests: BIO_ROBERTA_KILL_WRITING=<file name> makes the process SIGKILL itself while it writes that
-checkpoint file, all its bytes written but not yet in place (tests/test_checkpoint_resume.py).
+For tests: BIO_ROBERTA_KILL_AT=checkpoint-written:<file name> makes the process SIGKILL itself while
+it writes that checkpoint file, all its bytes written but not yet in place (provenance.kill_point).
 """
 import contextlib
 import glob
 import logging
 import os
 import shutil
-import signal
 
 import torch
 from fairseq import checkpoint_utils
@@ -33,11 +32,10 @@ from fairseq.file_io import PathManager
 from fairseq.trainer import Trainer
 
 from bio_roberta.checkpoints import CheckpointError, dictionary_record, read_checkpoint
-from bio_roberta.provenance import atomic_file
+from bio_roberta.provenance import atomic_file, kill_point
 
 logger = logging.getLogger(__name__)
 
-KILL_WRITING = "BIO_ROBERTA_KILL_WRITING"
 COPY_BUFFER = 16 << 20
 _fairseq = {}  # fairseq's own functions, which ours call
 
@@ -47,9 +45,8 @@ def checkpoint_file(path: str):
     """A handle whose bytes replace path whole when the block ends (bio_roberta.provenance.atomic_file)."""
     with atomic_file(path) as handle:
         yield handle
-        if os.environ.get(KILL_WRITING) == os.path.basename(path):
-            handle.flush()
-            os.kill(os.getpid(), signal.SIGKILL)
+        handle.flush()
+        kill_point(f"checkpoint-written:{os.path.basename(path)}")
 
 
 def torch_persistent_save(obj, filename, async_write: bool = False):
