@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Shared by pretrain.sh and distill.sh: fairseq-hydra-train on CONFIG_DIR/base.yaml (+recipe),
-# with update_freq = EFFECTIVE_BATCH / (batch_size x world size), under torchrun when more than
-# one process takes part.  launch_fairseq.sh CONFIG_DIR DATA SAVE RECIPE [overrides...]
+# under torchrun when more than one process takes part.  launch_fairseq.sh CONFIG_DIR DATA SAVE RECIPE [overrides...]
+# The per-GPU micro-batch and update_freq come from user_dir/batch_plan.py: on GPUs the largest
+# micro-batch that fits the card, update_freq = EFFECTIVE_BATCH / (micro-batch x world size).
+#   MICRO_BATCH=N              fix the micro-batch (as an override dataset.batch_size=N does)
+#   CHECKPOINT_ACTIVATIONS=1   recompute each layer's activations in the backward: less memory, so
+#                              a larger micro-batch fits (about a third more compute per update)
 set -euo pipefail
 CONFIG_DIR=$1 DATA=$2 SAVE=$3 RECIPE=$4
 shift 4
@@ -14,20 +18,28 @@ NNODES=${NNODES:-1}
 PROCS=${PROCS:-$(( GPUS > 0 ? GPUS : 1 ))}
 WORLD=$(( PROCS * NNODES ))
 EFFECTIVE_BATCH=${EFFECTIVE_BATCH:-8192}
+[ "$RECIPE" = tiny ] && EFFECTIVE_BATCH=0  # the tiny recipe keeps its own update_freq
 recipe_args=()
 [ "$RECIPE" != base ] && recipe_args=("+recipe=$RECIPE")
-# batch size per process as the composed config sets it (overrides on the command line win);
-# a config that does not compose stops here with Hydra's own message
+fixed=()
+[ -n "${MICRO_BATCH:-}" ] && { set -- "$@" "dataset.batch_size=$MICRO_BATCH"; fixed=(--fixed); }
+for override in "$@"; do case $override in dataset.batch_size=*) fixed=(--fixed) ;; esac; done
+[ "${CHECKPOINT_ACTIVATIONS:-0}" = 1 ] && set -- "$@" "+model.checkpoint_activations=true"
+# the composed config (overrides on the command line win); one that does not compose stops here
+# with Hydra's own message
 composed=$($PY -m user_dir.distributed_launch fairseq-hydra-train --config-dir "$CONFIG_DIR" --config-name base \
   "${recipe_args[@]}" "task.data=$DATA" "common.user_dir=$REPO/user_dir" "$@" --cfg job) \
   || { echo "launch_fairseq.sh: the config in $CONFIG_DIR does not compose with these overrides" >&2; exit 2; }
-BATCH=$(awk '/^dataset:/{d=1} d && /^  batch_size:/ && !found {print $2; found=1}' <<<"$composed")
-UPDATE_FREQ=$(( (EFFECTIVE_BATCH + BATCH * WORLD - 1) / (BATCH * WORLD) ))
-[ "$RECIPE" = tiny ] && UPDATE_FREQ=1
-echo "world size $WORLD x batch $BATCH x update_freq $UPDATE_FREQ = $(( WORLD * BATCH * UPDATE_FREQ )) sequences per update" >&2
+gpu_memory=()
+[ "$GPUS" -eq 0 ] && gpu_memory=(--gpu-memory-gb 0)
+plan=$($PY -m user_dir.batch_plan --world "$WORLD" --effective-batch "$EFFECTIVE_BATCH" "${gpu_memory[@]}" \
+  "${fixed[@]}" <<<"$composed") || exit 2
+read -r BATCH UPDATE_FREQ <<<"$(head -1 <<<"$plan")"
+echo "world size $WORLD x batch $BATCH x update_freq $UPDATE_FREQ = $(( WORLD * BATCH * UPDATE_FREQ )) sequences" \
+  "per update (micro-batch: $(tail -1 <<<"$plan"))" >&2
 cmd=(-m user_dir.distributed_launch fairseq-hydra-train --config-dir "$CONFIG_DIR" --config-name base
      "${recipe_args[@]}" "task.data=$DATA" "checkpoint.save_dir=$SAVE" "common.user_dir=$REPO/user_dir"
-     "optimization.update_freq=[$UPDATE_FREQ]")
+     "dataset.batch_size=$BATCH" "optimization.update_freq=[$UPDATE_FREQ]")
 if [ "$WORLD" -gt 1 ]; then
   exec "$(dirname "$PY")/torchrun" --nnodes "$NNODES" --node_rank "${NODE_RANK:-0}" --nproc_per_node "$PROCS" \
     --master_addr "${MASTER_ADDR:-localhost}" --master_port "${MASTER_PORT:-29500}" "${cmd[@]}" "$@"

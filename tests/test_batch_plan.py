@@ -1,0 +1,76 @@
+"""user_dir/batch_plan.py: the per-GPU micro-batch of a launch fits the card by a memory estimate
+that reproduces the peak memory measured on an H100 (our bf16 route, roberta-base, 512 tokens, the
+50,304-entry padded dictionary), and the effective batch stays 8,192 sequences."""
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO_ROOT, USER_DIR
+from user_dir.batch_plan import largest_micro_batch, parameter_count, training_bytes
+
+GIB = 2**30
+BASE = {"layers": 12, "width": 768, "ffn": 3072, "checkpointing": False}
+LARGE = {"layers": 24, "width": 1024, "ffn": 4096, "checkpointing": False}
+# peak GPU memory (GiB) of `benchmark_train.py --mfu --routes ours_bf16`, H100, 2026-11-23
+MEASURED_PEAK_GIB = {32: 8.67, 64: 14.9, 128: 27.36, 256: 52.03}
+
+
+def test_parameter_counts_are_roberta_s():
+    assert parameter_count(12, 768, 3072, 50265, 512) == 124_696_665  # fairseq's roberta.base
+    assert parameter_count(24, 1024, 4096, 50265, 512) == 355_411_033  # roberta.large
+
+
+@pytest.mark.parametrize("micro_batch", sorted(MEASURED_PEAK_GIB))
+def test_estimate_reproduces_the_measured_peak_memory(micro_batch):
+    estimate = training_bytes(BASE, 512, 50304, micro_batch) / GIB
+    assert 0.99 <= estimate / MEASURED_PEAK_GIB[micro_batch] <= 1.08
+
+
+def test_largest_micro_batch_by_card_model_and_checkpointing():
+    def choices(shape, **kwargs):
+        return [largest_micro_batch(shape, 512, 50304, gib * GIB, 1024, **kwargs) for gib in (16, 24, 40, 80)]
+
+    assert choices(BASE) == [32, 64, 128, 128]  # 128 x 512 tokens at most: the fastest measured
+    assert choices(LARGE) == [8, 16, 32, 64]
+    assert choices({**LARGE, "checkpointing": True}) == [64, 128, 128, 128]
+    assert choices(BASE, teacher=LARGE) == [32, 32, 64, 128]  # distillation holds the teacher too
+    assert largest_micro_batch(BASE, 512, 50304, 80 * GIB, 16) == 16  # never more than a process's share
+    with pytest.raises(SystemExit, match="CHECKPOINT_ACTIVATIONS=1"):
+        largest_micro_batch(LARGE, 512, 50304, 4 * GIB, 1024)
+
+
+def composed_job(data, *overrides) -> str:
+    """The job config as scripts/launch_fairseq.sh composes it."""
+    done = subprocess.run([sys.executable, "-m", "user_dir.distributed_launch", "fairseq-hydra-train",
+                           "--config-dir", str(REPO_ROOT / "configs/pretrain"), "--config-name", "base",
+                           f"task.data={data}", f"common.user_dir={USER_DIR}", *overrides, "--cfg", "job"],
+                          capture_output=True, text=True, cwd=REPO_ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def plan(job: str, *args) -> list:
+    done = subprocess.run([sys.executable, "-m", "user_dir.batch_plan", *args], input=job, capture_output=True,
+                          text=True, cwd=REPO_ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.splitlines()
+
+
+def test_the_launch_plans_from_the_composed_config(tiny_databin, tiny_roberta_checkpoint):
+    job = composed_job(tiny_databin)
+    assert plan(job, "--world", "8", "--gpu-memory-gb", "80")[0] == "128 8"  # 8 GPUs x 128 x 8 = 8,192
+    assert plan(job, "--world", "8", "--gpu-memory-gb", "16")[0] == "64 16"  # a dictionary of a few dozen entries
+    assert plan(job, "--world", "8", "--gpu-memory-gb", "80", "--fixed")[0] == "32 32"  # configured
+    assert plan(job, "--world", "3", "--gpu-memory-gb", "0") == ["32 86", "configured"]  # CPU: rounds up
+    checkpointed = composed_job(tiny_databin, "+recipe=large", "+model.checkpoint_activations=true")
+    first, why = plan(checkpointed, "--world", "1", "--gpu-memory-gb", "24")
+    assert first == "128 64" and "with activation checkpointing" in why
+    distill = subprocess.run([sys.executable, "-m", "user_dir.distributed_launch", "fairseq-hydra-train",
+                              "--config-dir", str(REPO_ROOT / "configs/distill"), "--config-name", "base",
+                              f"task.data={tiny_databin}", f"common.user_dir={USER_DIR}",
+                              f"task.teacher_path={tiny_roberta_checkpoint}",
+                              f"checkpoint.finetune_from_model={tiny_roberta_checkpoint}", "--cfg", "job"],
+                             capture_output=True, text=True, cwd=REPO_ROOT)
+    assert distill.returncode == 0, distill.stderr[-2000:]
+    assert "and the teacher" in plan(distill.stdout, "--world", "1", "--gpu-memory-gb", "80")[1]
