@@ -29,7 +29,7 @@ from bio_roberta.provenance import (atomic_write_json, environment_record, file_
                                     replace_dir, sha256_file)
 from preprocess.bpe import EOS_INDEX, UNK_INDEX, BatchGPT2Encoder, read_dictionary_indices
 from preprocess.text_shards import finished_manifest
-from preprocess.vocab import DICT_FILE, MANIFEST, batched, read_vocab_dir, shard_files
+from preprocess.vocab import DICT_FILE, MANIFEST, batched, read_vocab_dir, shard_files, write_padded_dict
 
 logger = logging.getLogger(__name__)
 
@@ -256,7 +256,8 @@ def binarize(text_dirs: str | os.PathLike | list[str | os.PathLike], vocab_dir: 
     shutil.rmtree(building, ignore_errors=True)  # left by a killed run
     tmp_dir = building / ".binarize-tmp"
     tmp_dir.mkdir(parents=True)
-    _, dict_size = read_dictionary_indices(vocab.dict_path)
+    write_padded_dict(vocab.dict_path, building / DICT_FILE)  # as learn-vocab wrote it, or padded now
+    _, dict_size = read_dictionary_indices(building / DICT_FILE)
     split_records: dict[str, Any] = {}
     context = multiprocessing.get_context("fork")
     pool = context.Pool(workers, initializer=_init_worker, initargs=(str(vocab.path), workers)) if workers > 1 else None
@@ -290,7 +291,6 @@ def binarize(text_dirs: str | os.PathLike | list[str | os.PathLike], vocab_dir: 
             pool.close()
             pool.join()
         shutil.rmtree(tmp_dir if written else building, ignore_errors=True)
-    shutil.copyfile(vocab.dict_path, building / DICT_FILE)
     manifest = {
         "text_dirs": [{"path": str(d.resolve()), "manifest": file_record(d / MANIFEST)} for d in text_dirs],
         # sha256: of dict.txt, as convert-task's vocab record (checkpoints record it too: export-hf checks it)

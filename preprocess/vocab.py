@@ -22,7 +22,8 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
-from bio_roberta.provenance import atomic_write_json, atomic_write_text, environment_record, file_record
+from bio_roberta.provenance import (atomic_file, atomic_write_bytes, atomic_write_json, atomic_write_text,
+                                    environment_record, file_record)
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +39,10 @@ TRAIN_SPLIT = "train"
 COUNT_BATCH_LINES = 10_000
 # fairseq's RoBERTa dict.txt pads the GPT-2 vocabulary with these to a multiple of 8.
 MADEUP_WORD_PREFIX = "madeupword"
+# Our dictionaries have a multiple of this many entries, fairseq's 4 specials and the <mask> that the
+# masked-LM and fine-tuning tasks append included: the vocabulary GEMMs of the LM head then run on
+# aligned sizes (RoBERTa's 50,265 entries took a slow unaligned kernel, 12% of a step on an H100).
+DICT_MULTIPLE = 64
 
 
 class VocabDirError(ValueError):
@@ -126,6 +131,29 @@ def batched(lines: Iterable[str], size: int = COUNT_BATCH_LINES) -> Iterator[lis
             batch = []
     if batch:
         yield batch
+
+
+def dictionary_padding(dict_txt: Path) -> list[str]:
+    """The madeupwordNNNN entries (fairseq's padding entries, count 0) that dict_txt needs so that its
+    dictionary with <mask> has a multiple of DICT_MULTIPLE entries; none when it already has. Appended
+    at the end they leave every other id as it is."""
+    from fairseq.data import Dictionary
+
+    dictionary = Dictionary.load(str(dict_txt))
+    needed = -(len(dictionary) + 1) % DICT_MULTIPLE
+    names = (f"{MADEUP_WORD_PREFIX}{i:04d}" for i in range(len(dictionary) + DICT_MULTIPLE))
+    return [name for name in names if name not in dictionary.indices][:needed]
+
+
+def write_padded_dict(source: Path, target: Path) -> int:
+    """Copy dict.txt from source to target (which may be source itself) with its dictionary_padding
+    appended; returns the number of entries added."""
+    text = Path(source).read_bytes()
+    padding = dictionary_padding(Path(source))
+    if text and not text.endswith(b"\n"):
+        text += b"\n"
+    atomic_write_bytes(target, text + "".join(f"{name} 0\n" for name in padding).encode("utf-8"))
+    return len(padding)
 
 
 def write_dict(path: Path, units: list[str], counts: Counter) -> None:
@@ -269,8 +297,8 @@ def import_roberta_vocab(encoder_json: Path, vocab_bpe: Path, dict_txt: Path, ou
                             "is this dict.txt from the same vocabulary?")
     shutil.copyfile(encoder_json, out_dir / "encoder.json")
     shutil.copyfile(vocab_bpe, out_dir / "vocab.bpe")
-    shutil.copyfile(dict_txt, out_dir / DICT_FILE)
-    return {"bpe_units": len(encoder), "ids_missing_from_dict": len(ids - set(symbols))}
+    padding = write_padded_dict(dict_txt, out_dir / DICT_FILE)
+    return {"bpe_units": len(encoder), "ids_missing_from_dict": len(ids - set(symbols)), "padding_entries": padding}
 
 
 def learn_vocabulary(kind: str, inputs: list[str | os.PathLike], out_dir: str | os.PathLike, *,
@@ -294,19 +322,65 @@ def learn_vocabulary(kind: str, inputs: list[str | os.PathLike], out_dir: str | 
     options["max_lines"] = max_lines
     if counts["lines"] == 0:
         raise VocabDirError(f"no non-empty lines in {[str(f) for f in files]}; nothing to learn from")
+    counts["padding_entries"] = write_padded_dict(out / DICT_FILE, out / DICT_FILE)
     return write_manifest(out, kind, [file_record(f) for f in files], counts, options)
 
 
+VOCABULARY_ROWS = ("embed_tokens.weight", "lm_head.weight", "lm_head.bias")
+IMPORTED_CHECKPOINT = "model.pt"
+
+
+def pad_checkpoint_vocabulary(checkpoint: Path, dict_txt: Path, out: Path) -> int:
+    """Write `checkpoint` (a RoBERTa trained with dict_txt + <mask>) to `out` with its vocabulary rows
+    laid out for dict_txt padded as write_padded_dict pads it: every row keeps its id, <mask> (the
+    last row) moves to the new last row, and the padding rows copy an existing padding entry's row
+    (whose logit training pushed down) or are zero. No logit of an existing entry changes. The
+    optimizer state is left out (continued pretraining starts its own). Returns the rows added."""
+    import torch
+    from fairseq.data import Dictionary
+
+    from bio_roberta.checkpoints import CheckpointError, read_checkpoint
+
+    dictionary = Dictionary.load(str(dict_txt))
+    rows, added = len(dictionary) + 1, len(dictionary_padding(dict_txt))
+    try:
+        state = read_checkpoint(checkpoint)
+    except CheckpointError as error:
+        raise VocabDirError(str(error)) from None
+    model = state["model"]
+    relaid = [name for name in model if name.endswith(VOCABULARY_ROWS)]
+    if not relaid or any(model[name].shape[0] != rows for name in relaid):
+        raise VocabDirError(f"{checkpoint}: its vocabulary rows ({', '.join(f'{n} {tuple(model[n].shape)}' for n in relaid)})"
+                            f" are not the {rows} of {dict_txt} with <mask>; is it the checkpoint of this dict.txt?")
+    padding_rows = [i for i, symbol in enumerate(dictionary.symbols) if symbol.startswith(MADEUP_WORD_PREFIX)]
+    for name in relaid:
+        tensor = model[name]
+        fill = (tensor[padding_rows[:1]] if padding_rows else tensor.new_zeros((1, *tensor.shape[1:])))
+        model[name] = torch.cat([tensor[:-1], fill.expand(added, *tensor.shape[1:]), tensor[-1:]])
+    state = {key: value for key, value in state.items() if key != "last_optimizer_state"}
+    with atomic_file(out) as handle:
+        torch.save(state, handle)
+    return added
+
+
 def import_vocabulary(encoder_json: str | os.PathLike, vocab_bpe: str | os.PathLike,
-                      dict_txt: str | os.PathLike, out_dir: str | os.PathLike) -> dict[str, Any]:
+                      dict_txt: str | os.PathLike, out_dir: str | os.PathLike,
+                      checkpoint: str | os.PathLike | None = None) -> dict[str, Any]:
+    """A vocabulary dir from RoBERTa's files, dict.txt padded; with `checkpoint` (the RoBERTa model.pt
+    of that dict.txt) also OUT/model.pt with its vocabulary rows padded alike, the checkpoint that
+    continued pretraining (recipe continue_roberta) starts from."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    paths = [Path(encoder_json), Path(vocab_bpe), Path(dict_txt)]
+    paths = [Path(encoder_json), Path(vocab_bpe), Path(dict_txt)] + ([Path(checkpoint)] if checkpoint else [])
     for path in paths:
         if not path.is_file():
             raise VocabDirError(f"{path}: no such file (need encoder.json, vocab.bpe and dict.txt)")
-    counts = import_roberta_vocab(*paths, out)
-    return write_manifest(out, "gpt2", [file_record(p) for p in paths], counts, {"imported": True})
+    counts = import_roberta_vocab(*paths[:3], out)
+    options = {"imported": True}
+    if checkpoint:
+        pad_checkpoint_vocabulary(Path(checkpoint), Path(dict_txt), out / IMPORTED_CHECKPOINT)
+        options["checkpoint"] = IMPORTED_CHECKPOINT
+    return write_manifest(out, "gpt2", [file_record(p) for p in paths], counts, options)
 
 
 def write_manifest(out: Path, kind: str, inputs: list[dict], counts: dict, options: dict) -> dict[str, Any]:

@@ -69,9 +69,7 @@ def fairseq_train(*args):
 @pytest.fixture(scope="module")
 def bpe_vocab(tmp_path_factory):
     """A byte-level BPE vocabulary dir from `learn-vocab` (dict.txt ordered by count, so dict ids
-    differ from BPE ids) with RoBERTa's madeupword padding, and a masked_lm data-bin binarised with it."""
-    from fairseq.data import Dictionary
-
+    differ from BPE ids) with its madeupword padding, and a masked_lm data-bin binarised with it."""
     from preprocess.bpe import open_bpe
     from preprocess.vocab import learn_vocabulary
 
@@ -81,9 +79,6 @@ def bpe_vocab(tmp_path_factory):
     bpe_corpus.write_text("\n".join(bpe_text(rng, 400)) + "\n")
     vocab_dir = root / "vocab"
     learn_vocabulary("gpt2", [bpe_corpus], vocab_dir, vocab_size=400, min_frequency=2)
-    dictionary = Dictionary.load(str(vocab_dir / "dict.txt"))
-    dictionary.pad_to_multiple_(8)
-    dictionary.save(str(vocab_dir / "dict.txt"))
 
     bpe = open_bpe(vocab_dir)
     text = root / "text"
@@ -107,8 +102,6 @@ def mlm_checkpoint(bpe_vocab, tmp_path_factory):
 def sentencepiece_vocab(request, tmp_path_factory):
     """A SentencePiece vocabulary dir from `learn-vocab` (dict.txt ordered by count, not by spm id)
     with madeupword padding, and a masked_lm data-bin written by `bio-roberta binarize` with it."""
-    from fairseq.data import Dictionary
-
     from preprocess.binarize import binarize
     from preprocess.vocab import learn_vocabulary
 
@@ -120,9 +113,6 @@ def sentencepiece_vocab(request, tmp_path_factory):
         (text / f"{split}.txt").write_text("\n".join(spm_text(rng, n)) + "\n")
     vocab_dir = root / "vocab"
     learn_vocabulary("sentencepiece", [text / "train.txt"], vocab_dir, vocab_size=250, model_type=request.param)
-    dictionary = Dictionary.load(str(vocab_dir / "dict.txt"))
-    dictionary.pad_to_multiple_(8)
-    dictionary.save(str(vocab_dir / "dict.txt"))
     binarize(write_text_manifest(text), vocab_dir, root / "mlm-bin", progress=False)
     return vocab_dir, root / "mlm-bin"
 
@@ -254,7 +244,11 @@ def test_masked_lm_export_matches_fairseq(bpe_vocab, mlm_checkpoint, tmp_path):
     assert len(dictionary) == AutoConfig.from_pretrained(str(out)).vocab_size
     assert tokenizer.mask_token_id == dictionary.index("<mask>") == len(dictionary) - 1
     assert [tokenizer.bos_token_id, tokenizer.pad_token_id, tokenizer.eos_token_id, tokenizer.unk_token_id] == [0, 1, 2, 3]
-    assert "madeupword0000" in dictionary.symbols  # padding entries kept at their ids
+    # learn-vocab's padding entries (a multiple of 64 with <mask>) kept at their ids, none dropped
+    assert len(dictionary) % 64 == 0 and "madeupword0000" in dictionary.symbols
+    padding = [symbol for symbol in dictionary.symbols if symbol.startswith("madeupword")]
+    assert padding and all(vocab[symbol] == dictionary.index(symbol) for symbol in padding)
+    assert sorted(vocab.values()) == list(range(len(dictionary)))
     masked = tokenizer("The patient was given <mask> for chest pain.")["input_ids"]
     assert masked.count(tokenizer.mask_token_id) == 1
 
@@ -495,3 +489,19 @@ def test_export_errors_name_the_problem(bpe_vocab, mlm_checkpoint, tmp_path):
     head = export_cli(mlm_checkpoint, tmp_path / "out", "--vocab", vocab_dir, "--head", "ner")
     assert head.returncode == 2 and "no classification head 'ner'" in head.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_a_checkpoint_trained_through_the_compiled_encoder_exports_with_its_logits(bpe_vocab, tmp_path):
+    """Issue 10's fast path writes fairseq's checkpoint format: trained through it (CPU, compiled),
+    exported, transformers computes the logits the fused encoder computes."""
+    vocab_dir, databin = bpe_vocab
+    fairseq_train(databin, "--task", "corpora_masked_lm", "--encoder-implementation", "compiled", "--criterion",
+                  "masked_lm", "--arch", "roberta_tiny", "--batch-size", "8", "--tokens-per-sample", "64",
+                  "--max-positions", "512", "--optimizer", "adam", "--lr", "1e-3", "--max-update", "6",
+                  "--save-dir", tmp_path / "ckpt", "--disable-validation")
+    checkpoint = tmp_path / "ckpt" / "checkpoint_last.pt"
+    run = export_cli(checkpoint, tmp_path / "hf", "--vocab", vocab_dir)
+    assert run.returncode == 0, run.stderr[-3000:]
+    hub = fairseq_hub(checkpoint, databin, vocab_dir)
+    assert type(hub.model.encoder).__name__ == "FusedRobertaEncoder"
+    assert_same_ids_and_mlm_logits(hub, tmp_path / "hf", SAMPLE_SENTENCES)

@@ -206,3 +206,47 @@ def test_bf16_command_line_projects_only_the_masked_positions(tiny_databin):
     sample = next(task.get_batch_iterator(task.dataset("valid"), max_sentences=8).next_epoch_itr(shuffle=False))
     _, sample_size, _ = criterion(model, sample)
     assert projected_rows == [int(sample_size)] and 0 < sample_size < 0.3 * sample["target"].numel()
+
+
+@pytest.mark.slow
+def test_a_padded_roberta_keeps_its_logits_and_continues_pretraining(tiny_databin, tiny_roberta_checkpoint, tmp_path):
+    """The checkpoint's vocabulary rows padded with its dict.txt (learn-vocab --checkpoint): every logit
+    of an existing entry is the unpadded model's, in stock fairseq; +recipe=continue_roberta starts
+    from it on data binarized with the padded dict.txt."""
+    import shutil
+
+    from fairseq import checkpoint_utils
+    from fairseq.tasks.masked_lm import MaskedLMConfig, MaskedLMTask
+
+    from preprocess.vocab import pad_checkpoint_vocabulary, write_padded_dict
+
+    padded_data = tmp_path / "data"
+    shutil.copytree(tiny_databin, padded_data)
+    added = write_padded_dict(tiny_databin / "dict.txt", padded_data / "dict.txt")
+    padded_checkpoint = tmp_path / "model.pt"
+    assert pad_checkpoint_vocabulary(tiny_roberta_checkpoint, tiny_databin / "dict.txt", padded_checkpoint) == added > 0
+
+    def stock_model(checkpoint, data):
+        task = MaskedLMTask.setup_task(MaskedLMConfig(data=str(data)))
+        (model,), _ = checkpoint_utils.load_model_ensemble([str(checkpoint)], task=task)
+        return model.eval(), task.source_dictionary
+
+    model, dictionary = stock_model(tiny_roberta_checkpoint, tiny_databin)
+    padded_model, padded_dictionary = stock_model(padded_checkpoint, padded_data)
+    assert len(padded_dictionary) % 64 == 0 and padded_dictionary.symbols[:len(dictionary) - 1] == dictionary.symbols[:-1]
+    tokens = torch.randint(4, len(dictionary) - 1, (2, 20), generator=torch.Generator().manual_seed(0))
+    tokens[:, 0], tokens[:, 5] = 0, dictionary.index("<mask>")
+    padded_tokens = tokens.masked_fill(tokens == dictionary.index("<mask>"), padded_dictionary.index("<mask>"))
+    with torch.no_grad():
+        logits, padded_logits = model(tokens)[0], padded_model(padded_tokens)[0]
+    assert torch.equal(padded_logits[..., :len(dictionary) - 1], logits[..., :-1])
+    assert torch.equal(padded_logits[..., -1], logits[..., -1])  # <mask>, now the last entry
+
+    log = completed([BIN / "fairseq-hydra-train", "--config-dir", REPO_ROOT / "configs/pretrain",
+                     "--config-name", "base", "+recipe=[tiny,continue_roberta]", f"task.data={padded_data}",
+                     f"checkpoint.finetune_from_model={padded_checkpoint}", f"common.user_dir={USER_DIR}",
+                     f"checkpoint.save_dir={tmp_path / 'continued'}", "optimization.max_update=2", "optimization.lr=[0.0]"])
+    assert re.findall(r"num_updates=(\d+)", log)[:2] == ["1", "2"]
+    before = torch.load(padded_checkpoint, map_location="cpu")["model"]
+    after = torch.load(tmp_path / "continued" / "checkpoint_last.pt", map_location="cpu")["model"]
+    assert all(torch.equal(before[name], after[name]) for name in before)

@@ -117,14 +117,18 @@ def test_gpt2_vocab_dir_files_dict_and_manifest(gpt2_vocab, synthetic_text):
     encoder = json.loads((gpt2_vocab / "encoder.json").read_text(encoding="utf-8"))
     assert len(encoder) == manifest["counts"]["bpe_units"] == 600
     assert sorted(encoder.values()) == list(range(600))
-    # dict.txt lists every BPE id, most frequent first, counts from the training text only
+    # dict.txt lists every BPE id, most frequent first, counts from the training text only, then
+    # fairseq's padding entries up to 640 entries with the 4 specials and <mask> (a multiple of 64)
     entries = [line.rsplit(" ", 1) for line in (gpt2_vocab / "dict.txt").read_text().splitlines()]
-    assert sorted(int(symbol) for symbol, _ in entries) == list(range(600))
-    counts = [int(count) for _, count in entries]
+    units, padding = entries[:600], entries[600:]
+    assert sorted(int(symbol) for symbol, _ in units) == list(range(600))
+    assert padding == [[f"madeupword{i:04d}", "0"] for i in range(35)] and 4 + len(entries) + 1 == 640
+    counts = [int(count) for _, count in units]
     assert counts == sorted(counts, reverse=True)
     assert sum(counts) == manifest["counts"]["tokens"]
     assert [Path(record["path"]).name for record in manifest["inputs"]] == ["train.00000.txt", "train.00001.txt"]
-    assert manifest["dict_size"] == 600 and manifest["package_versions"]["tokenizers"]
+    assert manifest["dict_size"] == 635 and manifest["counts"]["padding_entries"] == 35
+    assert manifest["package_versions"]["tokenizers"]
     # fairseq's dictionary never maps an encoded line to <unk>
     dictionary, bpe = load_dictionary(gpt2_vocab), open_bpe(gpt2_vocab)
     for line in EDGE_LINES:
@@ -139,7 +143,7 @@ def test_dictionary_indices_are_fairseqs(gpt2_vocab, tmp_path):
     from fairseq.data import Dictionary
 
     flagged = tmp_path / "dict.txt"
-    flagged.write_text((gpt2_vocab / "dict.txt").read_text() + "</s> 5 #fairseq:overwrite\nmadeupword0000 0\n")
+    flagged.write_text((gpt2_vocab / "dict.txt").read_text() + "</s> 5 #fairseq:overwrite\nmadeupword9999 0\n")
     for path in (gpt2_vocab / "dict.txt", flagged):
         indices, size = read_dictionary_indices(path)
         dictionary = Dictionary.load(str(path))
@@ -219,3 +223,58 @@ def test_learn_vocab_command(synthetic_text, tmp_path, capsys):
     assert cli_main(["learn-vocab", str(tmp_path / "missing"), "--out", str(tmp_path / "w")]) == 2
     assert "missing: no such file or directory" in capsys.readouterr().err
     assert cli_main(["learn-vocab", "--out", str(tmp_path / "w"), "--encoder-json", "e.json"]) == 2
+
+
+def test_dictionaries_are_padded_with_fairseq_s_madeupwords_to_a_multiple_of_64(tmp_path):
+    """RoBERTa's dict.txt (50,260 lines, the last three madeupword0000-0002) gives 50,265 entries with
+    <mask>; padded, 50,304, every existing id unchanged; padding a padded dict adds nothing."""
+    from fairseq.data import Dictionary
+
+    from preprocess.vocab import dictionary_padding, write_padded_dict
+
+    roberta = tmp_path / "roberta_dict.txt"
+    roberta.write_text("".join(f"{i} {100000 - i}\n" for i in range(50257))
+                       + "".join(f"madeupword{i:04d} 0\n" for i in range(3)))
+    assert dictionary_padding(roberta) == [f"madeupword{i:04d}" for i in range(3, 42)]
+    assert write_padded_dict(roberta, tmp_path / "dict.txt") == 39
+    before, after = Dictionary.load(str(roberta)), Dictionary.load(str(tmp_path / "dict.txt"))
+    assert len(after) + 1 == 50304 and after.symbols[:len(before)] == before.symbols
+    assert write_padded_dict(tmp_path / "dict.txt", tmp_path / "dict.txt") == 0
+
+
+def test_import_pads_a_roberta_checkpoint_s_vocabulary_rows(gpt2_vocab, tmp_path):
+    """learn-vocab --checkpoint: RoBERTa's model.pt with rows for the padded dict.txt: every row at its
+    id, <mask> moved to the last row, padding rows copied from an existing padding entry."""
+    import torch
+
+    from preprocess.vocab import MADEUP_WORD_PREFIX
+
+    entries = (gpt2_vocab / "dict.txt").read_text().splitlines()
+    unpadded = tmp_path / "roberta_dict.txt"  # RoBERTa's own: three padding entries, to 8 without <mask>
+    unpadded.write_text("\n".join([e for e in entries if not e.startswith(MADEUP_WORD_PREFIX)]
+                                  + [f"madeupword{i:04d} 0" for i in range(3)]) + "\n")
+    rows = 4 + 603 + 1
+    generator = torch.Generator().manual_seed(0)
+    embedding = torch.randn(rows, 8, generator=generator)
+    state = {"model": {"encoder.sentence_encoder.embed_tokens.weight": embedding,
+                       "encoder.lm_head.weight": embedding, "encoder.lm_head.bias": torch.randn(rows, generator=generator),
+                       "encoder.lm_head.dense.weight": torch.randn(8, 8, generator=generator)},
+             "last_optimizer_state": {"state": {}}}
+    torch.save(state, tmp_path / "model.pt")
+    out = tmp_path / "imported"
+    assert cli_main(["learn-vocab", "--encoder-json", str(gpt2_vocab / "encoder.json"), "--vocab-bpe",
+                     str(gpt2_vocab / "vocab.bpe"), "--dict", str(unpadded), "--checkpoint",
+                     str(tmp_path / "model.pt"), "--out", str(out)]) == 0
+    padded = torch.load(out / "model.pt")
+    assert "last_optimizer_state" not in padded
+    for name in ("encoder.sentence_encoder.embed_tokens.weight", "encoder.lm_head.weight", "encoder.lm_head.bias"):
+        old, new = state["model"][name], padded["model"][name]
+        assert new.shape[0] == 640 and torch.equal(new[:rows - 1], old[:-1]) and torch.equal(new[-1], old[-1])
+        assert all(torch.equal(row, old[4 + 603 - 3]) for row in new[rows - 1:-1])  # madeupword0000's row
+    assert torch.equal(padded["model"]["encoder.lm_head.dense.weight"], state["model"]["encoder.lm_head.dense.weight"])
+    assert read_vocab_dir(out).manifest["options"]["checkpoint"] == "model.pt"
+    wrong_rows = tmp_path / "wrong.pt"
+    torch.save({"model": {"encoder.lm_head.bias": torch.zeros(7)}}, wrong_rows)
+    with pytest.raises(VocabDirError, match="not the 608 of .*roberta_dict.txt with <mask>"):
+        import_vocabulary(gpt2_vocab / "encoder.json", gpt2_vocab / "vocab.bpe", unpadded, tmp_path / "x",
+                          checkpoint=wrong_rows)

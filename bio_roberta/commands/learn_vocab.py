@@ -21,6 +21,8 @@ def add_arguments(parser):
     existing.add_argument("--encoder-json", help="RoBERTa/GPT-2 encoder.json")
     existing.add_argument("--vocab-bpe", help="RoBERTa/GPT-2 vocab.bpe")
     existing.add_argument("--dict", dest="dict_txt", help="the checkpoint's dict.txt")
+    existing.add_argument("--checkpoint", help="the RoBERTa model.pt of that dict.txt: written to OUT/model.pt with "
+                                               "its vocabulary rows padded as dict.txt is (for +recipe=continue_roberta)")
 
 
 def run(args):
@@ -32,7 +34,9 @@ def run(args):
         if any(imported):
             if not all(imported) or args.inputs:
                 raise UsageError("importing needs --encoder-json, --vocab-bpe and --dict, and no TEXT inputs")
-            manifest = import_vocabulary(*imported, args.out)
+            manifest = import_vocabulary(*imported, args.out, checkpoint=args.checkpoint)
+        elif args.checkpoint:
+            raise UsageError("--checkpoint goes with --encoder-json, --vocab-bpe and --dict (importing RoBERTa)")
         elif not args.inputs:
             raise UsageError("give TEXT inputs to learn from, or --encoder-json/--vocab-bpe/--dict to import")
         else:
@@ -44,6 +48,6 @@ def run(args):
         raise UsageError(str(error)) from None
     counts = manifest["counts"]
     print(f"learn-vocab: {manifest['kind']} vocabulary in {args.out}: {counts['bpe_units']} BPE units, "
-          f"{manifest['dict_size']} dict.txt entries"
+          f"{manifest['dict_size']} dict.txt entries ({counts['padding_entries']} of them padding)"
           + (f", from {counts['lines']} lines / {counts['tokens']} tokens" if "lines" in counts else " (imported)"))
     return 0

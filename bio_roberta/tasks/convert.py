@@ -14,7 +14,6 @@ continuation keeps its words' in-sentence encoding (its first word keeps the lea
 from __future__ import annotations
 
 import logging
-import shutil
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +23,7 @@ from bio_roberta.provenance import atomic_write_json, atomic_write_text, environ
 from bio_roberta.tagging import BIO, check_scheme, convert_tags, label_symbols
 from bio_roberta.tasks.readers import SPLITS, TaggedSentence, TaskData, TextExample, read_task
 from bio_roberta.tasks.registry import NLI, TaskSpec
+from preprocess.vocab import write_padded_dict
 
 logger = logging.getLogger(__name__)
 
@@ -185,7 +185,7 @@ def write_finetune_bin(data: TaskData, encoder: TaskEncoder, out_dir: Path, voca
     inputs = ["input0", "input1"] if spec.kind == NLI else ["input0"]
     for name in inputs:
         (out_dir / name).mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(Path(vocab["path"]) / "dict.txt", out_dir / name / "dict.txt")
+        write_padded_dict(Path(vocab["path"]) / "dict.txt", out_dir / name / "dict.txt")  # as binarize's
     for split, rows in encoded.items():
         write_indexed(rows.input0, out_dir / "input0" / split, len(encoder.dictionary))
         if spec.kind == NLI:
