@@ -5,7 +5,7 @@ with the optimizer, dataloader, meters and lr scheduler reset), with the hyperpa
 task's registry entry (bio_roberta.tasks.registry), validation on the task's metric, the best
 checkpoint kept; then predictions on test (bio_roberta.predictions), scored. Each run writes
 
-    RESULTS/<task>/seed<seed>/[fold<k>/]result.json     (RESULT_SCHEMA, via bio_roberta.provenance)
+    RESULTS/<task>/seed<seed>/[fold<k>/]result.json     (RESULT_SCHEMA, via bio_roberta_core.provenance)
 
 next to its train.log, predictions and checkpoint. A run whose record says "ok" for the same
 config hash is skipped; a run that fails is recorded as failed with its error and log.
@@ -32,7 +32,7 @@ import traceback
 from pathlib import Path
 from typing import Any, Optional
 
-from bio_roberta.provenance import atomic_write_json, environment_record, file_record, json_hash, sha256_file
+from bio_roberta_core.provenance import atomic_write_json, environment_record, file_record, json_hash, sha256_file
 from bio_roberta.tasks.registry import MULTILABEL, NER, Hyperparameters, TaskSpec, get_task
 
 logger = logging.getLogger(__name__)
@@ -42,7 +42,7 @@ RESULT_FILE = "result.json"
 OK, FAILED = "ok", "failed"
 # Roles of a run: a task without folds; the fold that picks early stopping; a fold that is scored.
 SINGLE, MODEL_SELECTION, EVALUATION = "single", "model_selection", "evaluation"
-# fairseq logs validation metrics x100; results hold fractions like bio_roberta.metrics.
+# fairseq logs validation metrics x100; results hold fractions like bio_roberta_core.metrics.
 FAIRSEQ_METRIC_SCALE = 100.0
 
 
@@ -97,7 +97,7 @@ class PretrainedModel:
     def read(cls, cfg: dict[str, Any]) -> "PretrainedModel":
         """The sweep's `arch` if set, else the checkpoint's own architecture (its name and its
         layer/width/head overrides), so a distilled or resized model needs no flags to match its weights."""
-        from bio_roberta.checkpoints import read_checkpoint
+        from bio_roberta_core.checkpoints import read_checkpoint
 
         path = Path(cfg["pretrained"])
         if not path.is_file():
@@ -195,7 +195,7 @@ def fairseq_options(cfg: dict[str, Any], spec: TaskSpec, hp: Hyperparameters, da
 
 def checkpoint_state(path: Path) -> dict[str, Any]:
     """num_updates and the validation metric value stored in a fairseq checkpoint."""
-    from bio_roberta.checkpoints import read_checkpoint
+    from bio_roberta_core.checkpoints import read_checkpoint
 
     state = read_checkpoint(path, mmap=True)
     extra = state.get("extra_state") or {}

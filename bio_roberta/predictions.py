@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from bio_roberta import metrics
-from bio_roberta.provenance import atomic_write_text, file_record
-from bio_roberta.tagging import BIO, convert_tags
+from bio_roberta_core import metrics
+from bio_roberta_core.provenance import atomic_write_text, file_record
+from bio_roberta_core.tagging import BIO, convert_tags
 from bio_roberta.tasks.registry import MULTILABEL, TaskSpec, get_task
 
 CLASSIFICATION_COLUMNS = ("id", "group", "gold", "predicted")
@@ -37,7 +37,7 @@ class PredictionResult:
     task: str
     split: str
     metric: str
-    score: float            # fraction in [0, 1], as bio_roberta.metrics returns it
+    score: float            # fraction in [0, 1], as bio_roberta_core.metrics returns it
     examples: int
     predictions: dict       # file_record of the prediction file
 

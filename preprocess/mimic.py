@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from preprocess.errors import InputLog
-from preprocess.pubmed import open_maybe_gzip
-from preprocess.text_shards import Document, Record, ShardOptions, build_text_shards, expand_inputs
+from preprocess.gzip_stream import open_maybe_gzip
+from preprocess.parse_stage import build_text_shards
+from preprocess.text_shards import Document, Record, ShardOptions, expand_inputs
 
 SOURCE = "mimic"
 INPUT_PATTERNS = ("NOTEEVENTS*.csv", "NOTEEVENTS*.csv.gz")

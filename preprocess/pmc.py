@@ -35,7 +35,8 @@ from lxml import etree
 from pubmed_parser.pubmed_oa_parser import parse_article_meta
 
 from preprocess.errors import InputLog
-from preprocess.text_shards import Document, Record, ShardOptions, build_text_shards, expand_inputs
+from preprocess.parse_stage import build_text_shards
+from preprocess.text_shards import Document, Record, ShardOptions, expand_inputs
 
 SOURCE = "pmc"
 INPUT_PATTERNS = ("*.nxml", "*.tar.gz", "*.tgz", "*.tar")

@@ -22,19 +22,15 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
-from bio_roberta.provenance import (atomic_file, atomic_write_bytes, atomic_write_json, atomic_write_text,
-                                    environment_record, file_record)
+from bio_roberta_core.provenance import (atomic_file, atomic_write_bytes, atomic_write_json, atomic_write_text,
+                                         environment_record, file_record)
+from bio_roberta_core.vocab_files import KIND_FILES
+from preprocess.gpt2_encoder import BatchGPT2Encoder
 
 logger = logging.getLogger(__name__)
 
 MANIFEST = "manifest.json"
 DICT_FILE = "dict.txt"
-# Per kind: fairseq's option name for each BPE file (its --bpe registry field) -> file name.
-KIND_FILES = {
-    "gpt2": {"gpt2_encoder_json": "encoder.json", "gpt2_vocab_bpe": "vocab.bpe"},
-    "sentencepiece": {"sentencepiece_model": "sentencepiece.model"},
-    "fastbpe": {"bpe_codes": "codes"},
-}
 TRAIN_SPLIT = "train"
 COUNT_BATCH_LINES = 10_000
 # fairseq's RoBERTa dict.txt pads the GPT-2 vocabulary with these to a multiple of 8.
@@ -166,8 +162,6 @@ def learn_byte_bpe(files: list[Path], out_dir: Path, vocab_size: int, min_freque
                    max_lines: int | None) -> dict[str, Any]:
     """GPT-2/RoBERTa byte-level BPE (GPT-2 pre-tokenisation regex, no prefix space) as fairseq gpt2 files."""
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
-
-    from preprocess.bpe import BatchGPT2Encoder
 
     # HF tokenizers' trainer, set up as GPT-2: its regex (use_regex), no prefix space, all 256 bytes
     tokenizer = Tokenizer(models.BPE())
@@ -339,7 +333,7 @@ def pad_checkpoint_vocabulary(checkpoint: Path, dict_txt: Path, out: Path) -> in
     import torch
     from fairseq.data import Dictionary
 
-    from bio_roberta.checkpoints import CheckpointError, read_checkpoint
+    from bio_roberta_core.checkpoints import CheckpointError, read_checkpoint
 
     dictionary = Dictionary.load(str(dict_txt))
     rows, added = len(dictionary) + 1, len(dictionary_padding(dict_txt))

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from pathlib import Path
-from typing import Any, Iterable
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
 
-from bio_roberta.provenance import environment_record, file_record
+from bio_roberta_core.provenance import environment_record, file_record
+from bio_roberta_core.tagging import tag_spans
 from preprocess.bpe import load_dictionary, open_bpe
 from preprocess.vocab import iter_lines, read_vocab_dir, text_files
 
@@ -55,32 +56,34 @@ def word_statistics(encoder: WordEncoder, word_counts: Counter) -> dict[str, Any
     }
 
 
-def ner_entity_words(task: str, data_dir: str | os.PathLike) -> tuple[Counter, Counter, dict[str, Any]]:
-    """(words inside entity mentions, all words, counts) over every split of a BioBERT NER task dir."""
-    from bio_roberta.tagging import tag_spans
-    from bio_roberta.tasks.readers import read_biobert_ner
-    from bio_roberta.tasks.registry import get_task
+@dataclass
+class EntityWords:
+    """The words of an NER data set: those inside entity mentions and all of them, with counts."""
 
-    splits = read_biobert_ner(get_task(task), Path(data_dir))
-    entity_words, all_words = Counter(), Counter()
-    mentions = sentences = 0
-    sources = []
-    for split in splits.values():
-        sources.extend(split.sources)
-        for sentence in split.examples:
-            sentences += 1
-            all_words.update(sentence.words)
-            for _, first, last in tag_spans(sentence.tags):
-                mentions += 1
-                entity_words.update(sentence.words[first:last + 1])
-    return entity_words, all_words, {"sentences": sentences, "mentions": mentions,
-                                     "inputs": [file_record(p) for p in sources]}
+    entity_words: Counter
+    all_words: Counter
+    sentences: int
+    mentions: int
+    inputs: list[dict[str, Any]]  # file records of the files they came from
 
 
-def vocab_stats(vocab_dirs: Iterable[str | os.PathLike], ner: dict[str, str | os.PathLike] | None = None,
+def entity_words(sentences: Iterable[tuple[Sequence[str], Sequence[str]]],
+                 sources: Iterable[str | os.PathLike]) -> EntityWords:
+    """The EntityWords of (words, tags) sentences in any tagging scheme, read from `sources`."""
+    found = EntityWords(Counter(), Counter(), 0, 0, [file_record(path) for path in sources])
+    for words, tags in sentences:
+        found.sentences += 1
+        found.all_words.update(words)
+        for _, first, last in tag_spans(tags):
+            found.mentions += 1
+            found.entity_words.update(words[first:last + 1])
+    return found
+
+
+def vocab_stats(vocab_dirs: Iterable[str | os.PathLike], ner: dict[str, EntityWords] | None = None,
                 texts: Iterable[str | os.PathLike] = (), max_lines: int | None = None) -> dict[str, Any]:
-    """Statistics of each vocabulary over NER tasks ({task: dir}) and text shards/files."""
-    ner_words = {task: ner_entity_words(task, data_dir) for task, data_dir in (ner or {}).items()}
+    """Statistics of each vocabulary over NER data ({name: its EntityWords}) and text shards/files."""
+    ner = ner or {}
     text_paths = text_files(texts) if texts else []
     text_words: Counter = Counter()
     for line in iter_lines(text_paths, max_lines):
@@ -89,19 +92,19 @@ def vocab_stats(vocab_dirs: Iterable[str | os.PathLike], ner: dict[str, str | os
     for vocab_dir in vocab_dirs:
         encoder = WordEncoder(vocab_dir)
         result: dict[str, Any] = {"kind": encoder.kind, "dict_size": len(encoder.dictionary), "ner": {}}
-        for task, (entity_words, all_words, counts) in ner_words.items():
-            entities = word_statistics(encoder, entity_words)
+        for task, words in ner.items():
+            entities = word_statistics(encoder, words.entity_words)
             result["ner"][task] = {
-                "entity_breakout_rate": entities["tokens_per_word"], "mentions": counts["mentions"],
-                "sentences": counts["sentences"], "entity_words": entities,
-                "all_words": word_statistics(encoder, all_words),
+                "entity_breakout_rate": entities["tokens_per_word"], "mentions": words.mentions,
+                "sentences": words.sentences, "entity_words": entities,
+                "all_words": word_statistics(encoder, words.all_words),
             }
         if text_paths:
             result["text"] = word_statistics(encoder, text_words)
         results[str(vocab_dir)] = result
     return {
         "vocabularies": results,
-        "inputs": {"ner": {task: counts["inputs"] for task, (_, _, counts) in ner_words.items()},
+        "inputs": {"ner": {task: words.inputs for task, words in ner.items()},
                    "text": [file_record(p) for p in text_paths]},
         "options": {"max_lines": max_lines},
         **environment_record(),

@@ -14,7 +14,7 @@ import torch
 from fairseq.data import Dictionary, indexed_dataset
 
 from bio_roberta.predictions import predict
-from bio_roberta.tagging import convert_tags, label_symbols
+from bio_roberta_core.tagging import convert_tags, label_symbols
 from bio_roberta.tasks.registry import get_task
 from conftest import TINY_WORDS, USER_DIR
 

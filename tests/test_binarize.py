@@ -14,7 +14,7 @@ import pytest
 from fairseq.data.indexed_dataset import MMapIndexedDataset
 
 from bio_roberta.cli import main as cli_main
-from bio_roberta.provenance import sha256_file
+from bio_roberta_core.provenance import sha256_file
 from conftest import SAMPLE_DIR, write_text_manifest
 from preprocess.binarize import BinarizeError, binarize
 from preprocess.bpe import load_dictionary, open_bpe

@@ -13,7 +13,7 @@ import sys
 import pytest
 import torch
 
-from bio_roberta.checkpoints import read_checkpoint
+from bio_roberta_core.checkpoints import read_checkpoint
 from conftest import USER_DIR
 
 BIN = sys.executable.rsplit("/", 1)[0]
@@ -63,7 +63,7 @@ class NotAllowlisted:
 
 
 def test_allowlist_still_rejects_other_globals(tmp_path):
-    import bio_roberta.checkpoints  # noqa: F401
+    import bio_roberta_core.checkpoints  # noqa: F401
 
     path = tmp_path / "evil.pt"
     torch.save({"payload": NotAllowlisted()}, path)
@@ -123,4 +123,4 @@ def test_an_unreadable_restore_file_ends_the_run_with_one_line(tiny_databin, tmp
     assert run.returncode == 1 and "Traceback" not in run.stderr and "pwned" not in run.stdout
     assert run.stderr.strip().splitlines()[-1] == (
         f"error: {hostile}: refused to load: it holds the global posix.system, which no fairseq checkpoint does "
-        "(only the types in bio_roberta/checkpoints.py load); use checkpoints you trust")
+        "(only the types in bio_roberta_core/checkpoints.py load); use checkpoints you trust")

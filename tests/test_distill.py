@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import user_dir  # noqa: F401  (registers the distillation task and criterion)
-from bio_roberta.checkpoints import read_checkpoint
+from bio_roberta_core.checkpoints import read_checkpoint
 from conftest import USER_DIR, fairseq_preprocess, write_tiny_corpus
 from fairseq.checkpoint_utils import load_checkpoint_to_cpu
 from user_dir.criterions.distillation import DistillationLoss, DistillationLossConfig, MaskedLogitLoss

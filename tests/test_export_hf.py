@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from bio_roberta.checkpoints import read_checkpoint
-from bio_roberta.provenance import sha256_file
+from bio_roberta_core.checkpoints import read_checkpoint
+from bio_roberta_core.provenance import sha256_file
 from conftest import TINY_WORDS, USER_DIR, fairseq_preprocess, write_text_manifest
 
 BIN = Path(sys.executable).parent
@@ -459,7 +459,7 @@ def test_unreadable_checkpoints_are_one_line_errors(bpe_vocab, mlm_checkpoint, t
         truncated: "truncated, or not a fairseq checkpoint (RuntimeError: PytorchStreamReader failed reading zip "
                    "archive: failed finding central directory)",
         hostile: "refused to load: it holds the global posix.system, which no fairseq checkpoint does (only the "
-                 "types in bio_roberta/checkpoints.py load); use checkpoints you trust",
+                 "types in bio_roberta_core/checkpoints.py load); use checkpoints you trust",
     }
     for checkpoint, reason in expected.items():
         run = export_cli(checkpoint, tmp_path / "out", "--vocab", vocab_dir)

@@ -6,7 +6,7 @@ import pytest
 import seqeval.metrics
 from sklearn.metrics import accuracy_score, f1_score
 
-from bio_roberta import metrics
+from bio_roberta_core import metrics
 from bio_roberta.tasks.registry import TASKS, get_task
 from conftest import shared_data_path
 

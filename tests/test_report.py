@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bio_roberta.finetune import EVALUATION, MODEL_SELECTION, RESULT_SCHEMA, SINGLE, run_dir
-from bio_roberta.provenance import atomic_write_json
+from bio_roberta_core.provenance import atomic_write_json
 from bio_roberta.report import ReportError, load_records, summary_rows, task_results
 
 BIN = Path(sys.executable).parent

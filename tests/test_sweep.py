@@ -24,7 +24,7 @@ CUE_WORDS = ("aspirin", "insulin", "mice")
 
 def build_relation(root: Path, dict_txt: Path, task: str = "chemprot", seed: int = 0, splits=None) -> Path:
     """A single-label finetune-bin (chemprot labels): the label is told by a cue word."""
-    from bio_roberta.tagging import label_symbols
+    from bio_roberta_core.tagging import label_symbols
     from bio_roberta.tasks.registry import get_task
 
     rng = random.Random(seed)

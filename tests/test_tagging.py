@@ -4,7 +4,7 @@ import random
 import pytest
 from seqeval.metrics.sequence_labeling import get_entities
 
-from bio_roberta.tagging import (
+from bio_roberta_core.tagging import (
     BIO, BIOUL, IO, SCHEMES, convert_tags, entity_types, label_symbols, scheme_tags, spans_to_tags,
     split_tag, tag_spans,
 )

@@ -13,7 +13,8 @@ import pytest
 
 from bio_roberta.cli import main as cli_main
 from conftest import shared_data_path, write_text_manifest
-from preprocess.bpe import BatchGPT2Encoder, fairseq_bpe_args, load_dictionary, open_bpe, read_dictionary_indices
+from preprocess.bpe import fairseq_bpe_args, load_dictionary, open_bpe
+from preprocess.gpt2_encoder import BatchGPT2Encoder, read_dictionary_indices
 from preprocess.vocab import VocabDirError, import_vocabulary, iter_lines, learn_vocabulary, read_vocab_dir
 
 DRUGS = ["cisplatin", "5-fluorouracil", "tamoxifen", "IFN-γ", "metformin", "β-lactam", "TNF-α inhibitors"]

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from bio_roberta.cli import main as cli_main
+from bio_roberta.commands.vocab_stats import ner_entity_words
 from conftest import shared_data_path
 from preprocess.vocab import learn_vocabulary
 from preprocess.vocab_stats import vocab_stats
@@ -39,7 +40,8 @@ def drug_vocab(tmp_path_factory) -> Path:
 
 def test_breakout_rate_and_coverage_on_a_known_fixture(drug_vocab, tmp_path):
     ner_dir = write_ner_dir(tmp_path / "ner")
-    stats = vocab_stats([drug_vocab / "vocab"], {"bc5cdr-chem": ner_dir}, [drug_vocab / "train.txt"])
+    ner_words = {"bc5cdr-chem": ner_entity_words("bc5cdr-chem", ner_dir)}
+    stats = vocab_stats([drug_vocab / "vocab"], ner_words, [drug_vocab / "train.txt"])
     result = stats["vocabularies"][str(drug_vocab / "vocab")]
     ner = result["ner"]["bc5cdr-chem"]
     # three splits, each: mentions [aspirin] [ibuprofen] [xyz xyz]; " xyz" = Ġ x y z (4 byte tokens)
@@ -55,7 +57,8 @@ def test_breakout_rate_and_coverage_on_a_known_fixture(drug_vocab, tmp_path):
 def test_every_vocabulary_kind_is_measured(drug_vocab, tmp_path):
     ner_dir = write_ner_dir(tmp_path / "ner")
     learn_vocabulary("fastbpe", [drug_vocab / "train.txt"], tmp_path / "fastbpe", vocab_size=100)
-    stats = vocab_stats([drug_vocab / "vocab", tmp_path / "fastbpe"], {"bc5cdr-chem": ner_dir})
+    ner_words = {"bc5cdr-chem": ner_entity_words("bc5cdr-chem", ner_dir)}
+    stats = vocab_stats([drug_vocab / "vocab", tmp_path / "fastbpe"], ner_words)
     fastbpe = stats["vocabularies"][str(tmp_path / "fastbpe")]["ner"]["bc5cdr-chem"]
     # fastBPE keeps the known words whole; x, y, z were never seen: 3 units each, all <unk>
     assert fastbpe["entity_words"]["tokens"] == 3 * (1 + 1 + 3 + 3)
@@ -79,7 +82,8 @@ def test_breakout_rate_on_real_bc5cdr_chemical(tmp_path):
     corpus = tmp_path / "abstracts.txt"
     corpus.write_text("\n".join(real_abstract_lines()) + "\n", encoding="utf-8")
     learn_vocabulary("gpt2", [corpus], tmp_path / "vocab", vocab_size=3000)
-    stats = vocab_stats([tmp_path / "vocab"], {"bc5cdr-chem": ner_dir}, [corpus])
+    stats = vocab_stats([tmp_path / "vocab"], {"bc5cdr-chem": ner_entity_words("bc5cdr-chem", ner_dir)},
+                        [corpus])
     ner = stats["vocabularies"][str(tmp_path / "vocab")]["ner"]["bc5cdr-chem"]
     begins = sum(line.endswith("\tB") for name in ("train.tsv", "devel.tsv", "test.tsv")
                  for line in (ner_dir / name).read_text(encoding="utf-8").splitlines())

@@ -2,7 +2,7 @@
 
 Importing it registers every task, criterion and model in tasks/, criterions/ and models/ (one
 component per file, as in fairseq itself) and makes fairseq checkpoints load under torch's
-weights_only default (bio_roberta/checkpoints.py), appear whole or not at all, and resume past a
+weights_only default (bio_roberta_core/checkpoints.py), appear whole or not at all, and resume past a
 damaged checkpoint_last.pt (checkpointing.py). It also makes fairseq's data-parallel launch work
 on CPU and under torchrun (distributed_launch.py), gives bf16 on GPUs flat fp32 master weights
 (precision.py) and fairseq's Adam a fused kernel without apex (optim/fused_adam.py).
@@ -11,7 +11,7 @@ import importlib
 import pkgutil
 from pathlib import Path
 
-import bio_roberta.checkpoints  # noqa: F401  (installs the checkpoint allowlist)
+import bio_roberta_core.checkpoints  # noqa: F401  (installs the checkpoint allowlist)
 
 for _package in ("models", "tasks", "criterions", "lr_schedulers"):
     for _module in pkgutil.iter_modules([str(Path(__file__).parent / _package)]):

@@ -88,7 +88,7 @@ def teacher_shape(task_cfg: dict) -> dict | None:
     """The distillation teacher's shape, from its checkpoint's model config (tensors mapped, not read)."""
     if "teacher_path" not in task_cfg:
         return None
-    from bio_roberta.checkpoints import read_checkpoint
+    from bio_roberta_core.checkpoints import read_checkpoint
 
     model_cfg = read_checkpoint(task_cfg["teacher_path"], mmap=True)["cfg"]["model"]
     model_cfg = dict(model_cfg) if isinstance(model_cfg, dict) else vars(model_cfg)

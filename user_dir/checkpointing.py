@@ -31,8 +31,9 @@ from fairseq import checkpoint_utils
 from fairseq.file_io import PathManager
 from fairseq.trainer import Trainer
 
-from bio_roberta.checkpoints import CheckpointError, dictionary_record, read_checkpoint
-from bio_roberta.provenance import atomic_file, kill_point
+from bio_roberta_core.checkpoints import CheckpointError, read_checkpoint
+from bio_roberta_core.model_dictionary import dictionary_record
+from bio_roberta_core.provenance import atomic_file, kill_point
 
 logger = logging.getLogger(__name__)
 
@@ -42,7 +43,7 @@ _fairseq = {}  # fairseq's own functions, which ours call
 
 @contextlib.contextmanager
 def checkpoint_file(path: str):
-    """A handle whose bytes replace path whole when the block ends (bio_roberta.provenance.atomic_file)."""
+    """A handle whose bytes replace path whole when the block ends (bio_roberta_core.provenance.atomic_file)."""
     with atomic_file(path) as handle:
         yield handle
         handle.flush()

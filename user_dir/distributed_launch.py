@@ -28,7 +28,7 @@ import torch
 from fairseq.distributed import utils as distributed_utils
 from omegaconf import open_dict
 
-from bio_roberta.checkpoints import CheckpointError
+from bio_roberta_core.checkpoints import CheckpointError
 from user_dir.precision import configure_precision
 
 logger = logging.getLogger(__name__)

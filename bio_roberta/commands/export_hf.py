@@ -16,9 +16,10 @@ def add_arguments(parser):
 
 
 def run(args):
-    from bio_roberta.checkpoints import CheckpointError
     from bio_roberta.cli import UsageError
-    from bio_roberta.export_hf import ExportError, export
+    from bio_roberta.errors import ExportError
+    from bio_roberta.export_hf import export
+    from bio_roberta_core.checkpoints import CheckpointError
 
     try:
         manifest = export(args.checkpoint, args.out, args.vocab, dict_txt=args.dict,

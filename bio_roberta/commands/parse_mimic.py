@@ -5,8 +5,8 @@ HELP = "MIMIC-III NOTEEVENTS.csv -> sentence-per-line text shards"
 
 
 def add_arguments(parser):
+    from bio_roberta.commands._parse_corpus import add_shard_arguments
     from preprocess.mimic import DEFAULT_CATEGORIES, PLACEHOLDER_MODES
-    from preprocess.text_shards import add_shard_arguments
 
     add_shard_arguments(parser)
     parser.add_argument("--category", action="append", dest="categories", metavar="CATEGORY",
@@ -19,8 +19,8 @@ def add_arguments(parser):
 
 def run(args):
     from bio_roberta.cli import UsageError
+    from bio_roberta.commands._parse_corpus import run_parse_command
     from preprocess.mimic import DEFAULT_CATEGORIES, parse_mimic
-    from preprocess.text_shards import run_parse_command
 
     if args.all_categories and args.categories:
         raise UsageError("--category and --all-categories exclude each other")

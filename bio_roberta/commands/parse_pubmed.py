@@ -5,13 +5,13 @@ HELP = "PubMed baseline/update XML -> sentence-per-line text shards"
 
 
 def add_arguments(parser):
-    from preprocess.text_shards import add_shard_arguments
+    from bio_roberta.commands._parse_corpus import add_shard_arguments
 
     add_shard_arguments(parser)
 
 
 def run(args):
+    from bio_roberta.commands._parse_corpus import run_parse_command
     from preprocess.pubmed import parse_pubmed
-    from preprocess.text_shards import run_parse_command
 
     return run_parse_command(args, parse_pubmed)

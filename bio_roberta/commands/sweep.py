@@ -48,7 +48,7 @@ def selected_seeds(args) -> list[int]:
 
 def check_pretrained(path: str) -> None:
     """The checkpoint to fine-tune from loads (cheaply: mmap), or a one-line UsageError."""
-    from bio_roberta.checkpoints import CheckpointError, read_checkpoint
+    from bio_roberta_core.checkpoints import CheckpointError, read_checkpoint
     from bio_roberta.cli import UsageError
 
     try:

@@ -13,9 +13,22 @@ def add_arguments(parser):
     parser.add_argument("--out", help="write the statistics as JSON here")
 
 
+def ner_entity_words(task: str, data_dir: str):
+    """The EntityWords of every split of a registry NER task's BioBERT-format dir."""
+    from pathlib import Path
+
+    from bio_roberta.tasks.readers import read_biobert_ner
+    from bio_roberta.tasks.registry import get_task
+    from preprocess.vocab_stats import entity_words
+
+    splits = read_biobert_ner(get_task(task), Path(data_dir)).values()
+    return entity_words(((sentence.words, sentence.tags) for split in splits for sentence in split.examples),
+                        [path for split in splits for path in split.sources])
+
+
 def run(args):
     from bio_roberta.cli import UsageError
-    from bio_roberta.provenance import atomic_write_json
+    from bio_roberta_core.provenance import atomic_write_json
     from bio_roberta.tasks.readers import TaskFormatError
     from preprocess.vocab import VocabDirError
     from preprocess.vocab_stats import vocab_stats
@@ -29,7 +42,8 @@ def run(args):
     if not ner and not args.text:
         raise UsageError("give --ner TASK=DIR and/or --text inputs to measure on")
     try:
-        stats = vocab_stats(args.vocab, ner, args.text, args.max_lines)
+        ner_words = {task: ner_entity_words(task, data_dir) for task, data_dir in ner.items()}
+        stats = vocab_stats(args.vocab, ner_words, args.text, args.max_lines)
     except (VocabDirError, TaskFormatError, KeyError, FileNotFoundError) as error:
         raise UsageError(str(error).strip("'\"")) from None
     if args.out:

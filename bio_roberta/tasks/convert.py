@@ -1,7 +1,7 @@
 """Convert a task's source files into finetune-bin/<task> with the model's vocabulary.
 
 The layout is the contract in the docstring of user_dir/tasks/sequence_labeling.py: input0/
-(input1/ for NLI) with the model's dict.txt, label/ with bio_roberta.tagging.label_symbols,
+(input1/ for NLI) with the model's dict.txt, label/ with bio_roberta_core.tagging.label_symbols,
 {split}.ids, {split}.conll for NER, and manifest.json. Everything is binarised with fairseq's own
 Dictionary and mmap indexed-dataset builder, as fairseq-preprocess does (an eos after every line).
 
@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
-from bio_roberta.provenance import atomic_write_json, atomic_write_text, environment_record, file_record
-from bio_roberta.tagging import BIO, check_scheme, convert_tags, label_symbols
+from bio_roberta_core.provenance import atomic_write_json, atomic_write_text, environment_record, file_record
+from bio_roberta_core.tagging import BIO, check_scheme, convert_tags, label_symbols
 from bio_roberta.tasks.readers import SPLITS, TaggedSentence, TaskData, TextExample, read_task
 from bio_roberta.tasks.registry import NLI, TaskSpec
 from preprocess.vocab import write_padded_dict

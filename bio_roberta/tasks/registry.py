@@ -66,7 +66,7 @@ class TaskSpec:
     kind: str                   # NER, MULTILABEL, RELATION, BINARY_RELATION, NLI
     source_format: str          # a reader in bio_roberta.tasks.readers
     labels: tuple[str, ...]     # every label the source files may hold, in label-id order
-    metric: str                 # a scorer in bio_roberta.metrics
+    metric: str                 # a scorer in bio_roberta_core.metrics
     hparams: Hyperparameters
     paper: tuple[float, ...]    # Table 2 medians, PAPER_COLUMNS order
     public: bool = True

@@ -1,6 +1,6 @@
 """Binary cross-entropy per label for multi-label classification, and HOC F1 at validation.
 
-HOC is scored per abstract (the union of its sentences' labels, bio_roberta.metrics.hoc_abstract_f1),
+HOC is scored per abstract (the union of its sentences' labels, bio_roberta_core.metrics.hoc_abstract_f1),
 which is not a sum of per-batch counts: validation keeps every example's group, gold and predicted
 labels (concatenated over the validation set) and derives ``hoc_abstract_f1`` from them.
 """
@@ -10,7 +10,7 @@ from fairseq import metrics
 from fairseq.criterions import FairseqCriterion, register_criterion
 from fairseq.dataclass import FairseqDataclass
 
-from bio_roberta.metrics import group_label_sets, hoc_abstract_f1
+from bio_roberta_core.metrics import group_label_sets, hoc_abstract_f1
 from user_dir.criterions._finetune_metrics import finetune_logging_output, log_loss, log_percentage
 
 VALIDATION_TENSORS = ("group", "gold", "predicted")

@@ -5,7 +5,7 @@ from fairseq import metrics
 from fairseq.criterions import FairseqCriterion, register_criterion
 from fairseq.dataclass import FairseqDataclass
 
-from bio_roberta.metrics import entity_counts, f1_from_counts
+from bio_roberta_core.metrics import entity_counts, f1_from_counts
 from user_dir.criterions._finetune_metrics import (
     finetune_logging_output,
     log_loss,
@@ -28,7 +28,7 @@ def word_tags(class_ids: torch.Tensor, target: torch.Tensor, tags: list[str]) ->
 class SequenceLabelingCriterion(FairseqCriterion):
     """Loss summed over tagged words (the gradient is normalised by their number).
 
-    At validation it also counts entities (conlleval rules, bio_roberta.metrics) so that
+    At validation it also counts entities (conlleval rules, bio_roberta_core.metrics) so that
     reduce_metrics derives ``entity_f1`` from counts summed over the whole validation set.
     """
 

@@ -27,6 +27,8 @@ from fairseq.dataclass import FairseqDataclass
 from fairseq.tasks import FairseqTask
 from omegaconf import II, MISSING, OmegaConf, open_dict
 
+from bio_roberta_core.model_dictionary import load_model_dictionary
+
 logger = logging.getLogger(__name__)
 
 
@@ -118,10 +120,8 @@ class FinetuneBinTask(FairseqTask, metaclass=abc.ABCMeta):
 
 
 def load_input_dictionary(data: str) -> Dictionary:
-    """input0/dict.txt plus <mask>, as masked_lm and sentence_prediction load it (same embeddings)."""
-    dictionary = Dictionary.load(_require(data, "input0", "dict.txt"))
-    dictionary.add_symbol("<mask>")
-    return dictionary
+    """input0/dict.txt as the pretrained model's embeddings index it (<mask> appended)."""
+    return load_model_dictionary(_require(data, "input0", "dict.txt"))
 
 
 def load_label_dictionary(data: str) -> Dictionary:

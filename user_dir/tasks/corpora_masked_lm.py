@@ -9,7 +9,6 @@ general vocabulary; here the BPE comes from the local vocabulary dir (encoder.js
 The models it builds (and the distillation teacher) run the encoder implementation chosen by
 `encoder_implementation` (user_dir/models/fused_roberta_encoder.py); checkpoints are the same.
 """
-import argparse
 import logging
 import os
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from fairseq.tasks import register_task
 from fairseq.tasks.masked_lm import MaskedLMConfig, MaskedLMTask
 from omegaconf import II
 
+from bio_roberta_core.vocab_files import bpe_options
 from user_dir.models.fused_roberta_encoder import IMPLEMENTATIONS, use_fused_encoder
 
 logger = logging.getLogger(__name__)
@@ -103,10 +103,9 @@ class CorporaMaskedLMTask(MaskedLMTask):
         if not self.cfg.bpe_dir:
             raise ValueError("mask_whole_words needs task.bpe_dir: the vocabulary dir with the "
                              "encoder.json and vocab.bpe that produced the data's dict.txt")
-        files = {name: os.path.join(self.cfg.bpe_dir, name) for name in ("encoder.json", "vocab.bpe")}
-        for path in files.values():
-            if not os.path.exists(path):
+        options = bpe_options("gpt2", self.cfg.bpe_dir)
+        for key, path in vars(options).items():
+            if key != "bpe" and not os.path.exists(path):
                 raise FileNotFoundError(f"whole-word masking needs {path} (task.bpe_dir)")
-        return argparse.Namespace(bpe="gpt2", gpt2_encoder_json=files["encoder.json"],
-                                  gpt2_vocab_bpe=files["vocab.bpe"])
+        return options
 

@@ -14,7 +14,8 @@ from fairseq.data import Dictionary
 from fairseq.tasks import register_task
 from omegaconf import MISSING
 
-from bio_roberta.checkpoints import CheckpointError
+from bio_roberta_core.checkpoints import CheckpointError
+from bio_roberta_core.model_dictionary import load_model_dictionary
 from user_dir.tasks.corpora_masked_lm import CorporaMaskedLMConfig, CorporaMaskedLMTask
 
 logger = logging.getLogger(__name__)
@@ -77,8 +78,7 @@ class DistillationTask(CorporaMaskedLMTask):
             state = checkpoint_utils.load_checkpoint_to_cpu(path)
         except CheckpointError as error:
             raise CheckpointError(f"teacher (task.teacher_path) {error}") from None
-        teacher_dictionary = Dictionary.load(self.teacher_dictionary_path(state))
-        teacher_dictionary.add_symbol("<mask>")
+        teacher_dictionary = load_model_dictionary(self.teacher_dictionary_path(state))
         if teacher_dictionary.symbols != self.source_dictionary.symbols:
             raise ValueError(
                 f"the teacher {path} was trained with another vocabulary than the data "

@@ -11,7 +11,7 @@ and bio_roberta/predictions.py::
                                             NLI adds input1/ the same way (sentence_prediction).
       label/{train,valid,test}.{bin,idx}    label symbols of each example, binarised with
       label/dict.txt                        label/dict.txt, which lists exactly
-                                            ``bio_roberta.tagging.label_symbols(spec, scheme)`` in
+                                            ``bio_roberta_core.tagging.label_symbols(spec, scheme)`` in
                                             that order (class id k = k-th symbol; no extra symbols):
         single-label  one symbol per example (as fairseq sentence_prediction expects);
         multi-label   the symbols of the example's labels, any order, possibly none (HOC);
@@ -30,11 +30,11 @@ and bio_roberta/predictions.py::
       manifest.json     {"task": registry name, "tagging_scheme": "BIO" | "IO" | "BIOUL" (NER),
                          "labels": the label/dict.txt symbols in order, "counts": {split: n},
                          "vocab": {"path", "sha256" of its dict.txt}, plus
-                         bio_roberta.provenance.environment_record() and input file_records}.
+                         bio_roberta_core.provenance.environment_record() and input file_records}.
 
-Labels of the source files are converted to the tagging scheme with bio_roberta.tagging; the
+Labels of the source files are converted to the tagging scheme with bio_roberta_core.tagging; the
 scheme is recorded in the manifest and needs no option here, because entity spans are decoded
-from the tags themselves (bio_roberta.tagging.tag_spans reads BIO, IO and BIOUL alike).
+from the tags themselves (bio_roberta_core.tagging.tag_spans reads BIO, IO and BIOUL alike).
 
 Validation logs ``entity_f1`` (from entity counts summed over the whole validation set) for
 ``--best-checkpoint-metric entity_f1 --maximize-best-checkpoint-metric``.

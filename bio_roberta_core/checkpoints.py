@@ -22,8 +22,7 @@ import pickle
 import re
 import sys
 import zipfile
-from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 
 def fairseq_checkpoint_globals() -> list:
@@ -89,7 +88,7 @@ class CheckpointError(Exception):
             what = (f"the global {refused.group(1)}" if refused
                     else "pickle content torch's weights_only loader refuses")
             return cls(f"{path}: refused to load: it holds {what}, which no fairseq checkpoint does "
-                       "(only the types in bio_roberta/checkpoints.py load); use checkpoints you trust")
+                       "(only the types in bio_roberta_core/checkpoints.py load); use checkpoints you trust")
         first_sentence = (str(error).strip().splitlines() or [""])[0].split(". ")[0]
         return cls(f"{path}: truncated, or not a fairseq checkpoint ({type(error).__name__}: {first_sentence})")
 
@@ -105,19 +104,3 @@ def read_checkpoint(path: str | os.PathLike, mmap: bool = False) -> dict[str, An
         return torch.load(path, map_location="cpu", mmap=mmap and zipfile.is_zipfile(path))
     except Exception as error:  # noqa: BLE001 - whatever torch raises, the file is unreadable
         raise CheckpointError.unreadable(path, error) from None
-
-
-def training_dictionary(data: str) -> Path:
-    """The dict.txt a fairseq task reads from its data option: <first dir>/input0/dict.txt for the
-    fine-tuning layout (finetune-bin, sentence_prediction), else <first dir>/dict.txt (masked LM)."""
-    first = Path(data.split(os.pathsep)[0])
-    return first / "input0" / "dict.txt" if (first / "input0" / "dict.txt").exists() else first / "dict.txt"
-
-
-def dictionary_record(data: str) -> Optional[dict[str, str]]:
-    """Path and sha256 of the dict.txt a model is trained with (None where there is none), which its
-    checkpoints carry as extra_state["dictionary"] so an export can check the vocabulary it is given."""
-    from bio_roberta.provenance import sha256_file
-
-    path = training_dictionary(data)
-    return {"path": str(path.resolve()), "sha256": sha256_file(path)} if path.is_file() else None

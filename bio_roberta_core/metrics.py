@@ -21,7 +21,7 @@ from typing import Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from bio_roberta.tagging import tag_spans
+from bio_roberta_core.tagging import tag_spans
 
 
 def _divide(numerator, denominator):

@@ -1,0 +1,260 @@
+"""Hugging Face tokenizer files whose ids are a fairseq model's dictionary ids.
+
+fairseq encodes text with the vocabulary's BPE and looks what it emits up in dict.txt, whose order
+is its own (4 specials first, then the symbols by frequency, madeupword padding, <mask> added last
+by the task), so the tokenizer's vocabulary is the dictionary, not the BPE's own ids:
+
+gpt2: the GPT-2 byte-level BPE (encoder.json: token -> BPE id) emits BPE ids as strings, so the
+exported vocab.json (RobertaTokenizerFast) maps each BPE token to the *dictionary* index of its
+BPE id. fairseq would turn a BPE id missing from dict.txt into <unk>; a BPE tokenizer cannot (its
+merges work on ids, so every token needs its own), so such a dict.txt is refused.
+
+sentencepiece: the pieces of a SentencePiece BPE or unigram model are looked up in dict.txt.
+tokenizer.json (PreTrainedTokenizerFast, AutoTokenizer) holds a tokenizers Unigram model with the
+spm scores, or a BPE model with the merges the spm pieces imply, over the dictionary's entries,
+behind the spm model's own normalizer (its precompiled NFKC rules, whitespace stripping and
+collapsing, the "▁" prefix). Dictionary entries that are no pieces (specials, madeupword padding,
+<mask>) are never produced; spm pieces missing from dict.txt are refused as for gpt2. The .model
+file is copied for reference; its ids are not the model's.
+
+As transformers tokenizers do, the exported ones read <s>, </s>, <pad>, <unk> and <mask> in the
+text as those special tokens (fairseq would encode their characters), so <mask> works for fill-mask.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import struct
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from bio_roberta.errors import ExportError
+from bio_roberta_core.model_dictionary import load_model_dictionary
+from bio_roberta_core.provenance import atomic_write_json, atomic_write_text
+
+
+@dataclass
+class Gpt2Vocabulary:
+    """A byte-level BPE vocabulary dir: encoder.json + vocab.bpe + dict.txt."""
+
+    encoder_json: Path
+    vocab_bpe: Path
+    dict_txt: Path
+
+    def merges(self) -> list[str]:
+        """The merge lines of vocab.bpe (fairseq's reader skips its first, '#version' line)."""
+        lines = self.vocab_bpe.read_text(encoding="utf-8").split("\n")[1:]
+        return [line for line in lines if line.strip()]
+
+    def hf_vocab(self) -> dict[str, int]:
+        """BPE token -> fairseq dictionary index (see the module docstring)."""
+        dictionary = load_model_dictionary(self.dict_txt)
+        encoder = json.loads(self.encoder_json.read_text(encoding="utf-8"))
+        bpe_token = {str(bpe_id): token for token, bpe_id in encoder.items()}
+        vocab = {bpe_token.get(symbol, symbol): index for index, symbol in enumerate(dictionary.symbols)}
+        absent = [token for token in encoder if token not in vocab]
+        if absent:
+            raise ExportError(
+                f"{self.dict_txt} lacks {len(absent)} of the {len(encoder)} BPE ids of {self.encoder_json} "
+                f"(e.g. {absent[:3]}): fairseq encodes them as <unk>, which a BPE tokenizer cannot "
+                "(each BPE token needs its own id); use a dict.txt that lists every BPE id, as "
+                "`bio-roberta learn-vocab` writes, and binarise with it"
+            )
+        return vocab
+
+    def hf_tokenizer(self, model_max_length: int):
+        """RobertaTokenizerFast over hf_vocab and the vocab.bpe merges."""
+        from transformers import RobertaTokenizerFast
+
+        return RobertaTokenizerFast(vocab=self.hf_vocab(), merges=[tuple(m.split(" ")) for m in self.merges()],
+                                    add_prefix_space=False, model_max_length=model_max_length)
+
+    def save_tokenizer(self, tokenizer, out_dir: Path) -> None:
+        """tokenizer.json + tokenizer_config.json, and vocab.json + merges.txt for tools that read those."""
+        tokenizer.save_pretrained(out_dir)
+        atomic_write_text(out_dir / "vocab.json", json.dumps(self.hf_vocab(), ensure_ascii=False) + "\n")
+        atomic_write_text(out_dir / "merges.txt", "#version: 0.2\n" + "\n".join(self.merges()) + "\n")
+
+    def files(self) -> dict[str, Path]:
+        return {"encoder_json": self.encoder_json, "vocab_bpe": self.vocab_bpe, "dict_txt": self.dict_txt}
+
+
+def read_varint(data: bytes, position: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        byte = data[position]
+        position += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if byte < 0x80:
+            return value, position
+
+
+def protobuf_fields(data: bytes) -> dict[int, list]:
+    """Field number -> values (ints for varints, bytes otherwise) of a serialised protobuf message:
+    enough to read a SentencePiece model without the protobuf package."""
+    fields: dict[int, list] = {}
+    position = 0
+    while position < len(data):
+        key, position = read_varint(data, position)
+        wire_type = key & 7
+        if wire_type == 0:
+            value, position = read_varint(data, position)
+        else:
+            if wire_type == 2:
+                size, position = read_varint(data, position)
+            else:
+                size = {1: 8, 5: 4}[wire_type]
+            value, position = data[position:position + size], position + size
+        fields.setdefault(key >> 3, []).append(value)
+    return fields
+
+
+@dataclass
+class SentencePieceModel:
+    """What of a SentencePiece ModelProto the tokenizer needs (field numbers of sentencepiece_model.proto)."""
+
+    pieces: list[tuple[str, float, int]]  # (piece, score, type) in spm id order
+    model_type: int
+    precompiled_charsmap: bytes
+    unsupported: list[str]
+
+    NORMAL, USER_DEFINED = 1, 4
+    UNIGRAM, BPE = 1, 2
+
+    @classmethod
+    def read(cls, path: Path) -> "SentencePieceModel":
+        proto = protobuf_fields(path.read_bytes())
+        pieces = []
+        for raw in proto.get(1, []):
+            piece = protobuf_fields(raw)
+            score = struct.unpack("<f", piece[2][0])[0] if 2 in piece else 0.0
+            pieces.append((piece[1][0].decode("utf-8"), score, piece.get(3, [cls.NORMAL])[0]))
+        trainer = protobuf_fields(proto.get(2, [b""])[0])
+        normalizer = protobuf_fields(proto.get(3, [b""])[0])
+        # proto2 booleans: absent means the default
+        unsupported = [name for name, spec, number, default in (
+            ("treat_whitespace_as_suffix", trainer, 24, 0), ("byte_fallback", trainer, 35, 0),
+            ("add_dummy_prefix", normalizer, 3, 1), ("remove_extra_whitespaces", normalizer, 4, 1),
+            ("escape_whitespaces", normalizer, 5, 1)) if spec.get(number, [default])[0] != default]
+        if any(kind == cls.USER_DEFINED for _, _, kind in pieces):
+            unsupported.append("user_defined_symbols")
+        return cls(pieces, trainer.get(3, [cls.UNIGRAM])[0], normalizer.get(2, [b""])[0], unsupported)
+
+    def normal_pieces(self) -> dict[str, float]:
+        return {piece: score for piece, score, kind in self.pieces if kind == self.NORMAL}
+
+
+# fairseq's Dictionary.encode_line splits the space-joined pieces at Python's whitespace, so any
+# the spm normalizer keeps (U+0085 under nmt_nfkc, tabs without normalizer) vanishes, not <unk>.
+FAIRSEQ_SPLIT_WHITESPACE = "".join(c for c in map(chr, range(sys.maxunicode + 1)) if c.isspace() and c != " ")
+# Score of dictionary entries a Unigram model must never choose: far below any path of real pieces
+# (it lowers tokenizers' <unk> score too, which only counts where <unk> is the sole choice).
+UNREACHABLE_SCORE = -1e9
+
+
+@dataclass
+class SentencePieceVocabulary:
+    """A SentencePiece vocabulary dir: sentencepiece.model + dict.txt."""
+
+    model: Path
+    dict_txt: Path
+
+    def tokenizers_model(self, spm: SentencePieceModel, dictionary):
+        """Unigram or BPE over the dictionary's entries, segmenting as the spm model does."""
+        from tokenizers import models
+
+        pieces = spm.normal_pieces()
+        if spm.model_type == spm.UNIGRAM:
+            vocab = [(symbol, pieces.get(symbol, UNREACHABLE_SCORE)) for symbol in dictionary.symbols]
+            return models.Unigram(vocab, unk_id=dictionary.unk(), byte_fallback=False)
+        # spm BPE merges the adjacent pair whose concatenation is the best-scored piece
+        order = {piece: i for i, (piece, _, kind) in enumerate(spm.pieces) if kind == spm.NORMAL}
+        merges = sorted(((piece[:cut], piece[cut:]) for piece in pieces for cut in range(1, len(piece))
+                         if piece[:cut] in pieces and piece[cut:] in pieces),
+                        key=lambda pair: (-pieces[pair[0] + pair[1]], order[pair[0] + pair[1]], order[pair[0]]))
+        return models.BPE({symbol: i for i, symbol in enumerate(dictionary.symbols)}, merges,
+                          unk_token=dictionary.unk_word, fuse_unk=True)
+
+    def checked_model(self, dictionary) -> SentencePieceModel:
+        """The spm model, if the exported tokenizer can reproduce fairseq's ids with it."""
+        spm = SentencePieceModel.read(self.model)
+        problems = spm.unsupported + ([] if spm.model_type in (spm.UNIGRAM, spm.BPE) else [f"model type {spm.model_type}"])
+        if problems:
+            raise ExportError(f"{self.model}: export reproduces unigram and BPE SentencePiece models with the "
+                              f"default whitespace handling; this one has {', '.join(problems)}")
+        pieces = spm.normal_pieces()
+        absent = [piece for piece in pieces if piece not in dictionary.indices]
+        if absent:
+            raise ExportError(
+                f"{self.dict_txt} lacks {len(absent)} of the {len(pieces)} pieces of {self.model} "
+                f"(e.g. {absent[:3]}): fairseq encodes them as <unk>, which the exported tokenizer cannot "
+                "(each piece needs its own id); use a dict.txt that lists every piece, as "
+                "`bio-roberta learn-vocab` writes, and binarise with it"
+            )
+        split = [piece for piece in pieces if any(c in FAIRSEQ_SPLIT_WHITESPACE for c in piece)]
+        if split:
+            raise ExportError(f"{self.model}: pieces {split[:3]} hold whitespace at which fairseq splits them")
+        return spm
+
+    def hf_tokenizer(self, model_max_length: int):
+        from tokenizers import AddedToken, Regex, Tokenizer, decoders, normalizers, pre_tokenizers, processors
+        from transformers import PreTrainedTokenizerFast
+
+        dictionary = load_model_dictionary(self.dict_txt)
+        spm = self.checked_model(dictionary)
+        tokenizer = Tokenizer(self.tokenizers_model(spm, dictionary))
+        # spm's normalizer: its character rules, then strip and collapse spaces, "▁" prefix, spaces as "▁"
+        tokenizer.normalizer = normalizers.Sequence(
+            ([normalizers.Precompiled(spm.precompiled_charsmap)] if spm.precompiled_charsmap else []) + [
+                normalizers.Replace(Regex("^ +| +$"), ""), normalizers.Replace(Regex(" {2,}"), " "),
+                normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
+        tokenizer.pre_tokenizer = pre_tokenizers.Split(
+            Regex("[" + "".join(f"\\x{{{ord(c):x}}}" for c in FAIRSEQ_SPLIT_WHITESPACE) + "]+"), behavior="removed")
+        tokenizer.decoder = decoders.Metaspace(replacement="▁", prepend_scheme="always", split=False)
+        bos, eos = dictionary.bos_word, dictionary.eos_word
+        tokenizer.post_processor = processors.TemplateProcessing(
+            single=f"{bos} $A {eos}", pair=f"{bos} $A {eos} {eos} $B {eos}",  # as RobertaHubInterface.encode
+            special_tokens=[(bos, dictionary.bos()), (eos, dictionary.eos())])
+        specials = [bos, dictionary.pad_word, eos, dictionary.unk_word, "<mask>"]
+        tokenizer.add_special_tokens([AddedToken(token, special=True, normalized=False) for token in specials])
+        return PreTrainedTokenizerFast(
+            tokenizer_object=tokenizer, bos_token=bos, eos_token=eos, cls_token=bos, sep_token=eos,
+            pad_token=dictionary.pad_word, unk_token=dictionary.unk_word, mask_token="<mask>",
+            model_max_length=model_max_length)
+
+    def save_tokenizer(self, tokenizer, out_dir: Path) -> None:
+        """tokenizer.json + tokenizer_config.json naming the class as transformers 4 and 5 both load it,
+        and the spm model for reference (its ids are not the dictionary's; tokenizer.json has those)."""
+        tokenizer.save_pretrained(out_dir)
+        config_path = out_dir / "tokenizer_config.json"
+        config = json.loads(config_path.read_text(encoding="utf-8"))
+        config["tokenizer_class"] = "PreTrainedTokenizerFast"
+        atomic_write_json(config_path, config)
+        shutil.copyfile(self.model, out_dir / self.model.name)
+
+    def files(self) -> dict[str, Path]:
+        return {"sentencepiece_model": self.model, "dict_txt": self.dict_txt}
+
+
+def open_vocabulary(vocab_dir: str | os.PathLike, dict_txt: Optional[str | os.PathLike] = None):
+    """The vocabulary dir as a Gpt2Vocabulary or SentencePieceVocabulary (dict.txt: VOCAB/dict.txt by default)."""
+    from preprocess.vocab import VocabDirError, read_vocab_dir
+
+    try:
+        vocab = read_vocab_dir(vocab_dir)
+    except VocabDirError as error:
+        raise ExportError(str(error)) from None
+    dict_txt = Path(dict_txt) if dict_txt else vocab.dict_path
+    if not dict_txt.is_file():
+        raise ExportError(f"{dict_txt}: no such dict.txt")
+    files = vocab.bpe_files
+    if vocab.kind == "gpt2":
+        return Gpt2Vocabulary(files["gpt2_encoder_json"], files["gpt2_vocab_bpe"], dict_txt)
+    if vocab.kind == "sentencepiece":
+        return SentencePieceVocabulary(files["sentencepiece_model"], dict_txt)
+    raise ExportError(f"{vocab_dir}: a {vocab.kind} vocabulary; export writes gpt2 and sentencepiece tokenizers")
+

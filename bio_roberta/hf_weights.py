@@ -1,0 +1,174 @@
+"""A fairseq RoBERTa checkpoint's weights as a transformers model: RobertaForMaskedLM, or
+RobertaForSequenceClassification / RobertaForTokenClassification for a fine-tuned head; the
+config says the same architecture, and no weight is left out (missing keys are an error)."""
+from __future__ import annotations
+
+import argparse
+from typing import Any, Optional
+
+from bio_roberta.errors import ExportError
+
+MASKED_LM = "masked_lm"
+SEQUENCE_CLASSIFICATION = "sequence_classification"
+TOKEN_CLASSIFICATION = "token_classification"
+HF_MODEL_CLASSES = {
+    MASKED_LM: "RobertaForMaskedLM",
+    SEQUENCE_CLASSIFICATION: "RobertaForSequenceClassification",
+    TOKEN_CLASSIFICATION: "RobertaForTokenClassification",
+}
+# fairseq activation -> transformers hidden_act with the same formula.
+HF_ACTIVATIONS = {"gelu": "gelu", "gelu_accurate": "gelu_new", "relu": "relu", "tanh": "tanh"}
+ENCODER = "encoder.sentence_encoder."
+TOKEN_HEAD_PREFIX = "token_classification_heads."
+SENTENCE_HEAD_PREFIX = "classification_heads."
+
+
+def option(model_cfg, name: str, default=None):
+    """One model option from an argparse Namespace or a DictConfig."""
+    if isinstance(model_cfg, argparse.Namespace):
+        value = getattr(model_cfg, name, default)
+    else:
+        value = model_cfg.get(name, default)
+    return default if value is None else value
+
+
+def head_of(state: dict[str, Any], head_name: Optional[str]) -> tuple[str, Optional[str]]:
+    """(kind, head name) of the checkpoint: a classification head if it has one, else masked LM."""
+    heads = {}
+    for prefix, kind in ((SENTENCE_HEAD_PREFIX, SEQUENCE_CLASSIFICATION), (TOKEN_HEAD_PREFIX, TOKEN_CLASSIFICATION)):
+        for key in state:
+            if key.startswith(prefix):
+                heads[key[len(prefix):].split(".")[0]] = kind
+    if head_name is not None:
+        if head_name not in heads:
+            raise ExportError(f"no classification head {head_name!r}; the checkpoint has {sorted(heads) or 'none'}")
+        return heads[head_name], head_name
+    if not heads:
+        return MASKED_LM, None
+    if len(heads) > 1:
+        raise ExportError(f"the checkpoint has several heads {sorted(heads)}; choose one with --head")
+    (name, kind), = heads.items()
+    return kind, name
+
+
+
+def hf_config(state, model_cfg, vocab_size: int, kind: str, labels: Optional[list[str]]):
+    from transformers import RobertaConfig
+
+    if option(model_cfg, "encoder_normalize_before", False):
+        raise ExportError("encoder_normalize_before=True (pre-LN) has no RobertaModel equivalent")
+    if ENCODER + "layernorm_embedding.weight" not in state:
+        raise ExportError("the checkpoint has no embedding layer norm; RobertaModel needs one")
+    activation = option(model_cfg, "activation_fn", "gelu")
+    if activation not in HF_ACTIVATIONS:
+        raise ExportError(f"activation {activation!r} has no transformers equivalent")
+    embed = state[ENCODER + "embed_tokens.weight"]
+    if embed.shape[0] != vocab_size:
+        raise ExportError(
+            f"the checkpoint's embedding has {embed.shape[0]} rows but the dictionary (+<mask>) has "
+            f"{vocab_size} entries: pass the dict.txt the model was trained with (--dict)"
+        )
+    layers = 1 + max(int(key[len(ENCODER + "layers."):].split(".")[0]) for key in state if key.startswith(ENCODER + "layers."))
+    config = RobertaConfig(
+        vocab_size=vocab_size,
+        hidden_size=embed.shape[1],
+        num_hidden_layers=layers,
+        num_attention_heads=option(model_cfg, "encoder_attention_heads"),
+        intermediate_size=state[ENCODER + "layers.0.fc1.weight"].shape[0],
+        hidden_act=HF_ACTIVATIONS[activation],
+        max_position_embeddings=state[ENCODER + "embed_positions.weight"].shape[0],
+        type_vocab_size=1,
+        layer_norm_eps=1e-5,
+        pad_token_id=1, bos_token_id=0, eos_token_id=2,
+        hidden_dropout_prob=option(model_cfg, "dropout", 0.1),
+        attention_probs_dropout_prob=option(model_cfg, "attention_dropout", 0.1),
+        tie_word_embeddings=kind == MASKED_LM and "encoder.lm_head.weight" in state
+        and bool((state["encoder.lm_head.weight"] == embed).all()),
+    )
+    if labels is not None:
+        config.id2label = dict(enumerate(labels))
+        config.label2id = {label: i for i, label in enumerate(labels)}
+    return config
+
+
+def hf_encoder_state(state: dict[str, Any], num_layers: int, prefix: str) -> dict[str, Any]:
+    """RobertaModel weights (under prefix, e.g. 'roberta.') from fairseq's sentence encoder."""
+    import torch
+
+    embed = state[ENCODER + "embed_tokens.weight"]
+    hf = {
+        prefix + "embeddings.word_embeddings.weight": embed,
+        prefix + "embeddings.position_embeddings.weight": state[ENCODER + "embed_positions.weight"],
+        prefix + "embeddings.token_type_embeddings.weight": torch.zeros(1, embed.shape[1], dtype=embed.dtype),
+        prefix + "embeddings.LayerNorm.weight": state[ENCODER + "layernorm_embedding.weight"],
+        prefix + "embeddings.LayerNorm.bias": state[ENCODER + "layernorm_embedding.bias"],
+    }
+    layer_map = {
+        "attention.self.query": "self_attn.q_proj",
+        "attention.self.key": "self_attn.k_proj",
+        "attention.self.value": "self_attn.v_proj",
+        "attention.output.dense": "self_attn.out_proj",
+        "attention.output.LayerNorm": "self_attn_layer_norm",
+        "intermediate.dense": "fc1",
+        "output.dense": "fc2",
+        "output.LayerNorm": "final_layer_norm",
+    }
+    for i in range(num_layers):
+        for hf_name, fs_name in layer_map.items():
+            for param in ("weight", "bias"):
+                hf[f"{prefix}encoder.layer.{i}.{hf_name}.{param}"] = state[f"{ENCODER}layers.{i}.{fs_name}.{param}"]
+    return hf
+
+
+def hf_head_state(state: dict[str, Any], kind: str, head: Optional[str], model_cfg) -> dict[str, Any]:
+    if kind == MASKED_LM:
+        return {
+            "lm_head.dense.weight": state["encoder.lm_head.dense.weight"],
+            "lm_head.dense.bias": state["encoder.lm_head.dense.bias"],
+            "lm_head.layer_norm.weight": state["encoder.lm_head.layer_norm.weight"],
+            "lm_head.layer_norm.bias": state["encoder.lm_head.layer_norm.bias"],
+            "lm_head.decoder.weight": state["encoder.lm_head.weight"],
+            "lm_head.decoder.bias": state["encoder.lm_head.bias"],
+            "lm_head.bias": state["encoder.lm_head.bias"],
+        }
+    if kind == SEQUENCE_CLASSIFICATION:
+        pooler = option(model_cfg, "pooler_activation_fn", "tanh")
+        if pooler != "tanh":
+            raise ExportError(f"classification head activation {pooler!r}: transformers' head uses tanh")
+        if option(model_cfg, "spectral_norm_classification_head", False):
+            raise ExportError("spectral-norm classification heads have no transformers equivalent")
+        base = f"{SENTENCE_HEAD_PREFIX}{head}."
+        return {
+            f"classifier.{layer}.{param}": state[f"{base}{layer}.{param}"]
+            for layer in ("dense", "out_proj") for param in ("weight", "bias")
+        }
+    base = f"{TOKEN_HEAD_PREFIX}{head}."
+    head_keys = {key[len(base):] for key in state if key.startswith(base)}
+    if head_keys != {"out_proj.weight", "out_proj.bias"}:
+        raise ExportError(
+            f"token head {head!r} has {sorted(head_keys)}; RobertaForTokenClassification needs one linear layer"
+        )
+    return {"classifier.weight": state[base + "out_proj.weight"], "classifier.bias": state[base + "out_proj.bias"]}
+
+
+def build_hf_model(state, model_cfg, vocab_size: int, kind: str, head: Optional[str], labels):
+    """The transformers model holding exactly the checkpoint's weights (missing keys are an error)."""
+    import transformers
+
+    config = hf_config(state, model_cfg, vocab_size, kind, labels)
+    head_state = hf_head_state(state, kind, head, model_cfg)
+    if labels is not None:
+        classes = head_state["classifier.out_proj.bias" if kind == SEQUENCE_CLASSIFICATION else "classifier.bias"].shape[0]
+        if classes != len(labels):
+            raise ExportError(f"head {head!r} has {classes} outputs but the label dictionary lists {len(labels)} labels")
+    if config.tie_word_embeddings:
+        del head_state["lm_head.decoder.weight"]
+    model = getattr(transformers, HF_MODEL_CLASSES[kind])(config)
+    hf_state = hf_encoder_state(state, config.num_hidden_layers, "roberta.")
+    hf_state.update(head_state)
+    missing, unexpected = model.load_state_dict(hf_state, strict=False)
+    missing = [key for key in missing if not (config.tie_word_embeddings and key == "lm_head.decoder.weight")]
+    if missing or unexpected:
+        raise ExportError(f"weight mapping incomplete: missing {missing}, unexpected {unexpected}")
+    return model.eval()
+

@@ -1,0 +1,141 @@
+"""Stage 2 of a parse: resolve versions and deletions, remove duplicates, split, write shards.
+
+It reads every input's .work/ files (work_files.py) in input order and streams the documents
+that survive into the shards of preprocess/text_shards.py's layout; the sqlite index of ids and
+the set of fingerprints are on disk, so memory stays flat in the size of the corpus.
+"""
+from __future__ import annotations
+
+import hashlib
+import itertools
+import os
+import sqlite3
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from bio_roberta_core.provenance import sha256_file
+from preprocess.text_shards import SPLITS, ShardOptions, valid_split
+from preprocess.work_files import WRITE_BUFFER, temporary_path, work_records
+
+
+class ShardWriter:
+    """Streams the documents of one split into bounded shards, each written to a temporary file
+    and renamed into place (or dropped when the same bytes are already there)."""
+
+    def __init__(self, out_dir: Path, split: str, max_bytes: int):
+        self.out_dir, self.split, self.max_bytes = out_dir, split, max_bytes
+        self.shards: list[dict[str, Any]] = []
+        self.rewritten = 0
+        self._file = None
+
+    def add(self, data: bytes, sentences: int, characters: int) -> None:
+        """Append one document's shard bytes (its sentence lines and the blank line after it)."""
+        if self._file is not None and self._size + len(data) > self.max_bytes:
+            self.close()
+        if self._file is None:
+            self._target = self.out_dir / f"{self.split}.{len(self.shards):05d}.txt"
+            self._file = open(temporary_path(self._target), "wb", buffering=WRITE_BUFFER)
+            self._digest = hashlib.sha256()
+            self._size = self._documents = self._sentences = self._characters = 0
+        self._file.write(data)
+        self._digest.update(data)
+        self._size += len(data)
+        self._documents += 1
+        self._sentences += sentences
+        self._characters += characters
+
+    def close(self) -> None:
+        if self._file is None:
+            return
+        target, temporary, digest = self._target, temporary_path(self._target), self._digest.hexdigest()
+        if target.exists() and target.stat().st_size == self._size and sha256_file(target) == digest:
+            self._file.close()
+            temporary.unlink()
+        else:
+            self._file.flush()
+            os.fsync(self._file.fileno())
+            self._file.close()
+            os.replace(temporary, target)
+            self.rewritten += 1
+        self.shards.append({
+            "name": target.name, "split": self.split, "documents": self._documents, "sentences": self._sentences,
+            "characters": self._characters, "bytes": self._size, "sha256": digest,
+        })
+        self._file = None
+
+
+@dataclass
+class Totals:
+    written: Counter = field(default_factory=Counter)
+    sentences: Counter = field(default_factory=Counter)
+    characters: Counter = field(default_factory=Counter)
+    skipped: Counter = field(default_factory=Counter)
+    deletions_applied: int = 0
+
+
+def _build_version_index(db: sqlite3.Connection, work: Path, keys: list[str], totals: Totals) -> None:
+    """id -> (input, version, seq) of its latest record; runs of records go to sqlite in one call each."""
+    db.execute("CREATE TABLE latest (id TEXT PRIMARY KEY, input INTEGER, version INTEGER, seq INTEGER) WITHOUT ROWID")
+    for input_index, key in enumerate(keys):
+        for is_deletion, run in itertools.groupby(work_records(work, key), key=lambda record: record.kind == "D"):
+            if is_deletion:
+                totals.deletions_applied += db.executemany(
+                    "DELETE FROM latest WHERE id = ?", ((record.doc_id,) for record in run)).rowcount
+                continue
+            db.executemany(
+                "INSERT INTO latest VALUES (?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
+                "input = excluded.input, version = excluded.version, seq = excluded.seq "
+                "WHERE excluded.input > latest.input OR excluded.version >= latest.version",
+                ((record.doc_id, input_index, record.version, record.seq) for record in run),
+            )
+    db.commit()
+
+
+def write_shards(out_dir: Path, work: Path, keys: list[str], options: ShardOptions,
+                  totals: Totals) -> tuple[list[dict[str, Any]], int]:
+    index_path = work / "index.sqlite"
+    for stale in (index_path, work / "index.sqlite-journal"):
+        stale.unlink(missing_ok=True)
+    db = sqlite3.connect(index_path)
+    try:
+        db.execute("PRAGMA journal_mode = OFF")
+        db.execute("PRAGMA synchronous = OFF")
+        _build_version_index(db, work, keys, totals)
+        db.execute("CREATE TABLE seen (fingerprint BLOB PRIMARY KEY) WITHOUT ROWID")
+        max_bytes = int(options.shard_size_mb * 1024 * 1024)
+        writers = {split: ShardWriter(out_dir, split, max_bytes) for split in SPLITS}
+        for input_index, key in enumerate(tqdm(keys, desc="writing shards", unit="input", disable=None)):
+            with open(work / f"{key}.docs.txt", "rb") as docs:
+                for record in work_records(work, key):
+                    if record.kind != "A":
+                        continue
+                    data = docs.read(record.size)
+                    latest = db.execute("SELECT input, seq FROM latest WHERE id = ?", (record.doc_id,)).fetchone()
+                    if latest is None:
+                        totals.skipped["deleted"] += 1
+                        continue
+                    if latest != (input_index, record.seq):
+                        totals.skipped["superseded"] += 1
+                        continue
+                    if options.dedup and not db.execute(
+                        "INSERT OR IGNORE INTO seen VALUES (?)", (bytes.fromhex(record.fingerprint),)
+                    ).rowcount:
+                        totals.skipped["duplicate_text"] += 1
+                        continue
+                    split = "valid" if valid_split(record.doc_id, options.valid_fraction) else "train"
+                    writers[split].add(data, record.sentences, record.characters)
+                    totals.written[split] += 1
+                    totals.sentences[split] += record.sentences
+                    totals.characters[split] += record.characters
+        for writer in writers.values():
+            writer.close()
+    finally:
+        db.close()
+        index_path.unlink(missing_ok=True)
+    shards = [shard for split in SPLITS for shard in writers[split].shards]
+    return shards, sum(writer.rewritten for writer in writers.values())
+
