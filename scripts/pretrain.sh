@@ -19,7 +19,7 @@
 #        MASTER_ADDR=$(scontrol show hostnames $SLURM_JOB_NODELIST | head -1) GPUS=8 \
 #        scripts/pretrain.sh DATA_BIN SAVE_DIR'
 # CPU (gloo), e.g. to check synchronisation: GPUS=0 PROCS=2 scripts/pretrain.sh DATA SAVE tiny
-# Every process uses fairseq's training loop; user_dir/distributed_launch.py adopts torchrun's
+# Every process uses fairseq's training loop; user_dir/distributed.py adopts torchrun's
 # environment, so all ranks join one process group whatever the device.
 set -euo pipefail
 DATA=${1:?usage: scripts/pretrain.sh DATA_BIN SAVE_DIR [RECIPE] [overrides...]}

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from conftest import REPO_ROOT, USER_DIR
-from user_dir.distributed_launch import free_port
+from user_dir.distributed import free_port
 
 BIN = Path(sys.executable).parent
 # fairseq-train, except that every rank also writes its parameters when fairseq saves a checkpoint
@@ -86,7 +86,7 @@ def test_torchrun_on_gpus_keeps_nccl_and_gives_each_process_its_local_gpu(monkey
     from fairseq.dataclass.utils import convert_namespace_to_omegaconf
     from fairseq.distributed import utils as distributed_utils
 
-    from user_dir import distributed_launch
+    from user_dir import distributed
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 6)
@@ -98,10 +98,19 @@ def test_torchrun_on_gpus_keeps_nccl_and_gives_each_process_its_local_gpu(monkey
     cfg = convert_namespace_to_omegaconf(args)
     started = []
     monkeypatch.setattr(distributed_utils, "distributed_main", lambda i, main, cfg, kwargs: started.append(i))
-    distributed_launch.call_main(cfg, main=None)
+    distributed.call_main(cfg, main=None)
 
     dist = cfg.distributed_training
     assert started == [3], "one process per GPU, on the GPU of its LOCAL_RANK, started by torchrun not by fairseq"
     assert (dist.distributed_backend, dist.ddp_backend) == ("nccl", "pytorch_ddp")
     assert (dist.distributed_init_method, dist.distributed_world_size, dist.distributed_rank) == ("env://", 16, 11)
     assert dist.distributed_no_spawn
+
+
+def test_the_launcher_module_runs_once_without_a_runtime_warning():
+    """`python -m user_dir.distributed_launch`: the plugin package does not import the module that
+    -m then runs as __main__ (runpy warns when it does, and the module would exist twice)."""
+    run = subprocess.run([sys.executable, "-W", "error::RuntimeWarning", "-m", "user_dir.distributed_launch"],
+                         capture_output=True, text=True, cwd=REPO_ROOT)
+    assert run.returncode == 1 and "usage: python -m user_dir.distributed_launch" in run.stderr
+    assert "RuntimeWarning" not in run.stderr

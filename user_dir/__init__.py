@@ -4,7 +4,7 @@ Importing it registers every task, criterion and model in tasks/, criterions/ an
 component per file, as in fairseq itself) and makes fairseq checkpoints load under torch's
 weights_only default (bio_roberta_core/checkpoints.py), appear whole or not at all, and resume past a
 damaged checkpoint_last.pt (checkpointing.py). It also makes fairseq's data-parallel launch work
-on CPU and under torchrun (distributed_launch.py), gives bf16 on GPUs flat fp32 master weights
+on CPU and under torchrun (distributed.py), gives bf16 on GPUs flat fp32 master weights
 (precision.py) and fairseq's Adam a fused kernel without apex (optim/fused_adam.py).
 """
 import importlib
@@ -18,10 +18,10 @@ for _package in ("models", "tasks", "criterions", "lr_schedulers"):
         if not _module.name.startswith("_"):
             importlib.import_module(f"{__name__}.{_package}.{_module.name}")
 
-from user_dir import checkpointing, distributed_launch, precision  # noqa: E402
+from user_dir import checkpointing, distributed, precision  # noqa: E402
 from user_dir.optim import fused_adam  # noqa: E402
 
 checkpointing.install()  # atomic checkpoint files, resume past a damaged checkpoint_last.pt
-distributed_launch.install()  # data-parallel training on CPU (gloo) and under torchrun
+distributed.install()  # data-parallel training on CPU (gloo) and under torchrun
 precision.install()  # bf16 on GPUs with flat fp32 master weights
 fused_adam.install()  # fairseq's adam through torch's fused kernel where apex is missing
