@@ -1,11 +1,13 @@
 """One fine-tuning job: a task and a seed (and, for GAD/EU-ADR, every fold) -> result records.
 
 A run is fairseq-train from a pretrained checkpoint by fairseq's fine-tuning route (--restore-file
-with the optimizer, dataloader, meters and lr scheduler reset), with the hyperparameters of the
-task's registry entry (bio_roberta.tasks.registry), validation on the task's metric, the best
-checkpoint kept; then predictions on test (bio_roberta.predictions), scored. Each run writes
+with the optimizer, dataloader, meters and lr scheduler reset), with the fairseq task and criterion
+of the task's kind (bio_roberta.tasks.kinds), the hyperparameters of its registry entry
+(bio_roberta.tasks.registry), the optimizer of the sweep config (`optimization`), validation on the
+task's metric, the best checkpoint kept; then predictions on test (bio_roberta.predictions),
+scored. Each run writes
 
-    RESULTS/<task>/seed<seed>/[fold<k>/]result.json     (RESULT_SCHEMA, via bio_roberta_core.provenance)
+    RESULTS/<task>/seed<seed>/[fold<k>/]result.json  (RESULT_SCHEMA, via bio_roberta_core.provenance)
 
 next to its train.log, predictions and checkpoint. A run whose record says "ok" for the same
 config hash is skipped; a run that fails is recorded as failed with its error and log.
@@ -32,8 +34,8 @@ import traceback
 from pathlib import Path
 from typing import Any, Optional
 
+from bio_roberta.tasks.registry import Hyperparameters, TaskSpec, get_task
 from bio_roberta_core.provenance import atomic_write_json, environment_record, file_record, json_hash, sha256_file
-from bio_roberta.tasks.registry import MULTILABEL, NER, Hyperparameters, TaskSpec, get_task
 
 logger = logging.getLogger(__name__)
 
@@ -133,17 +135,15 @@ def check_converted_positions(cfg: dict[str, Any], spec: TaskSpec, data_dir: Pat
 
 
 def task_options(spec: TaskSpec, max_positions: int) -> list[str]:
-    """fairseq task + criterion options of the task's kind."""
-    positions = ["--max-positions", str(max_positions)]
-    if spec.kind == NER:
-        return ["--task", "sequence_labeling", "--criterion", "sequence_labeling", *positions]
-    if spec.kind == MULTILABEL:
-        return ["--task", "multilabel_classification", "--criterion", "multilabel_classification", *positions]
-    options = ["--task", "sentence_prediction", "--criterion", "single_label_classification",
-               "--num-classes", str(len(spec.labels)), "--init-token", "0", "--separator-token", "2", *positions]
-    if spec.negative_label is not None:
-        options += ["--negative-label", spec.negative_label]
-    return options
+    """fairseq task + criterion options of the task's kind (bio_roberta/tasks/kinds.py)."""
+    kind = spec.task_kind
+    return ["--task", kind.fairseq_task, "--criterion", kind.criterion, "--max-positions", str(max_positions),
+            *kind.fairseq_options(spec)]
+
+
+def command_line_options(options: dict[str, Any]) -> list[str]:
+    """{"adam_eps": 1e-06, ...} as fairseq-train options: --adam-eps 1e-06 ..."""
+    return [item for key, value in options.items() for item in (f"--{key.replace('_', '-')}", str(value))]
 
 
 def fairseq_options(cfg: dict[str, Any], spec: TaskSpec, hp: Hyperparameters, data_dir: Path, save_dir: Path,
@@ -164,9 +164,8 @@ def fairseq_options(cfg: dict[str, Any], spec: TaskSpec, hp: Hyperparameters, da
         *pretrained.architecture, *task_options(spec, pretrained.max_positions),
         "--restore-file", str(cfg["pretrained"]),
         "--reset-optimizer", "--reset-dataloader", "--reset-meters", "--reset-lr-scheduler",
-        "--optimizer", "adam", "--adam-betas", "(0.9,0.98)", "--adam-eps", "1e-6", "--clip-norm", "0.0",
-        "--weight-decay", str(hp.weight_decay), "--lr", str(hp.lr),
-        "--lr-scheduler", "polynomial_decay", "--total-num-update", str(total_updates),
+        *command_line_options(cfg["optimization"]),
+        "--weight-decay", str(hp.weight_decay), "--lr", str(hp.lr), "--total-num-update", str(total_updates),
         "--warmup-updates", str(int(hp.warmup_ratio * total_updates)),
         "--dropout", str(hp.dropout), "--attention-dropout", str(hp.dropout),
         "--batch-size", str(hp.batch_size), "--required-batch-size-multiple", "1",
@@ -217,7 +216,8 @@ def run_config(cfg: dict[str, Any], spec: TaskSpec, hp: Hyperparameters, fold: O
     """Everything that decides a run's outcome; its hash decides whether a finished run is reused."""
     return {
         "task": spec.name, "seed": cfg["seed"], "fold": fold, "role": role, "arch": cfg["arch"],
-        "metric": spec.metric, "hparams": dataclasses.asdict(hp), "fixed_updates": fixed_updates,
+        "metric": spec.metric, "hparams": dataclasses.asdict(hp), "optimization": dict(cfg["optimization"]),
+        "fixed_updates": fixed_updates,
         "max_update": cfg.get("max_update"), "max_positions": pretrained.max_positions,
         "fp16": bool(cfg.get("fp16")), "extra_args": list(cfg.get("extra_args") or []),
         "pretrained_sha256": pretrained.record["sha256"], "data_manifest_hash": data["manifest_hash"],
@@ -281,7 +281,7 @@ def fine_tune(cfg: dict[str, Any], spec: TaskSpec, fold: Optional[int], role: st
         record["checkpoint"] = file_record(checkpoint)
         record["checkpoint_selection"] = f"last after {fixed_updates} updates" if fixed_updates else "best on valid"
         predict_started = time.monotonic()
-        suffix = "conll" if spec.is_sequence_labelling else "tsv"
+        suffix = spec.task_kind.predictions.suffix
         result = predict(checkpoint, data_dir, out / f"test.predictions.{suffix}", split="test", spec=spec)
         record["timings"]["predict_seconds"] = round(time.monotonic() - predict_started, 3)
         record.update(test_score=result.score, test_examples=result.examples, predictions=result.predictions,

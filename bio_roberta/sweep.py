@@ -3,12 +3,15 @@
 The same sweep runs sequentially (Hydra's basic launcher), as parallel local processes
 (hydra/launcher=joblib) or on SLURM (hydra/launcher=submitit_slurm, extra `slurm`); each job is
 bio_roberta.finetune.run_task_seed, which trains its runs as fairseq-train subprocesses and
-writes one result record per run. Config: configs/finetune/sweep.yaml; every value, including the
-tiny overrides of tests and demos (hparams.max_epoch=1, max_update=4, ...), is a Hydra override.
+writes one result record per run. Config: bio_roberta/configs/finetune/sweep.yaml, package data, so
+an installed package runs sweeps from any directory; every value, including the tiny overrides of
+tests and demos (hparams.max_epoch=1, max_update=4, ...), is a Hydra override.
 """
 from __future__ import annotations
 
 import logging
+from pathlib import Path
+from typing import Any
 
 import hydra
 from omegaconf import DictConfig, OmegaConf
@@ -16,11 +19,19 @@ from omegaconf import DictConfig, OmegaConf
 from bio_roberta.finetune import OK, run_task_seed
 
 logger = logging.getLogger(__name__)
-CONFIG_PATH = "../configs/finetune"
+# An absolute path: Hydra then reads the config from the files beside this module wherever the
+# package is installed (a relative one is looked up as a module from the working directory).
+CONFIG_DIR = str(Path(__file__).resolve().parent / "configs" / "finetune")
 CONFIG_NAME = "sweep"
 
 
-@hydra.main(config_path=CONFIG_PATH, config_name=CONFIG_NAME, version_base="1.3")
+def compose_config(overrides: list[str]) -> dict[str, Any]:
+    """The config one job of the sweep gets, as a plain dict (for running a job in-process)."""
+    with hydra.initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
+        return OmegaConf.to_container(hydra.compose(CONFIG_NAME, overrides), resolve=True)
+
+
+@hydra.main(config_path=CONFIG_DIR, config_name=CONFIG_NAME, version_base="1.3")
 def main(cfg: DictConfig) -> int:
     """One Hydra job: every run of cfg.task_name with cfg.seed; returns the number of failed runs."""
     records = run_task_seed(OmegaConf.to_container(cfg, resolve=True))

@@ -1,4 +1,5 @@
-"""The task scorers named by ``TaskSpec.metric``, equal to the reference implementations.
+"""The task scorers named by ``TaskSpec.metric`` (the METRICS table), equal to the reference
+implementations.
 
 entity_f1        conlleval / seqeval's default (IOB2, non-strict) micro entity F1
 macro_f1         sklearn's f1_score(average="macro") over the scored labels (ChemProt: 5 CPR classes)
@@ -17,7 +18,8 @@ scores averaged would be wrong).
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -150,30 +152,37 @@ def hoc_abstract_f1(gold: Mapping[Hashable, set], predicted: Mapping[Hashable, s
     return hoc_f1_from_sums(float(np.sum(precisions)), float(np.sum(recalls)), len(pairs))
 
 
-def scored_labels(spec) -> tuple[str, ...]:
-    """The labels a task's F1 counts: TaskSpec.scored_labels, else every label but the negative."""
-    if spec.scored_labels:
-        return tuple(spec.scored_labels)
-    return tuple(label for label in spec.labels if label != spec.negative_label)
+def positive_label(labels: Sequence[Hashable]) -> Hashable:
+    """The one label binary F1 scores."""
+    if len(labels) != 1:
+        raise ValueError(f"binary_f1 scores one positive label, not {list(labels)}")
+    return labels[0]
 
 
-def score(spec, gold, predicted) -> float:
-    """The task's own scorer (``spec.metric``) on gold and predicted labels.
+@dataclass(frozen=True)
+class Metric:
+    """A task metric (``TaskSpec.metric`` names it): its scorer, and the fine-tuning criterion that
+    logs it at validation as a meter of the metric's name, which --best-checkpoint-metric reads."""
 
-    entity_f1: sentences of tags; hoc_abstract_f1: label sets keyed by abstract; the rest: one label
-    per example, as the registry writes it.
-    """
-    if spec.metric == "entity_f1":
-        return entity_f1(gold, predicted)
-    if spec.metric == "hoc_abstract_f1":
-        return hoc_abstract_f1(gold, predicted)
-    if spec.metric == "accuracy":
-        return accuracy(gold, predicted)
-    if spec.metric == "macro_f1":
-        return macro_f1(gold, predicted, scored_labels(spec))
-    if spec.metric == "micro_f1":
-        return micro_f1(gold, predicted, scored_labels(spec))
-    if spec.metric == "binary_f1":
-        (positive,) = scored_labels(spec)
-        return binary_f1(gold, predicted, positive)
-    raise ValueError(f"task {spec.name}: unknown metric {spec.metric!r}")
+    # (gold, predicted, the labels the task scores) -> a fraction in [0, 1]. Gold and predicted as
+    # the task kind's prediction file reads them: sentences of tags for entity_f1, label sets keyed
+    # by abstract for hoc_abstract_f1, one label per example otherwise.
+    score: Callable[[Any, Any, Sequence[Hashable]], float]
+    # The criterion (user_dir/criterions, by its registered name: this package imports none of ours).
+    criterion: str
+
+
+ENTITY_F1, HOC_ABSTRACT_F1 = "entity_f1", "hoc_abstract_f1"
+MACRO_F1, MICRO_F1, BINARY_F1 = "macro_f1", "micro_f1", "binary_f1"
+ACCURACY = "accuracy"  # fairseq's sentence_prediction criterion logs it under this name
+
+METRICS: dict[str, Metric] = {
+    ENTITY_F1: Metric(lambda gold, predicted, _labels: entity_f1(gold, predicted), "sequence_labeling"),
+    HOC_ABSTRACT_F1: Metric(lambda gold, predicted, _labels: hoc_abstract_f1(gold, predicted),
+                            "multilabel_classification"),
+    MACRO_F1: Metric(macro_f1, "single_label_classification"),
+    MICRO_F1: Metric(micro_f1, "single_label_classification"),
+    BINARY_F1: Metric(lambda gold, predicted, labels: binary_f1(gold, predicted, positive_label(labels)),
+                      "single_label_classification"),
+    ACCURACY: Metric(lambda gold, predicted, _labels: accuracy(gold, predicted), "single_label_classification"),
+}

@@ -1,4 +1,5 @@
-"""Tagging schemes for sequence labelling, and the label symbols of every task, in one place.
+"""Tagging schemes for sequence labelling, in one place (a task's label symbols in its scheme:
+bio_roberta/tasks/kinds.py).
 
 Schemes: BIO (IOB2: B- begins an entity, I- continues it), IO (I- only: adjacent entities of one
 type merge, which is what IO cannot express), BIOUL (B- begin, I- inside, L- last, U- unit-length).
@@ -120,14 +121,3 @@ def scheme_tags(types: Sequence[str], scheme: str) -> tuple[str, ...]:
     """Every tag of ``scheme`` over ``types``: O first, then each type's tags."""
     letters = {BIO: "BI", IO: "I", BIOUL: "BILU"}[check_scheme(scheme)]
     return (OUTSIDE,) + tuple(_tag(letter, t) for t in types for letter in letters)
-
-
-def label_symbols(spec, scheme: str = BIO) -> tuple[str, ...]:
-    """The label dictionary of a task (finetune-bin/<task>/label/dict.txt), class ids in order.
-
-    NER: the scheme's tags over the registry's entity types. Classification: the registry's
-    labels with spaces written as '_' (a fairseq dictionary symbol cannot hold a space).
-    """
-    if spec.is_sequence_labelling:
-        return scheme_tags(entity_types(spec.labels), scheme)
-    return tuple(label.replace(" ", "_") for label in spec.labels)

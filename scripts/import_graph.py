@@ -1,7 +1,8 @@
 #!/usr/bin/env python
-"""Print which of our packages imports which (with the importing modules), and the imports that
-break the layering: a package may import only packages of a lower layer, never one of its own
-layer or above. tests/test_import_graph.py fails on any such import.
+"""Print which of our packages imports which (with the importing modules and what they import),
+the imports that break the layering (a package may import only packages of a lower layer, never
+one of its own layer or above) and the modules that import each other. Exit status 1 when there
+is either; tests/test_import_graph.py fails on them too.
 
     python scripts/import_graph.py [REPO]
 """
@@ -15,34 +16,60 @@ from pathlib import Path
 LAYERS = {"bio_roberta_core": 0, "preprocess": 1, "user_dir": 1, "bio_roberta": 2}
 
 
-def imported_names(path: Path, module: str) -> set[str]:
-    """Every module a file imports, at its top or inside functions (absolute names)."""
+def our_modules(repo: Path) -> dict[str, Path]:
+    """Module name -> file of every module of our packages (a package's __init__ as the package)."""
+    return {".".join(path.relative_to(repo).with_suffix("").parts).removesuffix(".__init__"): path
+            for package in LAYERS for path in sorted((repo / package).rglob("*.py"))}
+
+
+def imported_modules(path: Path, module: str, modules) -> set[str]:
+    """Every module the file of `module` imports, at its top or inside functions: ours by their
+    module name (`from a import b` is a.b where that is a module), others by their top package."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     names = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            base = module.split(".")[: -node.level] if node.level else []
-            names.add(".".join(base + ([node.module] if node.module else [])))
-    return names
+            base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else [])
+            base = ".".join(filter(None, [base, node.module]))
+            names.update(f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names)
+    return {name if name.split(".")[0] in LAYERS else name.split(".")[0] for name in names}
 
 
 def package_edges(repo: Path) -> dict[tuple[str, str], dict[str, set[str]]]:
     """(importing package, imported package) -> {importing module: the modules it imports there}."""
+    modules = our_modules(repo)
     edges = defaultdict(lambda: defaultdict(set))
-    for package in LAYERS:
-        for path in sorted((repo / package).rglob("*.py")):
-            module = ".".join(path.relative_to(repo).with_suffix("").parts)
-            for name in imported_names(path, module):
-                target = name.split(".")[0]
-                if target in LAYERS and target != package:
-                    edges[package, target][module].add(name)
+    for module, path in modules.items():
+        for name in imported_modules(path, module, modules):
+            source, target = module.split(".")[0], name.split(".")[0]
+            if target in LAYERS and target != source:
+                edges[source, target][module].add(name)
     return edges
 
 
 def layering_violations(edges) -> list[tuple[str, str]]:
     """The (importing, imported) package pairs that go up or sideways."""
     return [pair for pair in sorted(edges) if LAYERS[pair[1]] >= LAYERS[pair[0]]]
+
+
+def module_cycles(repo: Path) -> list[list[str]]:
+    """Groups of our modules that import each other, directly or through others."""
+    modules = our_modules(repo)
+    graph = {module: {name for name in imported_modules(path, module, modules) if name in modules} - {module}
+             for module, path in modules.items()}
+    reach = {}
+    for module in graph:
+        seen, todo = set(), list(graph[module])
+        while todo:
+            name = todo.pop()
+            if name not in seen:
+                seen.add(name)
+                todo.extend(graph[name])
+        reach[module] = seen
+    groups = {tuple(sorted(n for n in reach[m] if m in reach[n])) for m in graph if m in reach[m]}
+    return [list(group) for group in sorted(groups)]
 
 
 def main(repo: Path) -> int:
@@ -52,7 +79,10 @@ def main(repo: Path) -> int:
         print(f"{pair[0]} -> {pair[1]}" + ("   NOT ALLOWED (up or sideways)" if pair in violations else ""))
         for module, names in sorted(edges[pair].items()):
             print(f"    {module}: {', '.join(sorted(names))}")
-    return 1 if violations else 0
+    cycles = module_cycles(repo)
+    for group in cycles:
+        print(f"NOT ALLOWED: modules that import each other: {', '.join(group)}")
+    return 1 if violations or cycles else 0
 
 
 if __name__ == "__main__":

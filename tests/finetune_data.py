@@ -14,8 +14,9 @@ import torch
 from fairseq.data import Dictionary, indexed_dataset
 
 from bio_roberta.predictions import predict
-from bio_roberta_core.tagging import convert_tags, label_symbols
+from bio_roberta.tasks.kinds import MULTILABEL, label_symbols
 from bio_roberta.tasks.registry import get_task
+from bio_roberta_core.tagging import convert_tags
 from conftest import TINY_WORDS, USER_DIR
 
 SPLITS = {"train": 48, "valid": 16, "test": 16}
@@ -147,7 +148,7 @@ def build_classification(root: Path, dict_txt: Path, task: str, seed: int = 0) -
         for i in range(n):
             words = [rng.choice(TINY_WORDS) for _ in range(rng.randint(3, 12))]
             present = keyword_labels(words, [s for s in symbols if s != spec.negative_label])
-            if spec.kind == "multilabel":
+            if spec.kind == MULTILABEL:
                 row = present
                 ids.append(f"{split}{i // 4}_s{i % 4}\t{split}{i // 4}")
             else:

@@ -125,9 +125,9 @@ def test_registry_scored_labels_are_the_labels_without_the_negative():
     """The plugin's --negative-label option reproduces each task's scored labels."""
     for spec in TASKS.values():
         if spec.negative_label is not None:
-            assert metrics.scored_labels(spec) == tuple(l for l in spec.labels if l != spec.negative_label)
-    assert metrics.scored_labels(get_task("ddi")) == ("DDI-mechanism", "DDI-effect", "DDI-advise", "DDI-int")
-    assert metrics.scored_labels(get_task("gad")) == ("1",)
+            assert spec.labels_in_score == tuple(l for l in spec.labels if l != spec.negative_label)
+    assert get_task("ddi").labels_in_score == ("DDI-mechanism", "DDI-effect", "DDI-advise", "DDI-int")
+    assert get_task("gad").labels_in_score == ("1",)
 
 
 def test_score_dispatches_on_the_registry_metric():
@@ -136,12 +136,12 @@ def test_score_dispatches_on_the_registry_metric():
         spec = get_task(name)
         gold, predicted = random_labels(rng, spec.labels, 50), random_labels(rng, spec.labels, 50)
         expected = f1_score(gold, predicted, labels=list(spec.scored_labels), average=average, zero_division=0)
-        assert metrics.score(spec, gold, predicted) == expected
+        assert spec.score(gold, predicted) == expected
     gold, predicted = random_labels(rng, ["0", "1"], 50), random_labels(rng, ["0", "1"], 50)
-    assert metrics.score(get_task("euadr"), gold, predicted) == f1_score(gold, predicted, pos_label="1")
+    assert get_task("euadr").score(gold, predicted) == f1_score(gold, predicted, pos_label="1")
     labels = get_task("mednli").labels
     gold, predicted = random_labels(rng, labels, 50), random_labels(rng, labels, 50)
-    assert metrics.score(get_task("mednli"), gold, predicted) == accuracy_score(gold, predicted)
+    assert get_task("mednli").score(gold, predicted) == accuracy_score(gold, predicted)
 
 
 def read_biobert_ner_tags(path):

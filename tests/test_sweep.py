@@ -24,7 +24,7 @@ CUE_WORDS = ("aspirin", "insulin", "mice")
 
 def build_relation(root: Path, dict_txt: Path, task: str = "chemprot", seed: int = 0, splits=None) -> Path:
     """A single-label finetune-bin (chemprot labels): the label is told by a cue word."""
-    from bio_roberta_core.tagging import label_symbols
+    from bio_roberta.tasks.kinds import label_symbols
     from bio_roberta.tasks.registry import get_task
 
     rng = random.Random(seed)
@@ -128,6 +128,7 @@ def test_cross_validation_fold_one_sets_the_updates_of_the_other_folds(tmp_path,
     import dataclasses
 
     from bio_roberta import finetune
+    from bio_roberta.sweep import compose_config
     from bio_roberta.tasks.registry import get_task
 
     three_folds = dataclasses.replace(get_task("gad"), folds=3, model_selection_fold=2)
@@ -136,10 +137,10 @@ def test_cross_validation_fold_one_sets_the_updates_of_the_other_folds(tmp_path,
     for fold in (1, 2, 3):  # fold 2 selects, folds 1 and 3 are scored
         build_relation(data_root / "gad" / f"fold{fold}", tiny_roberta_checkpoint.parent / "dict.txt", task="gad",
                        seed=fold, splits={"train": 24, "valid": 8, "test": 8})
-    cfg = {"task_name": "gad", "seed": 3, "pretrained": str(tiny_roberta_checkpoint), "data_root": str(data_root),
-           "results_dir": str(tmp_path / "results"), "arch": "roberta_tiny",
-           "hparams": {"max_epoch": 2, "batch_size": 8, "validate_interval_updates": 2}, "num_workers": 0,
-           "log_interval": 1}
+    cfg = compose_config(["task_name=gad", "seed=3", f"pretrained={tiny_roberta_checkpoint}", f"data_root={data_root}",
+                          f"results_dir={tmp_path / 'results'}", "arch=roberta_tiny", "hparams.max_epoch=2",
+                          "hparams.batch_size=8", "hparams.validate_interval_updates=2", "num_workers=0",
+                          "log_interval=1"])
     selection, *evaluation = finetune.run_task_seed(cfg)
     assert selection["role"] == "model_selection" and selection["status"] == "ok", selection.get("error")
     assert selection["fold"] == 2 and [r["fold"] for r in evaluation] == [1, 3]

@@ -1,8 +1,9 @@
 """Convert a task's source files into finetune-bin/<task> with the model's vocabulary.
 
 The layout is the contract in the docstring of user_dir/tasks/sequence_labeling.py: input0/
-(input1/ for NLI) with the model's dict.txt, label/ with bio_roberta_core.tagging.label_symbols,
-{split}.ids, {split}.conll for NER, and manifest.json. Everything is binarised with fairseq's own
+(input1/ for the kinds of sentence pairs) with the model's dict.txt, label/ with
+bio_roberta.tasks.kinds.label_symbols, {split}.ids, {split}.conll for the kinds that tag words,
+and manifest.json. Everything is binarised with fairseq's own
 Dictionary and mmap indexed-dataset builder, as fairseq-preprocess does (an eos after every line).
 
 Words keep their identity through BPE: a word is encoded with a leading space except at the start
@@ -19,18 +20,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
-from bio_roberta_core.provenance import atomic_write_json, atomic_write_text, environment_record, file_record
-from bio_roberta_core.tagging import BIO, check_scheme, convert_tags, label_symbols
+from bio_roberta.tasks.kinds import label_symbols
 from bio_roberta.tasks.readers import SPLITS, TaggedSentence, TaskData, TextExample, read_task
-from bio_roberta.tasks.registry import NLI, TaskSpec
+from bio_roberta.tasks.registry import TaskSpec
+from bio_roberta_core.provenance import atomic_write_json, atomic_write_text, environment_record, file_record
+from bio_roberta_core.tagging import BIO, check_scheme, convert_tags
 from preprocess.vocab import write_padded_dict
 
 logger = logging.getLogger(__name__)
 
-# <s> and </s> around a single sentence.
-SINGLE_SENTENCE_SPECIALS = 2
-# <s> s1 </s> </s> s2 </s>: fairseq sentence_prediction prepends the separator (</s>) to input1.
-SENTENCE_PAIR_SPECIALS = 4
+# Special tokens around an example of 1 or 2 texts: <s> s1 </s>, or <s> s1 </s> </s> s2 </s>
+# (fairseq sentence_prediction prepends the separator </s> to input1).
+SPECIALS_OF_INPUTS = {1: 2, 2: 4}
 
 
 class ConversionError(ValueError):
@@ -67,7 +68,7 @@ class TaskEncoder:
             self.label_dictionary.add_symbol(symbol, n=0)
         # Source label -> label symbol (symbols write spaces as '_'); NER tags go through the scheme.
         self.symbol_of = {} if spec.is_sequence_labelling else dict(zip(spec.labels, self.label_symbols))
-        specials = SENTENCE_PAIR_SPECIALS if spec.kind == NLI else SINGLE_SENTENCE_SPECIALS
+        specials = SPECIALS_OF_INPUTS[spec.task_kind.inputs]
         if max_positions <= specials:
             raise ConversionError(f"max positions {max_positions} leaves no room for tokens")
         self.max_tokens = max_positions - specials
@@ -128,7 +129,7 @@ class TaskEncoder:
             out.counts["truncated"] += 1
             first, second = truncate_longest_first(first, second, self.max_tokens)
         out.input0.append(first + [self.dictionary.eos()])
-        if self.spec.kind == NLI:
+        if self.spec.task_kind.inputs == 2:
             out.input1.append(second + [self.dictionary.eos()])
         out.labels.append([self.label_id(self.symbol_of[label]) for label in example.labels]
                           + [self.label_dictionary.eos()])
@@ -182,14 +183,13 @@ def write_finetune_bin(data: TaskData, encoder: TaskEncoder, out_dir: Path, voca
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "manifest.json").unlink(missing_ok=True)
     encoded = {split: encoder.encode_split(data.splits[split].examples) for split in SPLITS}
-    inputs = ["input0", "input1"] if spec.kind == NLI else ["input0"]
+    inputs = [f"input{i}" for i in range(spec.task_kind.inputs)]
     for name in inputs:
         (out_dir / name).mkdir(parents=True, exist_ok=True)
         write_padded_dict(Path(vocab["path"]) / "dict.txt", out_dir / name / "dict.txt")  # as binarize's
     for split, rows in encoded.items():
-        write_indexed(rows.input0, out_dir / "input0" / split, len(encoder.dictionary))
-        if spec.kind == NLI:
-            write_indexed(rows.input1, out_dir / "input1" / split, len(encoder.dictionary))
+        for name, input_rows in zip(inputs, (rows.input0, rows.input1)):
+            write_indexed(input_rows, out_dir / name / split, len(encoder.dictionary))
         write_indexed(rows.labels, out_dir / "label" / split, len(encoder.label_dictionary))
         atomic_write_text(out_dir / f"{split}.ids", "".join(f"{i}\n" for i in rows.ids))
         if spec.is_sequence_labelling:

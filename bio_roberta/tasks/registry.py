@@ -10,12 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-# Kinds decide the fairseq task, head and criterion used for fine-tuning.
-NER = "ner"                      # token tagging, entity F1
-MULTILABEL = "multilabel"        # several labels per document (HOC)
-RELATION = "relation"            # single-label sentence classification with a negative class
-BINARY_RELATION = "binary_relation"  # 0/1 relation, 10 cross-validation folds (GAD, EU-ADR)
-NLI = "nli"                      # sentence-pair classification (MedNLI)
+from bio_roberta.tasks.kinds import BINARY_RELATION, KINDS, MULTILABEL, NER, NLI, RELATION, TaskKind
+from bio_roberta_core.metrics import METRICS
 
 PUBMED = "pubmed"
 CLINICAL = "clinical"
@@ -63,10 +59,10 @@ class TaskSpec:
     name: str                   # registry key, used on the command line and in file names
     display: str                # as printed in the paper's tables
     domain: str                 # PUBMED or CLINICAL (the report's summary rows)
-    kind: str                   # NER, MULTILABEL, RELATION, BINARY_RELATION, NLI
+    kind: str                   # a row of bio_roberta.tasks.kinds.KINDS: NER, MULTILABEL, RELATION, ...
     source_format: str          # a reader in bio_roberta.tasks.readers
     labels: tuple[str, ...]     # every label the source files may hold, in label-id order
-    metric: str                 # a scorer in bio_roberta_core.metrics
+    metric: str                 # a row of bio_roberta_core.metrics.METRICS
     hparams: Hyperparameters
     paper: tuple[float, ...]    # Table 2 medians, PAPER_COLUMNS order
     public: bool = True
@@ -82,9 +78,35 @@ class TaskSpec:
     entity_type: Optional[str] = None
     notes: str = field(default="", compare=False)
 
+    def __post_init__(self):
+        """A kind and metric the tables have, and a metric the kind's criterion logs at validation
+        (fairseq-train picks checkpoints by it)."""
+        if self.kind not in KINDS:
+            raise ValueError(f"task {self.name}: kind {self.kind!r} is not one of {sorted(KINDS)} (tasks/kinds.py)")
+        if self.metric not in METRICS:
+            raise ValueError(f"task {self.name}: metric {self.metric!r} is not one of {sorted(METRICS)}")
+        if METRICS[self.metric].criterion != self.task_kind.criterion:
+            raise ValueError(f"task {self.name}: criterion {self.task_kind.criterion} of kind {self.kind} does not "
+                             f"log {self.metric} (logged by {METRICS[self.metric].criterion})")
+
+    @property
+    def task_kind(self) -> TaskKind:
+        return KINDS[self.kind]
+
     @property
     def is_sequence_labelling(self) -> bool:
-        return self.kind == NER
+        return self.task_kind.tags_words
+
+    @property
+    def labels_in_score(self) -> tuple[str, ...]:
+        """The labels the task's F1 counts: scored_labels, else every label but the negative."""
+        if self.scored_labels:
+            return tuple(self.scored_labels)
+        return tuple(label for label in self.labels if label != self.negative_label)
+
+    def score(self, gold, predicted) -> float:
+        """The task's metric on gold and predicted labels, as its kind's prediction file reads them."""
+        return METRICS[self.metric].score(gold, predicted, self.labels_in_score)
 
     @property
     def evaluation_folds(self) -> tuple[int, ...]:
@@ -218,8 +240,8 @@ def get_task(name: str) -> TaskSpec:
 def summary_groups() -> dict[str, tuple[str, ...]]:
     specs = TASKS.values()
     return {
-        "Seq. Lab.": tuple(s.name for s in specs if s.kind == NER),
-        "Classif.": tuple(s.name for s in specs if s.kind != NER),
+        "Seq. Lab.": tuple(s.name for s in specs if s.is_sequence_labelling),
+        "Classif.": tuple(s.name for s in specs if not s.is_sequence_labelling),
         "PubMed": tuple(s.name for s in specs if s.domain == PUBMED),
         "Clinical": tuple(s.name for s in specs if s.domain == CLINICAL),
         "All": tuple(TASKS),

@@ -10,7 +10,7 @@ from fairseq import metrics
 from fairseq.criterions import FairseqCriterion, register_criterion
 from fairseq.dataclass import FairseqDataclass
 
-from bio_roberta_core.metrics import group_label_sets, hoc_abstract_f1
+from bio_roberta_core.metrics import HOC_ABSTRACT_F1, group_label_sets, hoc_abstract_f1
 from user_dir.criterions._finetune_metrics import finetune_logging_output, log_loss, log_percentage
 
 VALIDATION_TENSORS = ("group", "gold", "predicted")
@@ -53,7 +53,7 @@ class MultilabelClassificationCriterion(FairseqCriterion):
             for key in VALIDATION_TENSORS:
                 metrics.log_concat_tensor("_" + key, torch.cat([log[key] for log in validation]))
             log_percentage(
-                "hoc_abstract_f1",
+                HOC_ABSTRACT_F1,
                 lambda meters: hoc_abstract_f1_of_tensors(*(meters["_" + k].tensor for k in VALIDATION_TENSORS)),
             )
 

@@ -5,7 +5,7 @@ from fairseq import metrics
 from fairseq.criterions import FairseqCriterion, register_criterion
 from fairseq.dataclass import FairseqDataclass
 
-from bio_roberta_core.metrics import entity_counts, f1_from_counts
+from bio_roberta_core.metrics import ENTITY_F1, entity_counts, f1_from_counts
 from user_dir.criterions._finetune_metrics import (
     finetune_logging_output,
     log_loss,
@@ -58,7 +58,7 @@ class SequenceLabelingCriterion(FairseqCriterion):
             ncorrect = sum(log.get("ncorrect", 0) for log in logging_outputs)
             metrics.log_scalar("tag_accuracy", 100.0 * ncorrect / max(sample_size, 1), sample_size, round=2)
             log_summed_counts(logging_outputs, ENTITY_COUNTS)
-            log_percentage("entity_f1", lambda meters: f1_from_counts(*summed_counts(meters, ENTITY_COUNTS)))
+            log_percentage(ENTITY_F1, lambda meters: f1_from_counts(*summed_counts(meters, ENTITY_COUNTS)))
 
     @staticmethod
     def logging_outputs_can_be_summed() -> bool:

@@ -12,7 +12,7 @@ import torch
 from fairseq.criterions import register_criterion
 from fairseq.criterions.sentence_prediction import SentencePredictionConfig, SentencePredictionCriterion
 
-from bio_roberta_core.metrics import macro_f1_from_counts, micro_f1_from_counts
+from bio_roberta_core.metrics import BINARY_F1, MACRO_F1, MICRO_F1, macro_f1_from_counts, micro_f1_from_counts
 from user_dir.criterions._finetune_metrics import log_percentage, log_summed_counts, summed_counts
 
 COUNTS = ("tp", "predicted", "gold")
@@ -72,7 +72,7 @@ class SingleLabelClassificationCriterion(SentencePredictionCriterion):
         def count_arrays(meters):
             return [summed_counts(meters, count_keys) for count_keys in keys]
 
-        log_percentage("macro_f1", lambda meters: macro_f1_from_counts(*count_arrays(meters)))
-        log_percentage("micro_f1", lambda meters: micro_f1_from_counts(*count_arrays(meters)))
+        log_percentage(MACRO_F1, lambda meters: macro_f1_from_counts(*count_arrays(meters)))
+        log_percentage(MICRO_F1, lambda meters: micro_f1_from_counts(*count_arrays(meters)))
         if len(classes) == 1:
-            log_percentage("binary_f1", lambda meters: micro_f1_from_counts(*count_arrays(meters)))
+            log_percentage(BINARY_F1, lambda meters: micro_f1_from_counts(*count_arrays(meters)))

@@ -1,0 +1,202 @@
+"""The prediction file of each task kind (bio_roberta/tasks/kinds.py): how a fine-tuned model's
+outputs become (gold, predicted) rows, how they are written, and how the file is read back in the
+shape the task's metric scores, so the file alone reproduces the score:
+
+  TAGGED_WORDS   CoNLL columns ``word<TAB>gold<TAB>predicted``, a blank line after each sentence
+                 (conlleval reads it with ``-d '\\t'``); gold is the source BIO tag, predicted is
+                 the model's tag converted to BIO; read as sentences of tags.
+  SINGLE_LABELS  a header ``id<TAB>group<TAB>gold<TAB>predicted`` and one row per example, in the
+                 order of <split>.ids; group is the example id unless the score groups examples;
+                 read as one label per example.
+  LABEL_SETS     the same columns, each cell the comma-separated label symbols (possibly none);
+                 read as the union of each group's label sets (HOC: an abstract's sentences).
+
+Rows come from the fine-tuning plugin's tasks (user_dir); like the finetune-bin files, everything
+is in label symbols.
+"""
+from __future__ import annotations
+
+import abc
+import csv
+from pathlib import Path
+from typing import Any, Iterable
+
+from bio_roberta_core.metrics import group_label_sets
+from bio_roberta_core.provenance import atomic_write_text
+from bio_roberta_core.tagging import BIO, convert_tags
+
+CLASSIFICATION_COLUMNS = ("id", "group", "gold", "predicted")
+MULTILABEL_SEPARATOR = ","
+
+
+class PredictionFileError(ValueError):
+    """A prediction or gold file that does not have the documented layout (names file and line)."""
+
+
+class PredictionFile(abc.ABC):
+    """One prediction file format; ``outputs`` maps example index -> (gold, predicted)."""
+
+    suffix: str
+
+    @abc.abstractmethod
+    def rows(self, model, task, sample) -> Iterable[tuple[Any, Any]]:
+        """(gold, predicted) of each example of a batch, in the order of sample["id"]."""
+
+    @abc.abstractmethod
+    def write(self, data_dir: Path, split: str, outputs: dict, output: Path) -> int:
+        """Write the predictions of `split` to `output`; returns the number of examples written."""
+
+    @abc.abstractmethod
+    def read(self, path: Path) -> tuple[Any, Any]:
+        """(gold, predicted) of a prediction file, as the task's metric takes them."""
+
+
+def read_conll(path: Path, columns: int) -> list[list[list[str]]]:
+    """Blocks of rows of ``columns`` tab-separated fields; blank lines end blocks."""
+    blocks, block = [], []
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            line = line.rstrip("\n")
+            if not line:
+                if block:
+                    blocks.append(block)
+                block = []
+                continue
+            fields = line.split("\t")
+            if len(fields) != columns:
+                raise PredictionFileError(f"{path}:{number}: expected {columns} tab-separated columns, got {len(fields)}")
+            block.append(fields)
+    return blocks + ([block] if block else [])
+
+
+class TaggedWords(PredictionFile):
+    """A tag per word (sequence_labeling): CoNLL, predicted tags in BIO."""
+
+    suffix = "conll"
+
+    def rows(self, model, task, sample):
+        from user_dir.criterions.sequence_labeling import word_tags
+        from user_dir.models.token_classification_head import token_classification_logits
+
+        target = sample["target"]
+        logits = token_classification_logits(model, task.cfg.classification_head_name,
+                                             sample["net_input"]["src_tokens"])
+        return zip(word_tags(target, target, task.tags), word_tags(logits.argmax(-1), target, task.tags))
+
+    def write(self, data_dir, split, outputs, output):
+        """Join each sentence's pieces, convert predicted tags to BIO, write CoNLL; returns sentences."""
+        from user_dir.tasks._finetune_bin import read_ids
+
+        ids = read_ids(str(data_dir), split, len(outputs))
+        conll = Path(data_dir) / f"{split}.conll"
+        blocks = read_conll(conll, 2)
+        if len(blocks) != len(ids):
+            raise PredictionFileError(f"{conll} has {len(blocks)} examples but {split}.ids has {len(ids)}")
+        sentences: list[tuple[str, list, list]] = []  # (id, word rows, predicted tags in the model's scheme)
+        for index, ((example_id, _group), block) in enumerate(zip(ids, blocks)):
+            predicted = outputs[index][1]
+            if len(predicted) != len(block):
+                raise PredictionFileError(
+                    f"{conll}: example {index} ({example_id}) has {len(block)} words but label/{split} "
+                    f"tags {len(predicted)} of its subwords"
+                )
+            if sentences and sentences[-1][0] == example_id:
+                sentences[-1][1].extend(block)
+                sentences[-1][2].extend(predicted)
+            else:
+                sentences.append((example_id, list(block), list(predicted)))
+        lines = []
+        for _id, rows, predicted in sentences:
+            lines += [f"{word}\t{gold}\t{tag}\n" for (word, gold), tag in zip(rows, convert_tags(predicted, BIO))]
+            lines.append("\n")
+        atomic_write_text(output, "".join(lines))
+        return len(sentences)
+
+    def read(self, path):
+        blocks = read_conll(path, 3)
+        return [[row[1] for row in block] for block in blocks], [[row[2] for row in block] for block in blocks]
+
+
+class ClassificationTable(PredictionFile, abc.ABC):
+    """One row per example under CLASSIFICATION_COLUMNS; subclasses say what a cell holds."""
+
+    suffix = "tsv"
+
+    @abc.abstractmethod
+    def cell(self, value) -> str:
+        """A gold or predicted value as written in its column."""
+
+    def write(self, data_dir, split, outputs, output):
+        from user_dir.tasks._finetune_bin import read_ids
+
+        ids = read_ids(str(data_dir), split, len(outputs))
+        lines = ["\t".join(CLASSIFICATION_COLUMNS) + "\n"]
+        for index, (example_id, group) in enumerate(ids):
+            gold, predicted = outputs[index]
+            lines.append(f"{example_id}\t{group}\t{self.cell(gold)}\t{self.cell(predicted)}\n")
+        atomic_write_text(output, "".join(lines))
+        return len(ids)
+
+    @staticmethod
+    def table_rows(path: Path) -> list[list[str]]:
+        """The rows under the header, each checked to have every column."""
+        with open(path, encoding="utf-8", newline="") as handle:
+            reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
+            header = next(reader, None)
+            if tuple(header or ()) != CLASSIFICATION_COLUMNS:
+                raise PredictionFileError(f"{path}:1: expected the header {'<TAB>'.join(CLASSIFICATION_COLUMNS)}")
+            rows = list(reader)
+        for number, row in enumerate(rows, 2):
+            if len(row) != len(CLASSIFICATION_COLUMNS):
+                raise PredictionFileError(f"{path}:{number}: expected {len(CLASSIFICATION_COLUMNS)} columns, "
+                                          f"got {len(row)}")
+        return rows
+
+
+class SingleLabels(ClassificationTable):
+    """One label per example (sentence_prediction)."""
+
+    def rows(self, model, task, sample):
+        logits, _ = model(**sample["net_input"], features_only=True,
+                          classification_head_name=task.cfg.classification_head_name)
+        dictionary = task.label_dictionary
+        return zip(_label_names(dictionary, sample["target"].view(-1).tolist()),
+                   _label_names(dictionary, logits.argmax(-1).tolist()))
+
+    def cell(self, value):
+        return value
+
+    def read(self, path):
+        rows = self.table_rows(path)
+        return [row[2] for row in rows], [row[3] for row in rows]
+
+
+class LabelSets(ClassificationTable):
+    """Any number of labels per example (multilabel_classification), scored per group."""
+
+    def rows(self, model, task, sample):
+        logits, _ = model(**sample["net_input"], features_only=True,
+                          classification_head_name=task.cfg.classification_head_name)
+        names = task.label_names
+        return (({names[i] for i in gold.nonzero().flatten().tolist()},
+                 {names[i] for i in predicted.nonzero().flatten().tolist()})
+                for gold, predicted in zip(sample["target"], logits > 0))
+
+    def cell(self, value):
+        return MULTILABEL_SEPARATOR.join(sorted(value))
+
+    def read(self, path):
+        rows = self.table_rows(path)
+        groups = [row[1] for row in rows]
+
+        def sets(column):
+            return [set(filter(None, row[column].split(MULTILABEL_SEPARATOR))) for row in rows]
+
+        return group_label_sets(groups, sets(2)), group_label_sets(groups, sets(3))
+
+
+def _label_names(dictionary, class_ids) -> list[str]:
+    return [dictionary[i + dictionary.nspecial] for i in class_ids]
+
+
+TAGGED_WORDS, SINGLE_LABELS, LABEL_SETS = TaggedWords(), SingleLabels(), LabelSets()
