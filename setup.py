@@ -25,7 +25,7 @@ setup(
     python_requires=">=3.10",
     packages=find_packages(include=["bio_roberta", "bio_roberta.*", "bio_roberta_core", "preprocess",
                                     "preprocess.*", "user_dir", "user_dir.*"]),
-    package_data={"bio_roberta": ["py.typed"]},
+    package_data={"bio_roberta": ["py.typed", "configs/finetune/*.yaml"]},
     install_requires=FAIRSEQ_RUNTIME
     + [
         "torch==2.13.0",
