@@ -23,8 +23,8 @@ setup(
     version="0.1.0",
     description="RoBERTa-style biomedical and clinical language models as a fairseq plugin",
     python_requires=">=3.10",
-    packages=find_packages(include=["bio_roberta", "bio_roberta.*", "bio_roberta_core", "preprocess",
-                                    "preprocess.*", "user_dir", "user_dir.*"]),
+    packages=find_packages(include=["bio_roberta", "bio_roberta.*", "bio_roberta_core",
+                                    "preprocess", "preprocess.*", "user_dir", "user_dir.*"]),
     package_data={"bio_roberta": ["py.typed", "configs/finetune/*.yaml"]},
     install_requires=FAIRSEQ_RUNTIME
     + [

@@ -15,10 +15,11 @@ from typing import Any, Optional
 
 from bio_roberta.errors import ExportError
 from bio_roberta.hf_tokenizer import open_vocabulary
-from bio_roberta.hf_weights import (ENCODER, HF_MODEL_CLASSES, MASKED_LM, TOKEN_CLASSIFICATION, build_hf_model,
-                                    head_of, option)
+from bio_roberta.hf_weights import (ENCODER, HF_MODEL_CLASSES, MASKED_LM, TOKEN_CLASSIFICATION,
+                                    build_hf_model, head_of, option)
 from bio_roberta_core.model_dictionary import load_model_dictionary, training_dictionary
-from bio_roberta_core.provenance import atomic_write_json, environment_record, file_record, sha256_file
+from bio_roberta_core.provenance import (atomic_write_json, environment_record, file_record,
+                                         sha256_file)
 
 logger = logging.getLogger(__name__)
 
@@ -58,7 +59,8 @@ def check_dictionary(dict_txt: Path, checkpoint, recorded: Optional[dict], data_
         return
     reference = Path(recorded["path"])
     if (reference.is_file() and sha256_file(reference) == recorded["sha256"]
-            and load_model_dictionary(reference).symbols == load_model_dictionary(dict_txt).symbols):
+            and load_model_dictionary(reference).symbols
+            == load_model_dictionary(dict_txt).symbols):
         return
     gone = "" if reference.is_file() else ", which is gone"
     raise ExportError(f"{dict_txt} is not the dictionary {checkpoint} was trained with ({reference}{gone}): "

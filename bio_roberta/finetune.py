@@ -7,7 +7,7 @@ of the task's kind (bio_roberta.tasks.kinds), the hyperparameters of its registr
 task's metric, the best checkpoint kept; then predictions on test (bio_roberta.predictions),
 scored. Each run writes
 
-    RESULTS/<task>/seed<seed>/[fold<k>/]result.json  (RESULT_SCHEMA, via bio_roberta_core.provenance)
+    RESULTS/<task>/seed<seed>/[fold<k>/]result.json   (RESULT_SCHEMA, bio_roberta_core.provenance)
 
 next to its train.log, predictions and checkpoint. A run whose record says "ok" for the same
 config hash is skipped; a run that fails is recorded as failed with its error and log.
@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 from bio_roberta.tasks.registry import Hyperparameters, TaskSpec, get_task
-from bio_roberta_core.provenance import atomic_write_json, environment_record, file_record, json_hash, sha256_file
+from bio_roberta_core.provenance import (atomic_write_json, environment_record, file_record,
+                                         json_hash, sha256_file)
 
 logger = logging.getLogger(__name__)
 
@@ -137,13 +138,14 @@ def check_converted_positions(cfg: dict[str, Any], spec: TaskSpec, data_dir: Pat
 def task_options(spec: TaskSpec, max_positions: int) -> list[str]:
     """fairseq task + criterion options of the task's kind (bio_roberta/tasks/kinds.py)."""
     kind = spec.task_kind
-    return ["--task", kind.fairseq_task, "--criterion", kind.criterion, "--max-positions", str(max_positions),
-            *kind.fairseq_options(spec)]
+    return ["--task", kind.fairseq_task, "--criterion", kind.criterion,
+            "--max-positions", str(max_positions), *kind.fairseq_options(spec)]
 
 
 def command_line_options(options: dict[str, Any]) -> list[str]:
     """{"adam_eps": 1e-06, ...} as fairseq-train options: --adam-eps 1e-06 ..."""
-    return [item for key, value in options.items() for item in (f"--{key.replace('_', '-')}", str(value))]
+    return [item for key, value in options.items()
+            for item in (f"--{key.replace('_', '-')}", str(value))]
 
 
 def fairseq_options(cfg: dict[str, Any], spec: TaskSpec, hp: Hyperparameters, data_dir: Path, save_dir: Path,
@@ -165,7 +167,8 @@ def fairseq_options(cfg: dict[str, Any], spec: TaskSpec, hp: Hyperparameters, da
         "--restore-file", str(cfg["pretrained"]),
         "--reset-optimizer", "--reset-dataloader", "--reset-meters", "--reset-lr-scheduler",
         *command_line_options(cfg["optimization"]),
-        "--weight-decay", str(hp.weight_decay), "--lr", str(hp.lr), "--total-num-update", str(total_updates),
+        "--weight-decay", str(hp.weight_decay), "--lr", str(hp.lr),
+        "--total-num-update", str(total_updates),
         "--warmup-updates", str(int(hp.warmup_ratio * total_updates)),
         "--dropout", str(hp.dropout), "--attention-dropout", str(hp.dropout),
         "--batch-size", str(hp.batch_size), "--required-batch-size-multiple", "1",
@@ -216,8 +219,8 @@ def run_config(cfg: dict[str, Any], spec: TaskSpec, hp: Hyperparameters, fold: O
     """Everything that decides a run's outcome; its hash decides whether a finished run is reused."""
     return {
         "task": spec.name, "seed": cfg["seed"], "fold": fold, "role": role, "arch": cfg["arch"],
-        "metric": spec.metric, "hparams": dataclasses.asdict(hp), "optimization": dict(cfg["optimization"]),
-        "fixed_updates": fixed_updates,
+        "metric": spec.metric, "hparams": dataclasses.asdict(hp),
+        "optimization": dict(cfg["optimization"]), "fixed_updates": fixed_updates,
         "max_update": cfg.get("max_update"), "max_positions": pretrained.max_positions,
         "fp16": bool(cfg.get("fp16")), "extra_args": list(cfg.get("extra_args") or []),
         "pretrained_sha256": pretrained.record["sha256"], "data_manifest_hash": data["manifest_hash"],

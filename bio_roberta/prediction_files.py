@@ -81,24 +81,28 @@ class TaggedWords(PredictionFile):
         target = sample["target"]
         logits = token_classification_logits(model, task.cfg.classification_head_name,
                                              sample["net_input"]["src_tokens"])
-        return zip(word_tags(target, target, task.tags), word_tags(logits.argmax(-1), target, task.tags))
+        predicted = logits.argmax(-1)
+        return zip(word_tags(target, target, task.tags), word_tags(predicted, target, task.tags))
 
     def write(self, data_dir, split, outputs, output):
-        """Join each sentence's pieces, convert predicted tags to BIO, write CoNLL; returns sentences."""
+        """Join each sentence's pieces, convert predicted tags to BIO, write CoNLL; returns the
+        number of sentences."""
         from user_dir.tasks._finetune_bin import read_ids
 
         ids = read_ids(str(data_dir), split, len(outputs))
         conll = Path(data_dir) / f"{split}.conll"
         blocks = read_conll(conll, 2)
         if len(blocks) != len(ids):
-            raise PredictionFileError(f"{conll} has {len(blocks)} examples but {split}.ids has {len(ids)}")
-        sentences: list[tuple[str, list, list]] = []  # (id, word rows, predicted tags in the model's scheme)
+            raise PredictionFileError(
+                f"{conll} has {len(blocks)} examples but {split}.ids has {len(ids)}")
+        # (id, word rows, predicted tags in the model's scheme) of each sentence
+        sentences: list[tuple[str, list, list]] = []
         for index, ((example_id, _group), block) in enumerate(zip(ids, blocks)):
             predicted = outputs[index][1]
             if len(predicted) != len(block):
                 raise PredictionFileError(
-                    f"{conll}: example {index} ({example_id}) has {len(block)} words but label/{split} "
-                    f"tags {len(predicted)} of its subwords"
+                    f"{conll}: example {index} ({example_id}) has {len(block)} words but "
+                    f"label/{split} tags {len(predicted)} of its subwords"
                 )
             if sentences and sentences[-1][0] == example_id:
                 sentences[-1][1].extend(block)
@@ -107,14 +111,16 @@ class TaggedWords(PredictionFile):
                 sentences.append((example_id, list(block), list(predicted)))
         lines = []
         for _id, rows, predicted in sentences:
-            lines += [f"{word}\t{gold}\t{tag}\n" for (word, gold), tag in zip(rows, convert_tags(predicted, BIO))]
+            tags = convert_tags(predicted, BIO)
+            lines += [f"{word}\t{gold}\t{tag}\n" for (word, gold), tag in zip(rows, tags)]
             lines.append("\n")
         atomic_write_text(output, "".join(lines))
         return len(sentences)
 
     def read(self, path):
         blocks = read_conll(path, 3)
-        return [[row[1] for row in block] for block in blocks], [[row[2] for row in block] for block in blocks]
+        return ([[row[1] for row in block] for block in blocks],
+                [[row[2] for row in block] for block in blocks])
 
 
 class ClassificationTable(PredictionFile, abc.ABC):
@@ -144,12 +150,14 @@ class ClassificationTable(PredictionFile, abc.ABC):
             reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
             header = next(reader, None)
             if tuple(header or ()) != CLASSIFICATION_COLUMNS:
-                raise PredictionFileError(f"{path}:1: expected the header {'<TAB>'.join(CLASSIFICATION_COLUMNS)}")
+                raise PredictionFileError(
+                    f"{path}:1: expected the header {'<TAB>'.join(CLASSIFICATION_COLUMNS)}")
             rows = list(reader)
+        columns = len(CLASSIFICATION_COLUMNS)
         for number, row in enumerate(rows, 2):
-            if len(row) != len(CLASSIFICATION_COLUMNS):
-                raise PredictionFileError(f"{path}:{number}: expected {len(CLASSIFICATION_COLUMNS)} columns, "
-                                          f"got {len(row)}")
+            if len(row) != columns:
+                raise PredictionFileError(
+                    f"{path}:{number}: expected {columns} columns, got {len(row)}")
         return rows
 
 

@@ -66,7 +66,8 @@ def _batches(task, split: str, batch_size: int):
 
 def model_outputs(model, task, prediction_file: PredictionFile, split: str,
                   batch_size: int = 32) -> dict[int, tuple]:
-    """example index -> (gold, predicted) in label symbols, as the task kind's prediction file has them."""
+    """example index -> (gold, predicted) in label symbols, as the task kind's prediction file
+    has them."""
     import torch
     from fairseq.utils import move_to_cuda
 

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 from bio_roberta.finetune import EVALUATION, OK, RESULT_FILE, RESULT_SCHEMA, SINGLE
-from bio_roberta_core.provenance import atomic_write_bytes, atomic_write_text
 from bio_roberta.tasks.registry import PAPER_COLUMNS, TASKS, summary_groups
+from bio_roberta_core.provenance import atomic_write_bytes, atomic_write_text
 
 SHORT = "*"
 

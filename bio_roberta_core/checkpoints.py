@@ -88,7 +88,8 @@ class CheckpointError(Exception):
             what = (f"the global {refused.group(1)}" if refused
                     else "pickle content torch's weights_only loader refuses")
             return cls(f"{path}: refused to load: it holds {what}, which no fairseq checkpoint does "
-                       "(only the types in bio_roberta_core/checkpoints.py load); use checkpoints you trust")
+                       "(only the types in bio_roberta_core/checkpoints.py load); "
+                       "use checkpoints you trust")
         first_sentence = (str(error).strip().splitlines() or [""])[0].split(". ")[0]
         return cls(f"{path}: truncated, or not a fairseq checkpoint ({type(error).__name__}: {first_sentence})")
 

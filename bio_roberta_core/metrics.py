@@ -168,7 +168,7 @@ class Metric:
     # the task kind's prediction file reads them: sentences of tags for entity_f1, label sets keyed
     # by abstract for hoc_abstract_f1, one label per example otherwise.
     score: Callable[[Any, Any, Sequence[Hashable]], float]
-    # The criterion (user_dir/criterions, by its registered name: this package imports none of ours).
+    # The criterion (user_dir/criterions) by its registered name: this package imports none of ours.
     criterion: str
 
 
@@ -177,12 +177,15 @@ MACRO_F1, MICRO_F1, BINARY_F1 = "macro_f1", "micro_f1", "binary_f1"
 ACCURACY = "accuracy"  # fairseq's sentence_prediction criterion logs it under this name
 
 METRICS: dict[str, Metric] = {
-    ENTITY_F1: Metric(lambda gold, predicted, _labels: entity_f1(gold, predicted), "sequence_labeling"),
+    ENTITY_F1: Metric(lambda gold, predicted, _labels: entity_f1(gold, predicted),
+                      "sequence_labeling"),
     HOC_ABSTRACT_F1: Metric(lambda gold, predicted, _labels: hoc_abstract_f1(gold, predicted),
                             "multilabel_classification"),
     MACRO_F1: Metric(macro_f1, "single_label_classification"),
     MICRO_F1: Metric(micro_f1, "single_label_classification"),
-    BINARY_F1: Metric(lambda gold, predicted, labels: binary_f1(gold, predicted, positive_label(labels)),
-                      "single_label_classification"),
-    ACCURACY: Metric(lambda gold, predicted, _labels: accuracy(gold, predicted), "single_label_classification"),
+    BINARY_F1: Metric(
+        lambda gold, predicted, labels: binary_f1(gold, predicted, positive_label(labels)),
+        "single_label_classification"),
+    ACCURACY: Metric(lambda gold, predicted, _labels: accuracy(gold, predicted),
+                     "single_label_classification"),
 }

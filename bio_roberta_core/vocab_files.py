@@ -19,6 +19,7 @@ KIND_FILES = {
 
 def bpe_options(kind: str, vocab_dir: str | os.PathLike) -> argparse.Namespace:
     """The options fairseq's --bpe registry reads for the `kind` files in vocab_dir, e.g.
-    bpe='gpt2', gpt2_encoder_json='<vocab_dir>/encoder.json', gpt2_vocab_bpe='<vocab_dir>/vocab.bpe'."""
+    bpe='gpt2', gpt2_encoder_json='<vocab_dir>/encoder.json',
+    gpt2_vocab_bpe='<vocab_dir>/vocab.bpe'."""
     files = {key: str(Path(vocab_dir) / name) for key, name in KIND_FILES[kind].items()}
     return argparse.Namespace(bpe=kind, **files)

@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from bio_roberta_core.provenance import (atomic_write_json, environment_record, file_record, json_hash, kill_point,
-                                    replace_dir, sha256_file)
+from bio_roberta_core.provenance import (atomic_write_json, environment_record, file_record,
+                                         json_hash, kill_point, replace_dir, sha256_file)
 from preprocess.gpt2_encoder import EOS_INDEX, UNK_INDEX, BatchGPT2Encoder, read_dictionary_indices
 from preprocess.text_shards import finished_manifest
 from preprocess.vocab import DICT_FILE, MANIFEST, batched, read_vocab_dir, shard_files, write_padded_dict
@@ -233,7 +233,8 @@ def binarize(text_dirs: str | os.PathLike | list[str | os.PathLike], vocab_dir: 
     PM) into `out_dir`/{split}.bin/.idx + dict.txt + manifest.json.
 
     The data-bin is built in a dir beside `out_dir`, manifest last, and then takes its place
-    (bio_roberta_core.provenance.replace_dir): a killed run leaves the previous data-bin whole, or none.
+    (bio_roberta_core.provenance.replace_dir): a killed run leaves the previous data-bin whole, or
+    none.
     Text dirs whose parse has not finished (no manifest) are refused.
     """
     from tqdm import tqdm

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bio_roberta_core.provenance import atomic_write_json, atomic_write_text, environment_record, file_record
+from bio_roberta_core.provenance import (atomic_write_json, atomic_write_text, environment_record,
+                                         file_record)
 
 logger = logging.getLogger(__name__)
 

@@ -17,8 +17,8 @@ from typing import Any, Sequence
 from bio_roberta_core.provenance import atomic_write_json, environment_record, kill_point
 from preprocess.sentences import SPLITTER
 from preprocess.shard_writer import Totals, write_shards
-from preprocess.text_shards import (FORMAT_DESCRIPTION, MANIFEST, RUN_FILE, SHARD_NAME, SPLITS, WORK_DIR,
-                                    Reader, ShardOptions, TextDirError)
+from preprocess.text_shards import (FORMAT_DESCRIPTION, MANIFEST, RUN_FILE, SHARD_NAME, SPLITS,
+                                    WORK_DIR, Reader, ShardOptions, TextDirError)
 from preprocess.work_files import WORK_SUFFIXES, parse_inputs
 
 logger = logging.getLogger(__name__)
@@ -85,7 +85,8 @@ def build_text_shards(source: str, reader: Reader, inputs: Sequence[Path], out_d
     (out_dir / MANIFEST).unlink(missing_ok=True)  # present only when the run is complete
     _remove_leftovers(out_dir, work)
 
-    keys, summaries, reused = parse_inputs(source, reader, inputs, work, reader_options, options.workers)
+    keys, summaries, reused = parse_inputs(source, reader, inputs, work, reader_options,
+                                           options.workers)
 
     totals = Totals()
     shards, rewritten = write_shards(out_dir, work, keys, options, totals)

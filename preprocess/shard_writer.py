@@ -51,7 +51,8 @@ class ShardWriter:
     def close(self) -> None:
         if self._file is None:
             return
-        target, temporary, digest = self._target, temporary_path(self._target), self._digest.hexdigest()
+        target, digest = self._target, self._digest.hexdigest()
+        temporary = temporary_path(target)
         if target.exists() and target.stat().st_size == self._size and sha256_file(target) == digest:
             self._file.close()
             temporary.unlink()
@@ -77,11 +78,13 @@ class Totals:
     deletions_applied: int = 0
 
 
-def _build_version_index(db: sqlite3.Connection, work: Path, keys: list[str], totals: Totals) -> None:
+def _build_version_index(db: sqlite3.Connection, work: Path, keys: list[str],
+                         totals: Totals) -> None:
     """id -> (input, version, seq) of its latest record; runs of records go to sqlite in one call each."""
     db.execute("CREATE TABLE latest (id TEXT PRIMARY KEY, input INTEGER, version INTEGER, seq INTEGER) WITHOUT ROWID")
     for input_index, key in enumerate(keys):
-        for is_deletion, run in itertools.groupby(work_records(work, key), key=lambda record: record.kind == "D"):
+        records = work_records(work, key)
+        for is_deletion, run in itertools.groupby(records, key=lambda record: record.kind == "D"):
             if is_deletion:
                 totals.deletions_applied += db.executemany(
                     "DELETE FROM latest WHERE id = ?", ((record.doc_id,) for record in run)).rowcount

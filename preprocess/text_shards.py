@@ -34,11 +34,12 @@ How documents are chosen, in order:
 
 Inputs are parsed in parallel (one process per core by default): the parse of each input (XML,
 CSV, sentence splitting, fingerprints: the expensive part) goes to .work/ (work_files.py), and the
-single-process resolution and shard writing (shard_writer.py) only copy bytes. Re-running is safe and cheap: .work/ is reused
-while the input's size, mtime and the reader options are unchanged; the shards are then rebuilt
-from .work/ and a shard whose bytes are already on disk is not rewritten. Every file is written
-atomically (temporary file + rename), so a run killed at any point leaves only whole files and the next run ends with byte-identical
-output to an uninterrupted run. A dir without manifest.json is unfinished: `binarize` refuses it.
+single-process resolution and shard writing (shard_writer.py) only copy bytes. Re-running is
+safe and cheap: .work/ is reused while the input's size, mtime and the reader options are
+unchanged; the shards are then rebuilt from .work/ and a shard whose bytes are already on disk is
+not rewritten. Every file is written atomically (temporary file + rename), so a run killed at any
+point leaves only whole files and the next run ends with byte-identical output to an
+uninterrupted run. A dir without manifest.json is unfinished: `binarize` refuses it.
 
 A run refuses an --out dir written by another source or with other output options (it would
 replace those shards and drop their parsed inputs), and a non-empty dir that is not a text-shard

@@ -22,8 +22,8 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
-from bio_roberta_core.provenance import (atomic_file, atomic_write_bytes, atomic_write_json, atomic_write_text,
-                                         environment_record, file_record)
+from bio_roberta_core.provenance import (atomic_file, atomic_write_bytes, atomic_write_json,
+                                         atomic_write_text, environment_record, file_record)
 from bio_roberta_core.vocab_files import KIND_FILES
 from preprocess.gpt2_encoder import BatchGPT2Encoder
 

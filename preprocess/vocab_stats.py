@@ -82,7 +82,7 @@ def entity_words(sentences: Iterable[tuple[Sequence[str], Sequence[str]]],
 
 def vocab_stats(vocab_dirs: Iterable[str | os.PathLike], ner: dict[str, EntityWords] | None = None,
                 texts: Iterable[str | os.PathLike] = (), max_lines: int | None = None) -> dict[str, Any]:
-    """Statistics of each vocabulary over NER data ({name: its EntityWords}) and text shards/files."""
+    """Statistics of each vocabulary over NER data ({name: its EntityWords}) and text files."""
     ner = ner or {}
     text_paths = text_files(texts) if texts else []
     text_words: Counter = Counter()

@@ -88,7 +88,8 @@ def load_summary(work: Path, key: str, signature: dict[str, Any]) -> dict[str, A
 
 
 def temporary_path(path: Path) -> Path:
-    """A temporary name beside `path`, private to this process (a killed run's are removed on the next)."""
+    """A temporary name beside `path`, private to this process (the next run removes a killed
+    run's)."""
     return path.with_name(f".{path.name}.{os.getpid()}.tmp")
 
 
@@ -100,7 +101,8 @@ def parse_input_to_work(reader: Reader, path: Path, work: Path, key: str,
     documents_yielded = empty = deletions = 0
     docs_path, records_path = work / f"{key}.docs.txt", work / f"{key}.records.tsv"
     with open(temporary_path(docs_path), "wb", buffering=WRITE_BUFFER) as docs_out, \
-            open(temporary_path(records_path), "w", encoding="utf-8", buffering=WRITE_BUFFER) as records_out:
+            open(temporary_path(records_path), "w", encoding="utf-8",
+                 buffering=WRITE_BUFFER) as records_out:
         for seq, record in enumerate(reader(path, log, **reader_options)):
             if isinstance(record, Deletion):
                 deletions += 1
@@ -155,7 +157,8 @@ def work_records(work: Path, key: str) -> Iterator[WorkRecord]:
         yield from map(WorkRecord.parse, records)
 
 
-def parse_inputs(source: str, reader: Reader, inputs: Sequence[Path], work: Path, reader_options: dict[str, Any],
+def parse_inputs(source: str, reader: Reader, inputs: Sequence[Path], work: Path,
+                 reader_options: dict[str, Any],
                  workers: int) -> tuple[list[str], list[dict[str, Any]], int]:
     """(work key, summary) of every input, parsing those whose .work/ files are missing or stale, in
     `workers` processes; and how many were reused."""

@@ -9,7 +9,7 @@
 #           PARTITION, GPUS_PER_NODE, TIMEOUT_MIN, CPUS_PER_TASK, MEM_GB tune the request, e.g.
 #             PARTITION=gpu scripts/finetune_sweep.sh ckpt/checkpoint_best.pt finetune-bin results slurm
 #
-# Further arguments are Hydra overrides of configs/finetune/sweep.yaml (hparams.max_epoch=1, ...);
+# Further arguments are Hydra overrides of bio_roberta/configs/finetune/sweep.yaml (hparams.lr=...);
 # the architecture is the checkpoint's own unless arch=NAME is given. Re-running skips finished runs; failed runs are re-tried.
 set -euo pipefail
 if [[ $# -lt 3 ]]; then

@@ -31,9 +31,11 @@ def imported_modules(path: Path, module: str, modules) -> set[str]:
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else [])
-            base = ".".join(filter(None, [base, node.module]))
-            names.update(f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names)
+            levels_up = package.split(".")[: len(package.split(".")) - node.level + 1]
+            parts = levels_up if node.level else []
+            base = ".".join(parts + ([node.module] if node.module else []))
+            for alias in node.names:
+                names.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base)
     return {name if name.split(".")[0] in LAYERS else name.split(".")[0] for name in names}
 
 
@@ -57,7 +59,7 @@ def layering_violations(edges) -> list[tuple[str, str]]:
 def module_cycles(repo: Path) -> list[list[str]]:
     """Groups of our modules that import each other, directly or through others."""
     modules = our_modules(repo)
-    graph = {module: {name for name in imported_modules(path, module, modules) if name in modules} - {module}
+    graph = {module: set(imported_modules(path, module, modules)) & set(modules) - {module}
              for module, path in modules.items()}
     reach = {}
     for module in graph:
@@ -76,7 +78,8 @@ def main(repo: Path) -> int:
     edges = package_edges(repo)
     violations = layering_violations(edges)
     for pair in sorted(edges):
-        print(f"{pair[0]} -> {pair[1]}" + ("   NOT ALLOWED (up or sideways)" if pair in violations else ""))
+        note = "   NOT ALLOWED (up or sideways)" if pair in violations else ""
+        print(f"{pair[0]} -> {pair[1]}{note}")
         for module, names in sorted(edges[pair].items()):
             print(f"    {module}: {', '.join(sorted(names))}")
     cycles = module_cycles(repo)
@@ -86,4 +89,4 @@ def main(repo: Path) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent)))
+    sys.exit(main(Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parents[1])))

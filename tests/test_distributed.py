@@ -110,7 +110,7 @@ def test_torchrun_on_gpus_keeps_nccl_and_gives_each_process_its_local_gpu(monkey
 def test_the_launcher_module_runs_once_without_a_runtime_warning():
     """`python -m user_dir.distributed_launch`: the plugin package does not import the module that
     -m then runs as __main__ (runpy warns when it does, and the module would exist twice)."""
-    run = subprocess.run([sys.executable, "-W", "error::RuntimeWarning", "-m", "user_dir.distributed_launch"],
-                         capture_output=True, text=True, cwd=REPO_ROOT)
+    command = [sys.executable, "-W", "error::RuntimeWarning", "-m", "user_dir.distributed_launch"]
+    run = subprocess.run(command, capture_output=True, text=True, cwd=REPO_ROOT)
     assert run.returncode == 1 and "usage: python -m user_dir.distributed_launch" in run.stderr
     assert "RuntimeWarning" not in run.stderr

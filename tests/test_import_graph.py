@@ -5,14 +5,16 @@ import importlib.util
 
 from conftest import REPO_ROOT
 
-spec = importlib.util.spec_from_file_location("import_graph", REPO_ROOT / "scripts" / "import_graph.py")
+spec = importlib.util.spec_from_file_location("import_graph",
+                                              REPO_ROOT / "scripts" / "import_graph.py")
 import_graph = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(import_graph)
 
 
 def test_no_package_imports_upward_or_sideways():
     edges = import_graph.package_edges(REPO_ROOT)
-    assert import_graph.layering_violations(edges) == [], {pair: dict(edges[pair]) for pair in edges}
+    assert import_graph.layering_violations(edges) == [], {pair: dict(edges[pair])
+                                                           for pair in edges}
     assert not [pair for pair in edges if pair[0] == "bio_roberta_core"]
 
 
@@ -31,6 +33,8 @@ def test_the_checks_find_what_they_forbid_anywhere_in_a_module(tmp_path):
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text(source)
     edges = import_graph.package_edges(tmp_path)
-    assert import_graph.layering_violations(edges) == [("bio_roberta_core", "bio_roberta"), ("preprocess", "user_dir")]
-    assert dict(edges["bio_roberta_core", "bio_roberta"]) == {"bio_roberta_core.sub.a": {"bio_roberta.tasks.registry"}}
+    assert import_graph.layering_violations(edges) == [("bio_roberta_core", "bio_roberta"),
+                                                       ("preprocess", "user_dir")]
+    assert dict(edges["bio_roberta_core", "bio_roberta"]) == {
+        "bio_roberta_core.sub.a": {"bio_roberta.tasks.registry"}}
     assert import_graph.module_cycles(tmp_path) == [["preprocess.a", "preprocess.b"]]

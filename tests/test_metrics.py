@@ -6,8 +6,8 @@ import pytest
 import seqeval.metrics
 from sklearn.metrics import accuracy_score, f1_score
 
-from bio_roberta_core import metrics
 from bio_roberta.tasks.registry import TASKS, get_task
+from bio_roberta_core import metrics
 from conftest import shared_data_path
 
 CASES = 300
@@ -126,7 +126,8 @@ def test_registry_scored_labels_are_the_labels_without_the_negative():
     for spec in TASKS.values():
         if spec.negative_label is not None:
             assert spec.labels_in_score == tuple(l for l in spec.labels if l != spec.negative_label)
-    assert get_task("ddi").labels_in_score == ("DDI-mechanism", "DDI-effect", "DDI-advise", "DDI-int")
+    assert get_task("ddi").labels_in_score == ("DDI-mechanism", "DDI-effect", "DDI-advise",
+                                               "DDI-int")
     assert get_task("gad").labels_in_score == ("1",)
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from bio_roberta.finetune import EVALUATION, MODEL_SELECTION, RESULT_SCHEMA, SINGLE, run_dir
-from bio_roberta_core.provenance import atomic_write_json
 from bio_roberta.report import ReportError, load_records, summary_rows, task_results
+from bio_roberta_core.provenance import atomic_write_json
 
 BIN = Path(sys.executable).parent
 NCBI = {10: 0.80, 42: 0.90, 1234: 0.85, 12345: 0.70, 666: 0.95}

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from finetune_data import build_ner, input_dictionary, label_dictionary, write_indexed, write_manifest
 from conftest import TINY_WORDS
+from finetune_data import build_ner, input_dictionary, label_dictionary, write_indexed, write_manifest
 
 pytestmark = pytest.mark.slow
 BIN = Path(sys.executable).parent
@@ -137,10 +137,11 @@ def test_cross_validation_fold_one_sets_the_updates_of_the_other_folds(tmp_path,
     for fold in (1, 2, 3):  # fold 2 selects, folds 1 and 3 are scored
         build_relation(data_root / "gad" / f"fold{fold}", tiny_roberta_checkpoint.parent / "dict.txt", task="gad",
                        seed=fold, splits={"train": 24, "valid": 8, "test": 8})
-    cfg = compose_config(["task_name=gad", "seed=3", f"pretrained={tiny_roberta_checkpoint}", f"data_root={data_root}",
-                          f"results_dir={tmp_path / 'results'}", "arch=roberta_tiny", "hparams.max_epoch=2",
-                          "hparams.batch_size=8", "hparams.validate_interval_updates=2", "num_workers=0",
-                          "log_interval=1"])
+    cfg = compose_config([
+        "task_name=gad", "seed=3", f"pretrained={tiny_roberta_checkpoint}",
+        f"data_root={data_root}", f"results_dir={tmp_path / 'results'}", "arch=roberta_tiny",
+        "hparams.max_epoch=2", "hparams.batch_size=8", "hparams.validate_interval_updates=2",
+        "num_workers=0", "log_interval=1"])
     selection, *evaluation = finetune.run_task_seed(cfg)
     assert selection["role"] == "model_selection" and selection["status"] == "ok", selection.get("error")
     assert selection["fold"] == 2 and [r["fold"] for r in evaluation] == [1, 3]

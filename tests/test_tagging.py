@@ -7,7 +7,8 @@ from seqeval.metrics.sequence_labeling import get_entities
 from bio_roberta.tasks.kinds import label_symbols
 from bio_roberta.tasks.registry import TASKS, get_task
 from bio_roberta_core.tagging import (
-    BIO, BIOUL, IO, SCHEMES, convert_tags, entity_types, scheme_tags, spans_to_tags, split_tag, tag_spans,
+    BIO, BIOUL, IO, SCHEMES, convert_tags, entity_types, scheme_tags, spans_to_tags, split_tag,
+    tag_spans,
 )
 
 TYPES = (("",), ("chem", "gene"))

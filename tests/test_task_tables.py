@@ -16,13 +16,14 @@ from bio_roberta.tasks.registry import TASKS, get_task
 from bio_roberta_core.metrics import METRICS
 
 # One validation batch's logging output of each criterion: one class / entity / abstract.
+BATCH = {"loss": torch.tensor(1.0), "sample_size": 2, "ntokens": 4, "nsentences": 2}
 VALIDATION_OUTPUTS = {
-    "sequence_labeling": {"loss": torch.tensor(1.0), "sample_size": 2, "ntokens": 4, "nsentences": 1,
-                          "ncorrect": 1, "entity_tp": 1, "entity_predicted": 2, "entity_gold": 1},
-    "single_label_classification": {"loss": torch.tensor(1.0), "sample_size": 2, "ntokens": 4, "nsentences": 2,
-                                    "ncorrect": 1, "tp_1": 1, "predicted_1": 1, "gold_1": 2},
-    "multilabel_classification": {"loss": torch.tensor(1.0), "sample_size": 2, "ntokens": 4, "nsentences": 2,
-                                  "group": torch.tensor([0, 0]), "gold": torch.tensor([[True, False], [False, True]]),
+    "sequence_labeling": {**BATCH, "ncorrect": 1, "entity_tp": 1, "entity_predicted": 2,
+                          "entity_gold": 1},
+    "single_label_classification": {**BATCH, "ncorrect": 1, "tp_1": 1, "predicted_1": 1,
+                                    "gold_1": 2},
+    "multilabel_classification": {**BATCH, "group": torch.tensor([0, 0]),
+                                  "gold": torch.tensor([[True, False], [False, True]]),
                                   "predicted": torch.tensor([[True, False], [False, False]])},
 }
 
@@ -53,8 +54,8 @@ def test_each_metric_is_logged_by_its_criterion_under_its_name(name):
 
 
 def test_a_task_whose_kind_does_not_log_its_metric_is_refused():
-    with pytest.raises(ValueError, match="task ncbi-disease: criterion sequence_labeling of kind ner does not log "
-                                         "macro_f1"):
+    with pytest.raises(ValueError, match="task ncbi-disease: criterion sequence_labeling of kind "
+                                         "ner does not log macro_f1"):
         dataclasses.replace(get_task("ncbi-disease"), metric="macro_f1")
     with pytest.raises(ValueError, match="task chemprot: metric 'pearson' is not one of"):
         dataclasses.replace(get_task("chemprot"), metric="pearson")
@@ -76,7 +77,8 @@ def test_a_new_kind_is_one_row(tmp_path, monkeypatch):
     out = tmp_path / "finetune-bin"
     (manifest,) = convert_task(spec, data, _tiny_vocab(tmp_path), out)
     assert manifest["kind"] == "qa_pair" and (out / "input1" / "train.bin").is_file()
-    assert task_options(spec, 64)[:4] == ["--task", "sentence_prediction", "--criterion", "single_label_classification"]
+    assert task_options(spec, 64)[:4] == ["--task", "sentence_prediction",
+                                          "--criterion", "single_label_classification"]
     assert kinds.label_symbols(spec) == spec.labels
 
 

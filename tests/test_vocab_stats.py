@@ -82,8 +82,8 @@ def test_breakout_rate_on_real_bc5cdr_chemical(tmp_path):
     corpus = tmp_path / "abstracts.txt"
     corpus.write_text("\n".join(real_abstract_lines()) + "\n", encoding="utf-8")
     learn_vocabulary("gpt2", [corpus], tmp_path / "vocab", vocab_size=3000)
-    stats = vocab_stats([tmp_path / "vocab"], {"bc5cdr-chem": ner_entity_words("bc5cdr-chem", ner_dir)},
-                        [corpus])
+    ner_words = {"bc5cdr-chem": ner_entity_words("bc5cdr-chem", ner_dir)}
+    stats = vocab_stats([tmp_path / "vocab"], ner_words, [corpus])
     ner = stats["vocabularies"][str(tmp_path / "vocab")]["ner"]["bc5cdr-chem"]
     begins = sum(line.endswith("\tB") for name in ("train.tsv", "devel.tsv", "test.tsv")
                  for line in (ner_dir / name).read_text(encoding="utf-8").splitlines())

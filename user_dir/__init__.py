@@ -2,10 +2,10 @@
 
 Importing it registers every task, criterion and model in tasks/, criterions/ and models/ (one
 component per file, as in fairseq itself) and makes fairseq checkpoints load under torch's
-weights_only default (bio_roberta_core/checkpoints.py), appear whole or not at all, and resume past a
-damaged checkpoint_last.pt (checkpointing.py). It also makes fairseq's data-parallel launch work
-on CPU and under torchrun (distributed.py), gives bf16 on GPUs flat fp32 master weights
-(precision.py) and fairseq's Adam a fused kernel without apex (optim/fused_adam.py).
+weights_only default (bio_roberta_core/checkpoints.py), appear whole or not at all, and resume
+past a damaged checkpoint_last.pt (checkpointing.py). It also makes fairseq's data-parallel
+launch work on CPU and under torchrun (distributed.py), gives bf16 on GPUs flat fp32 master
+weights (precision.py) and fairseq's Adam a fused kernel without apex (optim/fused_adam.py).
 """
 import importlib
 import pkgutil

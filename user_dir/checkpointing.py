@@ -43,7 +43,8 @@ _fairseq = {}  # fairseq's own functions, which ours call
 
 @contextlib.contextmanager
 def checkpoint_file(path: str):
-    """A handle whose bytes replace path whole when the block ends (bio_roberta_core.provenance.atomic_file)."""
+    """A handle whose bytes replace path whole when the block ends
+    (bio_roberta_core.provenance.atomic_file)."""
     with atomic_file(path) as handle:
         yield handle
         handle.flush()

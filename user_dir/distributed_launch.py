@@ -10,13 +10,15 @@ import sys
 
 import user_dir  # noqa: F401  (installs call_main before fairseq reads its config)
 
-ENTRY_POINTS = {"fairseq-train": "fairseq_cli.train", "fairseq-hydra-train": "fairseq_cli.hydra_train"}
+ENTRY_POINTS = {"fairseq-train": "fairseq_cli.train",
+                "fairseq-hydra-train": "fairseq_cli.hydra_train"}
 
 
 def main() -> None:
     """`python -m user_dir.distributed_launch fairseq-train|fairseq-hydra-train ARGS...`"""
     if len(sys.argv) < 2 or sys.argv[1] not in ENTRY_POINTS:
-        sys.exit(f"usage: python -m user_dir.distributed_launch {{{'|'.join(ENTRY_POINTS)}}} ARGS...")
+        choices = "|".join(ENTRY_POINTS)
+        sys.exit(f"usage: python -m user_dir.distributed_launch {{{choices}}} ARGS...")
     entry = importlib.import_module(ENTRY_POINTS[sys.argv[1]])
     sys.argv = [sys.argv[1], *sys.argv[2:]]
     entry.cli_main()

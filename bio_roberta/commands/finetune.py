@@ -1,7 +1,7 @@
 """Fine-tune one task with one seed (every fold for cross-validation tasks) from a pretrained
-checkpoint and write its result record(s): a single Hydra run of configs/finetune/sweep.yaml, so
-extra arguments are the same Hydra overrides as for `bio-roberta sweep`. Exit status 1 when a run
-failed."""
+checkpoint and write its result record(s): a single Hydra run of bio_roberta/configs/finetune/
+sweep.yaml, so extra arguments are the same Hydra overrides as for `bio-roberta sweep`. Exit
+status 1 when a run failed."""
 HELP = "fine-tune one task x seed and write its result record(s)"
 
 

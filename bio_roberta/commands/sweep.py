@@ -1,7 +1,7 @@
-"""Fine-tune tasks x seeds from a pretrained checkpoint as a Hydra multirun (configs/finetune/
-sweep.yaml) and write one result record per run; finished runs are skipped on re-run, failed runs
-are recorded as failed, listed on stderr and make the exit status 1. Extra arguments are Hydra
-overrides, e.g. hparams.max_epoch=1 hydra/launcher=joblib hydra.launcher.n_jobs=2, or
+"""Fine-tune tasks x seeds from a pretrained checkpoint as a Hydra multirun (bio_roberta/configs/
+finetune/sweep.yaml) and write one result record per run; finished runs are skipped on re-run,
+failed runs are recorded as failed, listed on stderr and make the exit status 1. Extra arguments
+are Hydra overrides, e.g. hparams.max_epoch=1 hydra/launcher=joblib hydra.launcher.n_jobs=2, or
 hydra/launcher=submitit_slurm (extra `slurm`)."""
 HELP = "fine-tune tasks x seeds (Hydra multirun) and write result records"
 
@@ -48,8 +48,8 @@ def selected_seeds(args) -> list[int]:
 
 def check_pretrained(path: str) -> None:
     """The checkpoint to fine-tune from loads (cheaply: mmap), or a one-line UsageError."""
-    from bio_roberta_core.checkpoints import CheckpointError, read_checkpoint
     from bio_roberta.cli import UsageError
+    from bio_roberta_core.checkpoints import CheckpointError, read_checkpoint
 
     try:
         read_checkpoint(path, mmap=True)

@@ -22,14 +22,14 @@ def ner_entity_words(task: str, data_dir: str):
     from preprocess.vocab_stats import entity_words
 
     splits = read_biobert_ner(get_task(task), Path(data_dir)).values()
-    return entity_words(((sentence.words, sentence.tags) for split in splits for sentence in split.examples),
-                        [path for split in splits for path in split.sources])
+    sentences = ((sentence.words, sentence.tags) for split in splits for sentence in split.examples)
+    return entity_words(sentences, [path for split in splits for path in split.sources])
 
 
 def run(args):
     from bio_roberta.cli import UsageError
-    from bio_roberta_core.provenance import atomic_write_json
     from bio_roberta.tasks.readers import TaskFormatError
+    from bio_roberta_core.provenance import atomic_write_json
     from preprocess.vocab import VocabDirError
     from preprocess.vocab_stats import vocab_stats
 

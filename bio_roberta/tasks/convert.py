@@ -23,7 +23,8 @@ from typing import Optional, Sequence
 from bio_roberta.tasks.kinds import label_symbols
 from bio_roberta.tasks.readers import SPLITS, TaggedSentence, TaskData, TextExample, read_task
 from bio_roberta.tasks.registry import TaskSpec
-from bio_roberta_core.provenance import atomic_write_json, atomic_write_text, environment_record, file_record
+from bio_roberta_core.provenance import (atomic_write_json, atomic_write_text, environment_record,
+                                         file_record)
 from bio_roberta_core.tagging import BIO, check_scheme, convert_tags
 from preprocess.vocab import write_padded_dict
 

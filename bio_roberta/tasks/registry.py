@@ -59,7 +59,7 @@ class TaskSpec:
     name: str                   # registry key, used on the command line and in file names
     display: str                # as printed in the paper's tables
     domain: str                 # PUBMED or CLINICAL (the report's summary rows)
-    kind: str                   # a row of bio_roberta.tasks.kinds.KINDS: NER, MULTILABEL, RELATION, ...
+    kind: str                   # a row of bio_roberta.tasks.kinds.KINDS: NER, MULTILABEL, ...
     source_format: str          # a reader in bio_roberta.tasks.readers
     labels: tuple[str, ...]     # every label the source files may hold, in label-id order
     metric: str                 # a row of bio_roberta_core.metrics.METRICS
@@ -82,12 +82,15 @@ class TaskSpec:
         """A kind and metric the tables have, and a metric the kind's criterion logs at validation
         (fairseq-train picks checkpoints by it)."""
         if self.kind not in KINDS:
-            raise ValueError(f"task {self.name}: kind {self.kind!r} is not one of {sorted(KINDS)} (tasks/kinds.py)")
+            raise ValueError(f"task {self.name}: kind {self.kind!r} is not one of {sorted(KINDS)} "
+                             "(bio_roberta/tasks/kinds.py)")
         if self.metric not in METRICS:
-            raise ValueError(f"task {self.name}: metric {self.metric!r} is not one of {sorted(METRICS)}")
+            raise ValueError(f"task {self.name}: metric {self.metric!r} is not one of "
+                             f"{sorted(METRICS)} (bio_roberta_core/metrics.py)")
         if METRICS[self.metric].criterion != self.task_kind.criterion:
-            raise ValueError(f"task {self.name}: criterion {self.task_kind.criterion} of kind {self.kind} does not "
-                             f"log {self.metric} (logged by {METRICS[self.metric].criterion})")
+            logged_by = METRICS[self.metric].criterion
+            raise ValueError(f"task {self.name}: criterion {self.task_kind.criterion} of kind "
+                             f"{self.kind} does not log {self.metric} (logged by {logged_by})")
 
     @property
     def task_kind(self) -> TaskKind:
@@ -105,7 +108,7 @@ class TaskSpec:
         return tuple(label for label in self.labels if label != self.negative_label)
 
     def score(self, gold, predicted) -> float:
-        """The task's metric on gold and predicted labels, as its kind's prediction file reads them."""
+        """The task's metric on gold and predicted labels, read as its kind's prediction file."""
         return METRICS[self.metric].score(gold, predicted, self.labels_in_score)
 
     @property

@@ -1,8 +1,9 @@
 """Binary cross-entropy per label for multi-label classification, and HOC F1 at validation.
 
-HOC is scored per abstract (the union of its sentences' labels, bio_roberta_core.metrics.hoc_abstract_f1),
-which is not a sum of per-batch counts: validation keeps every example's group, gold and predicted
-labels (concatenated over the validation set) and derives ``hoc_abstract_f1`` from them.
+HOC is scored per abstract (the union of its sentences' labels,
+bio_roberta_core.metrics.hoc_abstract_f1), which is not a sum of per-batch counts: validation keeps
+every example's group, gold and predicted labels (concatenated over the validation set) and
+derives ``hoc_abstract_f1`` from them.
 """
 import torch
 import torch.nn.functional as F

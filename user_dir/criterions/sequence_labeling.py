@@ -58,7 +58,8 @@ class SequenceLabelingCriterion(FairseqCriterion):
             ncorrect = sum(log.get("ncorrect", 0) for log in logging_outputs)
             metrics.log_scalar("tag_accuracy", 100.0 * ncorrect / max(sample_size, 1), sample_size, round=2)
             log_summed_counts(logging_outputs, ENTITY_COUNTS)
-            log_percentage(ENTITY_F1, lambda meters: f1_from_counts(*summed_counts(meters, ENTITY_COUNTS)))
+            log_percentage(ENTITY_F1,
+                           lambda meters: f1_from_counts(*summed_counts(meters, ENTITY_COUNTS)))
 
     @staticmethod
     def logging_outputs_can_be_summed() -> bool:

@@ -1,4 +1,5 @@
-"""fairseq's sentence_prediction criterion plus the F1 scores of bio_roberta_core.metrics at validation.
+"""fairseq's sentence_prediction criterion plus the F1 scores of bio_roberta_core.metrics at
+validation.
 
 Use with ``--task sentence_prediction``. Per-label counts (true positives, predicted, gold) are summed
 over the whole validation set; ``macro_f1`` and ``micro_f1`` are derived over every label except
@@ -12,7 +13,8 @@ import torch
 from fairseq.criterions import register_criterion
 from fairseq.criterions.sentence_prediction import SentencePredictionConfig, SentencePredictionCriterion
 
-from bio_roberta_core.metrics import BINARY_F1, MACRO_F1, MICRO_F1, macro_f1_from_counts, micro_f1_from_counts
+from bio_roberta_core.metrics import (BINARY_F1, MACRO_F1, MICRO_F1, macro_f1_from_counts,
+                                      micro_f1_from_counts)
 from user_dir.criterions._finetune_metrics import log_percentage, log_summed_counts, summed_counts
 
 COUNTS = ("tp", "predicted", "gold")

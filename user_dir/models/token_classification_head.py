@@ -13,7 +13,8 @@ Parameter names, and their Hugging Face ``RobertaForTokenClassification`` counte
 
 Like RobertaForTokenClassification, the head is dropout then one linear layer over every position
 of the encoder's last layer (no dense/tanh layer, unlike the sentence classification head); class
-ids are the rows of label/dict.txt after its special symbols (bio_roberta_core.tagging.label_symbols).
+ids are the rows of label/dict.txt after its special symbols
+(bio_roberta.tasks.kinds.label_symbols).
 """
 from __future__ import annotations
 

@@ -2,17 +2,17 @@
 
 The finetune-bin/<task> layout, written by bio_roberta/tasks/convert.py and read by this task,
 fairseq's ``sentence_prediction`` (single-label classification), ``multilabel_classification``
-and bio_roberta/predictions.py::
+and bio_roberta/prediction_files.py::
 
     finetune-bin/<task>/                    (cross-validation folds: finetune-bin/<task>/fold<k>/)
       input0/{train,valid,test}.{bin,idx}   BPE token ids of each example in the model's dictionary,
       input0/dict.txt                       binarised with an eos appended (fairseq-preprocess's
                                             default); no bos: the tasks prepend <s> themselves.
-                                            NLI adds input1/ the same way (sentence_prediction).
+                                            Sentence pairs (NLI) add input1/ the same way.
       label/{train,valid,test}.{bin,idx}    label symbols of each example, binarised with
       label/dict.txt                        label/dict.txt, which lists exactly
-                                            ``bio_roberta_core.tagging.label_symbols(spec, scheme)`` in
-                                            that order (class id k = k-th symbol; no extra symbols):
+                                            ``bio_roberta.tasks.kinds.label_symbols(spec, scheme)``
+                                            in that order (class id k = k-th symbol, no others):
         single-label  one symbol per example (as fairseq sentence_prediction expects);
         multi-label   the symbols of the example's labels, any order, possibly none (HOC);
         NER           one symbol per BPE token of input0, the same length as its input0 line
