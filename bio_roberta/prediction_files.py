@@ -132,6 +132,13 @@ class ClassificationTable(PredictionFile, abc.ABC):
     def cell(self, value) -> str:
         """A gold or predicted value as written in its column."""
 
+    @staticmethod
+    def head_logits(model, task, sample):
+        """The sentence classification head's logits of a batch."""
+        logits, _ = model(**sample["net_input"], features_only=True,
+                          classification_head_name=task.cfg.classification_head_name)
+        return logits
+
     def write(self, data_dir, split, outputs, output):
         from user_dir.tasks._finetune_bin import read_ids
 
@@ -165,11 +172,10 @@ class SingleLabels(ClassificationTable):
     """One label per example (sentence_prediction)."""
 
     def rows(self, model, task, sample):
-        logits, _ = model(**sample["net_input"], features_only=True,
-                          classification_head_name=task.cfg.classification_head_name)
+        predicted = self.head_logits(model, task, sample).argmax(-1)
         dictionary = task.label_dictionary
         return zip(_label_names(dictionary, sample["target"].view(-1).tolist()),
-                   _label_names(dictionary, logits.argmax(-1).tolist()))
+                   _label_names(dictionary, predicted.tolist()))
 
     def cell(self, value):
         return value
@@ -183,12 +189,11 @@ class LabelSets(ClassificationTable):
     """Any number of labels per example (multilabel_classification), scored per group."""
 
     def rows(self, model, task, sample):
-        logits, _ = model(**sample["net_input"], features_only=True,
-                          classification_head_name=task.cfg.classification_head_name)
         names = task.label_names
+        positive = self.head_logits(model, task, sample) > 0
         return (({names[i] for i in gold.nonzero().flatten().tolist()},
                  {names[i] for i in predicted.nonzero().flatten().tolist()})
-                for gold, predicted in zip(sample["target"], logits > 0))
+                for gold, predicted in zip(sample["target"], positive))
 
     def cell(self, value):
         return MULTILABEL_SEPARATOR.join(sorted(value))
