@@ -1,6 +1,6 @@
 """The text-shard writer shared by the corpus parsers (PubMed, PMC, MIMIC-III).
 
-Output directory layout (the "text shards" contract of ARCHITECTURE.md):
+Output directory layout (the "text shards" contract of docs/artifacts.md):
 
     train.00000.txt, train.00001.txt, ...   training documents
     valid.00000.txt, ...                    validation documents

@@ -1,6 +1,6 @@
 """Convert a task's source files into finetune-bin/<task> with the model's vocabulary.
 
-The layout is the contract in the docstring of user_dir/tasks/sequence_labeling.py: input0/
+The layout is the finetune-bin contract of docs/artifacts.md: input0/
 (input1/ for NLI) with the model's dict.txt, label/ with bio_roberta.tagging.label_symbols,
 {split}.ids, {split}.conll for NER, and manifest.json. Everything is binarised with fairseq's own
 Dictionary and mmap indexed-dataset builder, as fairseq-preprocess does (an eos after every line).
