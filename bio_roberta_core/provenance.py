@@ -1,7 +1,7 @@
 """Provenance shared by every manifest and result record: input hashes, versions, git revision.
 
 Every artifact that passes between stages carries these fields, so a number in a report traces
-back to the bytes it came from (see ../shared/docs/ARCHITECTURE.md).
+back to the bytes it came from (see docs/artifacts.md).
 """
 from __future__ import annotations
 

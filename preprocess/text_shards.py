@@ -2,7 +2,7 @@
 layout, the records a corpus reader yields, the options, and reading a finished dir. The parse
 stage that writes one is preprocess/parse_stage.py (work_files.py, then shard_writer.py).
 
-Output directory layout (the "text shards" contract of ARCHITECTURE.md):
+Output directory layout (the "text shards" contract of docs/artifacts.md):
 
     train.00000.txt, train.00001.txt, ...   training documents
     valid.00000.txt, ...                    validation documents

@@ -1,6 +1,6 @@
-"""Tiny synthetic finetune-bin/<task> directories in the documented layout (user_dir/tasks/
-sequence_labeling.py), built with fairseq's Dictionary and indexed-dataset builders, for the
-fine-tuning plugin tests. Words of the tiny pretraining vocabulary stand in for BPE tokens."""
+"""Tiny synthetic finetune-bin/<task> directories in the documented layout (docs/artifacts.md),
+built with fairseq's Dictionary and indexed-dataset builders, for the fine-tuning plugin tests.
+Words of the tiny pretraining vocabulary stand in for BPE tokens."""
 from __future__ import annotations
 
 import json

@@ -1,10 +1,10 @@
 """Convert a task's source files into finetune-bin/<task> with the model's vocabulary.
 
-The layout is the contract in the docstring of user_dir/tasks/sequence_labeling.py: input0/
-(input1/ for the kinds of sentence pairs) with the model's dict.txt, label/ with
-bio_roberta.tasks.kinds.label_symbols, {split}.ids, {split}.conll for the kinds that tag words,
-and manifest.json. Everything is binarised with fairseq's own Dictionary and mmap indexed-dataset
-builder, as fairseq-preprocess does (an eos after every line).
+The layout is the finetune-bin contract of docs/artifacts.md: input0/ (input1/ for the kinds of
+sentence pairs) with the model's dict.txt, label/ with bio_roberta.tasks.kinds.label_symbols,
+{split}.ids, {split}.conll for the kinds that tag words, and manifest.json. Everything is binarised
+with fairseq's own Dictionary and mmap indexed-dataset builder, as fairseq-preprocess does (an eos
+after every line).
 
 Words keep their identity through BPE: a word is encoded with a leading space except at the start
 of its sentence (as RoBERTa encodes running text), its first subword carries the word's tag and

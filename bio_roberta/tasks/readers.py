@@ -3,7 +3,7 @@
 Each reader turns the files of one task (or one cross-validation fold) into a ``TaskData``:
 train / valid / test ``Split``s of examples plus counts of what was read, kept and skipped.
 Labels are checked against the registry; malformed input raises ``TaskFormatError`` naming the
-file and line. The formats are described in ../shared/data/README.md.
+file and line. The formats are described in docs/finetune.md.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The one declaration of each benchmark task (../shared/docs/RECIPE.md §5-7).
+"""The one declaration of each benchmark task (docs/recipe.md).
 
 Readers, converters, fine-tuning configs, sweeps and the report read these entries and nothing
 else: a task's format, labels, metric and hyperparameters are stated here once. Adding a task is
@@ -239,7 +239,7 @@ def get_task(name: str) -> TaskSpec:
         ) from None
 
 
-# Summary rows of the report (RECIPE.md §6).
+# Summary rows of the report (docs/recipe.md).
 def summary_groups() -> dict[str, tuple[str, ...]]:
     specs = TASKS.values()
     return {

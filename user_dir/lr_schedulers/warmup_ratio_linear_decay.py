@@ -1,4 +1,4 @@
-"""RoBERTa's schedule with the warmup given as a share of training (RECIPE §3: 5%, then linear
+"""RoBERTa's schedule with the warmup given as a share of training (docs/recipe.md: 5%, then linear
 decay to 0), so changing max_update moves the warmup with it, on the Hydra and argparse routes."""
 from dataclasses import dataclass, field
 from typing import Optional

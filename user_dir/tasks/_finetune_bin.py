@@ -1,5 +1,5 @@
 """What the fine-tuning tasks share: reading a finetune-bin/<task> directory (layout:
-sequence_labeling.py's docstring) and ``FinetuneBinTask``, the base of the tasks that read one.
+docs/artifacts.md) and ``FinetuneBinTask``, the base of the tasks that read one.
 
 Not registered itself (the leading underscore keeps user_dir/__init__.py from importing it as a
 component); sequence_labeling and multilabel_classification subclass it.
