@@ -1,5 +1,5 @@
-# `make test` and `make demo` set themselves up: a virtual environment in .venv, reused while
-# setup.py, constraints.txt and this Makefile are unchanged (fairseq compiles C++ for minutes).
+# `make test`, `make lint` and `make demo` set themselves up: a virtual environment in .venv, reused
+# while setup.py, constraints.txt and this Makefile are unchanged (fairseq compiles C++ for minutes).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -10,7 +10,7 @@ PROJECT_STAMP := $(VENV)/.project-installed
 DEMO_OUT ?= demo-out
 PYTEST_ARGS ?=
 
-.PHONY: venv test demo clean-venv
+.PHONY: venv test lint demo clean-venv
 
 venv: $(PROJECT_STAMP)
 
@@ -33,6 +33,11 @@ $(PROJECT_STAMP): $(FAIRSEQ_STAMP) setup.py constraints.txt Makefile
 
 test: $(PROJECT_STAMP)
 	$(BIN)/python -m pytest tests $(PYTEST_ARGS)
+
+# ruff (pinned in setup.py's test extra, configured in ruff.toml): lint rules, then the formatting.
+lint: $(PROJECT_STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 demo: $(PROJECT_STAMP)
 	PATH="$(abspath $(BIN)):$$PATH" bash scripts/demo.sh $(DEMO_OUT)

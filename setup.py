@@ -42,7 +42,7 @@ setup(
     extras_require={
         "hf": ["transformers==5.23.*"],
         "slurm": ["hydra-submitit-launcher==1.2.0"],
-        "test": ["pytest", "pytest-timeout"],
+        "test": ["pytest", "pytest-timeout", "ruff==0.17.6"],
     },
     entry_points={"console_scripts": ["bio-roberta = bio_roberta.cli:main"]},
 )
