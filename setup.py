@@ -4,6 +4,7 @@ fairseq itself is not declared here: the official 0.12.2 cannot be installed on 
 the working build (fairseq-fixed==0.12.3.1) must be installed with --no-deps, or it replaces the
 CPU torch. The Makefile installs it; its real runtime needs are declared below.
 """
+
 from setuptools import find_packages, setup
 
 FAIRSEQ_RUNTIME = [
@@ -23,8 +24,17 @@ setup(
     version="0.1.0",
     description="RoBERTa-style biomedical and clinical language models as a fairseq plugin",
     python_requires=">=3.10",
-    packages=find_packages(include=["bio_roberta", "bio_roberta.*", "bio_roberta_core",
-                                    "preprocess", "preprocess.*", "user_dir", "user_dir.*"]),
+    packages=find_packages(
+        include=[
+            "bio_roberta",
+            "bio_roberta.*",
+            "bio_roberta_core",
+            "preprocess",
+            "preprocess.*",
+            "user_dir",
+            "user_dir.*",
+        ]
+    ),
     package_data={"bio_roberta": ["py.typed", "configs/finetune/*.yaml"]},
     install_requires=FAIRSEQ_RUNTIME
     + [

@@ -8,6 +8,7 @@ heavy imports inside `add_arguments` and `run`, and defines:
 Only the subcommand that runs adds its options, so a command imports only what it uses (`sweep` on a
 training machine without the parse stage's blingfire, for one).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,7 +43,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     for name, module_name in sorted(discover_commands().items()):
         module = importlib.import_module(module_name)
         sub = subparsers.add_parser(
-            name, help=module.HELP, description=module.__doc__ or module.HELP,
+            name,
+            help=module.HELP,
+            description=module.__doc__ or module.HELP,
             formatter_class=argparse.ArgumentDefaultsHelpFormatter,
         )
         if command in (None, name):

@@ -6,6 +6,7 @@ head (-> RobertaForTokenClassification): hf_weights.py maps the weights, hf_toke
 tokenizer files that give the ids fairseq gives. Here: the checkpoint and the dictionary it was
 trained with, the label names of a fine-tuned head, and the manifest.
 """
+
 from __future__ import annotations
 
 import logging
@@ -15,16 +16,29 @@ from typing import Any, Optional
 
 from bio_roberta.errors import ExportError
 from bio_roberta.hf_tokenizer import open_vocabulary
-from bio_roberta.hf_weights import (ENCODER, HF_MODEL_CLASSES, MASKED_LM, TOKEN_CLASSIFICATION,
-                                    build_hf_model, head_of, option)
+from bio_roberta.hf_weights import (
+    ENCODER,
+    HF_MODEL_CLASSES,
+    MASKED_LM,
+    TOKEN_CLASSIFICATION,
+    build_hf_model,
+    head_of,
+    option,
+)
 from bio_roberta_core.model_dictionary import load_model_dictionary, training_dictionary
-from bio_roberta_core.provenance import (atomic_write_json, environment_record, file_record,
-                                         sha256_file)
+from bio_roberta_core.provenance import (
+    atomic_write_json,
+    environment_record,
+    file_record,
+    sha256_file,
+)
 
 logger = logging.getLogger(__name__)
 
 
-def load_checkpoint(path: str | os.PathLike) -> tuple[dict[str, Any], Any, Optional[str], Optional[dict]]:
+def load_checkpoint(
+    path: str | os.PathLike,
+) -> tuple[dict[str, Any], Any, Optional[str], Optional[dict]]:
     """The model state dict, model options, training data dir and training dictionary record
     (user_dir/checkpointing.py; None in checkpoints written before it) of a fairseq checkpoint file."""
     from fairseq import checkpoint_utils
@@ -38,12 +52,21 @@ def load_checkpoint(path: str | os.PathLike) -> tuple[dict[str, Any], Any, Optio
     cfg = state.get("cfg") or {}
     model_cfg = cfg["model"] if "model" in cfg else state.get("args")
     if model_cfg is None:
-        raise ExportError(f"{path} holds no model options (cfg.model / args); not a fairseq checkpoint?")
+        raise ExportError(
+            f"{path} holds no model options (cfg.model / args); not a fairseq checkpoint?"
+        )
     task_cfg = cfg["task"] if "task" in cfg and cfg["task"] is not None else model_cfg
-    return state["model"], model_cfg, option(task_cfg, "data"), (state.get("extra_state") or {}).get("dictionary")
+    return (
+        state["model"],
+        model_cfg,
+        option(task_cfg, "data"),
+        (state.get("extra_state") or {}).get("dictionary"),
+    )
 
 
-def check_dictionary(dict_txt: Path, checkpoint, recorded: Optional[dict], data_dir: Optional[str]) -> None:
+def check_dictionary(
+    dict_txt: Path, checkpoint, recorded: Optional[dict], data_dir: Optional[str]
+) -> None:
     """Refuse a dict.txt other than the one the checkpoint was trained with: one of the same size
     gives the exported tokenizer wrong ids. The reference is the dictionary recorded in the
     checkpoint, else its data dir's; a copy with other counts but the same entries (fairseq-preprocess
@@ -52,20 +75,28 @@ def check_dictionary(dict_txt: Path, checkpoint, recorded: Optional[dict], data_
         reference = training_dictionary(data_dir)
         recorded = {"path": str(reference), "sha256": sha256_file(reference)}
     if recorded is None:
-        logger.warning("%s records no dictionary and its training data (%s) is not here: %s is checked by its "
-                       "size only", checkpoint, data_dir, dict_txt)
+        logger.warning(
+            "%s records no dictionary and its training data (%s) is not here: %s is checked by its "
+            "size only",
+            checkpoint,
+            data_dir,
+            dict_txt,
+        )
         return
     if sha256_file(dict_txt) == recorded["sha256"]:
         return
     reference = Path(recorded["path"])
-    if (reference.is_file() and sha256_file(reference) == recorded["sha256"]
-            and load_model_dictionary(reference).symbols
-            == load_model_dictionary(dict_txt).symbols):
+    if (
+        reference.is_file()
+        and sha256_file(reference) == recorded["sha256"]
+        and load_model_dictionary(reference).symbols == load_model_dictionary(dict_txt).symbols
+    ):
         return
     gone = "" if reference.is_file() else ", which is gone"
-    raise ExportError(f"{dict_txt} is not the dictionary {checkpoint} was trained with ({reference}{gone}): "
-                      f"its ids would be wrong; pass --vocab/--dict of the vocabulary that data was binarized with")
-
+    raise ExportError(
+        f"{dict_txt} is not the dictionary {checkpoint} was trained with ({reference}{gone}): "
+        f"its ids would be wrong; pass --vocab/--dict of the vocabulary that data was binarized with"
+    )
 
 
 def label_names(label_dict: Path) -> list[str]:
@@ -76,7 +107,9 @@ def label_names(label_dict: Path) -> list[str]:
     from preprocess.vocab import MADEUP_WORD_PREFIX
 
     dictionary = Dictionary.load(str(label_dict))
-    return [s for s in dictionary.symbols[dictionary.nspecial:] if not s.startswith(MADEUP_WORD_PREFIX)]
+    return [
+        s for s in dictionary.symbols[dictionary.nspecial :] if not s.startswith(MADEUP_WORD_PREFIX)
+    ]
 
 
 def entity_label_names(tags: list[str], label_dict: Path) -> list[str]:
@@ -92,10 +125,14 @@ def entity_label_names(tags: list[str], label_dict: Path) -> list[str]:
     try:
         spec = task_spec_of(label_dict.parent.parent)
     except (OSError, ValueError) as error:
-        logger.warning("labels %s stay untyped: no task to take their entity type from (%s)", tags, error)
+        logger.warning(
+            "labels %s stay untyped: no task to take their entity type from (%s)", tags, error
+        )
         return tags
     if spec.entity_type is None:
-        logger.warning("labels %s stay untyped: the registry gives %s no entity type", tags, spec.name)
+        logger.warning(
+            "labels %s stay untyped: the registry gives %s no entity type", tags, spec.name
+        )
         return tags
     return list(typed_tags(tags, spec.entity_type))
 
@@ -113,7 +150,9 @@ def export(
     vocab = open_vocabulary(vocab_dir, dict_txt)
     state, model_cfg, data_dir, dictionary = load_checkpoint(checkpoint)
     # fairseq's learned positions reserve padding_idx + 1 = 2 rows
-    tokenizer = vocab.hf_tokenizer(model_max_length=state[ENCODER + "embed_positions.weight"].shape[0] - 2)
+    tokenizer = vocab.hf_tokenizer(
+        model_max_length=state[ENCODER + "embed_positions.weight"].shape[0] - 2
+    )
     check_dictionary(vocab.dict_txt, checkpoint, dictionary, data_dir)
     kind, head = head_of(state, head)
     labels = None

@@ -19,6 +19,7 @@ updates (same schedule otherwise) and are scored with their last checkpoint. The
 the median of its evaluation folds' test scores (bio_roberta.report); fold 1's test score is
 recorded but enters no median.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -35,8 +36,13 @@ from pathlib import Path
 from typing import Any, Optional
 
 from bio_roberta.tasks.registry import Hyperparameters, TaskSpec, get_task
-from bio_roberta_core.provenance import (atomic_write_json, environment_record, file_record,
-                                         json_hash, sha256_file)
+from bio_roberta_core.provenance import (
+    atomic_write_json,
+    environment_record,
+    file_record,
+    json_hash,
+    sha256_file,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +59,9 @@ class FinetuneError(RuntimeError):
     """A run cannot start or finish; the message names the file or setting to fix."""
 
 
-def run_dir(results_dir: str | os.PathLike, task: str, seed: int, fold: Optional[int] = None) -> Path:
+def run_dir(
+    results_dir: str | os.PathLike, task: str, seed: int, fold: Optional[int] = None
+) -> Path:
     path = Path(results_dir) / task / f"seed{seed}"
     return path / f"fold{fold}" if fold is not None else path
 
@@ -69,8 +77,10 @@ def hyperparameters(spec: TaskSpec, overrides: dict[str, Any]) -> Hyperparameter
     chosen = {key: value for key, value in (overrides or {}).items() if value is not None}
     unknown = set(chosen) - {f.name for f in dataclasses.fields(Hyperparameters)}
     if unknown:
-        raise FinetuneError(f"unknown hparams override(s) {sorted(unknown)}; known: "
-                            f"{[f.name for f in dataclasses.fields(Hyperparameters)]}")
+        raise FinetuneError(
+            f"unknown hparams override(s) {sorted(unknown)}; known: "
+            f"{[f.name for f in dataclasses.fields(Hyperparameters)]}"
+        )
     return dataclasses.replace(spec.hparams, **chosen)
 
 
@@ -79,12 +89,19 @@ def train_examples(data_dir: Path) -> int:
 
     prefix = data_dir / "input0" / "train"
     if not Path(f"{prefix}.idx").exists():
-        raise FinetuneError(f"{prefix}.idx not found: convert the task first (bio-roberta convert-task)")
+        raise FinetuneError(
+            f"{prefix}.idx not found: convert the task first (bio-roberta convert-task)"
+        )
     return len(MMapIndexedDataset(str(prefix)))
 
 
 # The model-shape fields of a RoBERTa checkpoint's config, as fairseq-train options.
-ARCHITECTURE_FIELDS = ("encoder_layers", "encoder_embed_dim", "encoder_ffn_embed_dim", "encoder_attention_heads")
+ARCHITECTURE_FIELDS = (
+    "encoder_layers",
+    "encoder_embed_dim",
+    "encoder_ffn_embed_dim",
+    "encoder_attention_heads",
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,7 +126,9 @@ class PretrainedModel:
         model = (state.get("cfg") or {}).get("model") or state.get("args")
         field = model.get if isinstance(model, dict) else lambda name: getattr(model, name, None)
         if not field("max_positions"):
-            raise FinetuneError(f"{path} records no model max_positions; is it a fairseq RoBERTa checkpoint?")
+            raise FinetuneError(
+                f"{path} records no model max_positions; is it a fairseq RoBERTa checkpoint?"
+            )
         if cfg.get("arch"):
             architecture = ["--arch", cfg["arch"]]
         elif field("_name") or field("arch"):
@@ -119,12 +138,17 @@ class PretrainedModel:
                     architecture += [f"--{name.replace('_', '-')}", str(field(name))]
         else:
             raise FinetuneError(f"{path} records no architecture; set arch=<name> in the sweep")
-        record = {"path": str(path.resolve()), "sha256": sha256_file(path), "size": path.stat().st_size}
+        record = {
+            "path": str(path.resolve()),
+            "sha256": sha256_file(path),
+            "size": path.stat().st_size,
+        }
         return cls(record, architecture, int(field("max_positions")))
 
 
-def check_converted_positions(cfg: dict[str, Any], spec: TaskSpec, data_dir: Path,
-                              pretrained: PretrainedModel) -> None:
+def check_converted_positions(
+    cfg: dict[str, Any], spec: TaskSpec, data_dir: Path, pretrained: PretrainedModel
+) -> None:
     """Stop before training a model on examples longer than its positions (convert-task's --max-positions)."""
     converted = json.loads((data_dir / "manifest.json").read_text()).get("max_positions")
     positions = pretrained.max_positions
@@ -132,24 +156,42 @@ def check_converted_positions(cfg: dict[str, Any], spec: TaskSpec, data_dir: Pat
         raise FinetuneError(
             f"{data_dir} was converted for {converted} positions but {cfg['pretrained']} has {positions}: "
             f"re-run `bio-roberta convert-task {spec.name} --max-positions {positions} "
-            f"--out {task_data_dir(cfg['data_root'], spec, None)}` with its --data and --vocab")
+            f"--out {task_data_dir(cfg['data_root'], spec, None)}` with its --data and --vocab"
+        )
 
 
 def task_options(spec: TaskSpec, max_positions: int) -> list[str]:
     """fairseq task + criterion options of the task's kind (bio_roberta/tasks/kinds.py)."""
     kind = spec.task_kind
-    return ["--task", kind.fairseq_task, "--criterion", kind.criterion,
-            "--max-positions", str(max_positions), *kind.fairseq_options(spec)]
+    return [
+        "--task",
+        kind.fairseq_task,
+        "--criterion",
+        kind.criterion,
+        "--max-positions",
+        str(max_positions),
+        *kind.fairseq_options(spec),
+    ]
 
 
 def command_line_options(options: dict[str, Any]) -> list[str]:
     """{"adam_eps": 1e-06, ...} as fairseq-train options: --adam-eps 1e-06 ..."""
-    return [item for key, value in options.items()
-            for item in (f"--{key.replace('_', '-')}", str(value))]
+    return [
+        item
+        for key, value in options.items()
+        for item in (f"--{key.replace('_', '-')}", str(value))
+    ]
 
 
-def fairseq_options(cfg: dict[str, Any], spec: TaskSpec, hp: Hyperparameters, data_dir: Path, save_dir: Path,
-                    fixed_updates: Optional[int], pretrained: PretrainedModel) -> list[str]:
+def fairseq_options(
+    cfg: dict[str, Any],
+    spec: TaskSpec,
+    hp: Hyperparameters,
+    data_dir: Path,
+    save_dir: Path,
+    fixed_updates: Optional[int],
+    pretrained: PretrainedModel,
+) -> list[str]:
     """The fairseq-train command line of one run (without the executable)."""
     import torch
 
@@ -162,27 +204,65 @@ def fairseq_options(cfg: dict[str, Any], spec: TaskSpec, hp: Hyperparameters, da
         total_updates = min(total_updates, cfg["max_update"])
     stop_after = min(total_updates, fixed_updates) if fixed_updates else total_updates
     options = [
-        str(data_dir), "--user-dir", str(Path(user_dir.__file__).parent),
-        *pretrained.architecture, *task_options(spec, pretrained.max_positions),
-        "--restore-file", str(cfg["pretrained"]),
-        "--reset-optimizer", "--reset-dataloader", "--reset-meters", "--reset-lr-scheduler",
+        str(data_dir),
+        "--user-dir",
+        str(Path(user_dir.__file__).parent),
+        *pretrained.architecture,
+        *task_options(spec, pretrained.max_positions),
+        "--restore-file",
+        str(cfg["pretrained"]),
+        "--reset-optimizer",
+        "--reset-dataloader",
+        "--reset-meters",
+        "--reset-lr-scheduler",
         *command_line_options(cfg["optimization"]),
-        "--weight-decay", str(hp.weight_decay), "--lr", str(hp.lr),
-        "--total-num-update", str(total_updates),
-        "--warmup-updates", str(int(hp.warmup_ratio * total_updates)),
-        "--dropout", str(hp.dropout), "--attention-dropout", str(hp.dropout),
-        "--batch-size", str(hp.batch_size), "--required-batch-size-multiple", "1",
-        "--max-epoch", str(hp.max_epoch), "--max-update", str(stop_after),
-        "--validate-interval-updates", str(hp.validate_interval_updates),
-        "--best-checkpoint-metric", spec.metric, "--maximize-best-checkpoint-metric",
-        "--save-dir", str(save_dir), "--no-epoch-checkpoints", "--no-save-optimizer-state",
-        "--seed", str(cfg["seed"]), "--num-workers", str(cfg.get("num_workers", 1)),
-        "--log-format", "simple", "--log-interval", str(cfg.get("log_interval", 50)),
+        "--weight-decay",
+        str(hp.weight_decay),
+        "--lr",
+        str(hp.lr),
+        "--total-num-update",
+        str(total_updates),
+        "--warmup-updates",
+        str(int(hp.warmup_ratio * total_updates)),
+        "--dropout",
+        str(hp.dropout),
+        "--attention-dropout",
+        str(hp.dropout),
+        "--batch-size",
+        str(hp.batch_size),
+        "--required-batch-size-multiple",
+        "1",
+        "--max-epoch",
+        str(hp.max_epoch),
+        "--max-update",
+        str(stop_after),
+        "--validate-interval-updates",
+        str(hp.validate_interval_updates),
+        "--best-checkpoint-metric",
+        spec.metric,
+        "--maximize-best-checkpoint-metric",
+        "--save-dir",
+        str(save_dir),
+        "--no-epoch-checkpoints",
+        "--no-save-optimizer-state",
+        "--seed",
+        str(cfg["seed"]),
+        "--num-workers",
+        str(cfg.get("num_workers", 1)),
+        "--log-format",
+        "simple",
+        "--log-interval",
+        str(cfg.get("log_interval", 50)),
     ]
     if fixed_updates is None:
         # checkpoint_best is saved at every validation, not only at epoch ends
-        options += ["--save-interval-updates", str(hp.validate_interval_updates), "--keep-interval-updates", "1",
-                    "--no-last-checkpoints"]
+        options += [
+            "--save-interval-updates",
+            str(hp.validate_interval_updates),
+            "--keep-interval-updates",
+            "1",
+            "--no-last-checkpoints",
+        ]
         if hp.patience is not None:
             options += ["--patience", str(hp.patience)]
     use_cpu = cfg.get("cpu")
@@ -202,28 +282,52 @@ def checkpoint_state(path: Path) -> dict[str, Any]:
     state = read_checkpoint(path, mmap=True)
     extra = state.get("extra_state") or {}
     value = extra.get("val_loss")
-    return {"num_updates": state["optimizer_history"][-1]["num_updates"],
-            "valid_score": None if value is None else float(value) / FAIRSEQ_METRIC_SCALE}
+    return {
+        "num_updates": state["optimizer_history"][-1]["num_updates"],
+        "valid_score": None if value is None else float(value) / FAIRSEQ_METRIC_SCALE,
+    }
 
 
 def data_record(data_dir: Path) -> dict[str, Any]:
     manifest = data_dir / "manifest.json"
     if not manifest.exists():
-        raise FinetuneError(f"{manifest} not found: is {data_dir} a converted finetune-bin/<task> directory?")
-    return {"dir": str(data_dir.resolve()), "manifest": file_record(manifest),
-            "manifest_hash": json_hash(json.loads(manifest.read_text()))}
+        raise FinetuneError(
+            f"{manifest} not found: is {data_dir} a converted finetune-bin/<task> directory?"
+        )
+    return {
+        "dir": str(data_dir.resolve()),
+        "manifest": file_record(manifest),
+        "manifest_hash": json_hash(json.loads(manifest.read_text())),
+    }
 
 
-def run_config(cfg: dict[str, Any], spec: TaskSpec, hp: Hyperparameters, fold: Optional[int], role: str,
-               fixed_updates: Optional[int], pretrained: PretrainedModel, data: dict[str, Any]) -> dict[str, Any]:
+def run_config(
+    cfg: dict[str, Any],
+    spec: TaskSpec,
+    hp: Hyperparameters,
+    fold: Optional[int],
+    role: str,
+    fixed_updates: Optional[int],
+    pretrained: PretrainedModel,
+    data: dict[str, Any],
+) -> dict[str, Any]:
     """Everything that decides a run's outcome; its hash decides whether a finished run is reused."""
     return {
-        "task": spec.name, "seed": cfg["seed"], "fold": fold, "role": role, "arch": cfg["arch"],
-        "metric": spec.metric, "hparams": dataclasses.asdict(hp),
-        "optimization": dict(cfg["optimization"]), "fixed_updates": fixed_updates,
-        "max_update": cfg.get("max_update"), "max_positions": pretrained.max_positions,
-        "fp16": bool(cfg.get("fp16")), "extra_args": list(cfg.get("extra_args") or []),
-        "pretrained_sha256": pretrained.record["sha256"], "data_manifest_hash": data["manifest_hash"],
+        "task": spec.name,
+        "seed": cfg["seed"],
+        "fold": fold,
+        "role": role,
+        "arch": cfg["arch"],
+        "metric": spec.metric,
+        "hparams": dataclasses.asdict(hp),
+        "optimization": dict(cfg["optimization"]),
+        "fixed_updates": fixed_updates,
+        "max_update": cfg.get("max_update"),
+        "max_positions": pretrained.max_positions,
+        "fp16": bool(cfg.get("fp16")),
+        "extra_args": list(cfg.get("extra_args") or []),
+        "pretrained_sha256": pretrained.record["sha256"],
+        "data_manifest_hash": data["manifest_hash"],
     }
 
 
@@ -238,17 +342,32 @@ def finished_record(path: Path, config_hash: str) -> Optional[dict[str, Any]]:
     return None
 
 
-def fine_tune(cfg: dict[str, Any], spec: TaskSpec, fold: Optional[int], role: str,
-              fixed_updates: Optional[int], pretrained: PretrainedModel) -> dict[str, Any]:
+def fine_tune(
+    cfg: dict[str, Any],
+    spec: TaskSpec,
+    fold: Optional[int],
+    role: str,
+    fixed_updates: Optional[int],
+    pretrained: PretrainedModel,
+) -> dict[str, Any]:
     """Train, predict and score one run (or reuse its finished record); always returns a record."""
     from bio_roberta.predictions import predict
 
     out = run_dir(cfg["results_dir"], spec.name, cfg["seed"], fold)
     log_path = out / "train.log"
     record: dict[str, Any] = {
-        "schema": RESULT_SCHEMA, "task": spec.name, "seed": cfg["seed"], "fold": fold, "role": role,
-        "metric": spec.metric, "status": FAILED, "error": None, "log": str(log_path),
-        "test_score": None, "valid_score": None, "pretrained": pretrained.record,
+        "schema": RESULT_SCHEMA,
+        "task": spec.name,
+        "seed": cfg["seed"],
+        "fold": fold,
+        "role": role,
+        "metric": spec.metric,
+        "status": FAILED,
+        "error": None,
+        "log": str(log_path),
+        "test_score": None,
+        "valid_score": None,
+        "pretrained": pretrained.record,
         "timings": {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z")},
     }
     started = time.monotonic()
@@ -260,20 +379,29 @@ def fine_tune(cfg: dict[str, Any], spec: TaskSpec, fold: Optional[int], role: st
         record.update(config=config, config_hash=json_hash(config))
         reused = finished_record(out, record["config_hash"])
         if reused is not None:
-            logger.info("%s seed %s fold %s: finished before, skipped", spec.name, cfg["seed"], fold)
+            logger.info(
+                "%s seed %s fold %s: finished before, skipped", spec.name, cfg["seed"], fold
+            )
             return reused
         if out.exists():
             shutil.rmtree(out)
         out.mkdir(parents=True)
         check_converted_positions(cfg, spec, data_dir, pretrained)
-        options = fairseq_options(cfg, spec, hp, data_dir, out / "checkpoints", fixed_updates, pretrained)
+        options = fairseq_options(
+            cfg, spec, hp, data_dir, out / "checkpoints", fixed_updates, pretrained
+        )
         record["config"]["fairseq_args"] = options
         with open(log_path, "w") as log:
-            train = subprocess.run([sys.executable, "-m", "fairseq_cli.train", *options],
-                                   stdout=log, stderr=subprocess.STDOUT)
+            train = subprocess.run(
+                [sys.executable, "-m", "fairseq_cli.train", *options],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
         record["timings"]["train_seconds"] = round(time.monotonic() - started, 3)
         if train.returncode != 0:
-            raise FinetuneError(f"fairseq-train exited with status {train.returncode}: {tail(log_path)}")
+            raise FinetuneError(
+                f"fairseq-train exited with status {train.returncode}: {tail(log_path)}"
+            )
         selected = "checkpoint_last.pt" if fixed_updates else "checkpoint_best.pt"
         checkpoint = out / "checkpoints" / selected
         if not checkpoint.exists():
@@ -282,13 +410,21 @@ def fine_tune(cfg: dict[str, Any], spec: TaskSpec, fold: Optional[int], role: st
             interval_checkpoint.unlink()
         record.update(checkpoint_state(checkpoint))
         record["checkpoint"] = file_record(checkpoint)
-        record["checkpoint_selection"] = f"last after {fixed_updates} updates" if fixed_updates else "best on valid"
+        record["checkpoint_selection"] = (
+            f"last after {fixed_updates} updates" if fixed_updates else "best on valid"
+        )
         predict_started = time.monotonic()
         suffix = spec.task_kind.predictions.suffix
-        result = predict(checkpoint, data_dir, out / f"test.predictions.{suffix}", split="test", spec=spec)
+        result = predict(
+            checkpoint, data_dir, out / f"test.predictions.{suffix}", split="test", spec=spec
+        )
         record["timings"]["predict_seconds"] = round(time.monotonic() - predict_started, 3)
-        record.update(test_score=result.score, test_examples=result.examples, predictions=result.predictions,
-                      status=OK)
+        record.update(
+            test_score=result.score,
+            test_examples=result.examples,
+            predictions=result.predictions,
+            status=OK,
+        )
     except Exception as error:  # noqa: BLE001 - every failure becomes a failed record, never a lost run
         record["error"] = f"{type(error).__name__}: {error}"
         record["traceback"] = traceback.format_exc()
@@ -319,13 +455,17 @@ def run_task_seed(cfg: dict[str, Any]) -> list[dict[str, Any]]:
     records = [selection]
     for fold in spec.evaluation_folds:
         if selection["status"] == OK:
-            records.append(fine_tune(cfg, spec, fold, EVALUATION, selection["num_updates"], pretrained))
+            records.append(
+                fine_tune(cfg, spec, fold, EVALUATION, selection["num_updates"], pretrained)
+            )
         else:
             records.append(failed_without_selection(cfg, spec, fold, selection, pretrained))
     return records
 
 
-def failed_runs(results_dir: str | os.PathLike, task_names: list[str], seeds: list[int]) -> list[str]:
+def failed_runs(
+    results_dir: str | os.PathLike, task_names: list[str], seeds: list[int]
+) -> list[str]:
     """One line for each run of task_names x seeds whose record is missing or failed: what went
     wrong and where its log is."""
     lines = []
@@ -337,24 +477,42 @@ def failed_runs(results_dir: str | os.PathLike, task_names: list[str], seeds: li
                 try:
                     record = json.loads(path.read_text())
                 except (FileNotFoundError, json.JSONDecodeError):
-                    lines.append(f"{run}: no result record {path} (the job's log is under {results_dir}/hydra)")
+                    lines.append(
+                        f"{run}: no result record {path} (the job's log is under {results_dir}/hydra)"
+                    )
                     continue
                 if record.get("status") != OK:
                     log = record.get("log")
-                    where = f"log: {log}" if log and Path(log).exists() else "stopped before training, no log"
-                    lines.append(f"{run}: {(str(record.get('error')).splitlines() or [''])[0]} ({where})")
+                    where = (
+                        f"log: {log}"
+                        if log and Path(log).exists()
+                        else "stopped before training, no log"
+                    )
+                    lines.append(
+                        f"{run}: {(str(record.get('error')).splitlines() or [''])[0]} ({where})"
+                    )
     return lines
 
 
-def failed_without_selection(cfg, spec: TaskSpec, fold: int, selection: dict,
-                             pretrained: PretrainedModel) -> dict[str, Any]:
+def failed_without_selection(
+    cfg, spec: TaskSpec, fold: int, selection: dict, pretrained: PretrainedModel
+) -> dict[str, Any]:
     """The record of an evaluation fold that cannot run because its model-selection fold failed."""
     out = run_dir(cfg["results_dir"], spec.name, cfg["seed"], fold)
     record = {
-        "schema": RESULT_SCHEMA, "task": spec.name, "seed": cfg["seed"], "fold": fold, "role": EVALUATION,
-        "metric": spec.metric, "status": FAILED, "test_score": None, "valid_score": None,
+        "schema": RESULT_SCHEMA,
+        "task": spec.name,
+        "seed": cfg["seed"],
+        "fold": fold,
+        "role": EVALUATION,
+        "metric": spec.metric,
+        "status": FAILED,
+        "test_score": None,
+        "valid_score": None,
         "error": f"model-selection fold {spec.model_selection_fold} failed: {selection['error']}",
-        "log": selection["log"], "pretrained": pretrained.record, **environment_record(),
+        "log": selection["log"],
+        "pretrained": pretrained.record,
+        **environment_record(),
     }
     atomic_write_json(out / RESULT_FILE, record)
     return record

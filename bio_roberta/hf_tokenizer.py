@@ -20,6 +20,7 @@ file is copied for reference; its ids are not the model's.
 As transformers tokenizers do, the exported ones read <s>, </s>, <pad>, <unk> and <mask> in the
 text as those special tokens (fairseq would encode their characters), so <mask> works for fill-mask.
 """
+
 from __future__ import annotations
 
 import json
@@ -54,7 +55,9 @@ class Gpt2Vocabulary:
         dictionary = load_model_dictionary(self.dict_txt)
         encoder = json.loads(self.encoder_json.read_text(encoding="utf-8"))
         bpe_token = {str(bpe_id): token for token, bpe_id in encoder.items()}
-        vocab = {bpe_token.get(symbol, symbol): index for index, symbol in enumerate(dictionary.symbols)}
+        vocab = {
+            bpe_token.get(symbol, symbol): index for index, symbol in enumerate(dictionary.symbols)
+        }
         absent = [token for token in encoder if token not in vocab]
         if absent:
             raise ExportError(
@@ -69,17 +72,29 @@ class Gpt2Vocabulary:
         """RobertaTokenizerFast over hf_vocab and the vocab.bpe merges."""
         from transformers import RobertaTokenizerFast
 
-        return RobertaTokenizerFast(vocab=self.hf_vocab(), merges=[tuple(m.split(" ")) for m in self.merges()],
-                                    add_prefix_space=False, model_max_length=model_max_length)
+        return RobertaTokenizerFast(
+            vocab=self.hf_vocab(),
+            merges=[tuple(m.split(" ")) for m in self.merges()],
+            add_prefix_space=False,
+            model_max_length=model_max_length,
+        )
 
     def save_tokenizer(self, tokenizer, out_dir: Path) -> None:
         """tokenizer.json + tokenizer_config.json, and vocab.json + merges.txt for tools that read those."""
         tokenizer.save_pretrained(out_dir)
-        atomic_write_text(out_dir / "vocab.json", json.dumps(self.hf_vocab(), ensure_ascii=False) + "\n")
-        atomic_write_text(out_dir / "merges.txt", "#version: 0.2\n" + "\n".join(self.merges()) + "\n")
+        atomic_write_text(
+            out_dir / "vocab.json", json.dumps(self.hf_vocab(), ensure_ascii=False) + "\n"
+        )
+        atomic_write_text(
+            out_dir / "merges.txt", "#version: 0.2\n" + "\n".join(self.merges()) + "\n"
+        )
 
     def files(self) -> dict[str, Path]:
-        return {"encoder_json": self.encoder_json, "vocab_bpe": self.vocab_bpe, "dict_txt": self.dict_txt}
+        return {
+            "encoder_json": self.encoder_json,
+            "vocab_bpe": self.vocab_bpe,
+            "dict_txt": self.dict_txt,
+        }
 
 
 def read_varint(data: bytes, position: int) -> tuple[int, int]:
@@ -108,7 +123,7 @@ def protobuf_fields(data: bytes) -> dict[int, list]:
                 size, position = read_varint(data, position)
             else:
                 size = {1: 8, 5: 4}[wire_type]
-            value, position = data[position:position + size], position + size
+            value, position = data[position : position + size], position + size
         fields.setdefault(key >> 3, []).append(value)
     return fields
 
@@ -136,13 +151,22 @@ class SentencePieceModel:
         trainer = protobuf_fields(proto.get(2, [b""])[0])
         normalizer = protobuf_fields(proto.get(3, [b""])[0])
         # proto2 booleans: absent means the default
-        unsupported = [name for name, spec, number, default in (
-            ("treat_whitespace_as_suffix", trainer, 24, 0), ("byte_fallback", trainer, 35, 0),
-            ("add_dummy_prefix", normalizer, 3, 1), ("remove_extra_whitespaces", normalizer, 4, 1),
-            ("escape_whitespaces", normalizer, 5, 1)) if spec.get(number, [default])[0] != default]
+        unsupported = [
+            name
+            for name, spec, number, default in (
+                ("treat_whitespace_as_suffix", trainer, 24, 0),
+                ("byte_fallback", trainer, 35, 0),
+                ("add_dummy_prefix", normalizer, 3, 1),
+                ("remove_extra_whitespaces", normalizer, 4, 1),
+                ("escape_whitespaces", normalizer, 5, 1),
+            )
+            if spec.get(number, [default])[0] != default
+        ]
         if any(kind == cls.USER_DEFINED for _, _, kind in pieces):
             unsupported.append("user_defined_symbols")
-        return cls(pieces, trainer.get(3, [cls.UNIGRAM])[0], normalizer.get(2, [b""])[0], unsupported)
+        return cls(
+            pieces, trainer.get(3, [cls.UNIGRAM])[0], normalizer.get(2, [b""])[0], unsupported
+        )
 
     def normal_pieces(self) -> dict[str, float]:
         return {piece: score for piece, score, kind in self.pieces if kind == self.NORMAL}
@@ -150,7 +174,9 @@ class SentencePieceModel:
 
 # fairseq's Dictionary.encode_line splits the space-joined pieces at Python's whitespace, so any
 # the spm normalizer keeps (U+0085 under nmt_nfkc, tabs without normalizer) vanishes, not <unk>.
-FAIRSEQ_SPLIT_WHITESPACE = "".join(c for c in map(chr, range(sys.maxunicode + 1)) if c.isspace() and c != " ")
+FAIRSEQ_SPLIT_WHITESPACE = "".join(
+    c for c in map(chr, range(sys.maxunicode + 1)) if c.isspace() and c != " "
+)
 # Score of dictionary entries a Unigram model must never choose: far below any path of real pieces
 # (it lowers tokenizers' <unk> score too, which only counts where <unk> is the sole choice).
 UNREACHABLE_SCORE = -1e9
@@ -169,23 +195,39 @@ class SentencePieceVocabulary:
 
         pieces = spm.normal_pieces()
         if spm.model_type == spm.UNIGRAM:
-            vocab = [(symbol, pieces.get(symbol, UNREACHABLE_SCORE)) for symbol in dictionary.symbols]
+            vocab = [
+                (symbol, pieces.get(symbol, UNREACHABLE_SCORE)) for symbol in dictionary.symbols
+            ]
             return models.Unigram(vocab, unk_id=dictionary.unk(), byte_fallback=False)
         # spm BPE merges the adjacent pair whose concatenation is the best-scored piece
         order = {piece: i for i, (piece, _, kind) in enumerate(spm.pieces) if kind == spm.NORMAL}
-        merges = sorted(((piece[:cut], piece[cut:]) for piece in pieces for cut in range(1, len(piece))
-                         if piece[:cut] in pieces and piece[cut:] in pieces),
-                        key=lambda pair: (-pieces[pair[0] + pair[1]], order[pair[0] + pair[1]], order[pair[0]]))
-        return models.BPE({symbol: i for i, symbol in enumerate(dictionary.symbols)}, merges,
-                          unk_token=dictionary.unk_word, fuse_unk=True)
+        merges = sorted(
+            (
+                (piece[:cut], piece[cut:])
+                for piece in pieces
+                for cut in range(1, len(piece))
+                if piece[:cut] in pieces and piece[cut:] in pieces
+            ),
+            key=lambda pair: (-pieces[pair[0] + pair[1]], order[pair[0] + pair[1]], order[pair[0]]),
+        )
+        return models.BPE(
+            {symbol: i for i, symbol in enumerate(dictionary.symbols)},
+            merges,
+            unk_token=dictionary.unk_word,
+            fuse_unk=True,
+        )
 
     def checked_model(self, dictionary) -> SentencePieceModel:
         """The spm model, if the exported tokenizer can reproduce fairseq's ids with it."""
         spm = SentencePieceModel.read(self.model)
-        problems = spm.unsupported + ([] if spm.model_type in (spm.UNIGRAM, spm.BPE) else [f"model type {spm.model_type}"])
+        problems = spm.unsupported + (
+            [] if spm.model_type in (spm.UNIGRAM, spm.BPE) else [f"model type {spm.model_type}"]
+        )
         if problems:
-            raise ExportError(f"{self.model}: export reproduces unigram and BPE SentencePiece models with the "
-                              f"default whitespace handling; this one has {', '.join(problems)}")
+            raise ExportError(
+                f"{self.model}: export reproduces unigram and BPE SentencePiece models with the "
+                f"default whitespace handling; this one has {', '.join(problems)}"
+            )
         pieces = spm.normal_pieces()
         absent = [piece for piece in pieces if piece not in dictionary.indices]
         if absent:
@@ -197,11 +239,21 @@ class SentencePieceVocabulary:
             )
         split = [piece for piece in pieces if any(c in FAIRSEQ_SPLIT_WHITESPACE for c in piece)]
         if split:
-            raise ExportError(f"{self.model}: pieces {split[:3]} hold whitespace at which fairseq splits them")
+            raise ExportError(
+                f"{self.model}: pieces {split[:3]} hold whitespace at which fairseq splits them"
+            )
         return spm
 
     def hf_tokenizer(self, model_max_length: int):
-        from tokenizers import AddedToken, Regex, Tokenizer, decoders, normalizers, pre_tokenizers, processors
+        from tokenizers import (
+            AddedToken,
+            Regex,
+            Tokenizer,
+            decoders,
+            normalizers,
+            pre_tokenizers,
+            processors,
+        )
         from transformers import PreTrainedTokenizerFast
 
         dictionary = load_model_dictionary(self.dict_txt)
@@ -209,22 +261,46 @@ class SentencePieceVocabulary:
         tokenizer = Tokenizer(self.tokenizers_model(spm, dictionary))
         # spm's normalizer: its character rules, then strip and collapse spaces, "▁" prefix, spaces as "▁"
         tokenizer.normalizer = normalizers.Sequence(
-            ([normalizers.Precompiled(spm.precompiled_charsmap)] if spm.precompiled_charsmap else []) + [
-                normalizers.Replace(Regex("^ +| +$"), ""), normalizers.Replace(Regex(" {2,}"), " "),
-                normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
+            (
+                [normalizers.Precompiled(spm.precompiled_charsmap)]
+                if spm.precompiled_charsmap
+                else []
+            )
+            + [
+                normalizers.Replace(Regex("^ +| +$"), ""),
+                normalizers.Replace(Regex(" {2,}"), " "),
+                normalizers.Prepend("▁"),
+                normalizers.Replace(" ", "▁"),
+            ]
+        )
         tokenizer.pre_tokenizer = pre_tokenizers.Split(
-            Regex("[" + "".join(f"\\x{{{ord(c):x}}}" for c in FAIRSEQ_SPLIT_WHITESPACE) + "]+"), behavior="removed")
-        tokenizer.decoder = decoders.Metaspace(replacement="▁", prepend_scheme="always", split=False)
+            Regex("[" + "".join(f"\\x{{{ord(c):x}}}" for c in FAIRSEQ_SPLIT_WHITESPACE) + "]+"),
+            behavior="removed",
+        )
+        tokenizer.decoder = decoders.Metaspace(
+            replacement="▁", prepend_scheme="always", split=False
+        )
         bos, eos = dictionary.bos_word, dictionary.eos_word
         tokenizer.post_processor = processors.TemplateProcessing(
-            single=f"{bos} $A {eos}", pair=f"{bos} $A {eos} {eos} $B {eos}",  # as RobertaHubInterface.encode
-            special_tokens=[(bos, dictionary.bos()), (eos, dictionary.eos())])
+            single=f"{bos} $A {eos}",
+            pair=f"{bos} $A {eos} {eos} $B {eos}",  # as RobertaHubInterface.encode
+            special_tokens=[(bos, dictionary.bos()), (eos, dictionary.eos())],
+        )
         specials = [bos, dictionary.pad_word, eos, dictionary.unk_word, "<mask>"]
-        tokenizer.add_special_tokens([AddedToken(token, special=True, normalized=False) for token in specials])
+        tokenizer.add_special_tokens(
+            [AddedToken(token, special=True, normalized=False) for token in specials]
+        )
         return PreTrainedTokenizerFast(
-            tokenizer_object=tokenizer, bos_token=bos, eos_token=eos, cls_token=bos, sep_token=eos,
-            pad_token=dictionary.pad_word, unk_token=dictionary.unk_word, mask_token="<mask>",
-            model_max_length=model_max_length)
+            tokenizer_object=tokenizer,
+            bos_token=bos,
+            eos_token=eos,
+            cls_token=bos,
+            sep_token=eos,
+            pad_token=dictionary.pad_word,
+            unk_token=dictionary.unk_word,
+            mask_token="<mask>",
+            model_max_length=model_max_length,
+        )
 
     def save_tokenizer(self, tokenizer, out_dir: Path) -> None:
         """tokenizer.json + tokenizer_config.json naming the class as transformers 4 and 5 both load it,
@@ -256,5 +332,6 @@ def open_vocabulary(vocab_dir: str | os.PathLike, dict_txt: Optional[str | os.Pa
         return Gpt2Vocabulary(files["gpt2_encoder_json"], files["gpt2_vocab_bpe"], dict_txt)
     if vocab.kind == "sentencepiece":
         return SentencePieceVocabulary(files["sentencepiece_model"], dict_txt)
-    raise ExportError(f"{vocab_dir}: a {vocab.kind} vocabulary; export writes gpt2 and sentencepiece tokenizers")
-
+    raise ExportError(
+        f"{vocab_dir}: a {vocab.kind} vocabulary; export writes gpt2 and sentencepiece tokenizers"
+    )

@@ -1,6 +1,7 @@
 """A fairseq RoBERTa checkpoint's weights as a transformers model: RobertaForMaskedLM, or
 RobertaForSequenceClassification / RobertaForTokenClassification for a fine-tuned head; the
 config says the same architecture, and no weight is left out (missing keys are an error)."""
+
 from __future__ import annotations
 
 import argparse
@@ -35,21 +36,27 @@ def option(model_cfg, name: str, default=None):
 def head_of(state: dict[str, Any], head_name: Optional[str]) -> tuple[str, Optional[str]]:
     """(kind, head name) of the checkpoint: a classification head if it has one, else masked LM."""
     heads = {}
-    for prefix, kind in ((SENTENCE_HEAD_PREFIX, SEQUENCE_CLASSIFICATION), (TOKEN_HEAD_PREFIX, TOKEN_CLASSIFICATION)):
+    for prefix, kind in (
+        (SENTENCE_HEAD_PREFIX, SEQUENCE_CLASSIFICATION),
+        (TOKEN_HEAD_PREFIX, TOKEN_CLASSIFICATION),
+    ):
         for key in state:
             if key.startswith(prefix):
-                heads[key[len(prefix):].split(".")[0]] = kind
+                heads[key[len(prefix) :].split(".")[0]] = kind
     if head_name is not None:
         if head_name not in heads:
-            raise ExportError(f"no classification head {head_name!r}; the checkpoint has {sorted(heads) or 'none'}")
+            raise ExportError(
+                f"no classification head {head_name!r}; the checkpoint has {sorted(heads) or 'none'}"
+            )
         return heads[head_name], head_name
     if not heads:
         return MASKED_LM, None
     if len(heads) > 1:
-        raise ExportError(f"the checkpoint has several heads {sorted(heads)}; choose one with --head")
-    (name, kind), = heads.items()
+        raise ExportError(
+            f"the checkpoint has several heads {sorted(heads)}; choose one with --head"
+        )
+    ((name, kind),) = heads.items()
     return kind, name
-
 
 
 def hf_config(state, model_cfg, vocab_size: int, kind: str, labels: Optional[list[str]]):
@@ -68,7 +75,11 @@ def hf_config(state, model_cfg, vocab_size: int, kind: str, labels: Optional[lis
             f"the checkpoint's embedding has {embed.shape[0]} rows but the dictionary (+<mask>) has "
             f"{vocab_size} entries: pass the dict.txt the model was trained with (--dict)"
         )
-    layers = 1 + max(int(key[len(ENCODER + "layers."):].split(".")[0]) for key in state if key.startswith(ENCODER + "layers."))
+    layers = 1 + max(
+        int(key[len(ENCODER + "layers.") :].split(".")[0])
+        for key in state
+        if key.startswith(ENCODER + "layers.")
+    )
     config = RobertaConfig(
         vocab_size=vocab_size,
         hidden_size=embed.shape[1],
@@ -79,10 +90,13 @@ def hf_config(state, model_cfg, vocab_size: int, kind: str, labels: Optional[lis
         max_position_embeddings=state[ENCODER + "embed_positions.weight"].shape[0],
         type_vocab_size=1,
         layer_norm_eps=1e-5,
-        pad_token_id=1, bos_token_id=0, eos_token_id=2,
+        pad_token_id=1,
+        bos_token_id=0,
+        eos_token_id=2,
         hidden_dropout_prob=option(model_cfg, "dropout", 0.1),
         attention_probs_dropout_prob=option(model_cfg, "attention_dropout", 0.1),
-        tie_word_embeddings=kind == MASKED_LM and "encoder.lm_head.weight" in state
+        tie_word_embeddings=kind == MASKED_LM
+        and "encoder.lm_head.weight" in state
         and bool((state["encoder.lm_head.weight"] == embed).all()),
     )
     if labels is not None:
@@ -99,7 +113,9 @@ def hf_encoder_state(state: dict[str, Any], num_layers: int, prefix: str) -> dic
     hf = {
         prefix + "embeddings.word_embeddings.weight": embed,
         prefix + "embeddings.position_embeddings.weight": state[ENCODER + "embed_positions.weight"],
-        prefix + "embeddings.token_type_embeddings.weight": torch.zeros(1, embed.shape[1], dtype=embed.dtype),
+        prefix + "embeddings.token_type_embeddings.weight": torch.zeros(
+            1, embed.shape[1], dtype=embed.dtype
+        ),
         prefix + "embeddings.LayerNorm.weight": state[ENCODER + "layernorm_embedding.weight"],
         prefix + "embeddings.LayerNorm.bias": state[ENCODER + "layernorm_embedding.bias"],
     }
@@ -116,11 +132,15 @@ def hf_encoder_state(state: dict[str, Any], num_layers: int, prefix: str) -> dic
     for i in range(num_layers):
         for hf_name, fs_name in layer_map.items():
             for param in ("weight", "bias"):
-                hf[f"{prefix}encoder.layer.{i}.{hf_name}.{param}"] = state[f"{ENCODER}layers.{i}.{fs_name}.{param}"]
+                hf[f"{prefix}encoder.layer.{i}.{hf_name}.{param}"] = state[
+                    f"{ENCODER}layers.{i}.{fs_name}.{param}"
+                ]
     return hf
 
 
-def hf_head_state(state: dict[str, Any], kind: str, head: Optional[str], model_cfg) -> dict[str, Any]:
+def hf_head_state(
+    state: dict[str, Any], kind: str, head: Optional[str], model_cfg
+) -> dict[str, Any]:
     if kind == MASKED_LM:
         return {
             "lm_head.dense.weight": state["encoder.lm_head.dense.weight"],
@@ -134,21 +154,27 @@ def hf_head_state(state: dict[str, Any], kind: str, head: Optional[str], model_c
     if kind == SEQUENCE_CLASSIFICATION:
         pooler = option(model_cfg, "pooler_activation_fn", "tanh")
         if pooler != "tanh":
-            raise ExportError(f"classification head activation {pooler!r}: transformers' head uses tanh")
+            raise ExportError(
+                f"classification head activation {pooler!r}: transformers' head uses tanh"
+            )
         if option(model_cfg, "spectral_norm_classification_head", False):
             raise ExportError("spectral-norm classification heads have no transformers equivalent")
         base = f"{SENTENCE_HEAD_PREFIX}{head}."
         return {
             f"classifier.{layer}.{param}": state[f"{base}{layer}.{param}"]
-            for layer in ("dense", "out_proj") for param in ("weight", "bias")
+            for layer in ("dense", "out_proj")
+            for param in ("weight", "bias")
         }
     base = f"{TOKEN_HEAD_PREFIX}{head}."
-    head_keys = {key[len(base):] for key in state if key.startswith(base)}
+    head_keys = {key[len(base) :] for key in state if key.startswith(base)}
     if head_keys != {"out_proj.weight", "out_proj.bias"}:
         raise ExportError(
             f"token head {head!r} has {sorted(head_keys)}; RobertaForTokenClassification needs one linear layer"
         )
-    return {"classifier.weight": state[base + "out_proj.weight"], "classifier.bias": state[base + "out_proj.bias"]}
+    return {
+        "classifier.weight": state[base + "out_proj.weight"],
+        "classifier.bias": state[base + "out_proj.bias"],
+    }
 
 
 def build_hf_model(state, model_cfg, vocab_size: int, kind: str, head: Optional[str], labels):
@@ -158,17 +184,24 @@ def build_hf_model(state, model_cfg, vocab_size: int, kind: str, head: Optional[
     config = hf_config(state, model_cfg, vocab_size, kind, labels)
     head_state = hf_head_state(state, kind, head, model_cfg)
     if labels is not None:
-        classes = head_state["classifier.out_proj.bias" if kind == SEQUENCE_CLASSIFICATION else "classifier.bias"].shape[0]
+        classes = head_state[
+            "classifier.out_proj.bias" if kind == SEQUENCE_CLASSIFICATION else "classifier.bias"
+        ].shape[0]
         if classes != len(labels):
-            raise ExportError(f"head {head!r} has {classes} outputs but the label dictionary lists {len(labels)} labels")
+            raise ExportError(
+                f"head {head!r} has {classes} outputs but the label dictionary lists {len(labels)} labels"
+            )
     if config.tie_word_embeddings:
         del head_state["lm_head.decoder.weight"]
     model = getattr(transformers, HF_MODEL_CLASSES[kind])(config)
     hf_state = hf_encoder_state(state, config.num_hidden_layers, "roberta.")
     hf_state.update(head_state)
     missing, unexpected = model.load_state_dict(hf_state, strict=False)
-    missing = [key for key in missing if not (config.tie_word_embeddings and key == "lm_head.decoder.weight")]
+    missing = [
+        key
+        for key in missing
+        if not (config.tie_word_embeddings and key == "lm_head.decoder.weight")
+    ]
     if missing or unexpected:
         raise ExportError(f"weight mapping incomplete: missing {missing}, unexpected {unexpected}")
     return model.eval()
-

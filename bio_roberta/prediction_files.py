@@ -14,6 +14,7 @@ shape the task's metric scores, so the file alone reproduces the score:
 Rows come from the fine-tuning plugin's tasks (user_dir); like the finetune-bin files, everything
 is in label symbols.
 """
+
 from __future__ import annotations
 
 import abc
@@ -64,7 +65,9 @@ def read_conll(path: Path, columns: int) -> list[list[list[str]]]:
                 continue
             fields = line.split("\t")
             if len(fields) != columns:
-                raise PredictionFileError(f"{path}:{number}: expected {columns} tab-separated columns, got {len(fields)}")
+                raise PredictionFileError(
+                    f"{path}:{number}: expected {columns} tab-separated columns, got {len(fields)}"
+                )
             block.append(fields)
     return blocks + ([block] if block else [])
 
@@ -79,8 +82,9 @@ class TaggedWords(PredictionFile):
         from user_dir.models.token_classification_head import token_classification_logits
 
         target = sample["target"]
-        logits = token_classification_logits(model, task.cfg.classification_head_name,
-                                             sample["net_input"]["src_tokens"])
+        logits = token_classification_logits(
+            model, task.cfg.classification_head_name, sample["net_input"]["src_tokens"]
+        )
         predicted = logits.argmax(-1)
         return zip(word_tags(target, target, task.tags), word_tags(predicted, target, task.tags))
 
@@ -94,7 +98,8 @@ class TaggedWords(PredictionFile):
         blocks = read_conll(conll, 2)
         if len(blocks) != len(ids):
             raise PredictionFileError(
-                f"{conll} has {len(blocks)} examples but {split}.ids has {len(ids)}")
+                f"{conll} has {len(blocks)} examples but {split}.ids has {len(ids)}"
+            )
         # (id, word rows, predicted tags in the model's scheme) of each sentence
         sentences: list[tuple[str, list, list]] = []
         for index, ((example_id, _group), block) in enumerate(zip(ids, blocks)):
@@ -119,8 +124,10 @@ class TaggedWords(PredictionFile):
 
     def read(self, path):
         blocks = read_conll(path, 3)
-        return ([[row[1] for row in block] for block in blocks],
-                [[row[2] for row in block] for block in blocks])
+        return (
+            [[row[1] for row in block] for block in blocks],
+            [[row[2] for row in block] for block in blocks],
+        )
 
 
 class ClassificationTable(PredictionFile, abc.ABC):
@@ -135,8 +142,11 @@ class ClassificationTable(PredictionFile, abc.ABC):
     @staticmethod
     def head_logits(model, task, sample):
         """The sentence classification head's logits of a batch."""
-        logits, _ = model(**sample["net_input"], features_only=True,
-                          classification_head_name=task.cfg.classification_head_name)
+        logits, _ = model(
+            **sample["net_input"],
+            features_only=True,
+            classification_head_name=task.cfg.classification_head_name,
+        )
         return logits
 
     def write(self, data_dir, split, outputs, output):
@@ -158,13 +168,15 @@ class ClassificationTable(PredictionFile, abc.ABC):
             header = next(reader, None)
             if tuple(header or ()) != CLASSIFICATION_COLUMNS:
                 raise PredictionFileError(
-                    f"{path}:1: expected the header {'<TAB>'.join(CLASSIFICATION_COLUMNS)}")
+                    f"{path}:1: expected the header {'<TAB>'.join(CLASSIFICATION_COLUMNS)}"
+                )
             rows = list(reader)
         columns = len(CLASSIFICATION_COLUMNS)
         for number, row in enumerate(rows, 2):
             if len(row) != columns:
                 raise PredictionFileError(
-                    f"{path}:{number}: expected {columns} columns, got {len(row)}")
+                    f"{path}:{number}: expected {columns} columns, got {len(row)}"
+                )
         return rows
 
 
@@ -174,8 +186,10 @@ class SingleLabels(ClassificationTable):
     def rows(self, model, task, sample):
         predicted = self.head_logits(model, task, sample).argmax(-1)
         dictionary = task.label_dictionary
-        return zip(_label_names(dictionary, sample["target"].view(-1).tolist()),
-                   _label_names(dictionary, predicted.tolist()))
+        return zip(
+            _label_names(dictionary, sample["target"].view(-1).tolist()),
+            _label_names(dictionary, predicted.tolist()),
+        )
 
     def cell(self, value):
         return value
@@ -191,9 +205,13 @@ class LabelSets(ClassificationTable):
     def rows(self, model, task, sample):
         names = task.label_names
         positive = self.head_logits(model, task, sample) > 0
-        return (({names[i] for i in gold.nonzero().flatten().tolist()},
-                 {names[i] for i in predicted.nonzero().flatten().tolist()})
-                for gold, predicted in zip(sample["target"], positive))
+        return (
+            (
+                {names[i] for i in gold.nonzero().flatten().tolist()},
+                {names[i] for i in predicted.nonzero().flatten().tolist()},
+            )
+            for gold, predicted in zip(sample["target"], positive)
+        )
 
     def cell(self, value):
         return MULTILABEL_SEPARATOR.join(sorted(value))

@@ -5,6 +5,7 @@ of its finetune-bin/<task> directory, writes the prediction file of the task's k
 (bio_roberta/prediction_files.py) and returns the task's score computed from that file, so the
 file alone reproduces the number.
 """
+
 from __future__ import annotations
 
 import json
@@ -22,9 +23,9 @@ class PredictionResult:
     task: str
     split: str
     metric: str
-    score: float            # fraction in [0, 1], as bio_roberta_core.metrics returns it
+    score: float  # fraction in [0, 1], as bio_roberta_core.metrics returns it
     examples: int
-    predictions: dict       # file_record of the prediction file
+    predictions: dict  # file_record of the prediction file
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -36,7 +37,9 @@ def task_spec_of(data_dir: Path) -> TaskSpec:
     try:
         return get_task(json.loads(manifest.read_text())["task"])
     except FileNotFoundError:
-        raise FileNotFoundError(f"{manifest} not found: is {data_dir} a finetune-bin/<task> directory?") from None
+        raise FileNotFoundError(
+            f"{manifest} not found: is {data_dir} a finetune-bin/<task> directory?"
+        ) from None
     except (KeyError, json.JSONDecodeError) as error:
         raise PredictionFileError(f"{manifest}: no task name ({error})") from None
 
@@ -49,7 +52,9 @@ def load_finetuned(checkpoint: Path, data_dir: Path):
     from fairseq import checkpoint_utils
 
     overrides = {"data": str(data_dir), "user_dir": str(Path(user_dir.__file__).parent)}
-    models, _cfg, task = checkpoint_utils.load_model_ensemble_and_task([str(checkpoint)], arg_overrides=overrides)
+    models, _cfg, task = checkpoint_utils.load_model_ensemble_and_task(
+        [str(checkpoint)], arg_overrides=overrides
+    )
     model = models[0].eval()
     return (model.cuda() if torch.cuda.is_available() else model), task
 
@@ -58,14 +63,17 @@ def _batches(task, split: str, batch_size: int):
     task.load_dataset(split)
     dataset = task.dataset(split)
     iterator = task.get_batch_iterator(
-        dataset=dataset, max_sentences=batch_size, max_positions=task.max_positions(),
+        dataset=dataset,
+        max_sentences=batch_size,
+        max_positions=task.max_positions(),
         ignore_invalid_inputs=False,
     )
     return iterator.next_epoch_itr(shuffle=False)
 
 
-def model_outputs(model, task, prediction_file: PredictionFile, split: str,
-                  batch_size: int = 32) -> dict[int, tuple]:
+def model_outputs(
+    model, task, prediction_file: PredictionFile, split: str, batch_size: int = 32
+) -> dict[int, tuple]:
     """example index -> (gold, predicted) in label symbols, as the task kind's prediction file
     has them."""
     import torch
@@ -86,8 +94,12 @@ def score_prediction_file(path: Path, spec: TaskSpec) -> float:
 
 
 def predict(
-    checkpoint: Path, data_dir: Path, output: Path, split: str = "test",
-    spec: Optional[TaskSpec] = None, batch_size: int = 32,
+    checkpoint: Path,
+    data_dir: Path,
+    output: Path,
+    split: str = "test",
+    spec: Optional[TaskSpec] = None,
+    batch_size: int = 32,
 ) -> PredictionResult:
     """Write ``output`` from ``checkpoint`` on ``split`` of ``data_dir`` and score it."""
     data_dir, output = Path(data_dir), Path(output)
@@ -97,6 +109,10 @@ def predict(
     outputs = model_outputs(model, task, prediction_file, split, batch_size)
     examples = prediction_file.write(data_dir, split, outputs, output)
     return PredictionResult(
-        task=spec.name, split=split, metric=spec.metric, score=score_prediction_file(output, spec),
-        examples=examples, predictions=file_record(output),
+        task=spec.name,
+        split=split,
+        metric=spec.metric,
+        score=score_prediction_file(output, spec),
+        examples=examples,
+        predictions=file_record(output),
     )

@@ -7,6 +7,7 @@ writes one result record per run. Config: bio_roberta/configs/finetune/sweep.yam
 an installed package runs sweeps from any directory; every value, including the tiny overrides of
 tests and demos (hparams.max_epoch=1, max_update=4, ...), is a Hydra override.
 """
+
 from __future__ import annotations
 
 import logging
@@ -37,9 +38,17 @@ def main(cfg: DictConfig) -> int:
     records = run_task_seed(OmegaConf.to_container(cfg, resolve=True))
     failed = [r for r in records if r["status"] != OK]
     for record in failed:
-        logger.error("failed: %s seed %s fold %s: %s (log %s)", record["task"], record["seed"], record["fold"],
-                     record["error"], record["log"])
-    logger.info("%s seed %s: %d runs, %d failed", cfg.task_name, cfg.seed, len(records), len(failed))
+        logger.error(
+            "failed: %s seed %s fold %s: %s (log %s)",
+            record["task"],
+            record["seed"],
+            record["fold"],
+            record["error"],
+            record["log"],
+        )
+    logger.info(
+        "%s seed %s: %d runs, %d failed", cfg.task_name, cfg.seed, len(records), len(failed)
+    )
     return len(failed)
 
 

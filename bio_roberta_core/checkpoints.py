@@ -12,6 +12,7 @@ A file that cannot be loaded (missing, empty, cut short, or pickling something t
 refuses) is reported as a one-line CheckpointError naming it (read_checkpoint, and fairseq's own
 loader once the plugin is imported: user_dir/checkpointing.py).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,7 +31,9 @@ def fairseq_checkpoint_globals() -> list:
     import numpy as np
 
     numpy_types = [np.dtype, np.ndarray]
-    numpy_types += [type(np.dtype(t)) for t in ("float16", "float32", "float64", "int32", "int64", "bool")]
+    numpy_types += [
+        type(np.dtype(t)) for t in ("float16", "float32", "float64", "int32", "int64", "bool")
+    ]
     try:  # numpy >= 2 moved the scalar/array reconstructors to numpy._core
         from numpy._core.multiarray import _reconstruct, scalar
     except ImportError:  # numpy 1.x
@@ -82,16 +85,25 @@ class CheckpointError(Exception):
         if not os.path.isfile(path):
             return cls(f"{path}: no such checkpoint file")
         if os.path.getsize(path) == 0:
-            return cls(f"{path}: empty (0 bytes), a write that was cut short; use another checkpoint")
+            return cls(
+                f"{path}: empty (0 bytes), a write that was cut short; use another checkpoint"
+            )
         if isinstance(error, pickle.UnpicklingError):
             refused = re.search(r"GLOBAL (\S+)", str(error))
-            what = (f"the global {refused.group(1)}" if refused
-                    else "pickle content torch's weights_only loader refuses")
-            return cls(f"{path}: refused to load: it holds {what}, which no fairseq checkpoint does "
-                       "(only the types in bio_roberta_core/checkpoints.py load); "
-                       "use checkpoints you trust")
+            what = (
+                f"the global {refused.group(1)}"
+                if refused
+                else "pickle content torch's weights_only loader refuses"
+            )
+            return cls(
+                f"{path}: refused to load: it holds {what}, which no fairseq checkpoint does "
+                "(only the types in bio_roberta_core/checkpoints.py load); "
+                "use checkpoints you trust"
+            )
         first_sentence = (str(error).strip().splitlines() or [""])[0].split(". ")[0]
-        return cls(f"{path}: truncated, or not a fairseq checkpoint ({type(error).__name__}: {first_sentence})")
+        return cls(
+            f"{path}: truncated, or not a fairseq checkpoint ({type(error).__name__}: {first_sentence})"
+        )
 
 
 def read_checkpoint(path: str | os.PathLike, mmap: bool = False) -> dict[str, Any]:

@@ -15,6 +15,7 @@ Scores are fractions in [0, 1] (the report prints them x100). Every scorer also 
 counts, which the fairseq plugin sums over a whole validation set before dividing (per-batch
 scores averaged would be wrong).
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -47,7 +48,10 @@ def label_f1s(true_positives, predicted, gold) -> np.ndarray:
 
 # --- sequence labelling ---------------------------------------------------------------------
 
-def entity_counts(gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]]) -> tuple[int, int, int]:
+
+def entity_counts(
+    gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]]
+) -> tuple[int, int, int]:
     """(true positives, predicted entities, gold entities) over sentences of tags."""
     if len(gold) != len(predicted):
         raise ValueError(f"{len(gold)} gold sentences but {len(predicted)} predicted")
@@ -70,7 +74,10 @@ def entity_f1(gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]])
 
 # --- single-label classification ------------------------------------------------------------
 
-def label_counts(gold: Sequence[Hashable], predicted: Sequence[Hashable], labels: Sequence[Hashable]):
+
+def label_counts(
+    gold: Sequence[Hashable], predicted: Sequence[Hashable], labels: Sequence[Hashable]
+):
     """Arrays (true positives, predicted, gold) per label, in the order of ``labels``."""
     if len(gold) != len(predicted):
         raise ValueError(f"{len(gold)} gold labels but {len(predicted)} predicted")
@@ -115,6 +122,7 @@ def accuracy(gold: Sequence[Hashable], predicted: Sequence[Hashable]) -> float:
 
 
 # --- multi-label classification (HOC) ---------------------------------------------------------
+
 
 def group_label_sets(
     groups: Sequence[Hashable], labels: Sequence[Iterable[Hashable]]
@@ -177,15 +185,20 @@ MACRO_F1, MICRO_F1, BINARY_F1 = "macro_f1", "micro_f1", "binary_f1"
 ACCURACY = "accuracy"  # fairseq's sentence_prediction criterion logs it under this name
 
 METRICS: dict[str, Metric] = {
-    ENTITY_F1: Metric(lambda gold, predicted, _labels: entity_f1(gold, predicted),
-                      "sequence_labeling"),
-    HOC_ABSTRACT_F1: Metric(lambda gold, predicted, _labels: hoc_abstract_f1(gold, predicted),
-                            "multilabel_classification"),
+    ENTITY_F1: Metric(
+        lambda gold, predicted, _labels: entity_f1(gold, predicted), "sequence_labeling"
+    ),
+    HOC_ABSTRACT_F1: Metric(
+        lambda gold, predicted, _labels: hoc_abstract_f1(gold, predicted),
+        "multilabel_classification",
+    ),
     MACRO_F1: Metric(macro_f1, "single_label_classification"),
     MICRO_F1: Metric(micro_f1, "single_label_classification"),
     BINARY_F1: Metric(
         lambda gold, predicted, labels: binary_f1(gold, predicted, positive_label(labels)),
-        "single_label_classification"),
-    ACCURACY: Metric(lambda gold, predicted, _labels: accuracy(gold, predicted),
-                     "single_label_classification"),
+        "single_label_classification",
+    ),
+    ACCURACY: Metric(
+        lambda gold, predicted, _labels: accuracy(gold, predicted), "single_label_classification"
+    ),
 }

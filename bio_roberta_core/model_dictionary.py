@@ -1,5 +1,6 @@
 """The dictionary a RoBERTa model is trained with: the fairseq Dictionary its embedding rows index,
 where a task's data keeps its dict.txt, and the record of it that checkpoints carry."""
+
 from __future__ import annotations
 
 import os
@@ -25,7 +26,11 @@ def training_dictionary(data: str) -> Path:
     """The dict.txt a fairseq task reads from its data option: <first dir>/input0/dict.txt for the
     fine-tuning layout (finetune-bin, sentence_prediction), else <first dir>/dict.txt (masked LM)."""
     first = Path(data.split(os.pathsep)[0])
-    return first / "input0" / "dict.txt" if (first / "input0" / "dict.txt").exists() else first / "dict.txt"
+    return (
+        first / "input0" / "dict.txt"
+        if (first / "input0" / "dict.txt").exists()
+        else first / "dict.txt"
+    )
 
 
 def dictionary_record(data: str) -> Optional[dict[str, str]]:

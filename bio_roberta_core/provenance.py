@@ -3,6 +3,7 @@
 Every artifact that passes between stages carries these fields, so a number in a report traces
 back to the bytes it came from (see docs/artifacts.md).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -66,7 +67,10 @@ def git_revision(start: str | os.PathLike | None = None) -> str | None:
         ).stdout.strip()
         dirty = subprocess.run(
             ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=where, capture_output=True, text=True, check=True,
+            cwd=where,
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return None

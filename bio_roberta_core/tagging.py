@@ -10,6 +10,7 @@ them, with L- read as E- and U- as S-. One reader therefore serves every scheme 
 ill-formed model output the standard way (an I- after O starts an entity), and converting
 through spans keeps the entities that conlleval and seqeval see.
 """
+
 from __future__ import annotations
 
 from typing import Iterable, Sequence
@@ -114,7 +115,9 @@ def entity_types(tags: Iterable[str]) -> tuple[str, ...]:
 
 def typed_tags(tags: Iterable[str], entity_type: str) -> tuple[str, ...]:
     """Untyped tags given entity_type ('B' -> 'B-Disease'); O and typed tags are kept."""
-    return tuple(tag if tag == OUTSIDE or split_tag(tag)[1] else f"{tag}-{entity_type}" for tag in tags)
+    return tuple(
+        tag if tag == OUTSIDE or split_tag(tag)[1] else f"{tag}-{entity_type}" for tag in tags
+    )
 
 
 def scheme_tags(types: Sequence[str], scheme: str) -> tuple[str, ...]:

@@ -3,6 +3,7 @@
 preprocess/vocab.py writes and checks vocabulary dirs (their manifest and dict.txt); the masked-LM
 task's whole-word masking (user_dir) opens the same files: both name them here.
 """
+
 from __future__ import annotations
 
 import argparse

@@ -10,6 +10,7 @@ once per batch and cached per pre-token) and the fairseq package is never import
 start-up); the other kinds use fairseq's own encoder and Dictionary. The result equals the
 standard route's .bin/.idx byte for byte (tests/test_binarize.py).
 """
+
 from __future__ import annotations
 
 import logging
@@ -25,11 +26,25 @@ from typing import Any
 
 import numpy as np
 
-from bio_roberta_core.provenance import (atomic_write_json, environment_record, file_record,
-                                         json_hash, kill_point, replace_dir, sha256_file)
+from bio_roberta_core.provenance import (
+    atomic_write_json,
+    environment_record,
+    file_record,
+    json_hash,
+    kill_point,
+    replace_dir,
+    sha256_file,
+)
 from preprocess.gpt2_encoder import EOS_INDEX, UNK_INDEX, BatchGPT2Encoder, read_dictionary_indices
 from preprocess.text_shards import finished_manifest
-from preprocess.vocab import DICT_FILE, MANIFEST, batched, read_vocab_dir, shard_files, write_padded_dict
+from preprocess.vocab import (
+    DICT_FILE,
+    MANIFEST,
+    batched,
+    read_vocab_dir,
+    shard_files,
+    write_padded_dict,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -39,9 +54,15 @@ DEFAULT_CHUNK_BYTES = 64 << 20
 COPY_BLOCK_SIZES = 1 << 22  # sizes per block when the index is written
 INDEX_MAGIC = b"MMIDIDX\x00\x00"
 INDEX_VERSION = 1
-INDEX_DTYPE_CODES = {np.dtype(np.uint16): 8, np.dtype(np.uint32): 9, np.dtype(np.int64): 5}  # fairseq's codes
+INDEX_DTYPE_CODES = {
+    np.dtype(np.uint16): 8,
+    np.dtype(np.uint32): 9,
+    np.dtype(np.int64): 5,
+}  # fairseq's codes
 # What a data-bin dir holds (fairseq-preprocess adds preprocess.log); binarize replaces the whole dir.
-DATA_BIN_FILE = re.compile(r"^([^.]+\.(bin|idx)|dict\.txt|manifest\.json|preprocess\.log|\.binarize-tmp)$")
+DATA_BIN_FILE = re.compile(
+    r"^([^.]+\.(bin|idx)|dict\.txt|manifest\.json|preprocess\.log|\.binarize-tmp)$"
+)
 
 
 class BinarizeError(ValueError):
@@ -51,6 +72,7 @@ class BinarizeError(ValueError):
 @dataclass(frozen=True)
 class Chunk:
     """A byte range of one shard, cut at line boundaries; binarized by one worker into `prefix`.{bin,sizes}."""
+
     path: str
     start: int
     end: int
@@ -78,8 +100,10 @@ class LineEncoder:
             bpe_size = max(self.gpt2.reference.encoder.values()) + 1
             # BPE id -> dictionary index; ids absent from dict.txt become <unk>, as in fairseq-preprocess.
             # The last entry is </s>, so the encoder's LINE_END (-1) maps to it.
-            self.index_of_bpe_id = np.array([indices.get(str(i), self.unk) for i in range(bpe_size)] + [self.eos],
-                                            dtype=np.int64)
+            self.index_of_bpe_id = np.array(
+                [indices.get(str(i), self.unk) for i in range(bpe_size)] + [self.eos],
+                dtype=np.int64,
+            )
         else:
             from preprocess.bpe import load_dictionary, open_bpe
 
@@ -97,8 +121,14 @@ class LineEncoder:
             # fastBPE splits words at single spaces only (subword-nmt expects tokenised text)
             stripped = [" ".join(line.split()) for line in stripped]
         if self.kind != "gpt2":
-            sequences = [self.dictionary.encode_line(self.bpe.encode(line) if line else "", add_if_not_exist=False,
-                                                     append_eos=True).numpy().astype(np.int64) for line in stripped]
+            sequences = [
+                self.dictionary.encode_line(
+                    self.bpe.encode(line) if line else "", add_if_not_exist=False, append_eos=True
+                )
+                .numpy()
+                .astype(np.int64)
+                for line in stripped
+            ]
             sizes = np.array([len(seq) for seq in sequences], dtype=np.int64)
             return np.concatenate(sequences) if sequences else np.zeros(0, np.int64), sizes, blank
         flat, lengths = self.gpt2.encode_lines([line for line in stripped if line])
@@ -138,13 +168,20 @@ class MMapDatasetWriter:
     def finalize(self, index_path: Path) -> None:
         self.data.close()
         with open(index_path, "wb") as index:
-            index.write(INDEX_MAGIC + struct.pack("<QBQ", INDEX_VERSION, INDEX_DTYPE_CODES[self.dtype], self.count))
+            index.write(
+                INDEX_MAGIC
+                + struct.pack("<QBQ", INDEX_VERSION, INDEX_DTYPE_CODES[self.dtype], self.count)
+            )
             self.sizes.seek(0)
             shutil.copyfileobj(self.sizes, index, 1 << 20)
             self.sizes.seek(0)
             offset = 0
             while block := self.sizes.read(4 * COPY_BLOCK_SIZES):
-                ends = np.cumsum(np.frombuffer(block, dtype=np.int32), dtype=np.int64) * self.dtype.itemsize + offset
+                ends = (
+                    np.cumsum(np.frombuffer(block, dtype=np.int32), dtype=np.int64)
+                    * self.dtype.itemsize
+                    + offset
+                )
                 index.write(np.concatenate([[offset], ends[:-1]]).astype(np.int64).tobytes())
                 offset = int(ends[-1])
         self.sizes.close()
@@ -177,7 +214,10 @@ def binarize_chunk(chunk: Chunk) -> dict[str, int]:
     encoder = _worker_encoder
     dtype = token_dtype(encoder.dictionary_size)
     counts = {"sentences": 0, "empty_lines": 0, "sequences": 0, "tokens": 0, "unk_tokens": 0}
-    with open(chunk.prefix + ".bin", "wb") as data, open(chunk.prefix + ".sizes", "wb") as sizes_out:
+    with (
+        open(chunk.prefix + ".bin", "wb") as data,
+        open(chunk.prefix + ".sizes", "wb") as sizes_out,
+    ):
         for batch in batched(read_chunk_lines(chunk), ENCODE_BATCH_LINES):
             flat, sizes, blank = encoder.encode_batch(batch)
             data.write(flat.astype(dtype).tobytes())
@@ -203,7 +243,9 @@ def line_offsets(path: Path, pieces: int) -> list[int]:
     return offsets + [size]
 
 
-def plan_chunks(files: list[Path], workers: int, chunk_bytes: int, tmp_dir: Path, split: str) -> list[Chunk]:
+def plan_chunks(
+    files: list[Path], workers: int, chunk_bytes: int, tmp_dir: Path, split: str
+) -> list[Chunk]:
     """Cut shards into line-aligned byte ranges: at least one per worker, none above chunk_bytes."""
     total = sum(f.stat().st_size for f in files)
     target = max(1, min(chunk_bytes, math.ceil(total / workers)))
@@ -212,7 +254,9 @@ def plan_chunks(files: list[Path], workers: int, chunk_bytes: int, tmp_dir: Path
         offsets = line_offsets(file, max(1, math.ceil(file.stat().st_size / target)))
         for start, end in zip(offsets[:-1], offsets[1:]):
             if end > start:
-                chunks.append(Chunk(str(file), start, end, str(tmp_dir / f"{split}.{len(chunks):05d}")))
+                chunks.append(
+                    Chunk(str(file), start, end, str(tmp_dir / f"{split}.{len(chunks):05d}"))
+                )
     return chunks
 
 
@@ -220,15 +264,28 @@ def check_out_dir(out: Path) -> None:
     """Refuse an --out that is a file or a dir holding more than a data-bin: binarize replaces the whole dir."""
     if out.exists() and not out.is_dir():
         raise BinarizeError(f"{out}: exists and is not a directory; pass a directory for --out")
-    foreign = sorted(p.name for p in out.iterdir() if not DATA_BIN_FILE.match(p.name)) if out.is_dir() else []
+    foreign = (
+        sorted(p.name for p in out.iterdir() if not DATA_BIN_FILE.match(p.name))
+        if out.is_dir()
+        else []
+    )
     if foreign:
-        raise BinarizeError(f"{out}: holds {foreign[0]!r}{' and more' if len(foreign) > 1 else ''}, which is not "
-                            f"part of a data-bin, and binarize replaces the whole dir; choose another --out")
+        raise BinarizeError(
+            f"{out}: holds {foreign[0]!r}{' and more' if len(foreign) > 1 else ''}, which is not "
+            f"part of a data-bin, and binarize replaces the whole dir; choose another --out"
+        )
 
 
-def binarize(text_dirs: str | os.PathLike | list[str | os.PathLike], vocab_dir: str | os.PathLike,
-             out_dir: str | os.PathLike, *, workers: int = 1, chunk_bytes: int = DEFAULT_CHUNK_BYTES,
-             splits=SPLITS, progress: bool = True) -> dict[str, Any]:
+def binarize(
+    text_dirs: str | os.PathLike | list[str | os.PathLike],
+    vocab_dir: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    *,
+    workers: int = 1,
+    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+    splits=SPLITS,
+    progress: bool = True,
+) -> dict[str, Any]:
     """Binarize each split's shards of the text dirs (in the order given: e.g. PubMed then PMC for
     PM) into `out_dir`/{split}.bin/.idx + dict.txt + manifest.json.
 
@@ -239,7 +296,9 @@ def binarize(text_dirs: str | os.PathLike | list[str | os.PathLike], vocab_dir: 
     """
     from tqdm import tqdm
 
-    text_dirs = [Path(d) for d in (text_dirs if isinstance(text_dirs, (list, tuple)) else [text_dirs])]
+    text_dirs = [
+        Path(d) for d in (text_dirs if isinstance(text_dirs, (list, tuple)) else [text_dirs])
+    ]
     out = Path(out_dir)
     vocab = read_vocab_dir(vocab_dir)
     for text_dir in text_dirs:
@@ -249,19 +308,30 @@ def binarize(text_dirs: str | os.PathLike | list[str | os.PathLike], vocab_dir: 
     if workers < 1:
         raise BinarizeError(f"--workers must be at least 1, got {workers}")
     check_out_dir(out)
-    found = {split: [f for text_dir in text_dirs for f in shard_files(text_dir, split)] for split in splits}
+    found = {
+        split: [f for text_dir in text_dirs for f in shard_files(text_dir, split)]
+        for split in splits
+    }
     if not any(found.values()):
-        raise BinarizeError(f"{', '.join(map(str, text_dirs))}: no shards named {', '.join(s + '.*' for s in splits)}")
+        raise BinarizeError(
+            f"{', '.join(map(str, text_dirs))}: no shards named {', '.join(s + '.*' for s in splits)}"
+        )
     target = out.resolve()
     building = target.with_name(f".{target.name}.binarize-new")
     shutil.rmtree(building, ignore_errors=True)  # left by a killed run
     tmp_dir = building / ".binarize-tmp"
     tmp_dir.mkdir(parents=True)
-    write_padded_dict(vocab.dict_path, building / DICT_FILE)  # as learn-vocab wrote it, or padded now
+    write_padded_dict(
+        vocab.dict_path, building / DICT_FILE
+    )  # as learn-vocab wrote it, or padded now
     _, dict_size = read_dictionary_indices(building / DICT_FILE)
     split_records: dict[str, Any] = {}
     context = multiprocessing.get_context("fork")
-    pool = context.Pool(workers, initializer=_init_worker, initargs=(str(vocab.path), workers)) if workers > 1 else None
+    pool = (
+        context.Pool(workers, initializer=_init_worker, initargs=(str(vocab.path), workers))
+        if workers > 1
+        else None
+    )
     if pool is None:
         _init_worker(str(vocab.path), workers)
     written = False
@@ -271,11 +341,22 @@ def binarize(text_dirs: str | os.PathLike | list[str | os.PathLike], vocab_dir: 
                 logger.warning("no %s.* shards; %s split not written", split, split)
                 continue
             chunks = plan_chunks(files, workers, chunk_bytes, tmp_dir, split)
-            totals = {"sentences": 0, "empty_lines": 0, "sequences": 0, "tokens": 0, "unk_tokens": 0}
+            totals = {
+                "sentences": 0,
+                "empty_lines": 0,
+                "sequences": 0,
+                "tokens": 0,
+                "unk_tokens": 0,
+            }
             results = pool.imap(binarize_chunk, chunks) if pool else map(binarize_chunk, chunks)
             writer = MMapDatasetWriter(tmp_dir / split, token_dtype(dict_size))
-            with tqdm(total=sum(c.end - c.start for c in chunks), unit="B", unit_scale=True,
-                      desc=f"binarize {split}", disable=not progress) as bar:
+            with tqdm(
+                total=sum(c.end - c.start for c in chunks),
+                unit="B",
+                unit_scale=True,
+                desc=f"binarize {split}",
+                disable=not progress,
+            ) as bar:
                 for chunk, counts in zip(chunks, results):
                     writer.append_chunk(chunk.prefix)
                     bar.update(counts.pop("bytes"))
@@ -293,14 +374,23 @@ def binarize(text_dirs: str | os.PathLike | list[str | os.PathLike], vocab_dir: 
             pool.join()
         shutil.rmtree(tmp_dir if written else building, ignore_errors=True)
     manifest = {
-        "text_dirs": [{"path": str(d.resolve()), "manifest": file_record(d / MANIFEST)} for d in text_dirs],
+        "text_dirs": [
+            {"path": str(d.resolve()), "manifest": file_record(d / MANIFEST)} for d in text_dirs
+        ],
         # sha256: of dict.txt, as convert-task's vocab record (checkpoints record it too: export-hf checks it)
-        "vocab": {"path": str(vocab.path.resolve()), "kind": vocab.kind, "manifest_hash": json_hash(vocab.manifest),
-                  "sha256": sha256_file(vocab.dict_path)},
+        "vocab": {
+            "path": str(vocab.path.resolve()),
+            "kind": vocab.kind,
+            "manifest_hash": json_hash(vocab.manifest),
+            "sha256": sha256_file(vocab.dict_path),
+        },
         "dict_size": dict_size,
         "splits": split_records,
-        "outputs": [{**file_record(building / name), "path": str(target / name)}
-                    for split in split_records for name in (f"{split}.bin", f"{split}.idx")],
+        "outputs": [
+            {**file_record(building / name), "path": str(target / name)}
+            for split in split_records
+            for name in (f"{split}.bin", f"{split}.idx")
+        ],
         "options": {"workers": workers, "chunk_bytes": chunk_bytes, "splits": list(splits)},
         **environment_record(),
     }

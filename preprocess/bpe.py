@@ -4,6 +4,7 @@ Task conversion, export and the equivalence tests use fairseq's encoder object (
 binarizer and vocabulary learning use the same BPE faster, without importing fairseq
 (gpt2_encoder.py).
 """
+
 from __future__ import annotations
 
 import argparse

@@ -7,6 +7,7 @@ the gzip stream to its end (its CRC and length). A file that fails verification 
 deleted and fetched again; after `retries` attempts the file is recorded as failed and the run
 goes on with the next one, ending with a non-zero status. A re-run skips verified files.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -25,8 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bio_roberta_core.provenance import (atomic_write_json, atomic_write_text, environment_record,
-                                         file_record)
+from bio_roberta_core.provenance import (
+    atomic_write_json,
+    atomic_write_text,
+    environment_record,
+    file_record,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -43,16 +48,30 @@ class Source:
 
 
 SOURCES = {
-    "pubmed": Source("https://ftp.ncbi.nlm.nih.gov/pubmed/baseline/", r"^pubmed\d+n\d{4}\.xml\.gz$", ".md5",
-                     "~1,200 files, ~40 GB gzipped (yearly baseline)"),
-    "pubmed-updates": Source("https://ftp.ncbi.nlm.nih.gov/pubmed/updatefiles/", r"^pubmed\d+n\d{4}\.xml\.gz$",
-                             ".md5", "daily update files since the baseline, ~0.1 GB each"),
-    "pmc": Source("https://ftp.ncbi.nlm.nih.gov/pub/pmc/oa_bulk/oa_comm/xml/",
-                  r"^oa_comm_xml\.PMC\d+xxxxxx\.baseline\.[\d-]+\.tar\.gz$", None,
-                  "commercial-use OA subset, ~12 packages, ~80 GB gzipped"),
-    "pmc-noncomm": Source("https://ftp.ncbi.nlm.nih.gov/pub/pmc/oa_bulk/oa_noncomm/xml/",
-                          r"^oa_noncomm_xml\.PMC\d+xxxxxx\.baseline\.[\d-]+\.tar\.gz$", None,
-                          "non-commercial OA subset, ~12 packages, ~40 GB gzipped"),
+    "pubmed": Source(
+        "https://ftp.ncbi.nlm.nih.gov/pubmed/baseline/",
+        r"^pubmed\d+n\d{4}\.xml\.gz$",
+        ".md5",
+        "~1,200 files, ~40 GB gzipped (yearly baseline)",
+    ),
+    "pubmed-updates": Source(
+        "https://ftp.ncbi.nlm.nih.gov/pubmed/updatefiles/",
+        r"^pubmed\d+n\d{4}\.xml\.gz$",
+        ".md5",
+        "daily update files since the baseline, ~0.1 GB each",
+    ),
+    "pmc": Source(
+        "https://ftp.ncbi.nlm.nih.gov/pub/pmc/oa_bulk/oa_comm/xml/",
+        r"^oa_comm_xml\.PMC\d+xxxxxx\.baseline\.[\d-]+\.tar\.gz$",
+        None,
+        "commercial-use OA subset, ~12 packages, ~80 GB gzipped",
+    ),
+    "pmc-noncomm": Source(
+        "https://ftp.ncbi.nlm.nih.gov/pub/pmc/oa_bulk/oa_noncomm/xml/",
+        r"^oa_noncomm_xml\.PMC\d+xxxxxx\.baseline\.[\d-]+\.tar\.gz$",
+        None,
+        "non-commercial OA subset, ~12 packages, ~40 GB gzipped",
+    ),
 }
 
 
@@ -86,8 +105,9 @@ def list_files(index_url: str, pattern: str, timeout: float = 60.0) -> list[str]
 
 def parse_md5(text: str, name: str) -> str:
     """The hex digest of an NCBI .md5 file ("MD5(name)= hex") or md5sum output ("hex  name")."""
-    match = re.search(r"MD5\((?P<name>[^)]*)\)\s*=\s*(?P<hex>[0-9a-fA-F]{32})", text) or \
-        re.search(r"^(?P<hex>[0-9a-fA-F]{32})\s+\*?(?P<name>\S+)", text, re.MULTILINE)
+    match = re.search(r"MD5\((?P<name>[^)]*)\)\s*=\s*(?P<hex>[0-9a-fA-F]{32})", text) or re.search(
+        r"^(?P<hex>[0-9a-fA-F]{32})\s+\*?(?P<name>\S+)", text, re.MULTILINE
+    )
     if not match:
         raise DownloadError(f"{name}.md5: no MD5 digest in {text[:80]!r}")
     if match.group("name") != name:
@@ -125,14 +145,18 @@ def fetch_to_part(url: str, part: Path, timeout: float, progress) -> str:
     try:
         response = _open(url, timeout, headers)
     except urllib.error.HTTPError as error:
-        if error.code == 416 and offset:  # nothing left to fetch: the part is complete (verify decides)
+        if (
+            error.code == 416 and offset
+        ):  # nothing left to fetch: the part is complete (verify decides)
             return "resumed"
         raise
     with response:
         if offset and response.status == 206:
             content_range = response.headers.get("Content-Range", "")
             if not content_range.startswith(f"bytes {offset}-"):
-                raise DownloadError(f"{url}: asked for bytes {offset}- but got Content-Range {content_range!r}")
+                raise DownloadError(
+                    f"{url}: asked for bytes {offset}- but got Content-Range {content_range!r}"
+                )
             mode, how = "ab", "resumed"
         else:  # the server ignored the Range: start over
             mode, how, offset = "wb", "fresh", 0
@@ -145,12 +169,22 @@ def fetch_to_part(url: str, part: Path, timeout: float, progress) -> str:
                 out.write(chunk)
                 progress.update(len(chunk))
     if expected_end is not None and part.stat().st_size < expected_end:
-        raise ConnectionError(f"{url}: connection closed at byte {part.stat().st_size} of {expected_end}")
+        raise ConnectionError(
+            f"{url}: connection closed at byte {part.stat().st_size} of {expected_end}"
+        )
     return how
 
 
-def download_file(url: str, dest: Path, *, md5_url: str | None = None, retries: int = 3,
-                  timeout: float = 60.0, backoff: float = 2.0, progress: bool = True) -> dict[str, Any]:
+def download_file(
+    url: str,
+    dest: Path,
+    *,
+    md5_url: str | None = None,
+    retries: int = 3,
+    timeout: float = 60.0,
+    backoff: float = 2.0,
+    progress: bool = True,
+) -> dict[str, Any]:
     """Fetch one file to `dest` (resuming, verifying, retrying); returns its record."""
     from tqdm import tqdm
 
@@ -169,12 +203,20 @@ def download_file(url: str, dest: Path, *, md5_url: str | None = None, retries: 
             if dest.exists():
                 reason = verify(dest, expected, dest.name)
                 if reason is None:
-                    return {**file_record(dest), "url": url, "md5": expected, "status": "already_present",
-                            "attempts": attempt, "problems": problems}
+                    return {
+                        **file_record(dest),
+                        "url": url,
+                        "md5": expected,
+                        "status": "already_present",
+                        "attempts": attempt,
+                        "problems": problems,
+                    }
                 problems.append(f"existing {dest.name}: {reason}; fetching again")
                 logger.warning("%s: %s; fetching again", dest, reason)
                 dest.unlink()
-            with tqdm(unit="B", unit_scale=True, desc=dest.name, disable=not progress, leave=False) as bar:
+            with tqdm(
+                unit="B", unit_scale=True, desc=dest.name, disable=not progress, leave=False
+            ) as bar:
                 how = fetch_to_part(url, part, timeout, bar)
             reason = verify(part, expected, dest.name)
             if reason is not None:
@@ -183,9 +225,19 @@ def download_file(url: str, dest: Path, *, md5_url: str | None = None, retries: 
             if md5_url is not None:
                 atomic_write_text(md5_path, md5_text)
             os.replace(part, dest)
-            return {**file_record(dest), "url": url, "md5": expected, "status": how,
-                    "attempts": attempt, "problems": problems}
-        except (OSError, http.client.HTTPException, DownloadError) as error:  # URLError, timeouts, resets: OSError
+            return {
+                **file_record(dest),
+                "url": url,
+                "md5": expected,
+                "status": how,
+                "attempts": attempt,
+                "problems": problems,
+            }
+        except (
+            OSError,
+            http.client.HTTPException,
+            DownloadError,
+        ) as error:  # URLError, timeouts, resets: OSError
             problems.append(f"attempt {attempt}: {error}")
             logger.warning("%s: attempt %d of %d failed: %s", url, attempt, retries, error)
             if isinstance(error, urllib.error.HTTPError) and error.code == 404:
@@ -195,9 +247,18 @@ def download_file(url: str, dest: Path, *, md5_url: str | None = None, retries: 
     raise DownloadError(f"{url}: failed after {len(problems)} attempt(s): {problems[-1]}")
 
 
-def download_source(source: str, out_dir: str | os.PathLike, *, base_url: str | None = None,
-                    match: str | None = None, limit: int | None = None, retries: int = 3,
-                    timeout: float = 60.0, backoff: float = 2.0, progress: bool = True) -> dict[str, Any]:
+def download_source(
+    source: str,
+    out_dir: str | os.PathLike,
+    *,
+    base_url: str | None = None,
+    match: str | None = None,
+    limit: int | None = None,
+    retries: int = 3,
+    timeout: float = 60.0,
+    backoff: float = 2.0,
+    progress: bool = True,
+) -> dict[str, Any]:
     """Fetch every file of a source (or those matching `match`, at most `limit`) into `out_dir`.
 
     Writes out_dir/manifest.json with one record per file and the failures; never stops at the
@@ -215,15 +276,26 @@ def download_source(source: str, out_dir: str | os.PathLike, *, base_url: str | 
     if limit is not None:
         names = names[:limit]
     if not names:
-        raise DownloadError(f"{index_url}: no files match {spec.pattern}" + (f" and {match!r}" if match else ""))
+        raise DownloadError(
+            f"{index_url}: no files match {spec.pattern}" + (f" and {match!r}" if match else "")
+        )
     out = Path(out_dir)
     files, failures = [], []
     for name in tqdm(names, desc=f"download {source}", unit="file", disable=not progress):
         url = urllib.parse.urljoin(index_url, urllib.parse.quote(name))
         md5_url = url + spec.md5_suffix if spec.md5_suffix else None
         try:
-            files.append(download_file(url, out / name, md5_url=md5_url, retries=retries, timeout=timeout,
-                                       backoff=backoff, progress=progress))
+            files.append(
+                download_file(
+                    url,
+                    out / name,
+                    md5_url=md5_url,
+                    retries=retries,
+                    timeout=timeout,
+                    backoff=backoff,
+                    progress=progress,
+                )
+            )
         except DownloadError as error:
             logger.error("%s", error)
             failures.append({"name": name, "url": url, "error": str(error)})
@@ -231,12 +303,22 @@ def download_source(source: str, out_dir: str | os.PathLike, *, base_url: str | 
     for record in files:
         statuses[record["status"]] = statuses.get(record["status"], 0) + 1
     manifest = {
-        "source": source, "index_url": index_url,
-        "verification": "md5 from NAME" + spec.md5_suffix if spec.md5_suffix else "gzip stream read to its end",
+        "source": source,
+        "index_url": index_url,
+        "verification": "md5 from NAME" + spec.md5_suffix
+        if spec.md5_suffix
+        else "gzip stream read to its end",
         "options": {"match": match, "limit": limit, "retries": retries, "timeout": timeout},
-        "counts": {"listed": len(names), "ok": len(files), "failed": len(failures), "by_status": statuses,
-                   "bytes": sum(record["size"] for record in files)},
-        "files": files, "failures": failures, **environment_record(),
+        "counts": {
+            "listed": len(names),
+            "ok": len(files),
+            "failed": len(failures),
+            "by_status": statuses,
+            "bytes": sum(record["size"] for record in files),
+        },
+        "files": files,
+        "failures": failures,
+        **environment_record(),
     }
     atomic_write_json(out / "manifest.json", manifest)
     return manifest

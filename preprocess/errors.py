@@ -6,6 +6,7 @@ or the next input when the file cannot be read further. The counts and problems 
 output directory's manifest.json, so nothing is lost silently, and the parse commands list the
 problems on stderr and exit 1 (0 with --allow-partial).
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -19,7 +20,9 @@ class InputLog:
 
     path: str
     skipped: Counter = field(default_factory=Counter)  # documents skipped, by reason
-    other: Counter = field(default_factory=Counter)  # non-document counts (deletions, tar members...)
+    other: Counter = field(
+        default_factory=Counter
+    )  # non-document counts (deletions, tar members...)
     problems: list[dict[str, Any]] = field(default_factory=list)
     failed: bool = False  # the file could not be read to its end
 
@@ -28,5 +31,7 @@ class InputLog:
 
     def problem(self, position: str, reason: str, *, fatal: bool = False) -> None:
         """Record bad input at `position`; `fatal` when the rest of the file is unreadable."""
-        self.problems.append({"file": self.path, "position": position, "reason": reason, "fatal": fatal})
+        self.problems.append(
+            {"file": self.path, "position": position, "reason": reason, "fatal": fatal}
+        )
         self.failed = self.failed or fatal

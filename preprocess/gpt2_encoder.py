@@ -5,6 +5,7 @@ fairseq's encoder, several times faster). Neither it nor read_dictionary_indices
 fairseq package: its __init__ loads torch and every task and model, seconds of start-up per
 process for what needs only fairseq's regex and dict.txt rules.
 """
+
 from __future__ import annotations
 
 import functools
@@ -35,9 +36,13 @@ def read_dictionary_indices(dict_path: str | os.PathLike) -> tuple[dict[str, int
                     symbol, field = symbol.rsplit(" ", 1)
                 int(field)
             except ValueError:
-                raise ValueError(f"{dict_path}: expected '<symbol> <count> [flags]', got {line.rstrip()!r}") from None
+                raise ValueError(
+                    f"{dict_path}: expected '<symbol> <count> [flags]', got {line.rstrip()!r}"
+                ) from None
             if symbol in indices and not overwrite:
-                raise ValueError(f"{dict_path}: duplicate symbol {symbol!r} without #fairseq:overwrite")
+                raise ValueError(
+                    f"{dict_path}: duplicate symbol {symbol!r} without #fairseq:overwrite"
+                )
             indices[symbol] = size
             size += 1
     return indices, size
@@ -48,8 +53,9 @@ def fairseq_gpt2_bpe_utils():
     """fairseq's data/encoders/gpt2_bpe_utils.py (json + regex only), loaded from its file without
     running the fairseq package's __init__."""
     package_dir = Path(importlib.util.find_spec("fairseq").submodule_search_locations[0])
-    spec = importlib.util.spec_from_file_location("fairseq_gpt2_bpe_utils",
-                                                  package_dir / "data" / "encoders" / "gpt2_bpe_utils.py")
+    spec = importlib.util.spec_from_file_location(
+        "fairseq_gpt2_bpe_utils", package_dir / "data" / "encoders" / "gpt2_bpe_utils.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -70,12 +76,19 @@ class BatchGPT2Encoder:
     # Lines are stripped and non-empty, so the "\n" joining them is always a pre-token by itself.
     LINE_END = -1
 
-    def __init__(self, encoder_json: str | os.PathLike, vocab_bpe: str | os.PathLike, max_cache: int = 2_000_000):
+    def __init__(
+        self,
+        encoder_json: str | os.PathLike,
+        vocab_bpe: str | os.PathLike,
+        max_cache: int = 2_000_000,
+    ):
         from tokenizers.models import BPE
 
         self.reference = fairseq_gpt2_bpe_utils().get_encoder(str(encoder_json), str(vocab_bpe))
         ranks = self.reference.bpe_ranks
-        self.merges = BPE(vocab=dict(self.reference.encoder), merges=sorted(ranks, key=ranks.__getitem__))
+        self.merges = BPE(
+            vocab=dict(self.reference.encoder), merges=sorted(ranks, key=ranks.__getitem__)
+        )
         # fairseq's byte -> unit character mapping as a str.translate table over latin-1 decoded bytes
         self.byte_units = dict(self.reference.byte_encoder)
         self.max_cache = max_cache

@@ -1,5 +1,6 @@
 """Corpus files that may be gzipped, whatever their name: the gzip magic bytes decide, and a cut or
 corrupt stream still gives every byte before the damage (PubMed XML, MIMIC-III NOTEEVENTS.csv)."""
+
 from __future__ import annotations
 
 import io
@@ -8,7 +9,9 @@ import zlib
 from typing import BinaryIO
 
 GZIP_MAGIC = b"\x1f\x8b"
-GZIP_WBITS = 16 + zlib.MAX_WBITS  # zlib reads the gzip header and checks the trailer's CRC and length
+GZIP_WBITS = (
+    16 + zlib.MAX_WBITS
+)  # zlib reads the gzip header and checks the trailer's CRC and length
 READ_SIZE = 1 << 16
 
 
@@ -35,7 +38,9 @@ class GzipStream(io.RawIOBase):
                 if not self._input:
                     if self._decoder.eof:
                         return 0
-                    raise EOFError("compressed file ended before the end-of-stream marker was reached")
+                    raise EOFError(
+                        "compressed file ended before the end-of-stream marker was reached"
+                    )
             if self._decoder.eof:  # another member may follow, after gzip's zero padding
                 self._input = self._input.lstrip(b"\0")
                 if not self._input:
@@ -44,7 +49,7 @@ class GzipStream(io.RawIOBase):
             data = self._decoder.decompress(self._input, len(buffer))
             self._input = self._decoder.unconsumed_tail or self._decoder.unused_data
             if data:
-                buffer[:len(data)] = data
+                buffer[: len(data)] = data
                 return len(data)
 
     def close(self) -> None:

@@ -16,6 +16,7 @@ De-identification placeholders such as [**2151-7-16**] are kept as written, or w
 the placeholder's content wins, [OTHER] otherwise):
     [**2151-7-16**] -> [DATE]    [**Hospital 123**] -> [HOSPITAL]    [**Known lastname 4**] -> [NAME]
 """
+
 from __future__ import annotations
 
 import csv
@@ -45,13 +46,18 @@ PLACEHOLDER_TYPES = (  # (token, pattern searched in the lower-cased placeholder
     ("[AGE]", re.compile(r"age over 90")),
     ("[HOSPITAL]", re.compile(r"hospital|ward|clinic")),
     ("[NAME]", re.compile(r"name|initial|doctor")),
-    ("[LOCATION]", re.compile(r"location|address|street|state|country|university|college|company|po box")),
+    (
+        "[LOCATION]",
+        re.compile(r"location|address|street|state|country|university|college|company|po box"),
+    ),
     ("[ID]", re.compile(r"number|identifier|record|ssn|social security")),
     ("[DATE]", re.compile(r"date|month|year|holiday|day")),
 )
 OTHER_PLACEHOLDER = "[OTHER]"
 PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
-INVALID_UTF8 = re.compile("[\udc80-\udcff]")  # bytes that were not UTF-8, under errors="surrogateescape"
+INVALID_UTF8 = re.compile(
+    "[\udc80-\udcff]"
+)  # bytes that were not UTF-8, under errors="surrogateescape"
 RECORD_START = re.compile(r'"?\d+"?,"?\d+"?,')  # the first line of a record: ROW_ID,SUBJECT_ID,...
 
 
@@ -76,7 +82,9 @@ class _NumberedLines:
         self._source = iter(handle)
         self._again: list[tuple[int, str]] = []  # lines to read again, the next one last
         self.read = 0  # lines taken from the file
-        self.record: list[tuple[int, str]] = []  # (number, line) of each line of the record being read
+        self.record: list[
+            tuple[int, str]
+        ] = []  # (number, line) of each line of the record being read
         self._ended = False
 
     @property
@@ -116,8 +124,9 @@ class _NumberedLines:
         return last, item[0]
 
 
-def _well_formed_rows(reader, lines: _NumberedLines, fields: int,
-                      log: InputLog) -> Iterator[tuple[str, list[str]]]:
+def _well_formed_rows(
+    reader, lines: _NumberedLines, fields: int, log: InputLog
+) -> Iterator[tuple[str, list[str]]]:
     """(position, row) of each record after the header that has `fields` fields.
 
     Blank lines between records are ignored. A record whose quoting went wrong (a csv error, or the
@@ -140,7 +149,11 @@ def _well_formed_rows(reader, lines: _NumberedLines, fields: int,
         except csv.Error as error:
             row, fault = None, f"{error} at line {lines.read}"
         except (EOFError, OSError, zlib.error) as error:
-            log.problem(f"record {number + 1} (line {lines.read})", f"corrupt gzip stream: {error}", fatal=True)
+            log.problem(
+                f"record {number + 1} (line {lines.read})",
+                f"corrupt gzip stream: {error}",
+                fatal=True,
+            )
             break
         first, first_line = lines.record[0]
         if fault is None:
@@ -151,7 +164,9 @@ def _well_formed_rows(reader, lines: _NumberedLines, fields: int,
             continue
         parsed_to, cut_short = lines.record[-1][0], row is None and lines.at_end
         last, resumed = lines.resume_at_next_record()
-        if held is not None and RECORD_START.match(first_line):  # a record follows the held one: it is whole
+        if held is not None and RECORD_START.match(
+            first_line
+        ):  # a record follows the held one: it is whole
             yield held[1:]
             held = None
         if held is not None:  # the held record's TEXT ended early
@@ -162,34 +177,48 @@ def _well_formed_rows(reader, lines: _NumberedLines, fields: int,
             position, start = f"record {number} (line {first})", first
             if cut_short and resumed is None:
                 log.skip("truncated_record")
-                log.problem(position, "the file ends inside this record's quoted field: it was cut short "
-                                      "(an interrupted copy or download?); record skipped", fatal=True)
+                log.problem(
+                    position,
+                    "the file ends inside this record's quoted field: it was cut short "
+                    "(an interrupted copy or download?); record skipped",
+                    fatal=True,
+                )
                 continue
             if row is not None and last == parsed_to:
                 log.skip("bad_row")
                 log.problem(position, f"{fault}: row skipped")
                 continue
         log.skip("bad_quoting")
-        log.problem(position, f"quoting went wrong here: {fault}; lines {start}-{last} skipped as one record, "
-                              + (f"reading went on at line {resumed}" if resumed else "to the end of the file"))
+        log.problem(
+            position,
+            f"quoting went wrong here: {fault}; lines {start}-{last} skipped as one record, "
+            + (f"reading went on at line {resumed}" if resumed else "to the end of the file"),
+        )
     if held is not None:
         yield held[1:]
 
 
-def iter_mimic_records(path: str | os.PathLike, log: InputLog | None = None,
-                       categories: Iterable[str] | None = DEFAULT_CATEGORIES,
-                       placeholders: str = "keep") -> Iterator[Record]:
+def iter_mimic_records(
+    path: str | os.PathLike,
+    log: InputLog | None = None,
+    categories: Iterable[str] | None = DEFAULT_CATEGORIES,
+    placeholders: str = "keep",
+) -> Iterator[Record]:
     """Selected notes of one NOTEEVENTS.csv, in file order."""
     if placeholders not in PLACEHOLDER_MODES:
         raise ValueError(f"placeholders must be one of {PLACEHOLDER_MODES}, got {placeholders!r}")
     path = Path(path)
     log = log if log is not None else InputLog(str(path))
-    selected = None if categories is None else {category.strip().casefold() for category in categories}
+    selected = (
+        None if categories is None else {category.strip().casefold() for category in categories}
+    )
     csv.field_size_limit(sys.maxsize)
     _, stream = open_maybe_gzip(path)
     with io.TextIOWrapper(stream, encoding="utf-8", errors="surrogateescape", newline="") as handle:
         lines = _NumberedLines(handle)
-        reader = csv.reader(lines, strict=True)  # strict: a stray quote or a cut inside quotes is an error
+        reader = csv.reader(
+            lines, strict=True
+        )  # strict: a stray quote or a cut inside quotes is an error
         try:
             header = next(reader, None)
         except (csv.Error, EOFError, OSError, zlib.error) as error:
@@ -221,13 +250,27 @@ def find_mimic_inputs(paths: Sequence[str | os.PathLike]) -> list[Path]:
     return expand_inputs(paths, INPUT_PATTERNS)
 
 
-def parse_mimic(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike,
-                options: ShardOptions = ShardOptions(), categories: Sequence[str] | None = DEFAULT_CATEGORIES,
-                placeholders: str = "keep", overwrite: bool = False) -> dict[str, Any]:
+def parse_mimic(
+    inputs: Sequence[str | os.PathLike],
+    out_dir: str | os.PathLike,
+    options: ShardOptions = ShardOptions(),
+    categories: Sequence[str] | None = DEFAULT_CATEGORIES,
+    placeholders: str = "keep",
+    overwrite: bool = False,
+) -> dict[str, Any]:
     """NOTEEVENTS.csv files -> text shards; `categories` None keeps all; returns the manifest."""
     if placeholders not in PLACEHOLDER_MODES:
         raise ValueError(f"placeholders must be one of {PLACEHOLDER_MODES}, got {placeholders!r}")
-    reader_options = {"categories": None if categories is None else sorted({c.strip() for c in categories}),
-                      "placeholders": placeholders}
-    return build_text_shards(SOURCE, iter_mimic_records, find_mimic_inputs(inputs), out_dir, options,
-                             reader_options, overwrite=overwrite)
+    reader_options = {
+        "categories": None if categories is None else sorted({c.strip() for c in categories}),
+        "placeholders": placeholders,
+    }
+    return build_text_shards(
+        SOURCE,
+        iter_mimic_records,
+        find_mimic_inputs(inputs),
+        out_dir,
+        options,
+        reader_options,
+        overwrite=overwrite,
+    )

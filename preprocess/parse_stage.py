@@ -4,6 +4,7 @@ Stage 1 parses each input into .work/ (work_files.py), stage 2 writes the shards
 (shard_writer.py); this module checks the --out dir, reuses finished inputs, removes what a killed
 run left and writes manifest.json last.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,8 +18,17 @@ from typing import Any, Sequence
 from bio_roberta_core.provenance import atomic_write_json, environment_record, kill_point
 from preprocess.sentences import SPLITTER
 from preprocess.shard_writer import Totals, write_shards
-from preprocess.text_shards import (FORMAT_DESCRIPTION, MANIFEST, RUN_FILE, SHARD_NAME, SPLITS,
-                                    WORK_DIR, Reader, ShardOptions, TextDirError)
+from preprocess.text_shards import (
+    FORMAT_DESCRIPTION,
+    MANIFEST,
+    RUN_FILE,
+    SHARD_NAME,
+    SPLITS,
+    WORK_DIR,
+    Reader,
+    ShardOptions,
+    TextDirError,
+)
 from preprocess.work_files import WORK_SUFFIXES, parse_inputs
 
 logger = logging.getLogger(__name__)
@@ -26,7 +36,10 @@ logger = logging.getLogger(__name__)
 
 def _run_identity(source: str, manifest_options: dict[str, Any]) -> dict[str, Any]:
     """What makes two runs write the same dir: the source and the options that shape the output."""
-    identity = {"source": source, **{key: value for key, value in manifest_options.items() if key != "workers"}}
+    identity = {
+        "source": source,
+        **{key: value for key, value in manifest_options.items() if key != "workers"},
+    }
     return json.loads(json.dumps(identity))  # as it reads back from run.json or manifest.json
 
 
@@ -42,16 +55,28 @@ def _check_out_dir(out_dir: Path, identity: dict[str, Any], overwrite: bool) -> 
             previous = _run_identity(found["source"], found["options"])
             break
     else:
-        raise TextDirError(f"{out_dir}: not empty and not a text-shard dir (no {MANIFEST} or {WORK_DIR}/"
-                           f"{RUN_FILE}); choose a new or empty --out, or pass --overwrite to write into it")
-    differences = [f"{key} {previous.get(key)!r} (this run: {value!r})"
-                   for key, value in identity.items() if previous.get(key) != value]
+        raise TextDirError(
+            f"{out_dir}: not empty and not a text-shard dir (no {MANIFEST} or {WORK_DIR}/"
+            f"{RUN_FILE}); choose a new or empty --out, or pass --overwrite to write into it"
+        )
+    differences = [
+        f"{key} {previous.get(key)!r} (this run: {value!r})"
+        for key, value in identity.items()
+        if previous.get(key) != value
+    ]
     if differences:
-        raise TextDirError(f"{out_dir}: holds the text shards of another run ({'; '.join(differences)}); "
-                           f"choose another --out, or pass --overwrite to replace them and their parsed inputs")
+        raise TextDirError(
+            f"{out_dir}: holds the text shards of another run ({'; '.join(differences)}); "
+            f"choose another --out, or pass --overwrite to replace them and their parsed inputs"
+        )
 
 
-def _remove_leftovers(out_dir: Path, work: Path, keep_shards: set[str] | None = None, keep_keys: set[str] | None = None):
+def _remove_leftovers(
+    out_dir: Path,
+    work: Path,
+    keep_shards: set[str] | None = None,
+    keep_keys: set[str] | None = None,
+):
     """Temporary files of a killed run; with `keep_*`, also shards and work files no longer produced."""
     for directory in (out_dir, work):
         for path in directory.glob(".*.tmp"):
@@ -61,15 +86,23 @@ def _remove_leftovers(out_dir: Path, work: Path, keep_shards: set[str] | None = 
             if SHARD_NAME.match(path.name) and path.name not in keep_shards:
                 path.unlink()
     if keep_keys is not None:
-        keep_names = {f"{key}{suffix}" for key in keep_keys for suffix in WORK_SUFFIXES} | {RUN_FILE}
+        keep_names = {f"{key}{suffix}" for key in keep_keys for suffix in WORK_SUFFIXES} | {
+            RUN_FILE
+        }
         for path in work.iterdir():
             if path.is_file() and path.name not in keep_names:
                 path.unlink()
 
 
-def build_text_shards(source: str, reader: Reader, inputs: Sequence[Path], out_dir: str | os.PathLike,
-                      options: ShardOptions = ShardOptions(),
-                      reader_options: dict[str, Any] | None = None, overwrite: bool = False) -> dict[str, Any]:
+def build_text_shards(
+    source: str,
+    reader: Reader,
+    inputs: Sequence[Path],
+    out_dir: str | os.PathLike,
+    options: ShardOptions = ShardOptions(),
+    reader_options: dict[str, Any] | None = None,
+    overwrite: bool = False,
+) -> dict[str, Any]:
     """Parse `inputs` (already expanded and ordered) with `reader` into text shards in `out_dir`;
     returns the manifest (also written to out_dir/manifest.json). `overwrite` lets the run replace a
     dir of another source or options (TextDirError otherwise)."""
@@ -79,14 +112,20 @@ def build_text_shards(source: str, reader: Reader, inputs: Sequence[Path], out_d
     manifest_options = {**asdict(options), "reader": reader_options, "sentence_splitter": SPLITTER}
     _check_out_dir(out_dir, _run_identity(source, manifest_options), overwrite)
     work.mkdir(parents=True, exist_ok=True)
-    run_record = json.loads(json.dumps({"kind": "text_shards", "source": source, "options": manifest_options}))
-    if not (work / RUN_FILE).is_file() or json.loads((work / RUN_FILE).read_text(encoding="utf-8")) != run_record:
+    run_record = json.loads(
+        json.dumps({"kind": "text_shards", "source": source, "options": manifest_options})
+    )
+    if (
+        not (work / RUN_FILE).is_file()
+        or json.loads((work / RUN_FILE).read_text(encoding="utf-8")) != run_record
+    ):
         atomic_write_json(work / RUN_FILE, run_record)
     (out_dir / MANIFEST).unlink(missing_ok=True)  # present only when the run is complete
     _remove_leftovers(out_dir, work)
 
-    keys, summaries, reused = parse_inputs(source, reader, inputs, work, reader_options,
-                                           options.workers)
+    keys, summaries, reused = parse_inputs(
+        source, reader, inputs, work, reader_options, options.workers
+    )
 
     totals = Totals()
     shards, rewritten = write_shards(out_dir, work, keys, options, totals)
@@ -106,8 +145,15 @@ def build_text_shards(source: str, reader: Reader, inputs: Sequence[Path], out_d
         "format": FORMAT_DESCRIPTION,
         "options": manifest_options,
         "inputs": [
-            {**s["input"], "documents_read": s["documents_read"], "deletions_read": s["deletions_read"],
-             "skipped": s["skipped"], "other": s["other"], "problems": len(s["problems"]), "failed": s["failed"]}
+            {
+                **s["input"],
+                "documents_read": s["documents_read"],
+                "deletions_read": s["deletions_read"],
+                "skipped": s["skipped"],
+                "other": s["other"],
+                "problems": len(s["problems"]),
+                "failed": s["failed"],
+            }
             for s in summaries
         ],
         "counts": {
@@ -127,12 +173,21 @@ def build_text_shards(source: str, reader: Reader, inputs: Sequence[Path], out_d
         **environment_record(),
     }
     for counter in ("documents_written", "sentences", "characters"):
-        manifest["counts"][counter] = {split: manifest["counts"][counter].get(split, 0) for split in SPLITS}
+        manifest["counts"][counter] = {
+            split: manifest["counts"][counter].get(split, 0) for split in SPLITS
+        }
     written = sum(totals.written.values())
     if written + sum(skipped.values()) != documents_read:
-        raise AssertionError(f"document accounting is off: read {documents_read}, written {written}, skipped {dict(skipped)}")
+        raise AssertionError(
+            f"document accounting is off: read {documents_read}, written {written}, skipped {dict(skipped)}"
+        )
     atomic_write_json(out_dir / MANIFEST, manifest)
-    logger.info("%s: reused %d of %d parsed inputs, rewrote %d of %d shards",
-                source, reused, len(inputs), rewritten, len(shards))
+    logger.info(
+        "%s: reused %d of %d parsed inputs, rewrote %d of %d shards",
+        source,
+        reused,
+        len(inputs),
+        rewritten,
+        len(shards),
+    )
     return manifest
-

@@ -20,6 +20,7 @@ ending in .nxml are read, each copied to a private temporary file with a name of
 (pubmed_parser wants a path). Members with an absolute path, a '..' component, links and device
 files are refused and reported as unsafe; other members (PDFs, figures) are counted and ignored.
 """
+
 from __future__ import annotations
 
 import os
@@ -64,8 +65,10 @@ def _text(element) -> str:
 def read_article(path: Path, name: str, log: InputLog) -> Document | None:
     """One .nxml article (at `path`, reported as `name`) as a document; None when it fails."""
     try:
-        article = etree.fromstring(path.read_bytes(),
-                                   etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True))
+        article = etree.fromstring(
+            path.read_bytes(),
+            etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True),
+        )
     except etree.XMLSyntaxError as error:
         line, column = error.position
         log.skip("unparseable_article")
@@ -136,8 +139,13 @@ def find_pmc_inputs(paths: Sequence[str | os.PathLike]) -> list[Path]:
     return expand_inputs(paths, INPUT_PATTERNS)
 
 
-def parse_pmc(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike,
-              options: ShardOptions = ShardOptions(), overwrite: bool = False) -> dict[str, Any]:
+def parse_pmc(
+    inputs: Sequence[str | os.PathLike],
+    out_dir: str | os.PathLike,
+    options: ShardOptions = ShardOptions(),
+    overwrite: bool = False,
+) -> dict[str, Any]:
     """PMC .nxml files and packages (or directories of them) -> text shards; returns the manifest."""
-    return build_text_shards(SOURCE, iter_pmc_records, find_pmc_inputs(inputs), out_dir, options,
-                             overwrite=overwrite)
+    return build_text_shards(
+        SOURCE, iter_pmc_records, find_pmc_inputs(inputs), out_dir, options, overwrite=overwrite
+    )

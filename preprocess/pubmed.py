@@ -14,6 +14,7 @@ not its name. A truncated gzip stream or malformed XML (including invalid UTF-8)
 with a problem naming the compressed byte or the line and column; every complete record before
 it is kept (GzipStream) and the other files are processed.
 """
+
 from __future__ import annotations
 
 import os
@@ -45,11 +46,15 @@ def _citation_document(article, record_number: int, log: InputLog) -> Document |
     pmid = citation.find("PMID") if citation is not None else None
     if pmid is None or not (pmid.text or "").strip():
         log.skip("no_pmid")
-        log.problem(f"record {record_number}", "PubmedArticle without MedlineCitation/PMID: skipped")
+        log.problem(
+            f"record {record_number}", "PubmedArticle without MedlineCitation/PMID: skipped"
+        )
         return None
     version_text = pmid.get("Version", "1")
     version = int(version_text) if version_text.isdigit() else 1
-    sections = [text for text in map(_text, citation.iterfind("Article/Abstract/AbstractText")) if text]
+    sections = [
+        text for text in map(_text, citation.iterfind("Article/Abstract/AbstractText")) if text
+    ]
     if not sections:
         return Document(pmid.text.strip(), (), version, skip_reason="no_abstract")
     title = _text(citation.find("Article/ArticleTitle"))
@@ -63,8 +68,14 @@ def iter_pubmed_records(path: str | os.PathLike, log: InputLog | None = None) ->
     record_number = 0
     with raw:
         try:
-            events = etree.iterparse(stream, events=("end",), tag=("PubmedArticle", "PubmedBookArticle", "DeleteCitation"),
-                                     resolve_entities=False, no_network=True, huge_tree=True)
+            events = etree.iterparse(
+                stream,
+                events=("end",),
+                tag=("PubmedArticle", "PubmedBookArticle", "DeleteCitation"),
+                resolve_entities=False,
+                no_network=True,
+                huge_tree=True,
+            )
             for _, element in events:
                 record_number += 1
                 if element.tag == "PubmedArticle":
@@ -82,19 +93,35 @@ def iter_pubmed_records(path: str | os.PathLike, log: InputLog | None = None) ->
                     del element.getparent()[0]
         except etree.XMLSyntaxError as error:
             line, column = error.position
-            log.problem(f"line {line}, column {column} (after record {record_number})", f"malformed XML: {error.msg}",
-                        fatal=True)
+            log.problem(
+                f"line {line}, column {column} (after record {record_number})",
+                f"malformed XML: {error.msg}",
+                fatal=True,
+            )
         except (EOFError, zlib.error) as error:
-            log.problem(f"compressed byte {raw.tell()} (after record {record_number})", f"corrupt gzip stream: {error}",
-                        fatal=True)
+            log.problem(
+                f"compressed byte {raw.tell()} (after record {record_number})",
+                f"corrupt gzip stream: {error}",
+                fatal=True,
+            )
 
 
 def find_pubmed_inputs(paths: Sequence[str | os.PathLike]) -> list[Path]:
     return expand_inputs(paths, INPUT_PATTERNS)
 
 
-def parse_pubmed(inputs: Sequence[str | os.PathLike], out_dir: str | os.PathLike,
-                 options: ShardOptions = ShardOptions(), overwrite: bool = False) -> dict[str, Any]:
+def parse_pubmed(
+    inputs: Sequence[str | os.PathLike],
+    out_dir: str | os.PathLike,
+    options: ShardOptions = ShardOptions(),
+    overwrite: bool = False,
+) -> dict[str, Any]:
     """PubMed files (or directories of them) -> text shards in `out_dir`; returns the manifest."""
-    return build_text_shards(SOURCE, iter_pubmed_records, find_pubmed_inputs(inputs), out_dir, options,
-                             overwrite=overwrite)
+    return build_text_shards(
+        SOURCE,
+        iter_pubmed_records,
+        find_pubmed_inputs(inputs),
+        out_dir,
+        options,
+        overwrite=overwrite,
+    )

@@ -23,6 +23,7 @@ Sentences never cross paragraph boundaries (title, abstract section, body paragr
 callers split each paragraph separately. Whitespace (including Unicode line separators) is
 collapsed first, so a sentence is always exactly one non-empty line.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -54,9 +55,13 @@ class _Blingfire:
         if 2 * len(data) + 1 > len(self.output):
             self.output = ctypes.create_string_buffer(2 * len(data) + 1)
         length = blingfire.blingfire.TextToSentences(data, len(data), self.output, len(self.output))
-        if length <= 0 or length > len(self.output):  # an error: blingfire.text_to_sentences gives ''
+        if length <= 0 or length > len(
+            self.output
+        ):  # an error: blingfire.text_to_sentences gives ''
             return ""
-        return ctypes.string_at(self.output, length - 1).decode("utf-8")  # length counts the final NUL
+        return ctypes.string_at(self.output, length - 1).decode(
+            "utf-8"
+        )  # length counts the final NUL
 
 
 _text_to_sentences = _Blingfire()
@@ -67,4 +72,8 @@ def split_sentences(paragraph: str) -> list[str]:
     text = normalize_whitespace(paragraph)
     if not text:
         return []
-    return [sentence for sentence in (s.strip() for s in _text_to_sentences(text).split("\n")) if sentence]
+    return [
+        sentence
+        for sentence in (s.strip() for s in _text_to_sentences(text).split("\n"))
+        if sentence
+    ]

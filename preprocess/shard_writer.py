@@ -4,6 +4,7 @@ It reads every input's .work/ files (work_files.py) in input order and streams t
 that survive into the shards of preprocess/text_shards.py's layout; the sqlite index of ids and
 the set of fingerprints are on disk, so memory stays flat in the size of the corpus.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -53,7 +54,11 @@ class ShardWriter:
             return
         target, digest = self._target, self._digest.hexdigest()
         temporary = temporary_path(target)
-        if target.exists() and target.stat().st_size == self._size and sha256_file(target) == digest:
+        if (
+            target.exists()
+            and target.stat().st_size == self._size
+            and sha256_file(target) == digest
+        ):
             self._file.close()
             temporary.unlink()
         else:
@@ -62,10 +67,17 @@ class ShardWriter:
             self._file.close()
             os.replace(temporary, target)
             self.rewritten += 1
-        self.shards.append({
-            "name": target.name, "split": self.split, "documents": self._documents, "sentences": self._sentences,
-            "characters": self._characters, "bytes": self._size, "sha256": digest,
-        })
+        self.shards.append(
+            {
+                "name": target.name,
+                "split": self.split,
+                "documents": self._documents,
+                "sentences": self._sentences,
+                "characters": self._characters,
+                "bytes": self._size,
+                "sha256": digest,
+            }
+        )
         self._file = None
 
 
@@ -78,16 +90,20 @@ class Totals:
     deletions_applied: int = 0
 
 
-def _build_version_index(db: sqlite3.Connection, work: Path, keys: list[str],
-                         totals: Totals) -> None:
+def _build_version_index(
+    db: sqlite3.Connection, work: Path, keys: list[str], totals: Totals
+) -> None:
     """id -> (input, version, seq) of its latest record; runs of records go to sqlite in one call each."""
-    db.execute("CREATE TABLE latest (id TEXT PRIMARY KEY, input INTEGER, version INTEGER, seq INTEGER) WITHOUT ROWID")
+    db.execute(
+        "CREATE TABLE latest (id TEXT PRIMARY KEY, input INTEGER, version INTEGER, seq INTEGER) WITHOUT ROWID"
+    )
     for input_index, key in enumerate(keys):
         records = work_records(work, key)
         for is_deletion, run in itertools.groupby(records, key=lambda record: record.kind == "D"):
             if is_deletion:
                 totals.deletions_applied += db.executemany(
-                    "DELETE FROM latest WHERE id = ?", ((record.doc_id,) for record in run)).rowcount
+                    "DELETE FROM latest WHERE id = ?", ((record.doc_id,) for record in run)
+                ).rowcount
                 continue
             db.executemany(
                 "INSERT INTO latest VALUES (?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
@@ -98,8 +114,9 @@ def _build_version_index(db: sqlite3.Connection, work: Path, keys: list[str],
     db.commit()
 
 
-def write_shards(out_dir: Path, work: Path, keys: list[str], options: ShardOptions,
-                  totals: Totals) -> tuple[list[dict[str, Any]], int]:
+def write_shards(
+    out_dir: Path, work: Path, keys: list[str], options: ShardOptions, totals: Totals
+) -> tuple[list[dict[str, Any]], int]:
     index_path = work / "index.sqlite"
     for stale in (index_path, work / "index.sqlite-journal"):
         stale.unlink(missing_ok=True)
@@ -111,25 +128,35 @@ def write_shards(out_dir: Path, work: Path, keys: list[str], options: ShardOptio
         db.execute("CREATE TABLE seen (fingerprint BLOB PRIMARY KEY) WITHOUT ROWID")
         max_bytes = int(options.shard_size_mb * 1024 * 1024)
         writers = {split: ShardWriter(out_dir, split, max_bytes) for split in SPLITS}
-        for input_index, key in enumerate(tqdm(keys, desc="writing shards", unit="input", disable=None)):
+        for input_index, key in enumerate(
+            tqdm(keys, desc="writing shards", unit="input", disable=None)
+        ):
             with open(work / f"{key}.docs.txt", "rb") as docs:
                 for record in work_records(work, key):
                     if record.kind != "A":
                         continue
                     data = docs.read(record.size)
-                    latest = db.execute("SELECT input, seq FROM latest WHERE id = ?", (record.doc_id,)).fetchone()
+                    latest = db.execute(
+                        "SELECT input, seq FROM latest WHERE id = ?", (record.doc_id,)
+                    ).fetchone()
                     if latest is None:
                         totals.skipped["deleted"] += 1
                         continue
                     if latest != (input_index, record.seq):
                         totals.skipped["superseded"] += 1
                         continue
-                    if options.dedup and not db.execute(
-                        "INSERT OR IGNORE INTO seen VALUES (?)", (bytes.fromhex(record.fingerprint),)
-                    ).rowcount:
+                    if (
+                        options.dedup
+                        and not db.execute(
+                            "INSERT OR IGNORE INTO seen VALUES (?)",
+                            (bytes.fromhex(record.fingerprint),),
+                        ).rowcount
+                    ):
                         totals.skipped["duplicate_text"] += 1
                         continue
-                    split = "valid" if valid_split(record.doc_id, options.valid_fraction) else "train"
+                    split = (
+                        "valid" if valid_split(record.doc_id, options.valid_fraction) else "train"
+                    )
                     writers[split].add(data, record.sentences, record.characters)
                     totals.written[split] += 1
                     totals.sentences[split] += record.sentences
@@ -141,4 +168,3 @@ def write_shards(out_dir: Path, work: Path, keys: list[str], options: ShardOptio
         index_path.unlink(missing_ok=True)
     shards = [shard for split in SPLITS for shard in writers[split].shards]
     return shards, sum(writer.rewritten for writer in writers.values())
-

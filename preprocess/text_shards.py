@@ -45,6 +45,7 @@ A run refuses an --out dir written by another source or with other output option
 replace those shards and drop their parsed inputs), and a non-empty dir that is not a text-shard
 dir, unless `overwrite` is given.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -57,7 +58,9 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 SPLITS = ("train", "valid")
 WORK_DIR = ".work"
-RUN_FILE = "run.json"  # in .work/: the source and output options, written before anything else changes
+RUN_FILE = (
+    "run.json"  # in .work/: the source and output options, written before anything else changes
+)
 MANIFEST = "manifest.json"
 SHARD_NAME = re.compile(r"^(train|valid)\.\d{5}\.txt$")
 FORMAT_DESCRIPTION = (
@@ -73,7 +76,9 @@ class Document:
     doc_id: str
     paragraphs: tuple[str, ...]
     version: int = 1  # orders records of the same id within one input (PubMed PMID Version)
-    skip_reason: str | None = None  # set by the reader for a record kept only as a version (e.g. no abstract)
+    skip_reason: str | None = (
+        None  # set by the reader for a record kept only as a version (e.g. no abstract)
+    )
 
 
 @dataclass(frozen=True)
@@ -102,7 +107,9 @@ class ShardOptions:
     shard_size_mb: float = 64.0
     valid_fraction: float = 0.005
     dedup: bool = True
-    workers: int = field(default_factory=usable_cores)  # processes parsing inputs (only with >= 2 inputs)
+    workers: int = field(
+        default_factory=usable_cores
+    )  # processes parsing inputs (only with >= 2 inputs)
 
     def __post_init__(self):
         if self.shard_size_mb <= 0:
@@ -141,13 +148,20 @@ def finished_manifest(text_dir: str | os.PathLike) -> dict[str, Any]:
     manifest = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
     if manifest is not None and manifest.get("kind") == "text_shards":
         return manifest
-    command = (f"parse-{json.loads(run_path.read_text(encoding='utf-8'))['source']}" if run_path.is_file()
-               else "parse-pubmed/parse-pmc/parse-mimic")
+    command = (
+        f"parse-{json.loads(run_path.read_text(encoding='utf-8'))['source']}"
+        if run_path.is_file()
+        else "parse-pubmed/parse-pmc/parse-mimic"
+    )
     if manifest is not None:
-        raise TextDirError(f"{path}: not a text-shard manifest; pass a dir written by `bio-roberta {command}`")
-    raise TextDirError(f"{text_dir}: no {MANIFEST}: the parse writing it did not finish (killed or still "
-                       f"running); finish it by re-running the same `bio-roberta {command} ... --out {text_dir}` "
-                       f"(parsed inputs are reused)")
+        raise TextDirError(
+            f"{path}: not a text-shard manifest; pass a dir written by `bio-roberta {command}`"
+        )
+    raise TextDirError(
+        f"{text_dir}: no {MANIFEST}: the parse writing it did not finish (killed or still "
+        f"running); finish it by re-running the same `bio-roberta {command} ... --out {text_dir}` "
+        f"(parsed inputs are reused)"
+    )
 
 
 def iter_shard_documents(out_dir: str | os.PathLike, split: str = "train") -> Iterator[list[str]]:
@@ -167,4 +181,3 @@ def iter_shard_documents(out_dir: str | os.PathLike, split: str = "train") -> It
                     sentences = []
         if sentences:
             yield sentences
-

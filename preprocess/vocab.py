@@ -8,6 +8,7 @@ dict.txt maps what the BPE emits (BPE ids as strings for gpt2, pieces otherwise)
 indices, counts from the training text, most frequent first. Every unit the BPE can emit is
 listed, so nothing the encoder writes becomes <unk> (unseen units get count 0).
 """
+
 from __future__ import annotations
 
 import json
@@ -22,8 +23,14 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
-from bio_roberta_core.provenance import (atomic_file, atomic_write_bytes, atomic_write_json,
-                                         atomic_write_text, environment_record, file_record)
+from bio_roberta_core.provenance import (
+    atomic_file,
+    atomic_write_bytes,
+    atomic_write_json,
+    atomic_write_text,
+    environment_record,
+    file_record,
+)
 from bio_roberta_core.vocab_files import KIND_FILES
 from preprocess.gpt2_encoder import BatchGPT2Encoder
 
@@ -71,7 +78,9 @@ def read_vocab_dir(vocab_dir: str | os.PathLike) -> VocabularyDir:
     try:
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as error:
-        raise VocabDirError(f"{manifest_path}: not valid JSON ({error}); re-run `bio-roberta learn-vocab`")
+        raise VocabDirError(
+            f"{manifest_path}: not valid JSON ({error}); re-run `bio-roberta learn-vocab`"
+        )
     kind = manifest.get("kind")
     if kind not in KIND_FILES:
         raise VocabDirError(f"{manifest_path}: kind {kind!r} is not one of {sorted(KIND_FILES)}")
@@ -158,8 +167,9 @@ def write_dict(path: Path, units: list[str], counts: Counter) -> None:
     atomic_write_text(path, "".join(f"{units[i]} {counts[units[i]]}\n" for i in order))
 
 
-def learn_byte_bpe(files: list[Path], out_dir: Path, vocab_size: int, min_frequency: int,
-                   max_lines: int | None) -> dict[str, Any]:
+def learn_byte_bpe(
+    files: list[Path], out_dir: Path, vocab_size: int, min_frequency: int, max_lines: int | None
+) -> dict[str, Any]:
     """GPT-2/RoBERTa byte-level BPE (GPT-2 pre-tokenisation regex, no prefix space) as fairseq gpt2 files."""
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
@@ -168,8 +178,13 @@ def learn_byte_bpe(files: list[Path], out_dir: Path, vocab_size: int, min_freque
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
     # No special tokens in the BPE: fairseq's Dictionary adds <s> <pad> </s> <unk> (and the task
     # <mask>); a special token here would make "<s>" in text encode differently from fairseq's.
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=[],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=True)
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        min_frequency=min_frequency,
+        special_tokens=[],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=True,
+    )
     tokenizer.train_from_iterator(iter_lines(files, max_lines), trainer=trainer)
     with tempfile.TemporaryDirectory(dir=out_dir) as tmp:
         tokenizer.model.save(tmp)
@@ -186,24 +201,42 @@ def learn_byte_bpe(files: list[Path], out_dir: Path, vocab_size: int, min_freque
         id_counts += np.bincount(ids[ids != encoder.LINE_END], minlength=len(vocab))
     counts = Counter({unit: int(count) for unit, count in zip(units, id_counts)})
     write_dict(out_dir / DICT_FILE, units, counts)
-    return {"bpe_units": len(vocab), "lines": lines, "tokens": sum(counts.values()),
-            "units_never_seen": sum(1 for u in units if counts[u] == 0)}
+    return {
+        "bpe_units": len(vocab),
+        "lines": lines,
+        "tokens": sum(counts.values()),
+        "units_never_seen": sum(1 for u in units if counts[u] == 0),
+    }
 
 
-def learn_sentencepiece(files: list[Path], out_dir: Path, vocab_size: int, model_type: str,
-                        max_lines: int | None, character_coverage: float) -> dict[str, Any]:
+def learn_sentencepiece(
+    files: list[Path],
+    out_dir: Path,
+    vocab_size: int,
+    model_type: str,
+    max_lines: int | None,
+    character_coverage: float,
+) -> dict[str, Any]:
     """SentencePiece BPE or unigram model; its pieces (minus its own control symbols) form dict.txt."""
     import sentencepiece as spm
 
     spm.SentencePieceTrainer.train(
-        sentence_iterator=iter_lines(files, max_lines), model_prefix=str(out_dir / "sentencepiece"),
-        vocab_size=vocab_size, model_type=model_type, character_coverage=character_coverage,
-        num_threads=os.cpu_count() or 1, train_extremely_large_corpus=False, minloglevel=2,
+        sentence_iterator=iter_lines(files, max_lines),
+        model_prefix=str(out_dir / "sentencepiece"),
+        vocab_size=vocab_size,
+        model_type=model_type,
+        character_coverage=character_coverage,
+        num_threads=os.cpu_count() or 1,
+        train_extremely_large_corpus=False,
+        minloglevel=2,
     )
     (out_dir / "sentencepiece.vocab").unlink()
     processor = spm.SentencePieceProcessor(model_file=str(out_dir / "sentencepiece.model"))
-    units = [processor.id_to_piece(i) for i in range(processor.get_piece_size())
-             if not (processor.is_control(i) or processor.is_unknown(i))]
+    units = [
+        processor.id_to_piece(i)
+        for i in range(processor.get_piece_size())
+        if not (processor.is_control(i) or processor.is_unknown(i))
+    ]
     counts: Counter = Counter()
     lines = 0
     for batch in batched(iter_lines(files, max_lines)):
@@ -213,12 +246,18 @@ def learn_sentencepiece(files: list[Path], out_dir: Path, vocab_size: int, model
     known = set(units)
     unknown = sum(n for piece, n in counts.items() if piece not in known)
     write_dict(out_dir / DICT_FILE, units, counts)
-    return {"bpe_units": processor.get_piece_size(), "lines": lines, "tokens": sum(counts.values()),
-            "unknown_tokens": unknown, "units_never_seen": sum(1 for u in units if counts[u] == 0)}
+    return {
+        "bpe_units": processor.get_piece_size(),
+        "lines": lines,
+        "tokens": sum(counts.values()),
+        "unknown_tokens": unknown,
+        "units_never_seen": sum(1 for u in units if counts[u] == 0),
+    }
 
 
-def learn_fastbpe(files: list[Path], out_dir: Path, vocab_size: int, min_frequency: int,
-                  max_lines: int | None) -> dict[str, Any]:
+def learn_fastbpe(
+    files: list[Path], out_dir: Path, vocab_size: int, min_frequency: int, max_lines: int | None
+) -> dict[str, Any]:
     """subword-nmt style BPE over whitespace words (`</w>` marks word ends), written as fastBPE codes.
 
     The merges are learned with HF tokenizers' BPE trainer (fastBPE's Python module only applies
@@ -229,8 +268,13 @@ def learn_fastbpe(files: list[Path], out_dir: Path, vocab_size: int, min_frequen
 
     tokenizer = Tokenizer(models.BPE(end_of_word_suffix="</w>"))
     tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=min_frequency,
-                                  end_of_word_suffix="</w>", show_progress=True, special_tokens=[])
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        min_frequency=min_frequency,
+        end_of_word_suffix="</w>",
+        show_progress=True,
+        special_tokens=[],
+    )
     tokenizer.train_from_iterator(iter_lines(files, max_lines), trainer=trainer)
     merges = json.loads(tokenizer.to_str())["model"]["merges"]
     merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in merges]
@@ -259,17 +303,25 @@ def learn_fastbpe(files: list[Path], out_dir: Path, vocab_size: int, min_frequen
             if pair is not None:
                 merge_counts[pair] += frequency
                 pending.extend(pair)
-    atomic_write_text(codes_path, "".join(
-        f"{left} {right} {merge_counts[(left, right)]}\n" for left, right in merges))
+    atomic_write_text(
+        codes_path,
+        "".join(f"{left} {right} {merge_counts[(left, right)]}\n" for left, right in merges),
+    )
     # Units fastBPE can emit: every symbol of the merge table, as word-internal ("@@") or final.
     symbols = {s for pair in merges for s in pair} | {left + right for left, right in merges}
     units = sorted({s[:-4] if s.endswith("</w>") else s + "@@" for s in symbols} | set(unit_counts))
     write_dict(out_dir / DICT_FILE, units, unit_counts)
-    return {"bpe_units": len(merges), "lines": lines, "tokens": sum(unit_counts.values()),
-            "units_never_seen": sum(1 for u in units if unit_counts[u] == 0)}
+    return {
+        "bpe_units": len(merges),
+        "lines": lines,
+        "tokens": sum(unit_counts.values()),
+        "units_never_seen": sum(1 for u in units if unit_counts[u] == 0),
+    }
 
 
-def import_roberta_vocab(encoder_json: Path, vocab_bpe: Path, dict_txt: Path, out_dir: Path) -> dict[str, Any]:
+def import_roberta_vocab(
+    encoder_json: Path, vocab_bpe: Path, dict_txt: Path, out_dir: Path
+) -> dict[str, Any]:
     """Copy and check an existing RoBERTa vocabulary (for continual pretraining from its checkpoint)."""
     from fairseq.data import Dictionary
 
@@ -281,23 +333,39 @@ def import_roberta_vocab(encoder_json: Path, vocab_bpe: Path, dict_txt: Path, ou
     for number, merge in enumerate(merge_lines, start=2):
         parts = merge.split()
         if len(parts) != 2 or parts[0] + parts[1] not in encoder:
-            raise VocabDirError(f"{vocab_bpe}:{number}: {merge!r} is not a merge of two units into an encoder.json unit")
+            raise VocabDirError(
+                f"{vocab_bpe}:{number}: {merge!r} is not a merge of two units into an encoder.json unit"
+            )
     dictionary = Dictionary.load(str(dict_txt))
     ids = {str(i) for i in encoder.values()}
-    symbols = dictionary.symbols[dictionary.nspecial:]
+    symbols = dictionary.symbols[dictionary.nspecial :]
     stray = [s for s in symbols if s not in ids and not s.startswith(MADEUP_WORD_PREFIX)]
     if stray:
-        raise VocabDirError(f"{dict_txt}: {len(stray)} symbols are not encoder.json ids, e.g. {stray[:3]}; "
-                            "is this dict.txt from the same vocabulary?")
+        raise VocabDirError(
+            f"{dict_txt}: {len(stray)} symbols are not encoder.json ids, e.g. {stray[:3]}; "
+            "is this dict.txt from the same vocabulary?"
+        )
     shutil.copyfile(encoder_json, out_dir / "encoder.json")
     shutil.copyfile(vocab_bpe, out_dir / "vocab.bpe")
     padding = write_padded_dict(dict_txt, out_dir / DICT_FILE)
-    return {"bpe_units": len(encoder), "ids_missing_from_dict": len(ids - set(symbols)), "padding_entries": padding}
+    return {
+        "bpe_units": len(encoder),
+        "ids_missing_from_dict": len(ids - set(symbols)),
+        "padding_entries": padding,
+    }
 
 
-def learn_vocabulary(kind: str, inputs: list[str | os.PathLike], out_dir: str | os.PathLike, *,
-                     vocab_size: int = 50_000, min_frequency: int = 2, max_lines: int | None = None,
-                     model_type: str = "bpe", character_coverage: float = 0.9999) -> dict[str, Any]:
+def learn_vocabulary(
+    kind: str,
+    inputs: list[str | os.PathLike],
+    out_dir: str | os.PathLike,
+    *,
+    vocab_size: int = 50_000,
+    min_frequency: int = 2,
+    max_lines: int | None = None,
+    model_type: str = "bpe",
+    character_coverage: float = 0.9999,
+) -> dict[str, Any]:
     """Learn a vocabulary of `kind` over text shards/files and write the vocabulary dir + manifest."""
     if kind not in KIND_FILES:
         raise VocabDirError(f"unknown vocabulary kind {kind!r}; choose one of {sorted(KIND_FILES)}")
@@ -308,14 +376,22 @@ def learn_vocabulary(kind: str, inputs: list[str | os.PathLike], out_dir: str | 
         counts = learn_byte_bpe(files, out, vocab_size, min_frequency, max_lines)
         options = {"vocab_size": vocab_size, "min_frequency": min_frequency}
     elif kind == "sentencepiece":
-        counts = learn_sentencepiece(files, out, vocab_size, model_type, max_lines, character_coverage)
-        options = {"vocab_size": vocab_size, "model_type": model_type, "character_coverage": character_coverage}
+        counts = learn_sentencepiece(
+            files, out, vocab_size, model_type, max_lines, character_coverage
+        )
+        options = {
+            "vocab_size": vocab_size,
+            "model_type": model_type,
+            "character_coverage": character_coverage,
+        }
     else:
         counts = learn_fastbpe(files, out, vocab_size, min_frequency, max_lines)
         options = {"vocab_size": vocab_size, "min_frequency": min_frequency}
     options["max_lines"] = max_lines
     if counts["lines"] == 0:
-        raise VocabDirError(f"no non-empty lines in {[str(f) for f in files]}; nothing to learn from")
+        raise VocabDirError(
+            f"no non-empty lines in {[str(f) for f in files]}; nothing to learn from"
+        )
     counts["padding_entries"] = write_padded_dict(out / DICT_FILE, out / DICT_FILE)
     return write_manifest(out, kind, [file_record(f) for f in files], counts, options)
 
@@ -344,12 +420,18 @@ def pad_checkpoint_vocabulary(checkpoint: Path, dict_txt: Path, out: Path) -> in
     model = state["model"]
     relaid = [name for name in model if name.endswith(VOCABULARY_ROWS)]
     if not relaid or any(model[name].shape[0] != rows for name in relaid):
-        raise VocabDirError(f"{checkpoint}: its vocabulary rows ({', '.join(f'{n} {tuple(model[n].shape)}' for n in relaid)})"
-                            f" are not the {rows} of {dict_txt} with <mask>; is it the checkpoint of this dict.txt?")
-    padding_rows = [i for i, symbol in enumerate(dictionary.symbols) if symbol.startswith(MADEUP_WORD_PREFIX)]
+        raise VocabDirError(
+            f"{checkpoint}: its vocabulary rows ({', '.join(f'{n} {tuple(model[n].shape)}' for n in relaid)})"
+            f" are not the {rows} of {dict_txt} with <mask>; is it the checkpoint of this dict.txt?"
+        )
+    padding_rows = [
+        i for i, symbol in enumerate(dictionary.symbols) if symbol.startswith(MADEUP_WORD_PREFIX)
+    ]
     for name in relaid:
         tensor = model[name]
-        fill = (tensor[padding_rows[:1]] if padding_rows else tensor.new_zeros((1, *tensor.shape[1:])))
+        fill = (
+            tensor[padding_rows[:1]] if padding_rows else tensor.new_zeros((1, *tensor.shape[1:]))
+        )
         model[name] = torch.cat([tensor[:-1], fill.expand(added, *tensor.shape[1:]), tensor[-1:]])
     state = {key: value for key, value in state.items() if key != "last_optimizer_state"}
     with atomic_file(out) as handle:
@@ -357,15 +439,21 @@ def pad_checkpoint_vocabulary(checkpoint: Path, dict_txt: Path, out: Path) -> in
     return added
 
 
-def import_vocabulary(encoder_json: str | os.PathLike, vocab_bpe: str | os.PathLike,
-                      dict_txt: str | os.PathLike, out_dir: str | os.PathLike,
-                      checkpoint: str | os.PathLike | None = None) -> dict[str, Any]:
+def import_vocabulary(
+    encoder_json: str | os.PathLike,
+    vocab_bpe: str | os.PathLike,
+    dict_txt: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    checkpoint: str | os.PathLike | None = None,
+) -> dict[str, Any]:
     """A vocabulary dir from RoBERTa's files, dict.txt padded; with `checkpoint` (the RoBERTa model.pt
     of that dict.txt) also OUT/model.pt with its vocabulary rows padded alike, the checkpoint that
     continued pretraining (recipe continue_roberta) starts from."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    paths = [Path(encoder_json), Path(vocab_bpe), Path(dict_txt)] + ([Path(checkpoint)] if checkpoint else [])
+    paths = [Path(encoder_json), Path(vocab_bpe), Path(dict_txt)] + (
+        [Path(checkpoint)] if checkpoint else []
+    )
     for path in paths:
         if not path.is_file():
             raise VocabDirError(f"{path}: no such file (need encoder.json, vocab.bpe and dict.txt)")
@@ -377,16 +465,29 @@ def import_vocabulary(encoder_json: str | os.PathLike, vocab_bpe: str | os.PathL
     return write_manifest(out, "gpt2", [file_record(p) for p in paths], counts, options)
 
 
-def write_manifest(out: Path, kind: str, inputs: list[dict], counts: dict, options: dict) -> dict[str, Any]:
+def write_manifest(
+    out: Path, kind: str, inputs: list[dict], counts: dict, options: dict
+) -> dict[str, Any]:
     files = {key: name for key, name in KIND_FILES[kind].items()}
     files["dict"] = DICT_FILE
     with open(out / DICT_FILE, encoding="utf-8") as handle:
         dict_size = sum(1 for _ in handle)
     manifest = {
-        "kind": kind, "files": files, "dict_size": dict_size, "inputs": inputs,
+        "kind": kind,
+        "files": files,
+        "dict_size": dict_size,
+        "inputs": inputs,
         "outputs": [file_record(out / name) for name in files.values()],
-        "counts": counts, "options": options, **environment_record(),
+        "counts": counts,
+        "options": options,
+        **environment_record(),
     }
     atomic_write_json(out / MANIFEST, manifest)
-    logger.info("%s vocabulary in %s: %d BPE units, %d dict.txt entries", kind, out, counts["bpe_units"], dict_size)
+    logger.info(
+        "%s vocabulary in %s: %d BPE units, %d dict.txt entries",
+        kind,
+        out,
+        counts["bpe_units"],
+        dict_size,
+    )
     return manifest

@@ -7,6 +7,7 @@ the <unk> rate after fairseq's dict.txt. Words are whitespace-separated; each is
 vocabulary's fairseq BPE as it appears after a space inside a sentence, so every kind is measured
 the same way.
 """
+
 from __future__ import annotations
 
 import os
@@ -35,7 +36,9 @@ class WordEncoder:
         if cached is None:
             # byte-level BPE keeps the leading space in the token, as mid-sentence ("Ġaspirin")
             encoded = self.bpe.encode(" " + word if self.kind == "gpt2" else word).split()
-            unknown = sum(1 for unit in encoded if self.dictionary.index(unit) == self.dictionary.unk())
+            unknown = sum(
+                1 for unit in encoded if self.dictionary.index(unit) == self.dictionary.unk()
+            )
             cached = self.cache[word] = (len(encoded), unknown)
         return cached
 
@@ -49,7 +52,9 @@ def word_statistics(encoder: WordEncoder, word_counts: Counter) -> dict[str, Any
         whole += count if pieces == 1 else 0
         unknown += unk * count
     return {
-        "words": words, "distinct_words": len(word_counts), "tokens": tokens,
+        "words": words,
+        "distinct_words": len(word_counts),
+        "tokens": tokens,
         "tokens_per_word": tokens / words if words else None,
         "words_kept_whole": whole / words if words else None,
         "unk_rate": unknown / tokens if tokens else None,
@@ -67,8 +72,9 @@ class EntityWords:
     inputs: list[dict[str, Any]]  # file records of the files they came from
 
 
-def entity_words(sentences: Iterable[tuple[Sequence[str], Sequence[str]]],
-                 sources: Iterable[str | os.PathLike]) -> EntityWords:
+def entity_words(
+    sentences: Iterable[tuple[Sequence[str], Sequence[str]]], sources: Iterable[str | os.PathLike]
+) -> EntityWords:
     """The EntityWords of (words, tags) sentences in any tagging scheme, read from `sources`."""
     found = EntityWords(Counter(), Counter(), 0, 0, [file_record(path) for path in sources])
     for words, tags in sentences:
@@ -76,12 +82,16 @@ def entity_words(sentences: Iterable[tuple[Sequence[str], Sequence[str]]],
         found.all_words.update(words)
         for _, first, last in tag_spans(tags):
             found.mentions += 1
-            found.entity_words.update(words[first:last + 1])
+            found.entity_words.update(words[first : last + 1])
     return found
 
 
-def vocab_stats(vocab_dirs: Iterable[str | os.PathLike], ner: dict[str, EntityWords] | None = None,
-                texts: Iterable[str | os.PathLike] = (), max_lines: int | None = None) -> dict[str, Any]:
+def vocab_stats(
+    vocab_dirs: Iterable[str | os.PathLike],
+    ner: dict[str, EntityWords] | None = None,
+    texts: Iterable[str | os.PathLike] = (),
+    max_lines: int | None = None,
+) -> dict[str, Any]:
     """Statistics of each vocabulary over NER data ({name: its EntityWords}) and text files."""
     ner = ner or {}
     text_paths = text_files(texts) if texts else []
@@ -91,12 +101,18 @@ def vocab_stats(vocab_dirs: Iterable[str | os.PathLike], ner: dict[str, EntityWo
     results = {}
     for vocab_dir in vocab_dirs:
         encoder = WordEncoder(vocab_dir)
-        result: dict[str, Any] = {"kind": encoder.kind, "dict_size": len(encoder.dictionary), "ner": {}}
+        result: dict[str, Any] = {
+            "kind": encoder.kind,
+            "dict_size": len(encoder.dictionary),
+            "ner": {},
+        }
         for task, words in ner.items():
             entities = word_statistics(encoder, words.entity_words)
             result["ner"][task] = {
-                "entity_breakout_rate": entities["tokens_per_word"], "mentions": words.mentions,
-                "sentences": words.sentences, "entity_words": entities,
+                "entity_breakout_rate": entities["tokens_per_word"],
+                "mentions": words.mentions,
+                "sentences": words.sentences,
+                "entity_words": entities,
                 "all_words": word_statistics(encoder, words.all_words),
             }
         if text_paths:
@@ -104,8 +120,10 @@ def vocab_stats(vocab_dirs: Iterable[str | os.PathLike], ner: dict[str, EntityWo
         results[str(vocab_dir)] = result
     return {
         "vocabularies": results,
-        "inputs": {"ner": {task: words.inputs for task, words in ner.items()},
-                   "text": [file_record(p) for p in text_paths]},
+        "inputs": {
+            "ner": {task: words.inputs for task, words in ner.items()},
+            "text": [file_record(p) for p in text_paths],
+        },
         "options": {"max_lines": max_lines},
         **environment_record(),
     }

@@ -6,6 +6,7 @@ matches its size, mtime and the reader options is not parsed again (preprocess/t
 Inputs are parsed in parallel, one process each; this is the expensive part of a parse (XML, CSV,
 sentence splitting, fingerprints), the shard writer (shard_writer.py) only copies bytes.
 """
+
 from __future__ import annotations
 
 import concurrent.futures
@@ -27,13 +28,19 @@ from preprocess.sentences import SPLITTER, normalize_whitespace, split_sentences
 from preprocess.text_shards import Deletion, Reader
 
 WORK_FORMAT = 2  # bump when the .work/ files change meaning: older ones are then re-parsed
-WORK_SUFFIXES = (".json", ".docs.txt", ".records.tsv")  # per input in .work/: summary (written last), texts, records
+WORK_SUFFIXES = (
+    ".json",
+    ".docs.txt",
+    ".records.tsv",
+)  # per input in .work/: summary (written last), texts, records
 WRITE_BUFFER = 1 << 20
 
 
 def text_fingerprint(sentences: Sequence[str]) -> bytes:
     """Hash of the normalised text used to find exact duplicates."""
-    return hashlib.sha256(normalize_whitespace(" ".join(sentences)).casefold().encode("utf-8")).digest()
+    return hashlib.sha256(
+        normalize_whitespace(" ".join(sentences)).casefold().encode("utf-8")
+    ).digest()
 
 
 class WorkRecord(NamedTuple):
@@ -58,7 +65,16 @@ class WorkRecord(NamedTuple):
         seq, kind, version, size, sentences, characters, fingerprint, doc_id = line.split("\t", 7)
         # json.dumps escapes with a backslash; without one the id is the text between the quotes
         doc_id = json.loads(doc_id) if "\\" in doc_id else doc_id[1:-2]
-        return cls(int(seq), kind, int(version), int(size), int(sentences), int(characters), fingerprint, doc_id)
+        return cls(
+            int(seq),
+            kind,
+            int(version),
+            int(size),
+            int(sentences),
+            int(characters),
+            fingerprint,
+            doc_id,
+        )
 
 
 def work_key(path: Path) -> str:
@@ -93,35 +109,61 @@ def temporary_path(path: Path) -> Path:
     return path.with_name(f".{path.name}.{os.getpid()}.tmp")
 
 
-def parse_input_to_work(reader: Reader, path: Path, work: Path, key: str,
-                        signature: dict[str, Any], reader_options: dict[str, Any]) -> dict[str, Any]:
+def parse_input_to_work(
+    reader: Reader,
+    path: Path,
+    work: Path,
+    key: str,
+    signature: dict[str, Any],
+    reader_options: dict[str, Any],
+) -> dict[str, Any]:
     """Stream one input through its reader and the sentence splitter into .work/ files; the
     summary JSON is written last and marks the input as done."""
     log = InputLog(str(path))
     documents_yielded = empty = deletions = 0
     docs_path, records_path = work / f"{key}.docs.txt", work / f"{key}.records.tsv"
-    with open(temporary_path(docs_path), "wb", buffering=WRITE_BUFFER) as docs_out, \
-            open(temporary_path(records_path), "w", encoding="utf-8",
-                 buffering=WRITE_BUFFER) as records_out:
+    with (
+        open(temporary_path(docs_path), "wb", buffering=WRITE_BUFFER) as docs_out,
+        open(
+            temporary_path(records_path), "w", encoding="utf-8", buffering=WRITE_BUFFER
+        ) as records_out,
+    ):
         for seq, record in enumerate(reader(path, log, **reader_options)):
             if isinstance(record, Deletion):
                 deletions += 1
                 records_out.write(WorkRecord(seq, "D", 0, 0, 0, 0, "-", record.doc_id).line())
                 continue
             documents_yielded += 1
-            sentences = [] if record.skip_reason else [
-                sentence for paragraph in record.paragraphs for sentence in split_sentences(paragraph)
-            ]
+            sentences = (
+                []
+                if record.skip_reason
+                else [
+                    sentence
+                    for paragraph in record.paragraphs
+                    for sentence in split_sentences(paragraph)
+                ]
+            )
             if sentences:
                 data = ("\n".join(sentences) + "\n\n").encode("utf-8")
                 docs_out.write(data)
-                records_out.write(WorkRecord(seq, "A", record.version, len(data), len(sentences),
-                                             sum(map(len, sentences)), text_fingerprint(sentences).hex(),
-                                             record.doc_id).line())
+                records_out.write(
+                    WorkRecord(
+                        seq,
+                        "A",
+                        record.version,
+                        len(data),
+                        len(sentences),
+                        sum(map(len, sentences)),
+                        text_fingerprint(sentences).hex(),
+                        record.doc_id,
+                    ).line()
+                )
             else:
                 empty += 1
                 log.skip(record.skip_reason or "empty_text")
-                records_out.write(WorkRecord(seq, "E", record.version, 0, 0, 0, "-", record.doc_id).line())
+                records_out.write(
+                    WorkRecord(seq, "E", record.version, 0, 0, 0, "-", record.doc_id).line()
+                )
         for handle in (docs_out, records_out):
             handle.flush()
             os.fsync(handle.fileno())
@@ -157,9 +199,14 @@ def work_records(work: Path, key: str) -> Iterator[WorkRecord]:
         yield from map(WorkRecord.parse, records)
 
 
-def parse_inputs(source: str, reader: Reader, inputs: Sequence[Path], work: Path,
-                 reader_options: dict[str, Any],
-                 workers: int) -> tuple[list[str], list[dict[str, Any]], int]:
+def parse_inputs(
+    source: str,
+    reader: Reader,
+    inputs: Sequence[Path],
+    work: Path,
+    reader_options: dict[str, Any],
+    workers: int,
+) -> tuple[list[str], list[dict[str, Any]], int]:
     """(work key, summary) of every input, parsing those whose .work/ files are missing or stale, in
     `workers` processes; and how many were reused."""
     keys = [work_key(path) for path in inputs]
@@ -169,12 +216,23 @@ def parse_inputs(source: str, reader: Reader, inputs: Sequence[Path], work: Path
     ]
     reused = sum(summary is not None for summary in summaries)
     todo = [i for i, summary in enumerate(summaries) if summary is None]
-    progress = tqdm(total=len(inputs), initial=reused, desc=f"parsing {source}", unit="file", disable=None)
+    progress = tqdm(
+        total=len(inputs), initial=reused, desc=f"parsing {source}", unit="file", disable=None
+    )
     if workers > 1 and len(todo) > 1:
-        with concurrent.futures.ProcessPoolExecutor(max_workers=min(workers, len(todo)),
-                                                    initializer=end_with_parent) as pool:
+        with concurrent.futures.ProcessPoolExecutor(
+            max_workers=min(workers, len(todo)), initializer=end_with_parent
+        ) as pool:
             futures = {
-                pool.submit(parse_input_to_work, reader, inputs[i], work, keys[i], signatures[i], reader_options): i
+                pool.submit(
+                    parse_input_to_work,
+                    reader,
+                    inputs[i],
+                    work,
+                    keys[i],
+                    signatures[i],
+                    reader_options,
+                ): i
                 for i in todo
             }
             for future in concurrent.futures.as_completed(futures):
@@ -182,7 +240,9 @@ def parse_inputs(source: str, reader: Reader, inputs: Sequence[Path], work: Path
                 progress.update()
     else:
         for i in todo:
-            summaries[i] = parse_input_to_work(reader, inputs[i], work, keys[i], signatures[i], reader_options)
+            summaries[i] = parse_input_to_work(
+                reader, inputs[i], work, keys[i], signatures[i], reader_options
+            )
             progress.update()
     progress.close()
     return keys, summaries, reused

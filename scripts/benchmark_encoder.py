@@ -10,6 +10,7 @@ no data loading: benchmark_train.py measures whole training routes.
     python scripts/benchmark_encoder.py [--batches 32,128 --vocabs 50265,50304 --profile DIR]
     python scripts/benchmark_encoder.py --cpu --arch roberta_tiny --seq 64 --batches 4   (CI size)
 """
+
 import argparse
 import copy
 import json
@@ -19,7 +20,12 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchmark_train import MASK_PROB, architecture_shape, peak_bf16_tflops, training_flops_per_token  # noqa: E402
+from benchmark_train import (
+    MASK_PROB,
+    architecture_shape,
+    peak_bf16_tflops,
+    training_flops_per_token,
+)  # noqa: E402
 
 
 def build_model(arch: str, vocab: int, seq: int, dropout: float):
@@ -35,7 +41,9 @@ def build_model(arch: str, vocab: int, seq: int, dropout: float):
     class Task:
         source_dictionary = target_dictionary = dictionary
 
-    args = argparse.Namespace(arch=arch, max_positions=seq, dropout=dropout, attention_dropout=dropout)
+    args = argparse.Namespace(
+        arch=arch, max_positions=seq, dropout=dropout, attention_dropout=dropout
+    )
     ARCH_CONFIG_REGISTRY[arch](args)
     torch.manual_seed(0)
     return RobertaModel.build_model(args, Task())
@@ -55,7 +63,9 @@ def loss_of(model, tokens, masked):
     from fairseq import modules
 
     logits = model(tokens, masked_tokens=masked)[0]
-    return modules.cross_entropy(logits.view(-1, logits.size(-1)), tokens[masked], reduction="sum"), logits
+    return modules.cross_entropy(
+        logits.view(-1, logits.size(-1)), tokens[masked], reduction="sum"
+    ), logits
 
 
 def synchronize(device):
@@ -90,8 +100,11 @@ def differences(reference, candidate, tokens, masked) -> dict:
         results.append((logits.float(), {n: p.grad.float() for n, p in model.named_parameters()}))
     (logits_a, grads_a), (logits_b, grads_b) = results
     grad_scale = max(g.abs().max().item() for g in grads_a.values())
-    return {"logits_max_rel": (logits_a - logits_b).abs().max().item() / logits_a.abs().max().item(),
-            "grads_max_rel": max((grads_a[n] - grads_b[n]).abs().max().item() for n in grads_a) / grad_scale}
+    return {
+        "logits_max_rel": (logits_a - logits_b).abs().max().item() / logits_a.abs().max().item(),
+        "grads_max_rel": max((grads_a[n] - grads_b[n]).abs().max().item() for n in grads_a)
+        / grad_scale,
+    }
 
 
 def profile_table(model, tokens, masked, path: Path, rows: int = 30) -> None:
@@ -102,7 +115,11 @@ def profile_table(model, tokens, masked, path: Path, rows: int = 30) -> None:
             model.zero_grad(set_to_none=True)
             loss_of(model, tokens, masked)[0].backward()
         synchronize(tokens.device)
-    path.write_text(prof.key_averages().table(sort_by="self_cuda_time_total", row_limit=rows, max_name_column_width=90))
+    path.write_text(
+        prof.key_averages().table(
+            sort_by="self_cuda_time_total", row_limit=rows, max_name_column_width=90
+        )
+    )
 
 
 def main():
@@ -110,12 +127,20 @@ def main():
     parser.add_argument("--arch", default="roberta_base")
     parser.add_argument("--seq", type=int, default=512)
     parser.add_argument("--batches", default="32", help="comma-separated sequences per step")
-    parser.add_argument("--vocabs", default="50265", help="comma-separated dictionary sizes (with <mask>)")
+    parser.add_argument(
+        "--vocabs", default="50265", help="comma-separated dictionary sizes (with <mask>)"
+    )
     parser.add_argument("--implementations", default="fairseq,fused,compiled")
     parser.add_argument("--steps", type=int, default=10)
-    parser.add_argument("--cpu", action="store_true", help="fp32 on the CPU (CI size), else bf16 on the GPU")
-    parser.add_argument("--peak-tflops", type=float, help="default: the GPU's dense bf16 peak by name")
-    parser.add_argument("--profile", help="dir for a kernel table of each implementation at the first batch size")
+    parser.add_argument(
+        "--cpu", action="store_true", help="fp32 on the CPU (CI size), else bf16 on the GPU"
+    )
+    parser.add_argument(
+        "--peak-tflops", type=float, help="default: the GPU's dense bf16 peak by name"
+    )
+    parser.add_argument(
+        "--profile", help="dir for a kernel table of each implementation at the first batch size"
+    )
     args = parser.parse_args()
 
     import torch
@@ -129,11 +154,25 @@ def main():
     peak = args.peak_tflops or (None if args.cpu else peak_bf16_tflops(name))
     shape = architecture_shape(args.arch)
     implementations = args.implementations.split(",")
-    report = {"device": name, "dtype": str(dtype), "arch": args.arch, **shape, "seq": args.seq, "steps": args.steps,
-              "torch": torch.__version__, "runs": []}
+    report = {
+        "device": name,
+        "dtype": str(dtype),
+        "arch": args.arch,
+        **shape,
+        "seq": args.seq,
+        "steps": args.steps,
+        "torch": torch.__version__,
+        "runs": [],
+    }
     for vocab in (int(v) for v in args.vocabs.split(",")):
-        flops_per_token = training_flops_per_token(shape["layers"], shape["width"], shape["ffn"], args.seq, vocab, MASK_PROB)
-        stock = build_model(args.arch, vocab, args.seq, dropout=0.1).to(device=device, dtype=dtype).train()
+        flops_per_token = training_flops_per_token(
+            shape["layers"], shape["width"], shape["ffn"], args.seq, vocab, MASK_PROB
+        )
+        stock = (
+            build_model(args.arch, vocab, args.seq, dropout=0.1)
+            .to(device=device, dtype=dtype)
+            .train()
+        )
         models = {}
         for implementation in implementations:
             models[implementation] = copy.deepcopy(stock)
@@ -146,8 +185,13 @@ def main():
                     torch.cuda.reset_peak_memory_stats()
                 seconds = time_steps(model, tokens, masked, args.steps, device)
                 tokens_per_s = batch * args.seq / statistics.median(seconds)
-                run = {"implementation": implementation, "vocab": vocab, "batch": batch,
-                       "ms_per_step": round(1000 * statistics.median(seconds), 2), "tokens_per_s": round(tokens_per_s)}
+                run = {
+                    "implementation": implementation,
+                    "vocab": vocab,
+                    "batch": batch,
+                    "ms_per_step": round(1000 * statistics.median(seconds), 2),
+                    "tokens_per_s": round(tokens_per_s),
+                }
                 if peak:
                     run["mfu"] = round(tokens_per_s * flops_per_token / (peak * 1e12), 4)
                 if device.type == "cuda":
@@ -156,14 +200,21 @@ def main():
                 print(json.dumps(run), file=sys.stderr)
                 if args.profile and batch == int(args.batches.split(",")[0]):
                     Path(args.profile).mkdir(parents=True, exist_ok=True)
-                    profile_table(model, tokens, masked, Path(args.profile) / f"kernels_{implementation}_{vocab}.txt")
+                    profile_table(
+                        model,
+                        tokens,
+                        masked,
+                        Path(args.profile) / f"kernels_{implementation}_{vocab}.txt",
+                    )
         # equivalence with dropout off, on the first batch size
         tokens, masked = synthetic_batch(int(args.batches.split(",")[0]), args.seq, vocab, device)
         for model in models.values():
             model.eval()
         report.setdefault("difference_from_fairseq", {})[str(vocab)] = {
             implementation: differences(models["fairseq"], model, tokens, masked)
-            for implementation, model in models.items() if implementation != "fairseq" and "fairseq" in models}
+            for implementation, model in models.items()
+            if implementation != "fairseq" and "fairseq" in models
+        }
         del stock, models
     print(json.dumps(report, indent=1))
 

@@ -35,6 +35,7 @@ documents/s, tokens/s, peak RSS and PSS for both routes, the ratios ours / stand
 in-process one-core comparison of the XML parsers alone, the start-up time of a bio-roberta
 command (included in each of our stages), and the load average while it ran.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -80,10 +81,15 @@ with Pool(workers) as pool, open(out, "w", encoding="utf-8") as handle:
         handle.write("".join(docs))
 print(documents)
 """
-XML_HEADER = (b'<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE PubmedArticleSet PUBLIC "-//NLM//DTD PubMedArticle, '
-              b'1st January 2019//EN" "https://dtd.nlm.nih.gov/ncbi/pubmed/out/pubmed_190101.dtd">\n<PubmedArticleSet>\n')
+XML_HEADER = (
+    b'<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE PubmedArticleSet PUBLIC "-//NLM//DTD PubMedArticle, '
+    b'1st January 2019//EN" "https://dtd.nlm.nih.gov/ncbi/pubmed/out/pubmed_190101.dtd">\n<PubmedArticleSet>\n'
+)
 XML_FOOTER = b"</PubmedArticleSet>\n"
-TEXT_PATHS = ("MedlineCitation/Article/ArticleTitle", "MedlineCitation/Article/Abstract/AbstractText")
+TEXT_PATHS = (
+    "MedlineCitation/Article/ArticleTitle",
+    "MedlineCitation/Article/Abstract/AbstractText",
+)
 
 
 def tree_memory_bytes(pid: int) -> tuple[int, int]:
@@ -98,7 +104,11 @@ def tree_memory_bytes(pid: int) -> tuple[int, int]:
                 for line in rollup:
                     if line.startswith(("Rss:", "Pss:")):
                         kilobytes = int(line.split()[1]) * 1024
-                        rss, pss = (rss + kilobytes, pss) if line.startswith("Rss:") else (rss, pss + kilobytes)
+                        rss, pss = (
+                            (rss + kilobytes, pss)
+                            if line.startswith("Rss:")
+                            else (rss, pss + kilobytes)
+                        )
             for task in os.listdir(f"/proc/{current}/task"):
                 with open(f"/proc/{current}/task/{task}/children") as children:
                     stack.extend(int(child) for child in children.read().split())
@@ -114,8 +124,13 @@ def timed(command: list[str], env: dict | None = None) -> dict:
     CPU time hardly depends on what else the machine runs; wall time on a shared machine does."""
     cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env={**os.environ, **(env or {})})
+    process = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
     peak_rss = peak_pss = 0
     done = threading.Event()
 
@@ -135,15 +150,25 @@ def timed(command: list[str], env: dict | None = None) -> dict:
     poller.join()
     if process.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} failed ({process.returncode}):\n{stderr[-3000:]}")
-    cpu_seconds = (cpu_after.ru_utime - cpu_before.ru_utime) + (cpu_after.ru_stime - cpu_before.ru_stime)
-    return {"seconds": seconds, "cpu_seconds": cpu_seconds, "peak_rss_mb": peak_rss / 2**20, "peak_pss_mb": peak_pss / 2**20,
-            "load_average_1m": os.getloadavg()[0], "stdout": stdout}
+    cpu_seconds = (cpu_after.ru_utime - cpu_before.ru_utime) + (
+        cpu_after.ru_stime - cpu_before.ru_stime
+    )
+    return {
+        "seconds": seconds,
+        "cpu_seconds": cpu_seconds,
+        "peak_rss_mb": peak_rss / 2**20,
+        "peak_pss_mb": peak_pss / 2**20,
+        "load_average_1m": os.getloadavg()[0],
+        "stdout": stdout,
+    }
 
 
 def citation_text_bytes(article) -> int:
     """UTF-8 bytes of a citation's title + abstract as the parsers collapse them; 0 without abstract."""
-    title, *sections = ([" ".join("".join(node.itertext()).split()) for node in article.iterfind(path)]
-                        for path in TEXT_PATHS)
+    title, *sections = (
+        [" ".join("".join(node.itertext()).split()) for node in article.iterfind(path)]
+        for path in TEXT_PATHS
+    )
     sections = [section for section in sections[0] if section]
     return len(" ".join(title + sections).encode("utf-8")) if sections else 0
 
@@ -159,7 +184,10 @@ class TextVariation:
         if len(word) < 6 or not word.isalpha() or self.rng.random() >= self.splice_rate:
             return word
         other = self.rng.choice(self.lexicon)
-        return word[:self.rng.randint(3, len(word) - 2)] + other[self.rng.randint(2, len(other) - 3):]
+        return (
+            word[: self.rng.randint(3, len(word) - 2)]
+            + other[self.rng.randint(2, len(other) - 3) :]
+        )
 
     def segment(self, text: str | None) -> str | None:
         words = (text or "").split()
@@ -180,7 +208,9 @@ class TextVariation:
                         node.tail = self.segment(node.tail)
 
 
-def synthesise_input(source: Path, out: Path, text_mb: float, files: int, splice_rate: float) -> dict:
+def synthesise_input(
+    source: Path, out: Path, text_mb: float, files: int, splice_rate: float
+) -> dict:
     """Replicated, PMID-shifted and text-varied real PubMed citations, `files` equal files (see module doc)."""
     from copy import deepcopy
 
@@ -191,13 +221,23 @@ def synthesise_input(source: Path, out: Path, text_mb: float, files: int, splice
         raise SystemExit(f"{source}: no *.xml.gz PubMed files")
     articles, seen = [], set()
     for path in originals:
-        for article in etree.fromstring(gzip.decompress(path.read_bytes())).iterfind("PubmedArticle"):
+        for article in etree.fromstring(gzip.decompress(path.read_bytes())).iterfind(
+            "PubmedArticle"
+        ):
             pmid = int(article.findtext("MedlineCitation/PMID"))
             if pmid not in seen:
                 seen.add(pmid)
                 articles.append(article)
-    lexicon = sorted({word for article in articles for path in TEXT_PATHS for element in article.iterfind(path)
-                      for word in "".join(element.itertext()).split() if len(word) >= 6 and word.isalpha()})
+    lexicon = sorted(
+        {
+            word
+            for article in articles
+            for path in TEXT_PATHS
+            for element in article.iterfind(path)
+            for word in "".join(element.itertext()).split()
+            if len(word) >= 6 and word.isalpha()
+        }
+    )
     copies = math.ceil(text_mb * 2**20 / sum(map(citation_text_bytes, articles)))
     per_file = math.ceil(copies * len(articles) / files)
     variation = TextVariation(lexicon, splice_rate)
@@ -224,8 +264,12 @@ def synthesise_input(source: Path, out: Path, text_mb: float, files: int, splice
         if size:
             with_abstract += 1
             text_bytes += size
-            words.update(word for path in TEXT_PATHS for element in citation.iterfind(path)
-                         for word in "".join(element.itertext()).split())
+            words.update(
+                word
+                for path in TEXT_PATHS
+                for element in citation.iterfind(path)
+                for word in "".join(element.itertext()).split()
+            )
         citation.tail = "\n"
         data = etree.tostring(citation, encoding="utf-8")
         handle.write(data)
@@ -233,10 +277,18 @@ def synthesise_input(source: Path, out: Path, text_mb: float, files: int, splice
     handle.write(XML_FOOTER)
     handle.close()
     return {
-        "source": f"{source}/*.xml.gz", "source_files": len(originals), "source_citations": len(articles),
-        "copies": copies, "files": files, "citations": copies * len(articles), "citations_per_file": per_file,
-        "citations_with_abstract": with_abstract, "text_mb": round(text_bytes / 2**20, 2),
-        "xml_mb": round(xml_bytes / 2**20, 1), "distinct_words": len(words), "splice_rate": splice_rate,
+        "source": f"{source}/*.xml.gz",
+        "source_files": len(originals),
+        "source_citations": len(articles),
+        "copies": copies,
+        "files": files,
+        "citations": copies * len(articles),
+        "citations_per_file": per_file,
+        "citations_with_abstract": with_abstract,
+        "text_mb": round(text_bytes / 2**20, 2),
+        "xml_mb": round(xml_bytes / 2**20, 1),
+        "distinct_words": len(words),
+        "splice_rate": splice_rate,
     }
 
 
@@ -247,14 +299,22 @@ def xml_parser_per_core(paths: list[str]) -> dict:
     from preprocess.pubmed import iter_pubmed_records
 
     rates = {}
-    for name, parse in (("pubmed_parser.parse_medline_xml", pubmed_parser.parse_medline_xml),
-                        ("preprocess.pubmed.iter_pubmed_records", iter_pubmed_records)):
+    for name, parse in (
+        ("pubmed_parser.parse_medline_xml", pubmed_parser.parse_medline_xml),
+        ("preprocess.pubmed.iter_pubmed_records", iter_pubmed_records),
+    ):
         started = time.perf_counter()
         citations = sum(1 for path in paths for _ in parse(path))
         rates[name] = round(citations / (time.perf_counter() - started), 1)
-    return {"files": len(paths), "citations_per_s": rates,
-            "ratio": round(rates["preprocess.pubmed.iter_pubmed_records"]
-                           / rates["pubmed_parser.parse_medline_xml"], 2)}
+    return {
+        "files": len(paths),
+        "citations_per_s": rates,
+        "ratio": round(
+            rates["preprocess.pubmed.iter_pubmed_records"]
+            / rates["pubmed_parser.parse_medline_xml"],
+            2,
+        ),
+    }
 
 
 def dataset_tokens(prefix: Path) -> int:
@@ -275,42 +335,67 @@ def repeated(commands: dict[str, tuple[list[str], Path]], repeats: int) -> dict[
             shutil.rmtree(output, ignore_errors=True)
             output.unlink(missing_ok=True)
             runs[name].append(timed(command))
-    return {name: {"seconds": statistics.median(run["seconds"] for run in results),
-                   "cpu_seconds": statistics.median(run["cpu_seconds"] for run in results),
-                   "runs_seconds": [round(run["seconds"], 2) for run in results],
-                   "peak_rss_mb": max(run["peak_rss_mb"] for run in results),
-                   "peak_pss_mb": max(run["peak_pss_mb"] for run in results),
-                   "load_average_1m": [round(run["load_average_1m"], 2) for run in results],
-                   "stdout": results[-1]["stdout"]}
-            for name, results in runs.items()}
+    return {
+        name: {
+            "seconds": statistics.median(run["seconds"] for run in results),
+            "cpu_seconds": statistics.median(run["cpu_seconds"] for run in results),
+            "runs_seconds": [round(run["seconds"], 2) for run in results],
+            "peak_rss_mb": max(run["peak_rss_mb"] for run in results),
+            "peak_pss_mb": max(run["peak_pss_mb"] for run in results),
+            "load_average_1m": [round(run["load_average_1m"], 2) for run in results],
+            "stdout": results[-1]["stdout"],
+        }
+        for name, results in runs.items()
+    }
 
 
 def stage(result: dict, documents: int, tokens: int) -> dict:
     seconds = result["seconds"]
-    return {"seconds": round(seconds, 3), "runs_seconds": result["runs_seconds"],
-            "cpu_seconds": round(result["cpu_seconds"], 2),
-            "documents_per_s": round(documents / seconds, 1), "tokens_per_s": round(tokens / seconds, 1),
-            "peak_rss_mb": round(result["peak_rss_mb"], 1), "peak_pss_mb": round(result["peak_pss_mb"], 1),
-            "load_average_1m_after_each_run": result["load_average_1m"]}
+    return {
+        "seconds": round(seconds, 3),
+        "runs_seconds": result["runs_seconds"],
+        "cpu_seconds": round(result["cpu_seconds"], 2),
+        "documents_per_s": round(documents / seconds, 1),
+        "tokens_per_s": round(tokens / seconds, 1),
+        "peak_rss_mb": round(result["peak_rss_mb"], 1),
+        "peak_pss_mb": round(result["peak_pss_mb"], 1),
+        "load_average_1m_after_each_run": result["load_average_1m"],
+    }
 
 
 def end_to_end(stages: dict, documents: int, tokens: int) -> dict:
     seconds = sum(s["seconds"] for s in stages.values())
-    return {"seconds": round(seconds, 3), "cpu_seconds": round(sum(s["cpu_seconds"] for s in stages.values()), 2),
-            "documents_per_s": round(documents / seconds, 1), "tokens_per_s": round(tokens / seconds, 1),
-            "peak_rss_mb": max(s["peak_rss_mb"] for s in stages.values()),
-            "peak_pss_mb": max(s["peak_pss_mb"] for s in stages.values())}
+    return {
+        "seconds": round(seconds, 3),
+        "cpu_seconds": round(sum(s["cpu_seconds"] for s in stages.values()), 2),
+        "documents_per_s": round(documents / seconds, 1),
+        "tokens_per_s": round(tokens / seconds, 1),
+        "peak_rss_mb": max(s["peak_rss_mb"] for s in stages.values()),
+        "peak_pss_mb": max(s["peak_pss_mb"] for s in stages.values()),
+    }
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--pubmed", default=str(Path(__file__).resolve().parents[2] / "shared/data/corpus/pubmed"), help="real PubMed *.xml.gz to replicate")
-    parser.add_argument("--text-mb", type=float, default=30.0, help="title + abstract text to synthesise")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--pubmed",
+        default=str(Path(__file__).resolve().parents[2] / "shared/data/corpus/pubmed"),
+        help="real PubMed *.xml.gz to replicate",
+    )
+    parser.add_argument(
+        "--text-mb", type=float, default=30.0, help="title + abstract text to synthesise"
+    )
     parser.add_argument("--files", type=int, default=16, help="input files (equal citation counts)")
-    parser.add_argument("--splice-rate", type=float, default=0.2, help="share of words >= 6 letters spliced")
+    parser.add_argument(
+        "--splice-rate", type=float, default=0.2, help="share of words >= 6 letters spliced"
+    )
     parser.add_argument("--vocab-size", type=int, default=50_000)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--repeats", type=int, default=3, help="runs per stage (interleaved); the median counts")
+    parser.add_argument(
+        "--repeats", type=int, default=3, help="runs per stage (interleaved); the median counts"
+    )
     parser.add_argument("--work-dir", help="keep the files here (default: a temporary directory)")
     args = parser.parse_args()
 
@@ -318,7 +403,9 @@ def main() -> int:
 
     from preprocess.vocab import learn_vocabulary, read_vocab_dir
 
-    encoder_script = Path(fairseq.__file__).parent / "examples" / "roberta" / "multiprocessing_bpe_encoder.py"
+    encoder_script = (
+        Path(fairseq.__file__).parent / "examples" / "roberta" / "multiprocessing_bpe_encoder.py"
+    )
     bio_roberta = str(Path(sys.executable).parent / "bio-roberta")
     fairseq_preprocess = str(Path(sys.executable).parent / "fairseq-preprocess")
     load_before = os.getloadavg()
@@ -326,21 +413,46 @@ def main() -> int:
         work = Path(args.work_dir or tmp)
         xml_dir = work / "xml"
         synthesis_started = time.perf_counter()
-        input_record = synthesise_input(Path(args.pubmed), xml_dir, args.text_mb, args.files, args.splice_rate)
+        input_record = synthesise_input(
+            Path(args.pubmed), xml_dir, args.text_mb, args.files, args.splice_rate
+        )
         input_record["synthesis_seconds"] = round(time.perf_counter() - synthesis_started, 1)
         xml_files = sorted(str(p) for p in xml_dir.glob("*.xml.gz"))
         workers = str(args.workers)
 
         def parse_ours(inputs: list[str], out: Path) -> tuple[list[str], Path]:
-            return [bio_roberta, "parse-pubmed", *inputs, "--out", str(out), "--workers", workers,
-                    "--valid-fraction", "0"], out
+            return [
+                bio_roberta,
+                "parse-pubmed",
+                *inputs,
+                "--out",
+                str(out),
+                "--workers",
+                workers,
+                "--valid-fraction",
+                "0",
+            ], out
 
-        parses = repeated({
-            "ours": parse_ours([str(xml_dir)], work / "text"),
-            "ours, a quarter of the files": parse_ours(xml_files[:len(xml_files) // 4], work / "text-quarter"),
-            "standard": ([sys.executable, "-c", STANDARD_PARSE, str(work / "standard.txt"), workers, *xml_files],
-                         work / "standard.txt"),
-        }, args.repeats)
+        parses = repeated(
+            {
+                "ours": parse_ours([str(xml_dir)], work / "text"),
+                "ours, a quarter of the files": parse_ours(
+                    xml_files[: len(xml_files) // 4], work / "text-quarter"
+                ),
+                "standard": (
+                    [
+                        sys.executable,
+                        "-c",
+                        STANDARD_PARSE,
+                        str(work / "standard.txt"),
+                        workers,
+                        *xml_files,
+                    ],
+                    work / "standard.txt",
+                ),
+            },
+            args.repeats,
+        )
         startup = timed([bio_roberta, "parse-pubmed", "--help"])
         text_manifest = json.loads((work / "text" / "manifest.json").read_text())
         our_documents = text_manifest["counts"]["documents_written"]["train"]
@@ -348,68 +460,163 @@ def main() -> int:
         vocab_started = time.perf_counter()
         learn_vocabulary("gpt2", [work / "text"], work / "vocab", vocab_size=args.vocab_size)
         vocab_seconds = time.perf_counter() - vocab_started
-        vocab_files = {name: str(work / "vocab" / name) for name in ("encoder.json", "vocab.bpe", "dict.txt")}
-        encodes = repeated({
-            "ours": ([bio_roberta, "binarize", str(work / "text"), "--vocab", str(work / "vocab"),
-                      "--out", str(work / "ours-bin"), "--workers", workers, "--splits", "train"], work / "ours-bin"),
-            "standard encode": ([sys.executable, str(encoder_script), "--encoder-json", vocab_files["encoder.json"],
-                                 "--vocab-bpe", vocab_files["vocab.bpe"], "--inputs", str(work / "standard.txt"),
-                                 "--outputs", str(work / "standard.bpe"), "--keep-empty", "--workers", workers],
-                                work / "standard.bpe"),
-            "standard binarize": ([fairseq_preprocess, "--only-source", "--srcdict", vocab_files["dict.txt"],
-                                   "--trainpref", str(work / "standard.bpe"), "--destdir", str(work / "standard-bin"),
-                                   "--workers", workers], work / "standard-bin"),
-        }, args.repeats)
+        vocab_files = {
+            name: str(work / "vocab" / name) for name in ("encoder.json", "vocab.bpe", "dict.txt")
+        }
+        encodes = repeated(
+            {
+                "ours": (
+                    [
+                        bio_roberta,
+                        "binarize",
+                        str(work / "text"),
+                        "--vocab",
+                        str(work / "vocab"),
+                        "--out",
+                        str(work / "ours-bin"),
+                        "--workers",
+                        workers,
+                        "--splits",
+                        "train",
+                    ],
+                    work / "ours-bin",
+                ),
+                "standard encode": (
+                    [
+                        sys.executable,
+                        str(encoder_script),
+                        "--encoder-json",
+                        vocab_files["encoder.json"],
+                        "--vocab-bpe",
+                        vocab_files["vocab.bpe"],
+                        "--inputs",
+                        str(work / "standard.txt"),
+                        "--outputs",
+                        str(work / "standard.bpe"),
+                        "--keep-empty",
+                        "--workers",
+                        workers,
+                    ],
+                    work / "standard.bpe",
+                ),
+                "standard binarize": (
+                    [
+                        fairseq_preprocess,
+                        "--only-source",
+                        "--srcdict",
+                        vocab_files["dict.txt"],
+                        "--trainpref",
+                        str(work / "standard.bpe"),
+                        "--destdir",
+                        str(work / "standard-bin"),
+                        "--workers",
+                        workers,
+                    ],
+                    work / "standard-bin",
+                ),
+            },
+            args.repeats,
+        )
         our_tokens = dataset_tokens(work / "ours-bin" / "train")
         standard_tokens = dataset_tokens(work / "standard-bin" / "train")
-        ours = {"parse": stage(parses["ours"], our_documents, our_tokens),
-                "encode+binarize": stage(encodes["ours"], our_documents, our_tokens)}
+        ours = {
+            "parse": stage(parses["ours"], our_documents, our_tokens),
+            "encode+binarize": stage(encodes["ours"], our_documents, our_tokens),
+        }
         quarter = parses["ours, a quarter of the files"]
-        standard = {"parse": stage(parses["standard"], standard_documents, standard_tokens),
-                    "encode": stage(encodes["standard encode"], standard_documents, standard_tokens),
-                    "binarize": stage(encodes["standard binarize"], standard_documents, standard_tokens)}
+        standard = {
+            "parse": stage(parses["standard"], standard_documents, standard_tokens),
+            "encode": stage(encodes["standard encode"], standard_documents, standard_tokens),
+            "binarize": stage(encodes["standard binarize"], standard_documents, standard_tokens),
+        }
 
         ours["end_to_end"] = end_to_end(ours, our_documents, our_tokens)
         standard["end_to_end"] = end_to_end(standard, standard_documents, standard_tokens)
         standard_encode_binarize = standard["encode"]["seconds"] + standard["binarize"]["seconds"]
         ratios = {
-            "end_to_end_seconds": round(standard["end_to_end"]["seconds"] / ours["end_to_end"]["seconds"], 2),
+            "end_to_end_seconds": round(
+                standard["end_to_end"]["seconds"] / ours["end_to_end"]["seconds"], 2
+            ),
             "end_to_end_cpu_seconds": round(
-                standard["end_to_end"]["cpu_seconds"] / ours["end_to_end"]["cpu_seconds"], 2),
-            "parse_cpu_seconds": round(standard["parse"]["cpu_seconds"] / ours["parse"]["cpu_seconds"], 2),
+                standard["end_to_end"]["cpu_seconds"] / ours["end_to_end"]["cpu_seconds"], 2
+            ),
+            "parse_cpu_seconds": round(
+                standard["parse"]["cpu_seconds"] / ours["parse"]["cpu_seconds"], 2
+            ),
             "end_to_end_documents_per_s": round(
-                ours["end_to_end"]["documents_per_s"] / standard["end_to_end"]["documents_per_s"], 2),
+                ours["end_to_end"]["documents_per_s"] / standard["end_to_end"]["documents_per_s"], 2
+            ),
             "end_to_end_tokens_per_s": round(
-                ours["end_to_end"]["tokens_per_s"] / standard["end_to_end"]["tokens_per_s"], 2),
+                ours["end_to_end"]["tokens_per_s"] / standard["end_to_end"]["tokens_per_s"], 2
+            ),
             "parse_seconds": round(standard["parse"]["seconds"] / ours["parse"]["seconds"], 2),
-            "encode_and_binarize_seconds": round(standard_encode_binarize / ours["encode+binarize"]["seconds"], 2),
+            "encode_and_binarize_seconds": round(
+                standard_encode_binarize / ours["encode+binarize"]["seconds"], 2
+            ),
             "encode_and_binarize_tokens_per_s": round(
-                ours["encode+binarize"]["tokens_per_s"] / (standard_tokens / standard_encode_binarize), 2),
-            "peak_rss": round(standard["end_to_end"]["peak_rss_mb"] / ours["end_to_end"]["peak_rss_mb"], 2),
-            "peak_pss": round(standard["end_to_end"]["peak_pss_mb"] / ours["end_to_end"]["peak_pss_mb"], 2),
+                ours["encode+binarize"]["tokens_per_s"]
+                / (standard_tokens / standard_encode_binarize),
+                2,
+            ),
+            "peak_rss": round(
+                standard["end_to_end"]["peak_rss_mb"] / ours["end_to_end"]["peak_rss_mb"], 2
+            ),
+            "peak_pss": round(
+                standard["end_to_end"]["peak_pss_mb"] / ours["end_to_end"]["peak_pss_mb"], 2
+            ),
         }
         parser_per_core = xml_parser_per_core(xml_files[:2])
         vocab = read_vocab_dir(work / "vocab").manifest["counts"]
-        print(json.dumps({
-            "input": {**input_record, "how": "see `scripts/benchmark_preprocess.py --help`: real citations, "
-                      "copies with PMIDs shifted by copy * 1e8 and words shuffled within each text segment and "
-                      "spliced at --splice-rate; no deletions, revisions or duplicate PMIDs"},
-            "workers": args.workers, "cpu_count": os.cpu_count(), "repeats": args.repeats,
-            "load_average_1_5_15m": {"before": [round(x, 2) for x in load_before],
-                                     "after": [round(x, 2) for x in os.getloadavg()]},
-            "vocab": {"kind": "gpt2", "vocab_size": args.vocab_size, "bpe_units": vocab["bpe_units"],
-                      "learn_seconds": round(vocab_seconds, 1), "untimed": True},
-            "ours": {**ours, "documents": our_documents, "tokens": our_tokens,
-                     "documents_skipped": text_manifest["counts"]["documents_skipped"]},
-            "standard": {**standard, "documents": standard_documents, "tokens": standard_tokens},
-            "ratios_ours_over_standard": ratios,
-            "our_parse_memory_vs_input_files": {
-                f"{len(xml_files) // 4} files": {"peak_rss_mb": round(quarter["peak_rss_mb"], 1),
-                                                 "peak_pss_mb": round(quarter["peak_pss_mb"], 1)},
-                f"{len(xml_files)} files": {key: ours["parse"][key] for key in ("peak_rss_mb", "peak_pss_mb")}},
-            "our_command_start_up_seconds": round(startup["seconds"], 2),
-            "xml_parser_alone_one_core": parser_per_core,
-        }, indent=2))
+        print(
+            json.dumps(
+                {
+                    "input": {
+                        **input_record,
+                        "how": "see `scripts/benchmark_preprocess.py --help`: real citations, "
+                        "copies with PMIDs shifted by copy * 1e8 and words shuffled within each text segment and "
+                        "spliced at --splice-rate; no deletions, revisions or duplicate PMIDs",
+                    },
+                    "workers": args.workers,
+                    "cpu_count": os.cpu_count(),
+                    "repeats": args.repeats,
+                    "load_average_1_5_15m": {
+                        "before": [round(x, 2) for x in load_before],
+                        "after": [round(x, 2) for x in os.getloadavg()],
+                    },
+                    "vocab": {
+                        "kind": "gpt2",
+                        "vocab_size": args.vocab_size,
+                        "bpe_units": vocab["bpe_units"],
+                        "learn_seconds": round(vocab_seconds, 1),
+                        "untimed": True,
+                    },
+                    "ours": {
+                        **ours,
+                        "documents": our_documents,
+                        "tokens": our_tokens,
+                        "documents_skipped": text_manifest["counts"]["documents_skipped"],
+                    },
+                    "standard": {
+                        **standard,
+                        "documents": standard_documents,
+                        "tokens": standard_tokens,
+                    },
+                    "ratios_ours_over_standard": ratios,
+                    "our_parse_memory_vs_input_files": {
+                        f"{len(xml_files) // 4} files": {
+                            "peak_rss_mb": round(quarter["peak_rss_mb"], 1),
+                            "peak_pss_mb": round(quarter["peak_pss_mb"], 1),
+                        },
+                        f"{len(xml_files)} files": {
+                            key: ours["parse"][key] for key in ("peak_rss_mb", "peak_pss_mb")
+                        },
+                    },
+                    "our_command_start_up_seconds": round(startup["seconds"], 2),
+                    "xml_parser_alone_one_core": parser_per_core,
+                },
+                indent=2,
+            )
+        )
     return 0
 
 

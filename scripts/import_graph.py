@@ -6,6 +6,7 @@ is either; tests/test_import_graph.py fails on them too.
 
     python scripts/import_graph.py [REPO]
 """
+
 import ast
 import sys
 from collections import defaultdict
@@ -18,8 +19,11 @@ LAYERS = {"bio_roberta_core": 0, "preprocess": 1, "user_dir": 1, "bio_roberta": 
 
 def our_modules(repo: Path) -> dict[str, Path]:
     """Module name -> file of every module of our packages (a package's __init__ as the package)."""
-    return {".".join(path.relative_to(repo).with_suffix("").parts).removesuffix(".__init__"): path
-            for package in LAYERS for path in sorted((repo / package).rglob("*.py"))}
+    return {
+        ".".join(path.relative_to(repo).with_suffix("").parts).removesuffix(".__init__"): path
+        for package in LAYERS
+        for path in sorted((repo / package).rglob("*.py"))
+    }
 
 
 def imported_modules(path: Path, module: str, modules) -> set[str]:
@@ -59,8 +63,10 @@ def layering_violations(edges) -> list[tuple[str, str]]:
 def module_cycles(repo: Path) -> list[list[str]]:
     """Groups of our modules that import each other, directly or through others."""
     modules = our_modules(repo)
-    graph = {module: set(imported_modules(path, module, modules)) & set(modules) - {module}
-             for module, path in modules.items()}
+    graph = {
+        module: set(imported_modules(path, module, modules)) & set(modules) - {module}
+        for module, path in modules.items()
+    }
     reach = {}
     for module in graph:
         seen, todo = set(), list(graph[module])

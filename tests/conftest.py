@@ -1,4 +1,5 @@
 """Fixtures shared by the whole suite."""
+
 from __future__ import annotations
 
 import os
@@ -27,9 +28,11 @@ def shared_data():
 
 
 # Tiny pretraining data and model shared by the pretrain, distill, fine-tuning and export tests.
-TINY_WORDS = ("the patient was given aspirin for chest pain and showed improvement in renal function "
-              "after treatment with insulin while the tumour cells expressed the gene and protein "
-              "levels of glucose rose in mice with diabetes").split()
+TINY_WORDS = (
+    "the patient was given aspirin for chest pain and showed improvement in renal function "
+    "after treatment with insulin while the tumour cells expressed the gene and protein "
+    "levels of glucose rose in mice with diabetes"
+).split()
 
 
 def write_tiny_corpus(root: Path, seed: int = 0, lines: dict | None = None) -> Path:
@@ -39,7 +42,9 @@ def write_tiny_corpus(root: Path, seed: int = 0, lines: dict | None = None) -> P
     rng = random.Random(seed)
     root.mkdir(parents=True, exist_ok=True)
     for split, n in (lines or {"train": 300, "valid": 32}).items():
-        text = (" ".join(rng.choice(TINY_WORDS) for _ in range(rng.randint(5, 30))) for _ in range(n))
+        text = (
+            " ".join(rng.choice(TINY_WORDS) for _ in range(rng.randint(5, 30))) for _ in range(n)
+        )
         (root / f"{split}.txt").write_text("\n".join(text) + "\n")
     return root
 
@@ -49,8 +54,11 @@ def write_text_manifest(text_dir: Path) -> Path:
     as a finished one (it refuses dirs without one: their parse did not finish)."""
     import json
 
-    shards = [{"name": p.name, "split": p.name.split(".")[0], "bytes": p.stat().st_size}
-              for p in sorted(text_dir.iterdir()) if p.suffix == ".txt"]
+    shards = [
+        {"name": p.name, "split": p.name.split(".")[0], "bytes": p.stat().st_size}
+        for p in sorted(text_dir.iterdir())
+        if p.suffix == ".txt"
+    ]
     manifest = {"kind": "text_shards", "source": "test", "shards": shards}
     (text_dir / "manifest.json").write_text(json.dumps(manifest))
     return text_dir
@@ -62,9 +70,20 @@ def fairseq_preprocess(text_dir: Path, destdir: Path, srcdict: Path | None = Non
     import sys
 
     bindir = Path(sys.executable).parent
-    cmd = [bindir / "fairseq-preprocess", "--only-source", "--trainpref", text_dir / "train.txt",
-           "--validpref", text_dir / "valid.txt", "--destdir", destdir, "--workers", "1",
-           "--dataset-impl", "mmap"]
+    cmd = [
+        bindir / "fairseq-preprocess",
+        "--only-source",
+        "--trainpref",
+        text_dir / "train.txt",
+        "--validpref",
+        text_dir / "valid.txt",
+        "--destdir",
+        destdir,
+        "--workers",
+        "1",
+        "--dataset-impl",
+        "mmap",
+    ]
     if srcdict is not None:
         cmd += ["--srcdict", srcdict]
     subprocess.run([str(c) for c in cmd], check=True, capture_output=True)
@@ -86,11 +105,37 @@ def tiny_roberta_checkpoint(tiny_databin, tmp_path_factory) -> Path:
     import sys
 
     save_dir = tmp_path_factory.mktemp("tiny_roberta")
-    cmd = [Path(sys.executable).parent / "fairseq-train", tiny_databin, "--user-dir", USER_DIR,
-           "--task", "masked_lm", "--criterion", "masked_lm", "--arch", "roberta_tiny", "--cpu",
-           "--batch-size", "8", "--tokens-per-sample", "32", "--optimizer", "adam", "--lr", "1e-3",
-           "--max-update", "6", "--save-dir", save_dir, "--no-epoch-checkpoints", "--seed", "1",
-           "--num-workers", "0", "--disable-validation"]
+    cmd = [
+        Path(sys.executable).parent / "fairseq-train",
+        tiny_databin,
+        "--user-dir",
+        USER_DIR,
+        "--task",
+        "masked_lm",
+        "--criterion",
+        "masked_lm",
+        "--arch",
+        "roberta_tiny",
+        "--cpu",
+        "--batch-size",
+        "8",
+        "--tokens-per-sample",
+        "32",
+        "--optimizer",
+        "adam",
+        "--lr",
+        "1e-3",
+        "--max-update",
+        "6",
+        "--save-dir",
+        save_dir,
+        "--no-epoch-checkpoints",
+        "--seed",
+        "1",
+        "--num-workers",
+        "0",
+        "--disable-validation",
+    ]
     run = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr[-3000:]
     shutil.copy(tiny_databin / "dict.txt", save_dir / "dict.txt")
@@ -103,5 +148,10 @@ def without_parse_dependencies(tmp_path_factory) -> dict:
     be imported, as on a training machine set up without them."""
     root = tmp_path_factory.mktemp("no_parse_dependencies")
     for name in ("blingfire", "pubmed_parser"):
-        (root / f"{name}.py").write_text(f"raise ImportError('{name} is not installed here (tests/conftest.py)')\n")
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
+        (root / f"{name}.py").write_text(
+            f"raise ImportError('{name} is not installed here (tests/conftest.py)')\n"
+        )
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])),
+    }

@@ -1,6 +1,7 @@
 """Tiny synthetic finetune-bin/<task> directories in the documented layout (docs/artifacts.md),
 built with fairseq's Dictionary and indexed-dataset builders, for the fine-tuning plugin tests.
 Words of the tiny pretraining vocabulary stand in for BPE tokens."""
+
 from __future__ import annotations
 
 import json
@@ -91,30 +92,78 @@ def build_ner(root: Path, dict_txt: Path, scheme: str = "BIO", seed: int = 0) ->
         write_indexed(root / "label" / split, tag_rows, len(labels))
         (root / f"{split}.ids").write_text("\n".join(ids) + "\n")
         (root / f"{split}.conll").write_text("".join(conll))
-    write_manifest(root, "ncbi-disease", labels.symbols[labels.nspecial:], scheme)
+    write_manifest(root, "ncbi-disease", labels.symbols[labels.nspecial :], scheme)
     return root
 
 
-def fairseq_train(data: Path, save_dir: Path, restore_file: Path, *options: str, max_update: int = 8):
+def fairseq_train(
+    data: Path, save_dir: Path, restore_file: Path, *options: str, max_update: int = 8
+):
     """fairseq-train from the tiny pretrained checkpoint (32 positions) by the fine-tuning route."""
-    cmd = [BIN / "fairseq-train", data, "--user-dir", USER_DIR, "--arch", "roberta_tiny", "--cpu",
-           "--restore-file", restore_file, "--reset-optimizer", "--reset-dataloader", "--reset-meters",
-           "--optimizer", "adam", "--lr", "1e-3", "--max-update", str(max_update),
-           "--batch-size", "8", "--save-dir", save_dir, "--no-epoch-checkpoints", "--seed", "1",
-           "--num-workers", "0", "--max-positions", "32", "--log-format", "simple", "--log-interval", "1", *options]
+    cmd = [
+        BIN / "fairseq-train",
+        data,
+        "--user-dir",
+        USER_DIR,
+        "--arch",
+        "roberta_tiny",
+        "--cpu",
+        "--restore-file",
+        restore_file,
+        "--reset-optimizer",
+        "--reset-dataloader",
+        "--reset-meters",
+        "--optimizer",
+        "adam",
+        "--lr",
+        "1e-3",
+        "--max-update",
+        str(max_update),
+        "--batch-size",
+        "8",
+        "--save-dir",
+        save_dir,
+        "--no-epoch-checkpoints",
+        "--seed",
+        "1",
+        "--num-workers",
+        "0",
+        "--max-positions",
+        "32",
+        "--log-format",
+        "simple",
+        "--log-interval",
+        "1",
+        *options,
+    ]
     return subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
 
 
-def fine_tune_selecting_best(data: Path, tmp_path: Path, restore_file: Path, metric: str, *options: str,
-                             validate_interval: int, max_update: int, min_validations: int,
-                             valid_output: str) -> str:
+def fine_tune_selecting_best(
+    data: Path,
+    tmp_path: Path,
+    restore_file: Path,
+    metric: str,
+    *options: str,
+    validate_interval: int,
+    max_update: int,
+    min_validations: int,
+    valid_output: str,
+) -> str:
     """fairseq_train keeping checkpoint_best by the task's `metric`, checked end to end: each
     validation logs it in [0, 100], best_<metric> is their maximum, and checkpoint_best re-scored
     from its valid prediction file (tmp_path/valid_output) gives that number. Returns the log."""
     run = fairseq_train(
-        data, tmp_path / "checkpoints", restore_file, *options,
-        "--validate-interval-updates", str(validate_interval),
-        "--best-checkpoint-metric", metric, "--maximize-best-checkpoint-metric", max_update=max_update,
+        data,
+        tmp_path / "checkpoints",
+        restore_file,
+        *options,
+        "--validate-interval-updates",
+        str(validate_interval),
+        "--best-checkpoint-metric",
+        metric,
+        "--maximize-best-checkpoint-metric",
+        max_update=max_update,
     )
     log = run.stdout + run.stderr
     assert run.returncode == 0, log[-4000:]
@@ -122,7 +171,12 @@ def fine_tune_selecting_best(data: Path, tmp_path: Path, restore_file: Path, met
     assert len(scores) >= min_validations and all(0 <= s <= 100 for s in scores), log[-3000:]
     best = float(re.findall(rf"best_{metric} ([\d.]+)", log)[-1])
     assert best == max(scores)
-    valid = predict(tmp_path / "checkpoints" / "checkpoint_best.pt", data, tmp_path / valid_output, split="valid")
+    valid = predict(
+        tmp_path / "checkpoints" / "checkpoint_best.pt",
+        data,
+        tmp_path / valid_output,
+        split="valid",
+    )
     assert round(100 * valid.score, 2) == best
     return log
 
@@ -133,7 +187,9 @@ def keyword_labels(words: list[str], positives: list[str]) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def build_classification(root: Path, dict_txt: Path, task: str, seed: int = 0) -> dict[str, list[list[str]]]:
+def build_classification(
+    root: Path, dict_txt: Path, task: str, seed: int = 0
+) -> dict[str, list[list[str]]]:
     """Single-label (a keyword's label, else the negative one) or multi-label (every keyword's
     label; ids grouped four sentences to an abstract, as HOC's '<PMID>_s<n>') finetune-bin in
     root; returns the label symbols of each split's examples."""

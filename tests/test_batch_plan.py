@@ -1,6 +1,7 @@
 """user_dir/batch_plan.py: the per-GPU micro-batch of a launch fits the card by a memory estimate
 that reproduces the peak memory measured on an H100 (our bf16 route, roberta-base, 512 tokens, the
 50,304-entry padded dictionary), and the effective batch stays 8,192 sequences."""
+
 import subprocess
 import sys
 
@@ -29,48 +30,96 @@ def test_estimate_reproduces_the_measured_peak_memory(micro_batch):
 
 def test_largest_micro_batch_by_card_model_and_checkpointing():
     def choices(shape, **kwargs):
-        return [largest_micro_batch(shape, 512, 50304, gib * GIB, 1024, **kwargs) for gib in (16, 24, 40, 80)]
+        return [
+            largest_micro_batch(shape, 512, 50304, gib * GIB, 1024, **kwargs)
+            for gib in (16, 24, 40, 80)
+        ]
 
     assert choices(BASE) == [32, 64, 128, 128]  # 128 x 512 tokens at most: the fastest measured
     assert choices(LARGE) == [8, 16, 32, 64]
     assert choices({**LARGE, "checkpointing": True}) == [64, 128, 128, 128]
     assert choices(BASE, teacher=LARGE) == [32, 32, 64, 128]  # distillation holds the teacher too
-    assert largest_micro_batch(BASE, 512, 50304, 80 * GIB, 16) == 16  # never more than a process's share
+    assert (
+        largest_micro_batch(BASE, 512, 50304, 80 * GIB, 16) == 16
+    )  # never more than a process's share
     with pytest.raises(SystemExit, match="CHECKPOINT_ACTIVATIONS=1"):
         largest_micro_batch(LARGE, 512, 50304, 4 * GIB, 1024)
 
 
 def composed_job(data, *overrides) -> str:
     """The job config as scripts/launch_fairseq.sh composes it."""
-    done = subprocess.run([sys.executable, "-m", "user_dir.distributed_launch", "fairseq-hydra-train",
-                           "--config-dir", str(REPO_ROOT / "configs/pretrain"), "--config-name", "base",
-                           f"task.data={data}", f"common.user_dir={USER_DIR}", *overrides, "--cfg", "job"],
-                          capture_output=True, text=True, cwd=REPO_ROOT)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "user_dir.distributed_launch",
+            "fairseq-hydra-train",
+            "--config-dir",
+            str(REPO_ROOT / "configs/pretrain"),
+            "--config-name",
+            "base",
+            f"task.data={data}",
+            f"common.user_dir={USER_DIR}",
+            *overrides,
+            "--cfg",
+            "job",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
 
 
 def plan(job: str, *args) -> list:
-    done = subprocess.run([sys.executable, "-m", "user_dir.batch_plan", *args], input=job, capture_output=True,
-                          text=True, cwd=REPO_ROOT)
+    done = subprocess.run(
+        [sys.executable, "-m", "user_dir.batch_plan", *args],
+        input=job,
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout.splitlines()
 
 
 def test_the_launch_plans_from_the_composed_config(tiny_databin, tiny_roberta_checkpoint):
     job = composed_job(tiny_databin)
-    assert plan(job, "--world", "8", "--gpu-memory-gb", "80")[0] == "128 8"  # 8 GPUs x 128 x 8 = 8,192
-    assert plan(job, "--world", "8", "--gpu-memory-gb", "16")[0] == "64 16"  # a dictionary of a few dozen entries
+    assert (
+        plan(job, "--world", "8", "--gpu-memory-gb", "80")[0] == "128 8"
+    )  # 8 GPUs x 128 x 8 = 8,192
+    assert (
+        plan(job, "--world", "8", "--gpu-memory-gb", "16")[0] == "64 16"
+    )  # a dictionary of a few dozen entries
     assert plan(job, "--world", "8", "--gpu-memory-gb", "80", "--fixed")[0] == "32 32"  # configured
-    assert plan(job, "--world", "3", "--gpu-memory-gb", "0") == ["32 86", "configured"]  # CPU: rounds up
+    assert plan(job, "--world", "3", "--gpu-memory-gb", "0") == [
+        "32 86",
+        "configured",
+    ]  # CPU: rounds up
     checkpointed = composed_job(tiny_databin, "+recipe=large", "+model.checkpoint_activations=true")
     first, why = plan(checkpointed, "--world", "1", "--gpu-memory-gb", "24")
     assert first == "128 64" and "with activation checkpointing" in why
-    distill = subprocess.run([sys.executable, "-m", "user_dir.distributed_launch", "fairseq-hydra-train",
-                              "--config-dir", str(REPO_ROOT / "configs/distill"), "--config-name", "base",
-                              f"task.data={tiny_databin}", f"common.user_dir={USER_DIR}",
-                              f"task.teacher_path={tiny_roberta_checkpoint}",
-                              f"checkpoint.finetune_from_model={tiny_roberta_checkpoint}", "--cfg", "job"],
-                             capture_output=True, text=True, cwd=REPO_ROOT)
+    distill = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "user_dir.distributed_launch",
+            "fairseq-hydra-train",
+            "--config-dir",
+            str(REPO_ROOT / "configs/distill"),
+            "--config-name",
+            "base",
+            f"task.data={tiny_databin}",
+            f"common.user_dir={USER_DIR}",
+            f"task.teacher_path={tiny_roberta_checkpoint}",
+            f"checkpoint.finetune_from_model={tiny_roberta_checkpoint}",
+            "--cfg",
+            "job",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+    )
     assert distill.returncode == 0, distill.stderr[-2000:]
     assert "and the teacher" in plan(distill.stdout, "--world", "1", "--gpu-memory-gb", "80")[1]

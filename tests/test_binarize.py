@@ -1,5 +1,6 @@
 """Binarization: the one-pass encoder+binarizer writes what the standard route
 (multiprocessing_bpe_encoder + fairseq-preprocess) writes, and its manifest counts what the .idx holds."""
+
 from __future__ import annotations
 
 import json
@@ -30,7 +31,9 @@ PUBMED_SAMPLE = SAMPLE_DIR / "corpus" / "pubmed"
 def standard_route_encoder() -> Path:
     import fairseq
 
-    script = Path(fairseq.__file__).parent / "examples" / "roberta" / "multiprocessing_bpe_encoder.py"
+    script = (
+        Path(fairseq.__file__).parent / "examples" / "roberta" / "multiprocessing_bpe_encoder.py"
+    )
     if not script.is_file():
         pytest.skip(f"this fairseq build does not ship {script}")
     return script
@@ -38,7 +41,9 @@ def standard_route_encoder() -> Path:
 
 @pytest.fixture(scope="module")
 def text_dir(tmp_path_factory) -> Path:
-    return write_synthetic_shards(tmp_path_factory.mktemp("text"), {"train": 200, "valid": 15}, seed=1)
+    return write_synthetic_shards(
+        tmp_path_factory.mktemp("text"), {"train": 200, "valid": 15}, seed=1
+    )
 
 
 @pytest.fixture(scope="module")
@@ -56,21 +61,54 @@ def data_bin(text_dir, gpt2_vocab, tmp_path_factory) -> tuple[Path, dict]:
 
 
 @pytest.mark.slow
-def test_same_bytes_as_multiprocessing_bpe_encoder_plus_fairseq_preprocess(text_dir, gpt2_vocab, data_bin, tmp_path):
+def test_same_bytes_as_multiprocessing_bpe_encoder_plus_fairseq_preprocess(
+    text_dir, gpt2_vocab, data_bin, tmp_path
+):
     out, _ = data_bin
     encoder_script = standard_route_encoder()
     standard = tmp_path / "standard"
     for split in ("train", "valid"):
         joined = tmp_path / f"{split}.raw"
         joined.write_bytes(b"".join(p.read_bytes() for p in sorted(text_dir.glob(f"{split}.*"))))
-        subprocess.run([sys.executable, str(encoder_script), "--encoder-json", str(gpt2_vocab / "encoder.json"),
-                        "--vocab-bpe", str(gpt2_vocab / "vocab.bpe"), "--inputs", str(joined),
-                        "--outputs", str(tmp_path / f"{split}.bpe"), "--keep-empty", "--workers", "2"],
-                       check=True, capture_output=True)
-    subprocess.run([sys.executable, "-m", "fairseq_cli.preprocess", "--only-source",
-                    "--srcdict", str(gpt2_vocab / "dict.txt"), "--trainpref", str(tmp_path / "train.bpe"),
-                    "--validpref", str(tmp_path / "valid.bpe"), "--destdir", str(standard), "--workers", "2"],
-                   check=True, capture_output=True)
+        subprocess.run(
+            [
+                sys.executable,
+                str(encoder_script),
+                "--encoder-json",
+                str(gpt2_vocab / "encoder.json"),
+                "--vocab-bpe",
+                str(gpt2_vocab / "vocab.bpe"),
+                "--inputs",
+                str(joined),
+                "--outputs",
+                str(tmp_path / f"{split}.bpe"),
+                "--keep-empty",
+                "--workers",
+                "2",
+            ],
+            check=True,
+            capture_output=True,
+        )
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fairseq_cli.preprocess",
+            "--only-source",
+            "--srcdict",
+            str(gpt2_vocab / "dict.txt"),
+            "--trainpref",
+            str(tmp_path / "train.bpe"),
+            "--validpref",
+            str(tmp_path / "valid.bpe"),
+            "--destdir",
+            str(standard),
+            "--workers",
+            "2",
+        ],
+        check=True,
+        capture_output=True,
+    )
     for name in ("train.bin", "train.idx", "valid.bin", "valid.idx", "dict.txt"):
         assert (out / name).read_bytes() == (standard / name).read_bytes(), name
 
@@ -83,12 +121,21 @@ def test_manifest_counts_equal_the_index(data_bin, text_dir):
         assert len(dataset) == record["sequences"] == record["sentences"] + record["empty_lines"]
         assert int(dataset.sizes.sum()) == record["tokens"]
         assert record["unk_tokens"] == 0
-        raw_lines = sum(p.read_text(encoding="utf-8").count("\n") for p in text_dir.glob(f"{split}.*"))
+        raw_lines = sum(
+            p.read_text(encoding="utf-8").count("\n") for p in text_dir.glob(f"{split}.*")
+        )
         assert record["sequences"] == raw_lines
-        assert [Path(r["path"]).name for r in record["inputs"]] == sorted(p.name for p in text_dir.glob(f"{split}.*"))
+        assert [Path(r["path"]).name for r in record["inputs"]] == sorted(
+            p.name for p in text_dir.glob(f"{split}.*")
+        )
     assert (out / "dict.txt").is_file() and manifest["vocab"]["kind"] == "gpt2"
     assert manifest["vocab"]["sha256"] == sha256_file(out / "dict.txt")
-    assert {Path(r["path"]).name for r in manifest["outputs"]} == {"train.bin", "train.idx", "valid.bin", "valid.idx"}
+    assert {Path(r["path"]).name for r in manifest["outputs"]} == {
+        "train.bin",
+        "train.idx",
+        "valid.bin",
+        "valid.idx",
+    }
 
 
 def test_one_worker_writes_the_same_dataset(data_bin, text_dir, gpt2_vocab, tmp_path):
@@ -100,17 +147,27 @@ def test_one_worker_writes_the_same_dataset(data_bin, text_dir, gpt2_vocab, tmp_
 
 def test_sentencepiece_vocabulary_binarizes_with_fairseqs_encoder(text_dir, tmp_path):
     learn_vocabulary("sentencepiece", [text_dir], tmp_path / "spm", vocab_size=300)
-    manifest = binarize(text_dir, tmp_path / "spm", tmp_path / "bin", workers=2, chunk_bytes=8192, progress=False)
+    manifest = binarize(
+        text_dir, tmp_path / "spm", tmp_path / "bin", workers=2, chunk_bytes=8192, progress=False
+    )
     bpe, dictionary = open_bpe(tmp_path / "spm"), load_dictionary(tmp_path / "spm")
-    lines = [line for p in sorted(text_dir.glob("valid.*")) for line in p.read_text(encoding="utf-8").splitlines()]
+    lines = [
+        line
+        for p in sorted(text_dir.glob("valid.*"))
+        for line in p.read_text(encoding="utf-8").splitlines()
+    ]
     dataset = MMapIndexedDataset(str(tmp_path / "bin" / "valid"))
     assert len(dataset) == len(lines) == manifest["splits"]["valid"]["sequences"]
     for i, line in enumerate(lines):
-        expected = dictionary.encode_line(bpe.encode(line.strip()) if line.strip() else "", add_if_not_exist=False)
+        expected = dictionary.encode_line(
+            bpe.encode(line.strip()) if line.strip() else "", add_if_not_exist=False
+        )
         assert np.array_equal(dataset[i].numpy(), expected.numpy())
 
 
-def test_fairseq_masked_lm_loads_corpora_joined_with_colon(data_bin, text_dir, gpt2_vocab, tmp_path):
+def test_fairseq_masked_lm_loads_corpora_joined_with_colon(
+    data_bin, text_dir, gpt2_vocab, tmp_path
+):
     from fairseq import tasks
     from fairseq.dataclass.utils import convert_namespace_to_omegaconf
     from fairseq.options import get_training_parser, parse_args_and_arch
@@ -120,8 +177,20 @@ def test_fairseq_masked_lm_loads_corpora_joined_with_colon(data_bin, text_dir, g
     second_text = write_synthetic_shards(tmp_path / "m3-text", {"train": 30}, seed=2)
     binarize(second_text, gpt2_vocab, second, splits=["train"], progress=False)
     parser = get_training_parser()
-    args = parse_args_and_arch(parser, [f"{out}:{second}", "--task", "masked_lm", "--arch", "roberta_base",
-                                        "--tokens-per-sample", "64", "--sample-break-mode", "complete"])
+    args = parse_args_and_arch(
+        parser,
+        [
+            f"{out}:{second}",
+            "--task",
+            "masked_lm",
+            "--arch",
+            "roberta_base",
+            "--tokens-per-sample",
+            "64",
+            "--sample-break-mode",
+            "complete",
+        ],
+    )
     task = tasks.setup_task(convert_namespace_to_omegaconf(args).task)
     # fairseq reads one ':'-joined dir per epoch, round robin
     blocks = []
@@ -138,9 +207,33 @@ def test_bad_inputs_are_reported(gpt2_vocab, tmp_path, capsys):
     write_text_manifest(tmp_path / "empty")
     with pytest.raises(BinarizeError, match="no shards named train.*, valid.*"):
         binarize(tmp_path / "empty", gpt2_vocab, tmp_path / "out")
-    assert cli_main(["binarize", str(tmp_path / "empty"), "--vocab", str(gpt2_vocab), "--out", str(tmp_path / "o")]) == 2
+    assert (
+        cli_main(
+            [
+                "binarize",
+                str(tmp_path / "empty"),
+                "--vocab",
+                str(gpt2_vocab),
+                "--out",
+                str(tmp_path / "o"),
+            ]
+        )
+        == 2
+    )
     assert "no shards named" in capsys.readouterr().err
-    assert cli_main(["binarize", str(tmp_path / "empty"), "--vocab", str(tmp_path), "--out", str(tmp_path / "o")]) == 2
+    assert (
+        cli_main(
+            [
+                "binarize",
+                str(tmp_path / "empty"),
+                "--vocab",
+                str(tmp_path),
+                "--out",
+                str(tmp_path / "o"),
+            ]
+        )
+        == 2
+    )
     assert "no vocabulary manifest" in capsys.readouterr().err
 
 
@@ -148,17 +241,34 @@ def test_several_text_dirs_make_one_corpus_in_order(data_bin, text_dir, gpt2_voc
     out, _ = data_bin
     pmc_text = write_synthetic_shards(tmp_path / "pmc-text", {"train": 20, "valid": 3}, seed=3)
     binarize(pmc_text, gpt2_vocab, tmp_path / "pmc", progress=False)
-    manifest = binarize([text_dir, pmc_text], gpt2_vocab, tmp_path / "pm", workers=2, progress=False)
-    assert [Path(d["path"]) for d in manifest["text_dirs"]] == [text_dir.resolve(), pmc_text.resolve()]
+    manifest = binarize(
+        [text_dir, pmc_text], gpt2_vocab, tmp_path / "pm", workers=2, progress=False
+    )
+    assert [Path(d["path"]) for d in manifest["text_dirs"]] == [
+        text_dir.resolve(),
+        pmc_text.resolve(),
+    ]
     for split in ("train", "valid"):
-        joined, first, second = (MMapIndexedDataset(str(d / split)) for d in (tmp_path / "pm", out, tmp_path / "pmc"))
+        joined, first, second = (
+            MMapIndexedDataset(str(d / split)) for d in (tmp_path / "pm", out, tmp_path / "pmc")
+        )
         assert len(joined) == len(first) + len(second) == manifest["splits"][split]["sequences"]
         assert np.array_equal(joined.sizes, np.concatenate([first.sizes, second.sizes]))
         assert np.array_equal(joined[len(first)].numpy(), second[0].numpy())
 
 
 def _binarize_command(text_dir: Path, vocab: Path, out: Path) -> list[str]:
-    return [BIO_ROBERTA, "binarize", str(text_dir), "--vocab", str(vocab), "--out", str(out), "--workers", "1"]
+    return [
+        BIO_ROBERTA,
+        "binarize",
+        str(text_dir),
+        "--vocab",
+        str(vocab),
+        "--out",
+        str(out),
+        "--workers",
+        "1",
+    ]
 
 
 def test_killed_binarize_leaves_the_previous_data_bin_whole_or_none(text_dir, gpt2_vocab, tmp_path):
@@ -168,29 +278,43 @@ def test_killed_binarize_leaves_the_previous_data_bin_whole_or_none(text_dir, gp
     binarize(text_dir, gpt2_vocab, out, progress=False)
     before = tree_bytes(out)
     # killed right after the new train.bin/.idx are written: the data-bin is still the old one, whole
-    killed = subprocess.run(_binarize_command(text_dir, other_vocab, out), capture_output=True,
-                            env=dict(os.environ, BIO_ROBERTA_KILL_AT="binarize:split-written"))
+    killed = subprocess.run(
+        _binarize_command(text_dir, other_vocab, out),
+        capture_output=True,
+        env=dict(os.environ, BIO_ROBERTA_KILL_AT="binarize:split-written"),
+    )
     assert killed.returncode == -signal.SIGKILL
     assert tree_bytes(out) == before
     # killed between moving the old dir aside and moving the new one in: no data-bin at all
-    killed = subprocess.run(_binarize_command(text_dir, other_vocab, out), capture_output=True,
-                            env=dict(os.environ, BIO_ROBERTA_KILL_AT="replace_dir:old-moved-aside"))
+    killed = subprocess.run(
+        _binarize_command(text_dir, other_vocab, out),
+        capture_output=True,
+        env=dict(os.environ, BIO_ROBERTA_KILL_AT="replace_dir:old-moved-aside"),
+    )
     assert killed.returncode == -signal.SIGKILL
     assert not out.exists()
-    done = subprocess.run(_binarize_command(text_dir, other_vocab, out), capture_output=True, text=True)
+    done = subprocess.run(
+        _binarize_command(text_dir, other_vocab, out), capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stderr
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["pm", "vocab-400"]  # nothing left beside it
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "pm",
+        "vocab-400",
+    ]  # nothing left beside it
     assert (out / "dict.txt").read_bytes() == (other_vocab / "dict.txt").read_bytes()
     manifest = json.loads((out / "manifest.json").read_text())
     names = ("train.bin", "train.idx", "valid.bin", "valid.idx")
     assert [(Path(r["path"]), r["sha256"]) for r in manifest["outputs"]] == [
-        (out.resolve() / name, sha256_file(out / name)) for name in names]
+        (out.resolve() / name, sha256_file(out / name)) for name in names
+    ]
 
 
 def test_out_dir_holding_other_files_or_a_file_is_refused(text_dir, gpt2_vocab, tmp_path):
     (tmp_path / "mixed").mkdir()
     (tmp_path / "mixed" / "notes.md").write_text("mine\n")
-    with pytest.raises(BinarizeError, match="mixed: holds 'notes.md', which is not part of a data-bin"):
+    with pytest.raises(
+        BinarizeError, match="mixed: holds 'notes.md', which is not part of a data-bin"
+    ):
         binarize(text_dir, gpt2_vocab, tmp_path / "mixed", progress=False)
     with pytest.raises(BinarizeError, match="notes.md: exists and is not a directory"):
         binarize(text_dir, gpt2_vocab, tmp_path / "mixed" / "notes.md", progress=False)
@@ -200,15 +324,28 @@ def test_out_dir_holding_other_files_or_a_file_is_refused(text_dir, gpt2_vocab, 
 def test_text_dir_of_a_killed_parse_is_refused(gpt2_vocab, tmp_path, capsys):
     text = tmp_path / "pubmed"
     parse = [BIO_ROBERTA, "parse-pubmed", str(PUBMED_SAMPLE), "--out", str(text), "--workers", "1"]
-    killed = subprocess.run(parse, capture_output=True,
-                            env=dict(os.environ, BIO_ROBERTA_KILL_AT="text_shards:shards-written"))
+    killed = subprocess.run(
+        parse,
+        capture_output=True,
+        env=dict(os.environ, BIO_ROBERTA_KILL_AT="text_shards:shards-written"),
+    )
     assert killed.returncode == -signal.SIGKILL
     assert (text / "train.00000.txt").is_file() and not (text / "manifest.json").exists()
-    with pytest.raises(TextDirError, match="pubmed: no manifest.json: the parse writing it did not finish"):
+    with pytest.raises(
+        TextDirError, match="pubmed: no manifest.json: the parse writing it did not finish"
+    ):
         binarize(text, gpt2_vocab, tmp_path / "bin", progress=False)
-    assert cli_main(["binarize", str(text), "--vocab", str(gpt2_vocab), "--out", str(tmp_path / "bin")]) == 2
+    assert (
+        cli_main(
+            ["binarize", str(text), "--vocab", str(gpt2_vocab), "--out", str(tmp_path / "bin")]
+        )
+        == 2
+    )
     error = capsys.readouterr().err
     assert f"finish it by re-running the same `bio-roberta parse-pubmed ... --out {text}`" in error
     assert not (tmp_path / "bin").exists()
     subprocess.run(parse, check=True, capture_output=True)
-    assert binarize(text, gpt2_vocab, tmp_path / "bin", progress=False)["splits"]["train"]["sequences"] > 0
+    assert (
+        binarize(text, gpt2_vocab, tmp_path / "bin", progress=False)["splits"]["train"]["sequences"]
+        > 0
+    )

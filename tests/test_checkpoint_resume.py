@@ -3,6 +3,7 @@ plugin is imported, and the allowlist admits nothing beyond what fairseq checkpo
 Checkpoint files appear whole or not at all: a run killed while writing one resumes from the
 previous one, a damaged checkpoint_last.pt is passed over for the newest intact checkpoint, and
 unreadable files end the run with one line naming them (user_dir/checkpointing.py)."""
+
 import os
 import pickle
 import re
@@ -17,16 +18,47 @@ from bio_roberta_core.checkpoints import read_checkpoint
 from conftest import USER_DIR
 
 BIN = sys.executable.rsplit("/", 1)[0]
-EVERY_2_UPDATES = ["--save-interval-updates", "2"]  # checkpoint_1_<N>.pt, then copied to checkpoint_last.pt
+EVERY_2_UPDATES = [
+    "--save-interval-updates",
+    "2",
+]  # checkpoint_1_<N>.pt, then copied to checkpoint_last.pt
 
 
 def train(databin, save_dir, max_update, *options, env=None):
-    cmd = [f"{BIN}/fairseq-train", databin, "--task", "masked_lm", "--criterion", "masked_lm",
-           "--arch", "roberta_tiny", "--cpu", "--batch-size", "8", "--tokens-per-sample", "32",
-           "--optimizer", "adam", "--lr", "1e-3", "--max-update", str(max_update),
-           "--save-dir", save_dir, "--log-interval", "1", "--no-epoch-checkpoints", "--seed", "3",
-           "--user-dir", USER_DIR, *options]
-    return subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env={**os.environ, **(env or {})})
+    cmd = [
+        f"{BIN}/fairseq-train",
+        databin,
+        "--task",
+        "masked_lm",
+        "--criterion",
+        "masked_lm",
+        "--arch",
+        "roberta_tiny",
+        "--cpu",
+        "--batch-size",
+        "8",
+        "--tokens-per-sample",
+        "32",
+        "--optimizer",
+        "adam",
+        "--lr",
+        "1e-3",
+        "--max-update",
+        str(max_update),
+        "--save-dir",
+        save_dir,
+        "--log-interval",
+        "1",
+        "--no-epoch-checkpoints",
+        "--seed",
+        "3",
+        "--user-dir",
+        USER_DIR,
+        *options,
+    ]
+    return subprocess.run(
+        [str(c) for c in cmd], capture_output=True, text=True, env={**os.environ, **(env or {})}
+    )
 
 
 def updates_of(path) -> int:
@@ -43,7 +75,9 @@ def test_resume_from_checkpoint_last_continues_at_the_right_update(tiny_databin,
     resumed = train(tiny_databin, tmp_path, 8)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     log = resumed.stdout + resumed.stderr
-    assert re.search(r"Loaded checkpoint .*checkpoint_last\.pt \(epoch 1 @ 4 updates\)", log), log[-3000:]
+    assert re.search(r"Loaded checkpoint .*checkpoint_last\.pt \(epoch 1 @ 4 updates\)", log), log[
+        -3000:
+    ]
     updates = [int(n) for n in re.findall(r"num_updates=(\d+)", log)]
     assert updates[0] == 5 and updates[-1] == 8, updates
 
@@ -53,7 +87,8 @@ def test_stock_torch_load_rejects_the_checkpoint_without_the_allowlist(tiny_data
     assert train(tiny_databin, tmp_path, 2).returncode == 0
     probe = subprocess.run(
         [sys.executable, "-c", f"import torch; torch.load('{tmp_path}/checkpoint_last.pt')"],
-        capture_output=True, text=True,
+        capture_output=True,
+        text=True,
     )
     assert probe.returncode != 0 and "weights_only" in probe.stderr
 
@@ -71,33 +106,53 @@ def test_allowlist_still_rejects_other_globals(tmp_path):
         torch.load(path)
 
 
-def test_a_run_killed_while_writing_checkpoint_last_resumes_from_the_previous_one(tiny_databin, tmp_path):
+def test_a_run_killed_while_writing_checkpoint_last_resumes_from_the_previous_one(
+    tiny_databin, tmp_path
+):
     """fairseq copied checkpoint_1_6.pt over checkpoint_last.pt in place: a kill during the copy (a
     preemption) left it truncated, the previous one gone. The hook kills the run at that point."""
     assert train(tiny_databin, tmp_path, 4, *EVERY_2_UPDATES).returncode == 0
-    killed = train(tiny_databin, tmp_path, 8, *EVERY_2_UPDATES,
-                   env={"BIO_ROBERTA_KILL_AT": "checkpoint-written:checkpoint_last.pt"})
+    killed = train(
+        tiny_databin,
+        tmp_path,
+        8,
+        *EVERY_2_UPDATES,
+        env={"BIO_ROBERTA_KILL_AT": "checkpoint-written:checkpoint_last.pt"},
+    )
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
-    assert updates_of(tmp_path / "checkpoint_last.pt") == 4 and updates_of(tmp_path / "checkpoint_1_6.pt") == 6
+    assert (
+        updates_of(tmp_path / "checkpoint_last.pt") == 4
+        and updates_of(tmp_path / "checkpoint_1_6.pt") == 6
+    )
     assert len(killed_writes(tmp_path)) == 1
 
     resumed = train(tiny_databin, tmp_path, 8, *EVERY_2_UPDATES)
     log = resumed.stdout + resumed.stderr
     assert resumed.returncode == 0, log[-3000:]
-    assert re.search(r"Loaded checkpoint .*checkpoint_last\.pt \(epoch 1 @ 4 updates\)", log), log[-3000:]
+    assert re.search(r"Loaded checkpoint .*checkpoint_last\.pt \(epoch 1 @ 4 updates\)", log), log[
+        -3000:
+    ]
     assert [int(n) for n in re.findall(r"num_updates=(\d+)", log)][-1] == 8
     assert updates_of(tmp_path / "checkpoint_last.pt") == 8 and not killed_writes(tmp_path)
 
 
-def test_resume_passes_over_an_unreadable_checkpoint_last_for_the_newest_intact_one(tiny_databin, tmp_path):
+def test_resume_passes_over_an_unreadable_checkpoint_last_for_the_newest_intact_one(
+    tiny_databin, tmp_path
+):
     assert train(tiny_databin, tmp_path, 4, *EVERY_2_UPDATES).returncode == 0
-    (tmp_path / "checkpoint_last.pt").write_bytes(b"")  # what a kill during fairseq's in-place copy left
+    (tmp_path / "checkpoint_last.pt").write_bytes(
+        b""
+    )  # what a kill during fairseq's in-place copy left
     resumed = train(tiny_databin, tmp_path, 6, *EVERY_2_UPDATES)
     log = resumed.stdout + resumed.stderr
     assert resumed.returncode == 0, log[-3000:]
-    assert (f"{tmp_path}/checkpoint_last.pt: empty (0 bytes), a write that was cut short; use another checkpoint; "
-            f"resuming from {tmp_path}/checkpoint_1_4.pt, the newest intact checkpoint in {tmp_path}") in log
-    assert re.search(r"Loaded checkpoint .*checkpoint_1_4\.pt \(epoch 1 @ 4 updates\)", log), log[-3000:]
+    assert (
+        f"{tmp_path}/checkpoint_last.pt: empty (0 bytes), a write that was cut short; use another checkpoint; "
+        f"resuming from {tmp_path}/checkpoint_1_4.pt, the newest intact checkpoint in {tmp_path}"
+    ) in log
+    assert re.search(r"Loaded checkpoint .*checkpoint_1_4\.pt \(epoch 1 @ 4 updates\)", log), log[
+        -3000:
+    ]
     assert [int(n) for n in re.findall(r"num_updates=(\d+)", log)] == [5, 6]
     assert updates_of(tmp_path / "checkpoint_last.pt") == 6
 
@@ -108,7 +163,8 @@ def test_resume_passes_over_an_unreadable_checkpoint_last_for_the_newest_intact_
     assert stopped.stderr.strip().splitlines()[-1] == (
         f"error: {tmp_path}/checkpoint_last.pt: truncated, or not a fairseq checkpoint (RuntimeError: "
         f"PytorchStreamReader failed reading zip archive: failed finding central directory); no other checkpoint "
-        f"in {tmp_path} can be read: move it away to start afresh")
+        f"in {tmp_path} can be read: move it away to start afresh"
+    )
 
 
 class RunsACommand:
@@ -123,4 +179,5 @@ def test_an_unreadable_restore_file_ends_the_run_with_one_line(tiny_databin, tmp
     assert run.returncode == 1 and "Traceback" not in run.stderr and "pwned" not in run.stdout
     assert run.stderr.strip().splitlines()[-1] == (
         f"error: {hostile}: refused to load: it holds the global posix.system, which no fairseq checkpoint does "
-        "(only the types in bio_roberta_core/checkpoints.py load); use checkpoints you trust")
+        "(only the types in bio_roberta_core/checkpoints.py load); use checkpoints you trust"
+    )

@@ -7,6 +7,7 @@ To extend: a new recipe file fails test_every_recipe_is_checked until RECIPE_CHA
 changes. Another config (fine-tuning's, say) adds to COMPOSE the command that prints its job
 config (its Hydra app with --cfg job) and to BASE_VALUES what it must hold; the checks of fairseq
 components and batch sizes apply to the FAIRSEQ_TRAINING configs."""
+
 from __future__ import annotations
 
 import subprocess
@@ -31,81 +32,152 @@ SEQUENCES_PER_UPDATE = 8192
 def fairseq_hydra_job(config_dir: str, recipes: tuple[str, ...]) -> list[str]:
     """The composition of scripts/launch_fairseq.sh, stopped at the job config."""
     chosen = [f"+recipe=[{','.join(recipes)}]"] if recipes else []
-    return [sys.executable, "-m", "user_dir.distributed_launch", "fairseq-hydra-train",
-            "--config-dir", str(CONFIGS / config_dir), "--config-name", "base", *chosen,
-            "task.data=data-bin", f"common.user_dir={USER_DIR}", "--cfg", "job"]
+    return [
+        sys.executable,
+        "-m",
+        "user_dir.distributed_launch",
+        "fairseq-hydra-train",
+        "--config-dir",
+        str(CONFIGS / config_dir),
+        "--config-name",
+        "base",
+        *chosen,
+        "task.data=data-bin",
+        f"common.user_dir={USER_DIR}",
+        "--cfg",
+        "job",
+    ]
 
 
 def sweep_job(config_dir: str, recipes: tuple[str, ...]) -> list[str]:
     """The fine-tuning sweep's job config (bio_roberta/configs/finetune/sweep.yaml, in the package)."""
-    return [sys.executable, "-m", "bio_roberta.sweep", "task_name=ncbi-disease", "pretrained=model.pt",
-            "data_root=finetune-bin", "results_dir=results", "--cfg", "job"]
+    return [
+        sys.executable,
+        "-m",
+        "bio_roberta.sweep",
+        "task_name=ncbi-disease",
+        "pretrained=model.pt",
+        "data_root=finetune-bin",
+        "results_dir=results",
+        "--cfg",
+        "job",
+    ]
 
 
 FAIRSEQ_TRAINING = ("pretrain", "distill")  # config dirs of fairseq-hydra-train (base.yaml)
-COMPOSE = {**{config_dir: fairseq_hydra_job for config_dir in FAIRSEQ_TRAINING}, "finetune": sweep_job}
+COMPOSE = {
+    **{config_dir: fairseq_hydra_job for config_dir in FAIRSEQ_TRAINING},
+    "finetune": sweep_job,
+}
 
 # The paper's recipe (docs/recipe.md), as configs/pretrain/base.yaml holds it.
 PRETRAIN = {
-    "model._name": "roberta_base", "model.max_positions": 512,
-    "model.dropout": 0.1, "model.attention_dropout": 0.1,
-    "task._name": "corpora_masked_lm", "task.tokens_per_sample": 512, "task.mask_prob": 0.15,
-    "task.leave_unmasked_prob": 0.1, "task.random_token_prob": 0.1,
+    "model._name": "roberta_base",
+    "model.max_positions": 512,
+    "model.dropout": 0.1,
+    "model.attention_dropout": 0.1,
+    "task._name": "corpora_masked_lm",
+    "task.tokens_per_sample": 512,
+    "task.mask_prob": 0.15,
+    "task.leave_unmasked_prob": 0.1,
+    "task.random_token_prob": 0.1,
     "criterion": "masked_lm",
-    "optimizer._name": "adam", "optimizer.adam_betas": "(0.9,0.98)", "optimizer.adam_eps": 1e-6,
+    "optimizer._name": "adam",
+    "optimizer.adam_betas": "(0.9,0.98)",
+    "optimizer.adam_eps": 1e-6,
     "optimizer.weight_decay": 0.01,
-    "lr_scheduler._name": "warmup_ratio_linear_decay", "lr_scheduler.warmup_ratio": 0.05,
-    "lr_scheduler.end_learning_rate": 0.0, "lr_scheduler.power": 1.0,
-    "optimization.lr": [6e-4], "optimization.max_update": 500_000,
-    "dataset.batch_size": 32, "optimization.update_freq": [32],
+    "lr_scheduler._name": "warmup_ratio_linear_decay",
+    "lr_scheduler.warmup_ratio": 0.05,
+    "lr_scheduler.end_learning_rate": 0.0,
+    "lr_scheduler.power": 1.0,
+    "optimization.lr": [6e-4],
+    "optimization.max_update": 500_000,
+    "dataset.batch_size": 32,
+    "optimization.update_freq": [32],
     "common.fp16": True,
 }
 # What the pretraining recipes change, and nothing else. Their checkpoint.finetune_from_model: ???
 # does not survive the merge onto fairseq's schema (OmegaConf keeps the default None over '???'),
 # so it is not enforced: the command line must give it.
-TRAIN_LONGER = {"checkpoint.save_dir": "checkpoints/train_longer",
-                "optimization.lr": [5e-4], "optimization.max_update": 50_000}
+TRAIN_LONGER = {
+    "checkpoint.save_dir": "checkpoints/train_longer",
+    "optimization.lr": [5e-4],
+    "optimization.max_update": 50_000,
+}
 TINY = {
-    "common.fp16": False, "common.cpu": True,
-    "common.log_interval": 1, "common.log_format": "simple",
-    "checkpoint.save_interval_updates": 0, "checkpoint.keep_interval_updates": -1,
-    "task.tokens_per_sample": 32, "dataset.batch_size": 8, "dataset.num_workers": 0,
+    "common.fp16": False,
+    "common.cpu": True,
+    "common.log_interval": 1,
+    "common.log_format": "simple",
+    "checkpoint.save_interval_updates": 0,
+    "checkpoint.keep_interval_updates": -1,
+    "task.tokens_per_sample": 32,
+    "dataset.batch_size": 8,
+    "dataset.num_workers": 0,
     "dataset.validate_interval_updates": 0,
-    "optimization.lr": [1e-3], "optimization.max_update": 20, "optimization.update_freq": [1],
-    "model._name": "roberta_tiny", "model.max_positions": 32,
+    "optimization.lr": [1e-3],
+    "optimization.max_update": 20,
+    "optimization.update_freq": [1],
+    "model._name": "roberta_tiny",
+    "model.max_positions": 32,
 }
 # Distillation (paper §7): pretraining with train_longer's schedule, the teacher and the loss.
 DISTILL_FROM_PRETRAIN = {
-    **TRAIN_LONGER, "checkpoint.save_dir": "checkpoints/distill",
-    "task._name": "distillation", "task.teacher_path": "???", "task.teacher_dict": "",
+    **TRAIN_LONGER,
+    "checkpoint.save_dir": "checkpoints/distill",
+    "task._name": "distillation",
+    "task.teacher_path": "???",
+    "task.teacher_dict": "",
     "criterion": None,  # the name alone becomes a node with the loss weights
-    "criterion._name": "distillation", "criterion.alpha_mlm": 5.0, "criterion.alpha_kl": 2.0,
-    "criterion.alpha_cos": 0.0, "criterion.temperature": 2.0,
+    "criterion._name": "distillation",
+    "criterion.alpha_mlm": 5.0,
+    "criterion.alpha_kl": 2.0,
+    "criterion.alpha_cos": 0.0,
+    "criterion.temperature": 2.0,
 }
 # Fine-tuning (paper §5.2 and RoBERTa's fine-tuning recipe; the task's own settings are registry rows)
 FINETUNE = {
-    "seed": 10, "fp16": False, "arch": None,
-    "optimization.optimizer": "adam", "optimization.adam_betas": "(0.9,0.98)",
-    "optimization.adam_eps": 1e-6, "optimization.clip_norm": 0.0,
+    "seed": 10,
+    "fp16": False,
+    "arch": None,
+    "optimization.optimizer": "adam",
+    "optimization.adam_betas": "(0.9,0.98)",
+    "optimization.adam_eps": 1e-6,
+    "optimization.clip_norm": 0.0,
     "optimization.lr_scheduler": "polynomial_decay",
 }
-BASE_VALUES = {"pretrain": PRETRAIN, "distill": {**PRETRAIN, **DISTILL_FROM_PRETRAIN}, "finetune": FINETUNE}
+BASE_VALUES = {
+    "pretrain": PRETRAIN,
+    "distill": {**PRETRAIN, **DISTILL_FROM_PRETRAIN},
+    "finetune": FINETUNE,
+}
 BASE_VALUES["distill"].pop("criterion")
 RECIPE_CHANGES = {
-    ("pretrain", "large"): {"model._name": "roberta_large", "optimization.lr": [4e-4],
-                            "dataset.batch_size": 8, "optimization.update_freq": [128]},
+    ("pretrain", "large"): {
+        "model._name": "roberta_large",
+        "optimization.lr": [4e-4],
+        "dataset.batch_size": 8,
+        "optimization.update_freq": [128],
+    },
     ("pretrain", "continue_roberta"): {},  # only checkpoint.finetune_from_model: ??? (see above)
     ("pretrain", "train_longer"): TRAIN_LONGER,
     ("pretrain", "tiny"): TINY,
     ("distill", "align"): {"criterion.alpha_cos": 1.0},
     # the one tiny recipe, with a student narrower than the 64-wide tiny teacher, and 6 updates
-    ("distill", "tiny"): {**TINY, "optimization.max_update": 6,
-                          "model.encoder_embed_dim": 32, "model.encoder_ffn_embed_dim": 64},
+    ("distill", "tiny"): {
+        **TINY,
+        "optimization.max_update": 6,
+        "model.encoder_embed_dim": 32,
+        "model.encoder_ffn_embed_dim": 64,
+    },
 }
 # Recipes that are chosen together (+recipe=[a,b]) in tests and the demo.
 COMBINED = [("pretrain", ("tiny", "continue_roberta")), ("distill", ("tiny", "align"))]
-CASES = ([(config_dir, ()) for config_dir in COMPOSE]
-         + [(config_dir, (recipe,)) for config_dir, recipe in RECIPE_CHANGES] + COMBINED)
+CASES = (
+    [(config_dir, ()) for config_dir in COMPOSE]
+    + [(config_dir, (recipe,)) for config_dir, recipe in RECIPE_CHANGES]
+    + COMBINED
+)
 FAIRSEQ_CASES = [case for case in CASES if case[0] in FAIRSEQ_TRAINING]
 
 
@@ -132,10 +204,12 @@ def changes(before: dict, after: dict) -> dict:
 @pytest.fixture(scope="module")
 def composed() -> dict:
     """Every case's job config, flattened; compositions run side by side (each starts fairseq)."""
+
     def compose(case):
         config_dir, recipes = case
-        done = subprocess.run(COMPOSE[config_dir](config_dir, recipes), capture_output=True,
-                              text=True, cwd=REPO_ROOT)
+        done = subprocess.run(
+            COMPOSE[config_dir](config_dir, recipes), capture_output=True, text=True, cwd=REPO_ROOT
+        )
         assert done.returncode == 0, f"{case} does not compose:\n{done.stderr[-3000:]}"
         return flat(yaml.safe_load(done.stdout))
 
@@ -161,8 +235,10 @@ def test_distillation_is_pretraining_with_the_teacher(composed):
 
 @pytest.mark.parametrize("config_dir,recipe", list(RECIPE_CHANGES))
 def test_recipe_changes_exactly_what_it_says(composed, config_dir, recipe):
-    assert changes(composed[(config_dir, ())], composed[(config_dir, (recipe,))]) \
+    assert (
+        changes(composed[(config_dir, ())], composed[(config_dir, (recipe,))])
         == RECIPE_CHANGES[(config_dir, recipe)]
+    )
 
 
 @pytest.mark.parametrize("config_dir,recipes", COMBINED)
@@ -184,7 +260,7 @@ def test_gpu_configs_update_on_8192_sequences_per_node(composed, case):
 
 
 def section(job: dict, name: str) -> dict:
-    return {key[len(name) + 1:]: value for key, value in job.items() if key.startswith(name + ".")}
+    return {key[len(name) + 1 :]: value for key, value in job.items() if key.startswith(name + ".")}
 
 
 def model_arguments(arch: str) -> set:
@@ -198,10 +274,12 @@ def test_components_are_registered_and_take_their_keys(composed, case):
     """A misspelt key composes (fairseq's task, criterion and model nodes take anything) and
     fails only when training starts: here it fails at once."""
     job = composed[case]
-    registries = {"task": tasks.TASK_DATACLASS_REGISTRY,
-                  "criterion": criterions.CRITERION_DATACLASS_REGISTRY,
-                  "optimizer": optim.OPTIMIZER_DATACLASS_REGISTRY,
-                  "lr_scheduler": lr_scheduler.LR_SCHEDULER_DATACLASS_REGISTRY}
+    registries = {
+        "task": tasks.TASK_DATACLASS_REGISTRY,
+        "criterion": criterions.CRITERION_DATACLASS_REGISTRY,
+        "optimizer": optim.OPTIMIZER_DATACLASS_REGISTRY,
+        "lr_scheduler": lr_scheduler.LR_SCHEDULER_DATACLASS_REGISTRY,
+    }
     for name, registry in registries.items():
         keys = section(job, name) or {"_name": job[name]}
         assert keys["_name"] in registry, f"{name} {keys['_name']} is not registered"

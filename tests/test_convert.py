@@ -1,4 +1,5 @@
 """Conversion of task files to finetune-bin/<task>: alignment, splitting, labels, folds, manifest, CLI."""
+
 from __future__ import annotations
 
 import json
@@ -46,10 +47,16 @@ def load(prefix: Path, dict_path: Path):
 
 def conll_examples(path: Path) -> list[list[tuple[str, str]]]:
     blocks = path.read_text().split("\n\n")
-    return [[tuple(line.split("\t")) for line in block.splitlines()] for block in blocks if block.strip()]
+    return [
+        [tuple(line.split("\t")) for line in block.splitlines()]
+        for block in blocks
+        if block.strip()
+    ]
 
 
-def check_ner_alignment(out: Path, split: str, vocab_dir: Path, scheme: str, max_tokens: int) -> int:
+def check_ner_alignment(
+    out: Path, split: str, vocab_dir: Path, scheme: str, max_tokens: int
+) -> int:
     """Every word's first subword carries its tag, the rest <pad>; returns (examples, truncated words)."""
     from preprocess.bpe import open_bpe
 
@@ -63,7 +70,9 @@ def check_ner_alignment(out: Path, split: str, vocab_dir: Path, scheme: str, max
     continuations = [i > 0 and ids[i - 1] == ids[i] for i in range(len(ids))]
     joined: dict[str, tuple[list, list]] = {}
     truncated = 0
-    for row_tokens, row_labels, example, continued, sentence_id in zip(tokens, labels, examples, continuations, ids):
+    for row_tokens, row_labels, example, continued, sentence_id in zip(
+        tokens, labels, examples, continuations, ids
+    ):
         row_tokens, row_labels = row_tokens.tolist(), row_labels.tolist()
         assert len(row_tokens) == len(row_labels) <= max_tokens + 1
         assert row_tokens[-1] == dictionary.eos() and row_labels[-1] == label_dictionary.eos()
@@ -90,19 +99,25 @@ def test_ner_first_subword_carries_the_tag(tmp_path, vocab_dir, scheme):
     spec = get_task("ncbi-disease")
     (manifest,) = convert_task(spec, NER_SAMPLE, vocab_dir, tmp_path / "ncbi", scheme=scheme)
     out = tmp_path / "ncbi"
-    assert (out / "label" / "dict.txt").read_text().split()[::2] == list(label_symbols(spec, scheme))
+    assert (out / "label" / "dict.txt").read_text().split()[::2] == list(
+        label_symbols(spec, scheme)
+    )
     assert check_ner_alignment(out, "test", vocab_dir, scheme, spec.max_positions - 2) == (20, 0)
     train = manifest["split_details"]["train"]["converted"]
     assert manifest["counts"] == {"train": 60, "valid": 20, "test": 20}
     assert train["words"] == manifest["split_details"]["train"]["read"]["counts"]["words"]
     assert train["tokens"] > train["words"]  # the small vocabulary splits words into subwords
-    assert manifest["tagging_scheme"] == scheme and manifest["labels"] == list(label_symbols(spec, scheme))
+    assert manifest["tagging_scheme"] == scheme and manifest["labels"] == list(
+        label_symbols(spec, scheme)
+    )
 
 
 def test_long_sentences_split_at_word_boundaries(tmp_path, vocab_dir):
     spec = get_task("ncbi-disease")
     max_positions = 14
-    (manifest,) = convert_task(spec, NER_SAMPLE, vocab_dir, tmp_path / "ncbi", max_positions=max_positions)
+    (manifest,) = convert_task(
+        spec, NER_SAMPLE, vocab_dir, tmp_path / "ncbi", max_positions=max_positions
+    )
     out = tmp_path / "ncbi"
     _, truncated = check_ner_alignment(out, "valid", vocab_dir, BIO, max_positions - 2)
     converted = manifest["split_details"]["valid"]["converted"]
@@ -112,8 +127,9 @@ def test_long_sentences_split_at_word_boundaries(tmp_path, vocab_dir):
     # Pieces share their sentence's id, in order, and together hold every word exactly once.
     source = {s.id: s for s in read_task(spec, NER_SAMPLE).splits["valid"].examples}
     joined: dict[str, list] = {}
-    for sentence_id, example in zip((out / "valid.ids").read_text().splitlines(),
-                                    conll_examples(out / "valid.conll")):
+    for sentence_id, example in zip(
+        (out / "valid.ids").read_text().splitlines(), conll_examples(out / "valid.conll")
+    ):
         joined.setdefault(sentence_id, []).extend(example)
     assert list(joined) == list(source)
     for sentence_id, pairs in joined.items():
@@ -128,9 +144,17 @@ def test_relation_labels_placeholders_and_fairseq_sentence_prediction(tmp_path, 
     spec = get_task("chemprot")
     (manifest,) = convert_task(spec, CHEMPROT_SAMPLE, vocab_dir, tmp_path / "chemprot")
     out = tmp_path / "chemprot"
-    task = SentencePredictionTask.setup_task(SentencePredictionConfig(
-        data=str(out), num_classes=len(spec.labels), init_token=0, separator_token=2, seed=1,
-        regression_target=False, no_shuffle=True))
+    task = SentencePredictionTask.setup_task(
+        SentencePredictionConfig(
+            data=str(out),
+            num_classes=len(spec.labels),
+            init_token=0,
+            separator_token=2,
+            seed=1,
+            regression_target=False,
+            no_shuffle=True,
+        )
+    )
     task.load_dataset("test")
     dataset = task.dataset("test")
     source = read_task(spec, CHEMPROT_SAMPLE).splits["test"].examples
@@ -142,29 +166,44 @@ def test_relation_labels_placeholders_and_fairseq_sentence_prediction(tmp_path, 
         tokens = item["net_input.src_tokens"]
         assert bpe.decode(task.source_dictionary.string(tokens[1:-1])) == example.text
     assert manifest["vocab"]["sha256"] == sha256_file(vocab_dir / "dict.txt")
-    assert {r["path"] for r in manifest["inputs"]} == {str(p.resolve()) for p in CHEMPROT_SAMPLE.glob("*.tsv")}
+    assert {r["path"] for r in manifest["inputs"]} == {
+        str(p.resolve()) for p in CHEMPROT_SAMPLE.glob("*.tsv")
+    }
     assert "git_revision" in manifest and "package_versions" in manifest
 
 
 def test_hoc_multilabel_rows_and_abstract_ids(tmp_path, vocab_dir):
     spec = get_task("hoc")
-    data = hoc_dir(tmp_path / "hoc", "0_0,1_0,2_0,3_0,4_0,5_0,6_0,7_0,8_0,9_0\tNo hallmark here .\t123_s1\n")
+    data = hoc_dir(
+        tmp_path / "hoc", "0_0,1_0,2_0,3_0,4_0,5_0,6_0,7_0,8_0,9_0\tNo hallmark here .\t123_s1\n"
+    )
     convert_task(spec, data, vocab_dir, tmp_path / "out")
-    labels, label_dictionary = load(tmp_path / "out" / "label" / "train", tmp_path / "out" / "label" / "dict.txt")
-    assert label_dictionary.symbols[label_dictionary.nspecial:] == [h.replace(" ", "_") for h in HOC_HALLMARKS]
-    assert label_dictionary.string(labels[0][:-1]).split() == ["avoiding_immune_destruction",
-                                                               "tumor_promoting_inflammation"]
+    labels, label_dictionary = load(
+        tmp_path / "out" / "label" / "train", tmp_path / "out" / "label" / "dict.txt"
+    )
+    assert label_dictionary.symbols[label_dictionary.nspecial :] == [
+        h.replace(" ", "_") for h in HOC_HALLMARKS
+    ]
+    assert label_dictionary.string(labels[0][:-1]).split() == [
+        "avoiding_immune_destruction",
+        "tumor_promoting_inflammation",
+    ]
     assert labels[1].tolist() == [label_dictionary.eos()]
     assert (tmp_path / "out" / "train.ids").read_text() == "123_s0\t123\n123_s1\t123\n"
 
 
 def test_nli_pairs_truncated_longest_first(tmp_path, vocab_dir):
     spec = get_task("mednli")
-    record = {"sentence1": "The patient was given aspirin for chest pain and showed improvement in renal function .",
-              "sentence2": "Aspirin given .", "gold_label": "neutral"}
+    record = {
+        "sentence1": "The patient was given aspirin for chest pain and showed improvement in renal function .",
+        "sentence2": "Aspirin given .",
+        "gold_label": "neutral",
+    }
     for name in ("mli_train_v1.jsonl", "mli_dev_v1.jsonl", "mli_test_v1.jsonl"):
         write(tmp_path / "mednli" / name, json.dumps(record) + "\n")
-    (manifest,) = convert_task(spec, tmp_path / "mednli", vocab_dir, tmp_path / "out", max_positions=16)
+    (manifest,) = convert_task(
+        spec, tmp_path / "mednli", vocab_dir, tmp_path / "out", max_positions=16
+    )
     first, _ = load(tmp_path / "out" / "input0" / "test", tmp_path / "out" / "input0" / "dict.txt")
     second, _ = load(tmp_path / "out" / "input1" / "test", tmp_path / "out" / "input1" / "dict.txt")
     assert len(first[0]) - 1 + len(second[0]) - 1 == 16 - 4
@@ -174,11 +213,16 @@ def test_nli_pairs_truncated_longest_first(tmp_path, vocab_dir):
 
 def test_folds_converted_into_fold_dirs_and_missing_fold_writes_nothing(tmp_path, vocab_dir):
     spec = get_task("euadr")
-    manifests = convert_task(spec, write_euadr_folds(tmp_path / "euadr", rows=40), vocab_dir, tmp_path / "out")
+    manifests = convert_task(
+        spec, write_euadr_folds(tmp_path / "euadr", rows=40), vocab_dir, tmp_path / "out"
+    )
     assert [m["fold"] for m in manifests] == list(range(1, 11))
     for fold in range(1, 11):
         manifest = json.loads((tmp_path / "out" / f"fold{fold}" / "manifest.json").read_text())
-        assert sum(manifest["counts"][s] for s in ("train", "valid")) == 40 and manifest["counts"]["test"] == 5
+        assert (
+            sum(manifest["counts"][s] for s in ("train", "valid")) == 40
+            and manifest["counts"]["test"] == 5
+        )
     gappy = write_euadr_folds(tmp_path / "gappy", folds=[1, 2, 3, 5, 6, 7, 8, 9, 10], rows=4)
     with pytest.raises(TaskFormatError, match="fold missing"):
         convert_task(spec, gappy, vocab_dir, tmp_path / "never")
@@ -188,20 +232,38 @@ def test_folds_converted_into_fold_dirs_and_missing_fold_writes_nothing(tmp_path
 def test_empty_split_is_an_error_and_nothing_is_written(tmp_path, vocab_dir, capsys):
     # 12 rows: no row of fold 6's train.tsv hashes into its valid slice
     folds = write_euadr_folds(tmp_path / "euadr", rows=12)
-    with pytest.raises(ConversionError, match=r"^euadr fold 6: the valid split has no examples "
-                                              r"\(from \S+/6/train\.tsv: train\.tsv rows whose sentence's sha256"):
+    with pytest.raises(
+        ConversionError,
+        match=r"^euadr fold 6: the valid split has no examples "
+        r"\(from \S+/6/train\.tsv: train\.tsv rows whose sentence's sha256",
+    ):
         convert_task(get_task("euadr"), folds, vocab_dir, tmp_path / "out")
     assert not (tmp_path / "out").exists()
     ner = tmp_path / "ner"
     for name in ("devel.tsv", "test.tsv"):
         write(ner / name, "Pain\tO\n")
     write(ner / "train.tsv", "\n")
-    assert cli_main(["convert-task", "ncbi-disease", "--data", str(ner), "--vocab", str(vocab_dir),
-                     "--out", str(tmp_path / "ner-out")]) == 2
+    assert (
+        cli_main(
+            [
+                "convert-task",
+                "ncbi-disease",
+                "--data",
+                str(ner),
+                "--vocab",
+                str(vocab_dir),
+                "--out",
+                str(tmp_path / "ner-out"),
+            ]
+        )
+        == 2
+    )
     error = capsys.readouterr().err.strip()
-    assert error == (f"bio-roberta convert-task: error: ncbi-disease: the train split has no examples (from "
-                     f"{ner / 'train.tsv'}: train.tsv); a task needs train, valid and test examples: "
-                     f"check those files")
+    assert error == (
+        f"bio-roberta convert-task: error: ncbi-disease: the train split has no examples (from "
+        f"{ner / 'train.tsv'}: train.tsv); a task needs train, valid and test examples: "
+        f"check those files"
+    )
 
 
 def test_byte_order_mark_is_not_part_of_the_first_token(tmp_path):
@@ -217,11 +279,27 @@ def test_byte_order_mark_is_not_part_of_the_first_token(tmp_path):
 
 def test_out_naming_a_file_is_a_one_line_error(tmp_path, vocab_dir, capsys):
     taken = write(tmp_path / "taken", "a file\n")
-    assert cli_main(["convert-task", "chemprot", "--data", str(CHEMPROT_SAMPLE), "--vocab", str(vocab_dir),
-                     "--out", str(taken)]) == 2
+    assert (
+        cli_main(
+            [
+                "convert-task",
+                "chemprot",
+                "--data",
+                str(CHEMPROT_SAMPLE),
+                "--vocab",
+                str(vocab_dir),
+                "--out",
+                str(taken),
+            ]
+        )
+        == 2
+    )
     error = capsys.readouterr().err
-    assert error == f"bio-roberta convert-task: error: {taken}: exists and is not a directory; pass a directory " \
-                    f"for --out\n"
+    assert (
+        error
+        == f"bio-roberta convert-task: error: {taken}: exists and is not a directory; pass a directory "
+        f"for --out\n"
+    )
     assert taken.read_text() == "a file\n"
 
 
@@ -232,15 +310,37 @@ def test_scheme_is_for_ner_only(tmp_path, vocab_dir):
 
 def test_convert_task_command(tmp_path, vocab_dir, capsys):
     out = tmp_path / "finetune-bin" / "chemprot"
-    status = cli_main(["convert-task", "chemprot", "--data", str(CHEMPROT_SAMPLE), "--vocab", str(vocab_dir),
-                       "--out", str(out)])
+    status = cli_main(
+        [
+            "convert-task",
+            "chemprot",
+            "--data",
+            str(CHEMPROT_SAMPLE),
+            "--vocab",
+            str(vocab_dir),
+            "--out",
+            str(out),
+        ]
+    )
     assert status == 0 and (out / "manifest.json").is_file()
     assert '"train": 80' in capsys.readouterr().out
-    bad = write(tmp_path / "bad" / "train.tsv", "index\tsentence\tlabel\n0\t@CHEMICAL$ x @GENE$\tCPR:8\n").parent
+    bad = write(
+        tmp_path / "bad" / "train.tsv", "index\tsentence\tlabel\n0\t@CHEMICAL$ x @GENE$\tCPR:8\n"
+    ).parent
     write(bad / "dev.tsv", "index\tsentence\tlabel\n")
     write(bad / "test.tsv", "index\tsentence\tlabel\n")
-    status = cli_main(["convert-task", "chemprot", "--data", str(bad), "--vocab", str(vocab_dir),
-                       "--out", str(tmp_path / "o")])
+    status = cli_main(
+        [
+            "convert-task",
+            "chemprot",
+            "--data",
+            str(bad),
+            "--vocab",
+            str(vocab_dir),
+            "--out",
+            str(tmp_path / "o"),
+        ]
+    )
     assert status == 2
     assert "train.tsv:2: unknown label 'CPR:8'" in capsys.readouterr().err
 
@@ -250,14 +350,19 @@ def test_sequence_labeling_task_reads_converted_ner(tmp_path, vocab_dir):
 
     spec = get_task("ncbi-disease")
     convert_task(spec, NER_SAMPLE, vocab_dir, tmp_path / "ncbi", scheme=BIOUL, max_positions=20)
-    task = SequenceLabelingTask.setup_task(SequenceLabelingConfig(data=str(tmp_path / "ncbi"), seed=1,
-                                                                  no_shuffle=True, max_positions=20))
+    task = SequenceLabelingTask.setup_task(
+        SequenceLabelingConfig(
+            data=str(tmp_path / "ncbi"), seed=1, no_shuffle=True, max_positions=20
+        )
+    )
     dataset = task.load_dataset("valid")
     ids = (tmp_path / "ncbi" / "valid.ids").read_text().splitlines()
     assert len(ids) == len(dataset) > 20  # sentences split into pieces at 20 positions
     tags = {}
     for i, sentence_id in enumerate(ids):
-        tags.setdefault(sentence_id, []).extend(task.tags[t] for t in dataset[i]["target"].tolist() if t >= 0)
+        tags.setdefault(sentence_id, []).extend(
+            task.tags[t] for t in dataset[i]["target"].tolist() if t >= 0
+        )
     source = read_task(spec, NER_SAMPLE).splits["valid"].examples
     assert {s.id: convert_tags(s.tags, BIOUL) for s in source} == tags
 
@@ -267,7 +372,9 @@ def test_real_ncbi_disease_converts_every_word(tmp_path):
     data = shared_data_path("ner/NCBI-disease")
     spec = get_task("ncbi-disease")
     splits = read_task(spec, data).splits
-    vocab = learn_vocab(tmp_path, [" ".join(s.words) for s in splits["train"].examples], vocab_size=2000)
+    vocab = learn_vocab(
+        tmp_path, [" ".join(s.words) for s in splits["train"].examples], vocab_size=2000
+    )
     (manifest,) = convert_task(spec, data, vocab, tmp_path / "ncbi")
     for split in ("train", "valid", "test"):
         converted = manifest["split_details"][split]["converted"]
@@ -287,9 +394,13 @@ def test_other_vocabulary_kinds_tag_every_word_once(tmp_path, kind, size):
     corpus = write(tmp_path / "corpus.txt", "\n".join(" ".join(s.words) for s in sentences) + "\n")
     learn_vocabulary(kind, [corpus], tmp_path / "vocab", vocab_size=size)
     (manifest,) = convert_task(spec, NER_SAMPLE, tmp_path / "vocab", tmp_path / "out")
-    labels, label_dictionary = load(tmp_path / "out" / "label" / "test", tmp_path / "out" / "label" / "dict.txt")
+    labels, label_dictionary = load(
+        tmp_path / "out" / "label" / "test", tmp_path / "out" / "label" / "dict.txt"
+    )
     tokens, _ = load(tmp_path / "out" / "input0" / "test", tmp_path / "out" / "input0" / "dict.txt")
     for row_labels, row_tokens, sentence in zip(labels, tokens, sentences):
-        tagged = [label_dictionary[i] for i in row_labels.tolist()[:-1] if i != label_dictionary.pad()]
+        tagged = [
+            label_dictionary[i] for i in row_labels.tolist()[:-1] if i != label_dictionary.pad()
+        ]
         assert tagged == list(sentence.tags) and len(row_tokens) == len(row_labels)
     assert manifest["split_details"]["test"]["converted"]["unknown_tokens"] == 0

@@ -1,5 +1,6 @@
 """`make demo`'s pipeline (scripts/demo.sh) runs end to end on the bundled sample, leaves every
 stage's output in one directory, and a second run reuses what is done."""
+
 import json
 import os
 import subprocess
@@ -14,25 +15,45 @@ pytestmark = pytest.mark.slow
 
 
 def run_demo(out: Path) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}", SEEDS="10,42")
-    return subprocess.run(["bash", REPO_ROOT / "scripts" / "demo.sh", out], env=env, capture_output=True, text=True)
+    env = dict(
+        os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}", SEEDS="10,42"
+    )
+    return subprocess.run(
+        ["bash", REPO_ROOT / "scripts" / "demo.sh", out], env=env, capture_output=True, text=True
+    )
 
 
 def test_demo_runs_every_stage_and_reuses_them(tmp_path):
     out = tmp_path / "demo"
     first = run_demo(out)
     assert first.returncode == 0, first.stderr[-4000:]
-    for stage in ("text/pubmed", "text/pmc", "text/mimic", "vocab", "data-bin/pm", "data-bin/m3",
-                  "finetune-bin/ncbi-disease", "finetune-bin/chemprot"):
+    for stage in (
+        "text/pubmed",
+        "text/pmc",
+        "text/mimic",
+        "vocab",
+        "data-bin/pm",
+        "data-bin/m3",
+        "finetune-bin/ncbi-disease",
+        "finetune-bin/chemprot",
+    ):
         assert (out / stage / "manifest.json").is_file(), stage
     for model in ("teacher", "student", "distilled"):
         assert (out / "checkpoints" / model / "checkpoint_last.pt").is_file(), model
-    records = [json.loads(p.read_text()) for p in sorted((out / "results").glob("*/seed*/result.json"))]
+    records = [
+        json.loads(p.read_text()) for p in sorted((out / "results").glob("*/seed*/result.json"))
+    ]
     assert sorted((r["task"], r["seed"], r["status"]) for r in records) == [
-        ("chemprot", 10, "ok"), ("chemprot", 42, "ok"), ("ncbi-disease", 10, "ok"), ("ncbi-disease", 42, "ok")]
+        ("chemprot", 10, "ok"),
+        ("chemprot", 42, "ok"),
+        ("ncbi-disease", 10, "ok"),
+        ("ncbi-disease", 42, "ok"),
+    ]
     report = (out / "report" / "report.md").read_text()
     assert "| NCBI-disease | entity_f1 |" in report and "| ChemProt | macro_f1 |" in report
-    assert (out / "report" / "scores.png").stat().st_size > 0 and (out / "report" / "report.csv").is_file()
+    assert (out / "report" / "scores.png").stat().st_size > 0 and (
+        out / "report" / "report.csv"
+    ).is_file()
     assert (out / "hf" / "distilled" / "config.json").is_file()
     assert json.loads((out / "hf" / "ncbi-disease" / "config.json").read_text())["id2label"]
 

@@ -1,5 +1,6 @@
 """Distillation: the criterion's three terms against a hand computation, the teacher frozen and
 kept out of checkpoints, and a tiny pretrain -> distill -> load-as-RoBERTa run with fairseq-train."""
+
 import copy
 import re
 import subprocess
@@ -13,15 +14,22 @@ import user_dir  # noqa: F401  (registers the distillation task and criterion)
 from bio_roberta_core.checkpoints import read_checkpoint
 from conftest import USER_DIR, fairseq_preprocess, write_tiny_corpus
 from fairseq.checkpoint_utils import load_checkpoint_to_cpu
-from user_dir.criterions.distillation import DistillationLoss, DistillationLossConfig, MaskedLogitLoss
+from user_dir.criterions.distillation import (
+    DistillationLoss,
+    DistillationLossConfig,
+    MaskedLogitLoss,
+)
 from user_dir.tasks.distillation import DistillationConfig, DistillationTask
 
 BIN = Path(sys.executable).parent
 
 
 def distill_task(databin, teacher):
-    return DistillationTask.setup_task(DistillationConfig(data=str(databin), teacher_path=str(teacher),
-                                                          tokens_per_sample=32, seed=5))
+    return DistillationTask.setup_task(
+        DistillationConfig(
+            data=str(databin), teacher_path=str(teacher), tokens_per_sample=32, seed=5
+        )
+    )
 
 
 def student_model(task, width):
@@ -42,7 +50,9 @@ def setup(tiny_databin, tiny_roberta_checkpoint):
     torch.manual_seed(0)
     task = distill_task(tiny_databin, tiny_roberta_checkpoint)
     student = student_model(task, 32).eval()
-    criterion = DistillationLoss(DistillationLossConfig(alpha_mlm=5.0, alpha_kl=2.0, alpha_cos=1.0, temperature=2.0), task)
+    criterion = DistillationLoss(
+        DistillationLossConfig(alpha_mlm=5.0, alpha_kl=2.0, alpha_cos=1.0, temperature=2.0), task
+    )
     return task, student, criterion, fixed_batch(task)
 
 
@@ -59,9 +69,14 @@ def test_each_term_equals_a_hand_computed_reference(setup):
         ce = -(s_masked.log_softmax(-1).gather(1, gold[:, None])).sum()
         p_t = (t_masked / 2.0).softmax(-1)
         kl = (p_t * (p_t.log() - (s_masked / 2.0).log_softmax(-1))).sum() * 4.0
-        h_s = s_extra["inner_states"][-1].transpose(0, 1)[real] @ criterion.projection.weight.T + criterion.projection.bias
+        h_s = (
+            s_extra["inner_states"][-1].transpose(0, 1)[real] @ criterion.projection.weight.T
+            + criterion.projection.bias
+        )
         h_t = t_extra["inner_states"][-1].transpose(0, 1)[real]
-        cos = (1 - (h_s * h_t).sum(-1) / (h_s.norm(dim=-1) * h_t.norm(dim=-1))).mean() * masked.sum()
+        cos = (
+            1 - (h_s * h_t).sum(-1) / (h_s.norm(dim=-1) * h_t.norm(dim=-1))
+        ).mean() * masked.sum()
 
     assert sample_size == masked.sum() > 0
     assert log["mlm_loss"].item() == pytest.approx(ce.item(), rel=1e-4)
@@ -82,8 +97,15 @@ def test_the_closed_form_logit_gradient_equals_autograd_through_the_reference():
     (loss * 0.5).backward()
     reference = student.detach().clone().requires_grad_()
     ce_ref = torch.nn.functional.cross_entropy(reference, targets, reduction="sum")
-    kl_ref = torch.nn.functional.kl_div((reference / 2.0).log_softmax(-1), (teacher / 2.0).log_softmax(-1),
-                                        log_target=True, reduction="sum") * 4.0
+    kl_ref = (
+        torch.nn.functional.kl_div(
+            (reference / 2.0).log_softmax(-1),
+            (teacher / 2.0).log_softmax(-1),
+            log_target=True,
+            reduction="sum",
+        )
+        * 4.0
+    )
     ((5.0 * ce_ref + 3.0 * kl_ref) * 0.5).backward()
 
     assert ce.item() == pytest.approx(ce_ref.item(), rel=1e-5)
@@ -124,8 +146,22 @@ def test_a_teacher_with_another_vocabulary_is_refused(tiny_roberta_checkpoint, t
 
 
 def fairseq_train(*args, check=True):
-    run = subprocess.run([str(a) for a in [BIN / "fairseq-train", "--user-dir", USER_DIR, "--cpu",
-                                           "--num-workers", "0", *args]], capture_output=True, text=True)
+    run = subprocess.run(
+        [
+            str(a)
+            for a in [
+                BIN / "fairseq-train",
+                "--user-dir",
+                USER_DIR,
+                "--cpu",
+                "--num-workers",
+                "0",
+                *args,
+            ]
+        ],
+        capture_output=True,
+        text=True,
+    )
     if not check:
         return run
     assert run.returncode == 0, run.stderr[-4000:]
@@ -134,28 +170,74 @@ def fairseq_train(*args, check=True):
 
 def distill(databin, teacher, save_dir, *options, check=True):
     """A tiny distillation run: roberta_tiny student and teacher, 32-token sequences."""
-    return fairseq_train(databin, "--task", "distillation", "--teacher-path", teacher, "--criterion", "distillation",
-                         "--arch", "roberta_tiny", "--batch-size", "8", "--tokens-per-sample", "32",
-                         "--optimizer", "adam", "--lr", "1e-3", "--save-dir", save_dir, "--no-epoch-checkpoints",
-                         "--log-interval", "1", "--log-format", "simple", "--disable-validation", *options, check=check)
+    return fairseq_train(
+        databin,
+        "--task",
+        "distillation",
+        "--teacher-path",
+        teacher,
+        "--criterion",
+        "distillation",
+        "--arch",
+        "roberta_tiny",
+        "--batch-size",
+        "8",
+        "--tokens-per-sample",
+        "32",
+        "--optimizer",
+        "adam",
+        "--lr",
+        "1e-3",
+        "--save-dir",
+        save_dir,
+        "--no-epoch-checkpoints",
+        "--log-interval",
+        "1",
+        "--log-format",
+        "simple",
+        "--disable-validation",
+        *options,
+        check=check,
+    )
 
 
-def test_a_student_that_trained_for_days_gets_its_own_clock(tiny_databin, tiny_roberta_checkpoint, tmp_path):
+def test_a_student_that_trained_for_days_gets_its_own_clock(
+    tiny_databin, tiny_roberta_checkpoint, tmp_path
+):
     """fairseq carried the student's cumulative training time into the distillation run, whose
     stop_time_hours then stopped it after its first update."""
     state = read_checkpoint(tiny_roberta_checkpoint)
     state["extra_state"]["previous_training_time"] = 100 * 3600
     student = tmp_path / "student.pt"
     torch.save(state, student)
-    log = distill(tiny_databin, tiny_roberta_checkpoint, tmp_path / "run", "--finetune-from-model", student,
-                  "--max-update", "3", "--stop-time-hours", "1")
-    assert "loading pretrained model from" in log and "Stopping training due to cumulative_training_time" not in log
+    log = distill(
+        tiny_databin,
+        tiny_roberta_checkpoint,
+        tmp_path / "run",
+        "--finetune-from-model",
+        student,
+        "--max-update",
+        "3",
+        "--stop-time-hours",
+        "1",
+    )
+    assert (
+        "loading pretrained model from" in log
+        and "Stopping training due to cumulative_training_time" not in log
+    )
     assert re.findall(r"num_updates=(\d+)", log)[-1] == "3"
-    assert read_checkpoint(tmp_path / "run" / "checkpoint_last.pt")["extra_state"]["previous_training_time"] < 3600
+    assert (
+        read_checkpoint(tmp_path / "run" / "checkpoint_last.pt")["extra_state"][
+            "previous_training_time"
+        ]
+        < 3600
+    )
 
 
 @pytest.mark.parametrize("damage", ["truncated", "hostile"])
-def test_an_unreadable_teacher_ends_the_run_with_one_line(tiny_databin, tiny_roberta_checkpoint, tmp_path, damage):
+def test_an_unreadable_teacher_ends_the_run_with_one_line(
+    tiny_databin, tiny_roberta_checkpoint, tmp_path, damage
+):
     teacher = tmp_path / "teacher.pt"
     if damage == "truncated":
         teacher.write_bytes(tiny_roberta_checkpoint.read_bytes()[:4096])
@@ -165,19 +247,53 @@ def test_an_unreadable_teacher_ends_the_run_with_one_line(tiny_databin, tiny_rob
         reason = "refused to load: it holds the global print, which no fairseq checkpoint does"
     run = distill(tiny_databin, teacher, tmp_path / "run", "--max-update", "1", check=False)
     assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr[-3000:]
-    assert run.stderr.strip().splitlines()[-1].startswith(f"error: teacher (task.teacher_path) {teacher}: {reason}")
+    assert (
+        run.stderr.strip()
+        .splitlines()[-1]
+        .startswith(f"error: teacher (task.teacher_path) {teacher}: {reason}")
+    )
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("precision", [[], ["--bf16"]], ids=["fp32", "bf16"])
-def test_pretrain_then_distill_then_load_the_student_as_roberta(tiny_databin, tiny_roberta_checkpoint, tmp_path, precision):
+def test_pretrain_then_distill_then_load_the_student_as_roberta(
+    tiny_databin, tiny_roberta_checkpoint, tmp_path, precision
+):
     log = fairseq_train(
-        tiny_databin, *precision, "--task", "distillation", "--teacher-path", tiny_roberta_checkpoint,
-        "--criterion", "distillation", "--alpha-cos", "1.0",
-        "--arch", "roberta_tiny", "--encoder-embed-dim", "32", "--encoder-ffn-embed-dim", "64",
-        "--batch-size", "8", "--tokens-per-sample", "32", "--optimizer", "adam", "--lr", "1e-3",
-        "--max-update", "4", "--save-dir", tmp_path, "--no-epoch-checkpoints", "--log-interval", "1",
-        "--log-format", "simple", "--disable-validation",
+        tiny_databin,
+        *precision,
+        "--task",
+        "distillation",
+        "--teacher-path",
+        tiny_roberta_checkpoint,
+        "--criterion",
+        "distillation",
+        "--alpha-cos",
+        "1.0",
+        "--arch",
+        "roberta_tiny",
+        "--encoder-embed-dim",
+        "32",
+        "--encoder-ffn-embed-dim",
+        "64",
+        "--batch-size",
+        "8",
+        "--tokens-per-sample",
+        "32",
+        "--optimizer",
+        "adam",
+        "--lr",
+        "1e-3",
+        "--max-update",
+        "4",
+        "--save-dir",
+        tmp_path,
+        "--no-epoch-checkpoints",
+        "--log-interval",
+        "1",
+        "--log-format",
+        "simple",
+        "--disable-validation",
     )
     assert "kl_loss" in log and "cos_loss" in log and "mlm_loss" in log, log[-2000:]
     state = load_checkpoint_to_cpu(str(tmp_path / "checkpoint_last.pt"))
@@ -196,12 +312,28 @@ def test_pretrain_then_distill_then_load_the_student_as_roberta(tiny_databin, ti
 @pytest.mark.slow
 def test_hydra_distill_recipe_with_align(tiny_databin, tiny_roberta_checkpoint, tmp_path):
     """configs/distill: the student starts from a pretrained checkpoint (finetune_from_model)."""
-    run = subprocess.run([str(c) for c in [
-        BIN / "fairseq-hydra-train", "--config-dir", USER_DIR.parent / "configs/distill", "--config-name", "base",
-        "+recipe=[tiny,align]", f"task.data={tiny_databin}",
-        f"task.teacher_path={tiny_roberta_checkpoint}", f"checkpoint.finetune_from_model={tiny_roberta_checkpoint}",
-        "model.encoder_embed_dim=64", "model.encoder_ffn_embed_dim=128",
-        f"common.user_dir={USER_DIR}", f"checkpoint.save_dir={tmp_path}"]], capture_output=True, text=True)
+    run = subprocess.run(
+        [
+            str(c)
+            for c in [
+                BIN / "fairseq-hydra-train",
+                "--config-dir",
+                USER_DIR.parent / "configs/distill",
+                "--config-name",
+                "base",
+                "+recipe=[tiny,align]",
+                f"task.data={tiny_databin}",
+                f"task.teacher_path={tiny_roberta_checkpoint}",
+                f"checkpoint.finetune_from_model={tiny_roberta_checkpoint}",
+                "model.encoder_embed_dim=64",
+                "model.encoder_ffn_embed_dim=128",
+                f"common.user_dir={USER_DIR}",
+                f"checkpoint.save_dir={tmp_path}",
+            ]
+        ],
+        capture_output=True,
+        text=True,
+    )
     log = run.stdout + run.stderr
     assert run.returncode == 0, log[-4000:]
     assert "loading pretrained model from" in log and "num_updates=6" in log

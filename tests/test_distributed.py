@@ -1,5 +1,6 @@
 """Data-parallel training really synchronises on CPU: two gloo processes under torchrun end with
 identical parameters and follow the loss curve of one process that sees the same global batch."""
+
 import os
 import re
 import subprocess
@@ -29,10 +30,39 @@ def save_on_every_rank(cfg, trainer, epoch_itr, val_loss):
 checkpoint_utils.save_checkpoint = save_on_every_rank
 train.cli_main()
 """
-TRAIN_ARGS = ["--user-dir", USER_DIR, "--task", "masked_lm", "--criterion", "masked_lm", "--arch", "roberta_tiny",
-              "--cpu", "--tokens-per-sample", "32", "--optimizer", "adam", "--lr", "1e-3", "--max-update", "6",
-              "--dropout", "0", "--attention-dropout", "0", "--no-epoch-checkpoints", "--seed", "3",
-              "--num-workers", "0", "--log-interval", "1", "--log-format", "simple", "--disable-validation"]
+TRAIN_ARGS = [
+    "--user-dir",
+    USER_DIR,
+    "--task",
+    "masked_lm",
+    "--criterion",
+    "masked_lm",
+    "--arch",
+    "roberta_tiny",
+    "--cpu",
+    "--tokens-per-sample",
+    "32",
+    "--optimizer",
+    "adam",
+    "--lr",
+    "1e-3",
+    "--max-update",
+    "6",
+    "--dropout",
+    "0",
+    "--attention-dropout",
+    "0",
+    "--no-epoch-checkpoints",
+    "--seed",
+    "3",
+    "--num-workers",
+    "0",
+    "--log-interval",
+    "1",
+    "--log-format",
+    "simple",
+    "--disable-validation",
+]
 
 
 def losses(log: str) -> list:
@@ -41,7 +71,9 @@ def losses(log: str) -> list:
 
 def run(cmd, env_extra=None):
     env = {**os.environ, "OMP_NUM_THREADS": "1", **(env_extra or {})}
-    done = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=240)
+    done = subprocess.run(
+        [str(c) for c in cmd], capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=240
+    )
     assert done.returncode == 0, done.stderr[-4000:]
     return done.stdout + done.stderr
 
@@ -51,17 +83,45 @@ def test_two_gloo_ranks_stay_identical_and_match_one_process(tiny_databin, tmp_p
     driver = tmp_path / "train_every_rank_saves.py"
     driver.write_text(EVERY_RANK_SAVES)
     two = tmp_path / "two"
-    log = run([BIN / "torchrun", "--nproc_per_node", "2", "--master_port", free_port(), driver, tiny_databin,
-               *TRAIN_ARGS, "--batch-size", "4", "--save-dir", two])
+    log = run(
+        [
+            BIN / "torchrun",
+            "--nproc_per_node",
+            "2",
+            "--master_port",
+            free_port(),
+            driver,
+            tiny_databin,
+            *TRAIN_ARGS,
+            "--batch-size",
+            "4",
+            "--save-dir",
+            two,
+        ]
+    )
     assert "training on 2 devices" in log and "distributed init (rank 1)" in log, log[-3000:]
     rank0, rank1 = (torch.load(two / f"params.rank{r}.pt") for r in (0, 1))
     assert rank0.keys() == rank1.keys()
-    assert all(torch.equal(rank0[k], rank1[k]) for k in rank0), "ranks diverged: gradients were not all-reduced"
+    assert all(torch.equal(rank0[k], rank1[k]) for k in rank0), (
+        "ranks diverged: gradients were not all-reduced"
+    )
 
     # one process, same global batch: rank 0's and rank 1's batches accumulated in one update
     one = tmp_path / "one"
-    single = run([sys.executable, driver, tiny_databin, *TRAIN_ARGS, "--batch-size", "4", "--update-freq", "2",
-                  "--save-dir", one])
+    single = run(
+        [
+            sys.executable,
+            driver,
+            tiny_databin,
+            *TRAIN_ARGS,
+            "--batch-size",
+            "4",
+            "--update-freq",
+            "2",
+            "--save-dir",
+            one,
+        ]
+    )
     two_curve, one_curve = losses(log), losses(single)
     assert len(two_curve) == len(one_curve) == 6
     assert two_curve == pytest.approx(one_curve, abs=2e-3)
@@ -72,8 +132,19 @@ def test_two_gloo_ranks_stay_identical_and_match_one_process(tiny_databin, tmp_p
 @pytest.mark.slow
 def test_cpu_world_size_two_spawns_its_own_workers(tiny_databin, tmp_path):
     """`fairseq-train --cpu --distributed-world-size 2` (no torchrun) starts two synchronised workers."""
-    log = run([BIN / "fairseq-train", tiny_databin, *TRAIN_ARGS, "--batch-size", "4",
-               "--distributed-world-size", "2", "--save-dir", tmp_path])
+    log = run(
+        [
+            BIN / "fairseq-train",
+            tiny_databin,
+            *TRAIN_ARGS,
+            "--batch-size",
+            "4",
+            "--distributed-world-size",
+            "2",
+            "--save-dir",
+            tmp_path,
+        ]
+    )
     assert "distributed init (rank 1)" in log and "training on 2 devices" in log, log[-3000:]
     assert re.search(r"bsz=8, num_updates=6", log), log[-2000:]
 
@@ -90,20 +161,35 @@ def test_torchrun_on_gpus_keeps_nccl_and_gives_each_process_its_local_gpu(monkey
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 6)
-    for key, value in {"MASTER_ADDR": "node0", "MASTER_PORT": "29500", "WORLD_SIZE": "16", "RANK": "11",
-                       "LOCAL_RANK": "3"}.items():
+    for key, value in {
+        "MASTER_ADDR": "node0",
+        "MASTER_PORT": "29500",
+        "WORLD_SIZE": "16",
+        "RANK": "11",
+        "LOCAL_RANK": "3",
+    }.items():
         monkeypatch.setenv(key, value)
-    args = options.parse_args_and_arch(options.get_training_parser(),
-                                       ["data", "--user-dir", str(USER_DIR), "--task", "masked_lm", "--arch", "roberta_tiny"])
+    args = options.parse_args_and_arch(
+        options.get_training_parser(),
+        ["data", "--user-dir", str(USER_DIR), "--task", "masked_lm", "--arch", "roberta_tiny"],
+    )
     cfg = convert_namespace_to_omegaconf(args)
     started = []
-    monkeypatch.setattr(distributed_utils, "distributed_main", lambda i, main, cfg, kwargs: started.append(i))
+    monkeypatch.setattr(
+        distributed_utils, "distributed_main", lambda i, main, cfg, kwargs: started.append(i)
+    )
     distributed.call_main(cfg, main=None)
 
     dist = cfg.distributed_training
-    assert started == [3], "one process per GPU, on the GPU of its LOCAL_RANK, started by torchrun not by fairseq"
+    assert started == [3], (
+        "one process per GPU, on the GPU of its LOCAL_RANK, started by torchrun not by fairseq"
+    )
     assert (dist.distributed_backend, dist.ddp_backend) == ("nccl", "pytorch_ddp")
-    assert (dist.distributed_init_method, dist.distributed_world_size, dist.distributed_rank) == ("env://", 16, 11)
+    assert (dist.distributed_init_method, dist.distributed_world_size, dist.distributed_rank) == (
+        "env://",
+        16,
+        11,
+    )
     assert dist.distributed_no_spawn
 
 

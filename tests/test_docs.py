@@ -1,5 +1,6 @@
 """docs/ stays in step with the tree: every file it names exists, every link and anchor resolves,
 and nothing in the repository points readers at documents outside it (a clone has no ../shared)."""
+
 from __future__ import annotations
 
 import re
@@ -20,15 +21,20 @@ SOURCE_SUFFIXES = {".py", ".sh", ".yaml", ".md", ".ini", ".txt", ".cfg", ".toml"
 def heading_anchors(page) -> set:
     """GitHub's anchors: headings lower-cased, punctuation dropped, spaces as hyphens."""
     headings = re.findall(r"^#+ (.+)$", page.read_text(encoding="utf-8"), re.M)
-    return {re.sub(r"[^\w\- ]", "", heading.replace("\\", "").lower()).replace(" ", "-")
-            for heading in headings}
+    return {
+        re.sub(r"[^\w\- ]", "", heading.replace("\\", "").lower()).replace(" ", "-")
+        for heading in headings
+    }
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda page: page.name)
 def test_named_files_exist(page):
     named = {match.split("::")[0] for match in REPO_PATH.findall(page.read_text(encoding="utf-8"))}
-    missing = [path for path in sorted(named)
-               if not PLACEHOLDER.search(path) and not (REPO_ROOT / path).exists()]
+    missing = [
+        path
+        for path in sorted(named)
+        if not PLACEHOLDER.search(path) and not (REPO_ROOT / path).exists()
+    ]
     assert not missing, f"{page.name} names files that do not exist: {missing}"
 
 
@@ -46,8 +52,14 @@ def test_no_pointer_outside_the_repository():
     sources = [path for path in REPO_ROOT.iterdir() if path.is_file()]
     for folder in SOURCE_FOLDERS:  # not data or outputs a checkout may hold (data/, demo-out/)
         sources += (REPO_ROOT / folder).rglob("*")
-    sources = [path for path in sources if path.suffix in SOURCE_SUFFIXES
-               and path.resolve() != Path(__file__).resolve()]
-    pointing = [str(path.relative_to(REPO_ROOT)) for path in sources if path.is_file()
-                and "shared/docs" in path.read_text(encoding="utf-8", errors="replace")]
+    sources = [
+        path
+        for path in sources
+        if path.suffix in SOURCE_SUFFIXES and path.resolve() != Path(__file__).resolve()
+    ]
+    pointing = [
+        str(path.relative_to(REPO_ROOT))
+        for path in sources
+        if path.is_file() and "shared/docs" in path.read_text(encoding="utf-8", errors="replace")
+    ]
     assert not pointing, f"point at docs/ instead: {pointing}"

@@ -1,5 +1,6 @@
 """Downloads against a local HTTP server (127.0.0.1 only) that serves Range requests and can cut a
 transfer short or corrupt it: resume, md5 / gzip verification, re-fetch and clear failure."""
+
 from __future__ import annotations
 
 import gzip
@@ -56,10 +57,14 @@ class FaultyRangeHandler(http.server.SimpleHTTPRequestHandler):
 
 def pubmed_file(number: int) -> bytes:
     records = "".join(
-        f"<PubmedArticle><MedlineCitation><PMID Version=\"1\">{number * 1000 + i}</PMID><Article>"
+        f'<PubmedArticle><MedlineCitation><PMID Version="1">{number * 1000 + i}</PMID><Article>'
         f"<ArticleTitle>Synthetic title {i} about EGFR and tamoxifen.</ArticleTitle></Article>"
-        f"</MedlineCitation></PubmedArticle>" for i in range(200))
-    return gzip.compress(f"<?xml version=\"1.0\"?><PubmedArticleSet>{records}</PubmedArticleSet>".encode(), mtime=0)
+        f"</MedlineCitation></PubmedArticle>"
+        for i in range(200)
+    )
+    return gzip.compress(
+        f'<?xml version="1.0"?><PubmedArticleSet>{records}</PubmedArticleSet>'.encode(), mtime=0
+    )
 
 
 @pytest.fixture
@@ -71,12 +76,20 @@ def server(tmp_path):
         name = f"pubmed24n{number:04d}.xml.gz"
         data = pubmed_file(number)
         (root / "baseline" / name).write_bytes(data)
-        (root / "baseline" / (name + ".md5")).write_text(f"MD5({name})= {hashlib.md5(data).hexdigest()}\n")
+        (root / "baseline" / (name + ".md5")).write_text(
+            f"MD5({name})= {hashlib.md5(data).hexdigest()}\n"
+        )
     (root / "baseline" / "README.txt").write_text("not a baseline file\n")
     good = pubmed_file(7)
     (root / "oa" / "oa_comm_xml.PMC000xxxxxx.baseline.2024-06-18.tar.gz").write_bytes(good)
-    (root / "oa" / "oa_comm_xml.PMC001xxxxxx.baseline.2024-06-18.tar.gz").write_bytes(good[: len(good) // 2])
-    FaultyRangeHandler.cut_once, FaultyRangeHandler.corrupt, FaultyRangeHandler.requests = {}, {}, []
+    (root / "oa" / "oa_comm_xml.PMC001xxxxxx.baseline.2024-06-18.tar.gz").write_bytes(
+        good[: len(good) // 2]
+    )
+    FaultyRangeHandler.cut_once, FaultyRangeHandler.corrupt, FaultyRangeHandler.requests = (
+        {},
+        {},
+        [],
+    )
     handler = lambda *args, **kwargs: FaultyRangeHandler(*args, directory=str(root), **kwargs)  # noqa: E731
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
@@ -88,16 +101,25 @@ def server(tmp_path):
 
 def test_downloads_the_listed_files_verifies_md5_and_skips_them_next_time(server, tmp_path):
     url, root = server
-    manifest = download_source("pubmed", tmp_path / "out", base_url=f"{url}/baseline/", backoff=0, progress=False)
+    manifest = download_source(
+        "pubmed", tmp_path / "out", base_url=f"{url}/baseline/", backoff=0, progress=False
+    )
     names = [f"pubmed24n{n:04d}.xml.gz" for n in (1, 2, 3)]
     assert [record["path"].rsplit("/", 1)[-1] for record in manifest["files"]] == names
-    assert manifest["counts"] == {"listed": 3, "ok": 3, "failed": 0, "by_status": {"fresh": 3},
-                                  "bytes": sum((root / "baseline" / n).stat().st_size for n in names)}
+    assert manifest["counts"] == {
+        "listed": 3,
+        "ok": 3,
+        "failed": 0,
+        "by_status": {"fresh": 3},
+        "bytes": sum((root / "baseline" / n).stat().st_size for n in names),
+    }
     for name in names:
         assert (tmp_path / "out" / name).read_bytes() == (root / "baseline" / name).read_bytes()
         assert (tmp_path / "out" / (name + ".md5")).is_file()
         assert not (tmp_path / "out" / (name + ".part")).exists()
-    again = download_source("pubmed", tmp_path / "out", base_url=f"{url}/baseline/", backoff=0, progress=False)
+    again = download_source(
+        "pubmed", tmp_path / "out", base_url=f"{url}/baseline/", backoff=0, progress=False
+    )
     assert again["counts"]["by_status"] == {"already_present": 3}
 
 
@@ -106,8 +128,13 @@ def test_an_interrupted_transfer_resumes_with_a_range_request(server, tmp_path):
     name = "pubmed24n0002.xml.gz"
     size = (root / "baseline" / name).stat().st_size
     FaultyRangeHandler.cut_once[name] = size // 3
-    record = download_file(f"{url}/baseline/{name}", tmp_path / name, md5_url=f"{url}/baseline/{name}.md5",
-                           backoff=0, progress=False)
+    record = download_file(
+        f"{url}/baseline/{name}",
+        tmp_path / name,
+        md5_url=f"{url}/baseline/{name}.md5",
+        backoff=0,
+        progress=False,
+    )
     assert record["status"] == "resumed" and record["attempts"] == 2
     assert "connection closed" in record["problems"][0] or "IncompleteRead" in record["problems"][0]
     assert (name, f"bytes={size // 3}-") in FaultyRangeHandler.requests
@@ -119,8 +146,13 @@ def test_a_partial_file_left_by_an_earlier_run_is_resumed(server, tmp_path):
     name = "pubmed24n0003.xml.gz"
     data = (root / "baseline" / name).read_bytes()
     (tmp_path / (name + ".part")).write_bytes(data[:100])
-    record = download_file(f"{url}/baseline/{name}", tmp_path / name, md5_url=f"{url}/baseline/{name}.md5",
-                           backoff=0, progress=False)
+    record = download_file(
+        f"{url}/baseline/{name}",
+        tmp_path / name,
+        md5_url=f"{url}/baseline/{name}.md5",
+        backoff=0,
+        progress=False,
+    )
     assert record["status"] == "resumed" and record["attempts"] == 1
     assert FaultyRangeHandler.requests[-1] == (name, "bytes=100-")
     assert (tmp_path / name).read_bytes() == data
@@ -130,23 +162,45 @@ def test_a_corrupt_transfer_is_detected_and_fetched_again(server, tmp_path):
     url, root = server
     name = "pubmed24n0001.xml.gz"
     FaultyRangeHandler.corrupt[name] = 1
-    record = download_file(f"{url}/baseline/{name}", tmp_path / name, md5_url=f"{url}/baseline/{name}.md5",
-                           backoff=0, progress=False)
+    record = download_file(
+        f"{url}/baseline/{name}",
+        tmp_path / name,
+        md5_url=f"{url}/baseline/{name}.md5",
+        backoff=0,
+        progress=False,
+    )
     assert record["attempts"] == 2 and "corrupt download: md5" in record["problems"][0]
     assert (tmp_path / name).read_bytes() == (root / "baseline" / name).read_bytes()
     # a file corrupted on disk since is found on the next run and replaced
     (tmp_path / name).write_bytes(b"garbage")
-    record = download_file(f"{url}/baseline/{name}", tmp_path / name, md5_url=f"{url}/baseline/{name}.md5",
-                           backoff=0, progress=False)
+    record = download_file(
+        f"{url}/baseline/{name}",
+        tmp_path / name,
+        md5_url=f"{url}/baseline/{name}.md5",
+        backoff=0,
+        progress=False,
+    )
     assert "existing pubmed24n0001.xml.gz: md5" in record["problems"][0]
     assert (tmp_path / name).read_bytes() == (root / "baseline" / name).read_bytes()
 
 
-def test_a_persistently_corrupt_file_fails_clearly_and_the_others_still_download(server, tmp_path, capsys):
+def test_a_persistently_corrupt_file_fails_clearly_and_the_others_still_download(
+    server, tmp_path, capsys
+):
     url, _ = server
     FaultyRangeHandler.corrupt["pubmed24n0002.xml.gz"] = 100
-    status = cli_main(["download", "pubmed", "--out", str(tmp_path / "out"), "--base-url", f"{url}/baseline",
-                       "--retries", "1"])
+    status = cli_main(
+        [
+            "download",
+            "pubmed",
+            "--out",
+            str(tmp_path / "out"),
+            "--base-url",
+            f"{url}/baseline",
+            "--retries",
+            "1",
+        ]
+    )
     out = capsys.readouterr().out
     assert status == 1
     assert "2 of 3 files ok" in out and "1 failed" in out
@@ -157,20 +211,30 @@ def test_a_persistently_corrupt_file_fails_clearly_and_the_others_still_download
 
 def test_packages_without_checksums_are_verified_by_reading_the_gzip_stream(server, tmp_path):
     url, _ = server
-    manifest = download_source("pmc", tmp_path / "pmc", base_url=f"{url}/oa/", retries=2, backoff=0, progress=False)
+    manifest = download_source(
+        "pmc", tmp_path / "pmc", base_url=f"{url}/oa/", retries=2, backoff=0, progress=False
+    )
     assert manifest["counts"]["ok"] == 1 and manifest["counts"]["failed"] == 1
     failure = manifest["failures"][0]
-    assert failure["name"].startswith("oa_comm_xml.PMC001") and "broken gzip stream" in failure["error"]
+    assert (
+        failure["name"].startswith("oa_comm_xml.PMC001")
+        and "broken gzip stream" in failure["error"]
+    )
     assert manifest["verification"] == "gzip stream read to its end"
 
 
 def test_md5_files_and_missing_files(server, tmp_path):
-    assert parse_md5("MD5(pubmed24n0001.xml.gz)= " + "a" * 32 + "\n", "pubmed24n0001.xml.gz") == "a" * 32
+    assert (
+        parse_md5("MD5(pubmed24n0001.xml.gz)= " + "a" * 32 + "\n", "pubmed24n0001.xml.gz")
+        == "a" * 32
+    )
     assert parse_md5("B" * 32 + "  x.gz\n", "x.gz") == "b" * 32
     with pytest.raises(DownloadError, match="the digest is for 'other.gz'"):
         parse_md5("MD5(other.gz)= " + "a" * 32, "x.gz")
     url, _ = server
     with pytest.raises(DownloadError, match="404"):
-        download_file(f"{url}/baseline/missing.xml.gz", tmp_path / "missing.xml.gz", backoff=0, progress=False)
+        download_file(
+            f"{url}/baseline/missing.xml.gz", tmp_path / "missing.xml.gz", backoff=0, progress=False
+        )
     with pytest.raises(DownloadError, match="no files match"):
         download_source("pubmed", tmp_path, base_url=f"{url}/oa/", progress=False)

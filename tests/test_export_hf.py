@@ -1,5 +1,6 @@
 """fairseq RoBERTa checkpoints exported with `bio-roberta export-hf` compute the same logits in
 transformers, and the exported tokenizer gives fairseq's ids (dictionary ids, not BPE ids)."""
+
 import gzip
 import json
 import os
@@ -56,13 +57,29 @@ def spm_text(rng, n):
     syllables = "cyto kine neuro path ase ol ine pro te in gly co lip id hem at o myo card nephr itis onco gen ly mph".split()
     terms = ["".join(rng.choice(syllables) for _ in range(rng.randint(2, 4))) for _ in range(150)]
     terms += ["café", "naïve", "Müller", "β-blocker", "5µg", "IL-6", "TNF-α"]
-    return [" ".join([line] + [rng.choice(terms) for _ in range(rng.randint(2, 8))]) for line in bpe_text(rng, n)]
+    return [
+        " ".join([line] + [rng.choice(terms) for _ in range(rng.randint(2, 8))])
+        for line in bpe_text(rng, n)
+    ]
 
 
 def fairseq_train(*args):
-    run = subprocess.run([str(BIN / "fairseq-train"), *map(str, args), "--user-dir", str(USER_DIR), "--cpu",
-                          "--num-workers", "0", "--seed", "1", "--no-epoch-checkpoints"],
-                         capture_output=True, text=True)
+    run = subprocess.run(
+        [
+            str(BIN / "fairseq-train"),
+            *map(str, args),
+            "--user-dir",
+            str(USER_DIR),
+            "--cpu",
+            "--num-workers",
+            "0",
+            "--seed",
+            "1",
+            "--no-epoch-checkpoints",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
 
 
@@ -84,7 +101,9 @@ def bpe_vocab(tmp_path_factory):
     text = root / "text"
     text.mkdir()
     for split, n in (("train", 300), ("valid", 30)):
-        (text / f"{split}.txt").write_text("\n".join(bpe.encode(line) for line in bpe_text(rng, n)) + "\n")
+        (text / f"{split}.txt").write_text(
+            "\n".join(bpe.encode(line) for line in bpe_text(rng, n)) + "\n"
+        )
     return vocab_dir, fairseq_preprocess(text, root / "mlm-bin", srcdict=vocab_dir / "dict.txt")
 
 
@@ -92,9 +111,30 @@ def bpe_vocab(tmp_path_factory):
 def mlm_checkpoint(bpe_vocab, tmp_path_factory):
     vocab_dir, databin = bpe_vocab
     save_dir = tmp_path_factory.mktemp("export_mlm")
-    fairseq_train(databin, "--task", "masked_lm", "--criterion", "masked_lm", "--arch", "roberta_tiny",
-                  "--batch-size", "8", "--tokens-per-sample", "64", "--max-positions", "512", "--optimizer", "adam", "--lr", "1e-3",
-                  "--max-update", "6", "--save-dir", save_dir, "--disable-validation")
+    fairseq_train(
+        databin,
+        "--task",
+        "masked_lm",
+        "--criterion",
+        "masked_lm",
+        "--arch",
+        "roberta_tiny",
+        "--batch-size",
+        "8",
+        "--tokens-per-sample",
+        "64",
+        "--max-positions",
+        "512",
+        "--optimizer",
+        "adam",
+        "--lr",
+        "1e-3",
+        "--max-update",
+        "6",
+        "--save-dir",
+        save_dir,
+        "--disable-validation",
+    )
     return save_dir / "checkpoint_last.pt"
 
 
@@ -112,7 +152,9 @@ def sentencepiece_vocab(request, tmp_path_factory):
     for split, n in (("train", 600), ("valid", 30)):
         (text / f"{split}.txt").write_text("\n".join(spm_text(rng, n)) + "\n")
     vocab_dir = root / "vocab"
-    learn_vocabulary("sentencepiece", [text / "train.txt"], vocab_dir, vocab_size=250, model_type=request.param)
+    learn_vocabulary(
+        "sentencepiece", [text / "train.txt"], vocab_dir, vocab_size=250, model_type=request.param
+    )
     binarize(write_text_manifest(text), vocab_dir, root / "mlm-bin", progress=False)
     return vocab_dir, root / "mlm-bin"
 
@@ -121,9 +163,30 @@ def sentencepiece_vocab(request, tmp_path_factory):
 def sentencepiece_checkpoint(sentencepiece_vocab, tmp_path_factory):
     _, databin = sentencepiece_vocab
     save_dir = tmp_path_factory.mktemp("export_spm_mlm")
-    fairseq_train(databin, "--task", "masked_lm", "--criterion", "masked_lm", "--arch", "roberta_tiny",
-                  "--batch-size", "8", "--tokens-per-sample", "64", "--max-positions", "512", "--optimizer", "adam",
-                  "--lr", "1e-3", "--max-update", "4", "--save-dir", save_dir, "--disable-validation")
+    fairseq_train(
+        databin,
+        "--task",
+        "masked_lm",
+        "--criterion",
+        "masked_lm",
+        "--arch",
+        "roberta_tiny",
+        "--batch-size",
+        "8",
+        "--tokens-per-sample",
+        "64",
+        "--max-positions",
+        "512",
+        "--optimizer",
+        "adam",
+        "--lr",
+        "1e-3",
+        "--max-update",
+        "4",
+        "--save-dir",
+        save_dir,
+        "--disable-validation",
+    )
     return save_dir / "checkpoint_last.pt"
 
 
@@ -132,11 +195,40 @@ def distilled_checkpoint(bpe_vocab, mlm_checkpoint, tmp_path_factory):
     """A narrower student distilled from the MLM checkpoint, as tests/test_distill.py trains one."""
     vocab_dir, databin = bpe_vocab
     save_dir = tmp_path_factory.mktemp("export_student")
-    fairseq_train(databin, "--task", "distillation", "--teacher-path", mlm_checkpoint,
-                  "--teacher-dict", vocab_dir / "dict.txt", "--criterion", "distillation", "--alpha-cos", "1.0",
-                  "--arch", "roberta_tiny", "--encoder-embed-dim", "32", "--encoder-ffn-embed-dim", "64",
-                  "--batch-size", "8", "--tokens-per-sample", "64", "--max-positions", "512", "--optimizer", "adam",
-                  "--lr", "1e-3", "--max-update", "4", "--save-dir", save_dir, "--disable-validation")
+    fairseq_train(
+        databin,
+        "--task",
+        "distillation",
+        "--teacher-path",
+        mlm_checkpoint,
+        "--teacher-dict",
+        vocab_dir / "dict.txt",
+        "--criterion",
+        "distillation",
+        "--alpha-cos",
+        "1.0",
+        "--arch",
+        "roberta_tiny",
+        "--encoder-embed-dim",
+        "32",
+        "--encoder-ffn-embed-dim",
+        "64",
+        "--batch-size",
+        "8",
+        "--tokens-per-sample",
+        "64",
+        "--max-positions",
+        "512",
+        "--optimizer",
+        "adam",
+        "--lr",
+        "1e-3",
+        "--max-update",
+        "4",
+        "--save-dir",
+        save_dir,
+        "--disable-validation",
+    )
     return save_dir / "checkpoint_last.pt"
 
 
@@ -154,18 +246,65 @@ def classification_checkpoint(bpe_vocab, mlm_checkpoint, tmp_path_factory):
     for split, n in (("train", 64), ("valid", 16)):
         lines = bpe_text(rng, n)
         (raw / f"{split}.input0").write_text("\n".join(bpe.encode(line) for line in lines) + "\n")
-        (raw / f"{split}.label").write_text("\n".join(rng.choice(["CPR:3", "false", "CPR:9"]) for _ in lines) + "\n")
+        (raw / f"{split}.label").write_text(
+            "\n".join(rng.choice(["CPR:3", "false", "CPR:9"]) for _ in lines) + "\n"
+        )
     data = root / "data"
     for name, srcdict in (("input0", ["--srcdict", vocab_dir / "dict.txt"]), ("label", [])):
-        subprocess.run([str(c) for c in [BIN / "fairseq-preprocess", "--only-source", "--trainpref", raw / f"train.{name}",
-                        "--validpref", raw / f"valid.{name}", "--destdir", data / name, "--workers", "1", *srcdict]],
-                       check=True, capture_output=True)
+        subprocess.run(
+            [
+                str(c)
+                for c in [
+                    BIN / "fairseq-preprocess",
+                    "--only-source",
+                    "--trainpref",
+                    raw / f"train.{name}",
+                    "--validpref",
+                    raw / f"valid.{name}",
+                    "--destdir",
+                    data / name,
+                    "--workers",
+                    "1",
+                    *srcdict,
+                ]
+            ],
+            check=True,
+            capture_output=True,
+        )
     save_dir = root / "ckpt"
-    fairseq_train(data, "--task", "sentence_prediction", "--criterion", "sentence_prediction",
-                  "--arch", "roberta_tiny", "--num-classes", "3", "--init-token", "0", "--separator-token", "2",
-                  "--max-positions", "512", "--batch-size", "8", "--optimizer", "adam", "--lr", "1e-3",
-                  "--max-update", "4", "--restore-file", mlm_checkpoint, "--reset-optimizer",
-                  "--reset-dataloader", "--reset-meters", "--save-dir", save_dir, "--disable-validation")
+    fairseq_train(
+        data,
+        "--task",
+        "sentence_prediction",
+        "--criterion",
+        "sentence_prediction",
+        "--arch",
+        "roberta_tiny",
+        "--num-classes",
+        "3",
+        "--init-token",
+        "0",
+        "--separator-token",
+        "2",
+        "--max-positions",
+        "512",
+        "--batch-size",
+        "8",
+        "--optimizer",
+        "adam",
+        "--lr",
+        "1e-3",
+        "--max-update",
+        "4",
+        "--restore-file",
+        mlm_checkpoint,
+        "--reset-optimizer",
+        "--reset-dataloader",
+        "--reset-meters",
+        "--save-dir",
+        save_dir,
+        "--disable-validation",
+    )
     return save_dir / "checkpoint_last.pt", data
 
 
@@ -177,15 +316,40 @@ def token_classification_checkpoint(bpe_vocab, mlm_checkpoint, tmp_path_factory)
     vocab_dir, _ = bpe_vocab
     root = tmp_path_factory.mktemp("export_ner")
     data = build_ner(root / "data", vocab_dir / "dict.txt")
-    fairseq_train(data, "--task", "sequence_labeling", "--criterion", "sequence_labeling", "--arch", "roberta_tiny",
-                  "--max-positions", "512", "--batch-size", "8", "--optimizer", "adam", "--lr", "1e-3",
-                  "--max-update", "4", "--restore-file", mlm_checkpoint, "--reset-optimizer", "--reset-dataloader",
-                  "--reset-meters", "--save-dir", root / "ckpt", "--disable-validation")
+    fairseq_train(
+        data,
+        "--task",
+        "sequence_labeling",
+        "--criterion",
+        "sequence_labeling",
+        "--arch",
+        "roberta_tiny",
+        "--max-positions",
+        "512",
+        "--batch-size",
+        "8",
+        "--optimizer",
+        "adam",
+        "--lr",
+        "1e-3",
+        "--max-update",
+        "4",
+        "--restore-file",
+        mlm_checkpoint,
+        "--reset-optimizer",
+        "--reset-dataloader",
+        "--reset-meters",
+        "--save-dir",
+        root / "ckpt",
+        "--disable-validation",
+    )
     return root / "ckpt" / "checkpoint_last.pt", data
 
 
 def export_cli(*args):
-    return subprocess.run([str(BIN / "bio-roberta"), "export-hf", *map(str, args)], capture_output=True, text=True)
+    return subprocess.run(
+        [str(BIN / "bio-roberta"), "export-hf", *map(str, args)], capture_output=True, text=True
+    )
 
 
 def fairseq_hub(checkpoint, data, vocab_dir):
@@ -195,8 +359,11 @@ def fairseq_hub(checkpoint, data, vocab_dir):
     from preprocess.bpe import bpe_namespace
 
     return RobertaModel.from_pretrained(
-        str(checkpoint.parent), checkpoint_file=checkpoint.name, data_name_or_path=str(data),
-        user_dir=str(USER_DIR), **vars(bpe_namespace(vocab_dir)),
+        str(checkpoint.parent),
+        checkpoint_file=checkpoint.name,
+        data_name_or_path=str(data),
+        user_dir=str(USER_DIR),
+        **vars(bpe_namespace(vocab_dir)),
     ).eval()
 
 
@@ -243,7 +410,12 @@ def test_masked_lm_export_matches_fairseq(bpe_vocab, mlm_checkpoint, tmp_path):
     dictionary = hub.task.source_dictionary
     assert len(dictionary) == AutoConfig.from_pretrained(str(out)).vocab_size
     assert tokenizer.mask_token_id == dictionary.index("<mask>") == len(dictionary) - 1
-    assert [tokenizer.bos_token_id, tokenizer.pad_token_id, tokenizer.eos_token_id, tokenizer.unk_token_id] == [0, 1, 2, 3]
+    assert [
+        tokenizer.bos_token_id,
+        tokenizer.pad_token_id,
+        tokenizer.eos_token_id,
+        tokenizer.unk_token_id,
+    ] == [0, 1, 2, 3]
     # learn-vocab's padding entries (a multiple of 64 with <mask>) kept at their ids, none dropped
     assert len(dictionary) % 64 == 0 and "madeupword0000" in dictionary.symbols
     padding = [symbol for symbol in dictionary.symbols if symbol.startswith("madeupword")]
@@ -266,7 +438,9 @@ def test_masked_lm_export_on_pubmed_abstracts(bpe_vocab, mlm_checkpoint, tmp_pat
     assert_same_ids_and_mlm_logits(fairseq_hub(mlm_checkpoint, databin, vocab_dir), out, sentences)
 
 
-def test_sentencepiece_export_matches_fairseq(sentencepiece_vocab, sentencepiece_checkpoint, tmp_path):
+def test_sentencepiece_export_matches_fairseq(
+    sentencepiece_vocab, sentencepiece_checkpoint, tmp_path
+):
     import sentencepiece
     from transformers import AutoConfig, AutoTokenizer
 
@@ -278,16 +452,28 @@ def test_sentencepiece_export_matches_fairseq(sentencepiece_vocab, sentencepiece
     tokenizer = AutoTokenizer.from_pretrained(str(out))
     sentences = SAMPLE_SENTENCES + UNUSUAL_SENTENCES + spm_text(random.Random(3), 40)
     assert_same_ids_and_mlm_logits(hub, out, sentences, tokenizer)
-    for first, second in zip(sentences[::2], sentences[1::2]):  # pairs as RobertaHubInterface.encode joins them
-        assert tokenizer(first, second)["input_ids"] == hub.encode(first, second).tolist(), (first, second)
-    assert tokenizer.unk_token_id in tokenizer(UNUSUAL_SENTENCES[3])["input_ids"]  # the test covers <unk>
+    for first, second in zip(
+        sentences[::2], sentences[1::2]
+    ):  # pairs as RobertaHubInterface.encode joins them
+        assert tokenizer(first, second)["input_ids"] == hub.encode(first, second).tolist(), (
+            first,
+            second,
+        )
+    assert (
+        tokenizer.unk_token_id in tokenizer(UNUSUAL_SENTENCES[3])["input_ids"]
+    )  # the test covers <unk>
 
     # the test means something only if dictionary ids differ from the spm model's ids
     dictionary = hub.task.source_dictionary
     spm = sentencepiece.SentencePieceProcessor(model_file=str(out / "sentencepiece.model"))
     assert any(dictionary.index(spm.id_to_piece(i)) != i for i in range(spm.get_piece_size()))
     assert len(dictionary) == AutoConfig.from_pretrained(str(out)).vocab_size == len(tokenizer)
-    assert [tokenizer.bos_token_id, tokenizer.pad_token_id, tokenizer.eos_token_id, tokenizer.unk_token_id] == [0, 1, 2, 3]
+    assert [
+        tokenizer.bos_token_id,
+        tokenizer.pad_token_id,
+        tokenizer.eos_token_id,
+        tokenizer.unk_token_id,
+    ] == [0, 1, 2, 3]
     assert tokenizer.mask_token_id == dictionary.index("<mask>") == len(dictionary) - 1
     assert "madeupword0000" in dictionary.symbols
     # fill-mask input encodes as RobertaHubInterface.fill_mask encodes it
@@ -295,37 +481,57 @@ def test_sentencepiece_export_matches_fairseq(sentencepiece_vocab, sentencepiece
     spans = " <mask> ".join(hub.bpe.encode(span.rstrip()) for span in masked.split("<mask>"))
     expected = dictionary.encode_line(f"<s> {spans} </s>", append_eos=False, add_if_not_exist=False)
     assert tokenizer(masked)["input_ids"] == expected.tolist()
-    assert tokenizer.decode(tokenizer(SAMPLE_SENTENCES[0])["input_ids"], skip_special_tokens=True) == SAMPLE_SENTENCES[0]
+    assert (
+        tokenizer.decode(tokenizer(SAMPLE_SENTENCES[0])["input_ids"], skip_special_tokens=True)
+        == SAMPLE_SENTENCES[0]
+    )
 
     manifest = json.loads((out / "manifest.json").read_text())
     assert set(manifest["vocabulary"]) == {"sentencepiece_model", "dict_txt"}
-    assert json.loads((out / "tokenizer_config.json").read_text())["tokenizer_class"] == "PreTrainedTokenizerFast"
+    assert (
+        json.loads((out / "tokenizer_config.json").read_text())["tokenizer_class"]
+        == "PreTrainedTokenizerFast"
+    )
 
     incomplete = tmp_path / "incomplete.txt"
-    incomplete.write_text("".join((vocab_dir / "dict.txt").read_text().splitlines(keepends=True)[:50]))
-    lacks = export_cli(sentencepiece_checkpoint, tmp_path / "out", "--vocab", vocab_dir, "--dict", incomplete)
+    incomplete.write_text(
+        "".join((vocab_dir / "dict.txt").read_text().splitlines(keepends=True)[:50])
+    )
+    lacks = export_cli(
+        sentencepiece_checkpoint, tmp_path / "out", "--vocab", vocab_dir, "--dict", incomplete
+    )
     assert lacks.returncode == 2 and "lacks" in lacks.stderr and "learn-vocab" in lacks.stderr
 
     byte_fallback = tmp_path / "byte_fallback_vocab"
     shutil.copytree(vocab_dir, byte_fallback)
     sentencepiece.SentencePieceTrainer.train(
-        input=str(vocab_dir.parent / "text" / "train.txt"), model_prefix=str(byte_fallback / "sentencepiece"),
-        vocab_size=400, byte_fallback=True, minloglevel=2)
+        input=str(vocab_dir.parent / "text" / "train.txt"),
+        model_prefix=str(byte_fallback / "sentencepiece"),
+        vocab_size=400,
+        byte_fallback=True,
+        minloglevel=2,
+    )
     refused = export_cli(sentencepiece_checkpoint, tmp_path / "out", "--vocab", byte_fallback)
     assert refused.returncode == 2 and "byte_fallback" in refused.stderr
     assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.real_data
-def test_sentencepiece_export_on_pubmed_abstracts(sentencepiece_vocab, sentencepiece_checkpoint, tmp_path, shared_data):
+def test_sentencepiece_export_on_pubmed_abstracts(
+    sentencepiece_vocab, sentencepiece_checkpoint, tmp_path, shared_data
+):
     from transformers import AutoTokenizer
 
     vocab_dir, databin = sentencepiece_vocab
     sentences = pubmed_sentences(shared_data, limit=20)
     out = tmp_path / "hf"
     assert export_cli(sentencepiece_checkpoint, out, "--vocab", vocab_dir).returncode == 0
-    assert_same_ids_and_mlm_logits(fairseq_hub(sentencepiece_checkpoint, databin, vocab_dir), out, sentences,
-                                   AutoTokenizer.from_pretrained(str(out)))
+    assert_same_ids_and_mlm_logits(
+        fairseq_hub(sentencepiece_checkpoint, databin, vocab_dir),
+        out,
+        sentences,
+        AutoTokenizer.from_pretrained(str(out)),
+    )
 
 
 def test_distilled_student_exports_as_masked_lm(bpe_vocab, distilled_checkpoint, tmp_path):
@@ -337,16 +543,22 @@ def test_distilled_student_exports_as_masked_lm(bpe_vocab, distilled_checkpoint,
     assert run.returncode == 0, run.stderr[-3000:]
     assert json.loads((out / "manifest.json").read_text())["hf_model_class"] == "RobertaForMaskedLM"
     assert AutoConfig.from_pretrained(str(out)).hidden_size == 32
-    assert_same_ids_and_mlm_logits(fairseq_hub(distilled_checkpoint, databin, vocab_dir), out, SAMPLE_SENTENCES)
+    assert_same_ids_and_mlm_logits(
+        fairseq_hub(distilled_checkpoint, databin, vocab_dir), out, SAMPLE_SENTENCES
+    )
 
 
-def test_sequence_classification_export_matches_fairseq(bpe_vocab, classification_checkpoint, tmp_path):
+def test_sequence_classification_export_matches_fairseq(
+    bpe_vocab, classification_checkpoint, tmp_path
+):
     from transformers import RobertaForSequenceClassification
 
     vocab_dir, _ = bpe_vocab
     checkpoint, data = classification_checkpoint
     out = tmp_path / "hf"
-    run = export_cli(checkpoint, out, "--vocab", vocab_dir)  # label dict found via the checkpoint's data dir
+    run = export_cli(
+        checkpoint, out, "--vocab", vocab_dir
+    )  # label dict found via the checkpoint's data dir
     assert run.returncode == 0, run.stderr[-3000:]
     model = RobertaForSequenceClassification.from_pretrained(str(out)).eval()
     label_symbols = (data / "label" / "dict.txt").read_text().split()[:6:2]
@@ -360,11 +572,15 @@ def test_sequence_classification_export_matches_fairseq(bpe_vocab, classificatio
         actual = model(tokens, attention_mask=tokens.ne(1)).logits
     assert torch.allclose(actual, expected, atol=TOLERANCE), (actual - expected).abs().max()
     for i, sentence_ids in enumerate(batch):  # each fairseq prediction names the same label
-        label = hub.task.label_dictionary.string([hub.predict("sentence_classification_head", sentence_ids).argmax() + 4])
+        label = hub.task.label_dictionary.string(
+            [hub.predict("sentence_classification_head", sentence_ids).argmax() + 4]
+        )
         assert model.config.id2label[int(actual[i].argmax())] == label
 
 
-def test_token_classification_export_matches_fairseq(bpe_vocab, token_classification_checkpoint, tmp_path):
+def test_token_classification_export_matches_fairseq(
+    bpe_vocab, token_classification_checkpoint, tmp_path
+):
     from transformers import RobertaForTokenClassification, RobertaTokenizerFast
 
     from bio_roberta.predictions import load_finetuned
@@ -377,19 +593,32 @@ def test_token_classification_export_matches_fairseq(bpe_vocab, token_classifica
     assert run.returncode == 0, run.stderr[-3000:]
     model = RobertaForTokenClassification.from_pretrained(str(out)).eval()
     fairseq_model, task = load_finetuned(checkpoint, data)
-    assert task.tags == ["O", "B", "I"]  # BioBERT's untyped tags; the registry types ncbi-disease's entities
-    assert [model.config.id2label[i] for i in range(len(task.tags))] == ["O", "B-Disease", "I-Disease"]
+    assert task.tags == [
+        "O",
+        "B",
+        "I",
+    ]  # BioBERT's untyped tags; the registry types ncbi-disease's entities
+    assert [model.config.id2label[i] for i in range(len(task.tags))] == [
+        "O",
+        "B-Disease",
+        "I-Disease",
+    ]
     tokenizer = RobertaTokenizerFast.from_pretrained(str(out))
     batch = tokenizer(SAMPLE_SENTENCES, padding=True, return_tensors="pt")
     with torch.no_grad():
-        expected = token_classification_logits(fairseq_model, "token_classification_head", batch["input_ids"])
+        expected = token_classification_logits(
+            fairseq_model, "token_classification_head", batch["input_ids"]
+        )
         actual = model(**batch).logits
     real = batch["attention_mask"].bool()
-    assert torch.allclose(actual[real], expected[real], atol=TOLERANCE), (actual - expected)[real].abs().max()
+    assert torch.allclose(actual[real], expected[real], atol=TOLERANCE), (
+        (actual - expected)[real].abs().max()
+    )
 
 
-def test_token_classification_pipeline_groups_the_exported_entities(bpe_vocab, token_classification_checkpoint,
-                                                                    tmp_path):
+def test_token_classification_pipeline_groups_the_exported_entities(
+    bpe_vocab, token_classification_checkpoint, tmp_path
+):
     """transformers' pipeline with aggregation_strategy="simple" groups B-<Type>/I-<Type> runs into one
     entity; with untyped B/I labels it reported entity_group "B" and "I" apart. The tiny model's own
     predictions are noise, so its logits are set to tag "chest pain" B I and the rest O."""
@@ -399,26 +628,40 @@ def test_token_classification_pipeline_groups_the_exported_entities(bpe_vocab, t
     checkpoint, _ = token_classification_checkpoint
     out = tmp_path / "hf"
     assert export_cli(checkpoint, out, "--vocab", vocab_dir).returncode == 0
-    ner = pipeline("token-classification", model=str(out), aggregation_strategy="simple", device="cpu")
+    ner = pipeline(
+        "token-classification", model=str(out), aggregation_strategy="simple", device="cpu"
+    )
     sentence = "The patient was given aspirin for chest pain."
     start, end = sentence.index("chest pain"), sentence.index("chest pain") + len("chest pain")
     offsets = ner.tokenizer(sentence, return_offsets_mapping=True)["offset_mapping"]
     inside = [start <= begin < end for begin, _ in offsets]
     assert sum(inside) >= 2
-    tags = ["O"] + ["B-Disease" if inside[i] and not inside[i - 1] else "I-Disease" if inside[i] else "O"
-                    for i in range(1, len(offsets))]
+    tags = ["O"] + [
+        "B-Disease" if inside[i] and not inside[i - 1] else "I-Disease" if inside[i] else "O"
+        for i in range(1, len(offsets))
+    ]
     label2id = ner.model.config.label2id
-    logits = torch.nn.functional.one_hot(torch.tensor([[label2id[tag] for tag in tags]]), len(label2id)) * 10.0
-    ner.model.classifier.register_forward_hook(lambda module, inputs, output: logits.to(output.dtype))
+    logits = (
+        torch.nn.functional.one_hot(torch.tensor([[label2id[tag] for tag in tags]]), len(label2id))
+        * 10.0
+    )
+    ner.model.classifier.register_forward_hook(
+        lambda module, inputs, output: logits.to(output.dtype)
+    )
     entities = ner(sentence)
-    assert [(e["entity_group"], e["start"], e["end"]) for e in entities] == [("Disease", start, end)], entities
+    assert [(e["entity_group"], e["start"], e["end"]) for e in entities] == [
+        ("Disease", start, end)
+    ], entities
 
 
 def test_a_vocabulary_other_than_the_training_one_is_refused(bpe_vocab, mlm_checkpoint, tmp_path):
     """Same size, two entries swapped: the size check passed it and the tokenizer gave wrong ids."""
     vocab_dir, databin = bpe_vocab
     recorded = read_checkpoint(mlm_checkpoint)["extra_state"]["dictionary"]
-    assert recorded == {"path": str((databin / "dict.txt").resolve()), "sha256": sha256_file(databin / "dict.txt")}
+    assert recorded == {
+        "path": str((databin / "dict.txt").resolve()),
+        "sha256": sha256_file(databin / "dict.txt"),
+    }
     lines = (vocab_dir / "dict.txt").read_text().splitlines(keepends=True)
     lines[10], lines[11] = lines[11], lines[10]
     swapped = tmp_path / "other-run" / "dict.txt"
@@ -429,7 +672,8 @@ def test_a_vocabulary_other_than_the_training_one_is_refused(bpe_vocab, mlm_chec
     assert refused.stderr.strip().splitlines()[-1] == (
         f"bio-roberta export-hf: error: {swapped} is not the dictionary {mlm_checkpoint} was trained with "
         f"({recorded['path']}): its ids would be wrong; pass --vocab/--dict of the vocabulary that data was "
-        "binarized with")
+        "binarized with"
+    )
     assert not (tmp_path / "out").exists()
 
     # without its data dir, the checkpoint's record decides
@@ -440,7 +684,9 @@ def test_a_vocabulary_other_than_the_training_one_is_refused(bpe_vocab, mlm_chec
     torch.save(state, moved)
     assert export_cli(moved, tmp_path / "out", "--vocab", vocab_dir).returncode == 0
     refused = export_cli(moved, tmp_path / "out2", "--vocab", vocab_dir, "--dict", swapped)
-    assert refused.returncode == 2 and f"({tmp_path}/gone/dict.txt, which is gone)" in refused.stderr
+    assert (
+        refused.returncode == 2 and f"({tmp_path}/gone/dict.txt, which is gone)" in refused.stderr
+    )
 
 
 class RunsACommand:
@@ -450,21 +696,30 @@ class RunsACommand:
 
 def test_unreadable_checkpoints_are_one_line_errors(bpe_vocab, mlm_checkpoint, tmp_path):
     vocab_dir, _ = bpe_vocab
-    empty, truncated, hostile = tmp_path / "empty.pt", tmp_path / "truncated.pt", tmp_path / "hostile.pt"
+    empty, truncated, hostile = (
+        tmp_path / "empty.pt",
+        tmp_path / "truncated.pt",
+        tmp_path / "hostile.pt",
+    )
     empty.write_bytes(b"")
     truncated.write_bytes(mlm_checkpoint.read_bytes()[:100_000])
     torch.save({"model": {}, "extra_state": RunsACommand()}, hostile)
     expected = {
         empty: "empty (0 bytes), a write that was cut short; use another checkpoint",
         truncated: "truncated, or not a fairseq checkpoint (RuntimeError: PytorchStreamReader failed reading zip "
-                   "archive: failed finding central directory)",
+        "archive: failed finding central directory)",
         hostile: "refused to load: it holds the global posix.system, which no fairseq checkpoint does (only the "
-                 "types in bio_roberta_core/checkpoints.py load); use checkpoints you trust",
+        "types in bio_roberta_core/checkpoints.py load); use checkpoints you trust",
     }
     for checkpoint, reason in expected.items():
         run = export_cli(checkpoint, tmp_path / "out", "--vocab", vocab_dir)
-        assert run.returncode == 2 and "Traceback" not in run.stderr and "pwned" not in run.stdout, run.stderr[-3000:]
-        assert run.stderr.strip().splitlines()[-1] == f"bio-roberta export-hf: error: {checkpoint}: {reason}"
+        assert (
+            run.returncode == 2 and "Traceback" not in run.stderr and "pwned" not in run.stdout
+        ), run.stderr[-3000:]
+        assert (
+            run.stderr.strip().splitlines()[-1]
+            == f"bio-roberta export-hf: error: {checkpoint}: {reason}"
+        )
 
 
 def test_export_errors_name_the_problem(bpe_vocab, mlm_checkpoint, tmp_path):
@@ -475,7 +730,9 @@ def test_export_errors_name_the_problem(bpe_vocab, mlm_checkpoint, tmp_path):
     assert missing.returncode == 2 and "nope.pt does not exist" in missing.stderr
 
     incomplete = tmp_path / "incomplete.txt"
-    incomplete.write_text("".join((vocab_dir / "dict.txt").read_text().splitlines(keepends=True)[:50]))
+    incomplete.write_text(
+        "".join((vocab_dir / "dict.txt").read_text().splitlines(keepends=True)[:50])
+    )
     lacks = export_cli(mlm_checkpoint, tmp_path / "out", "--vocab", vocab_dir, "--dict", incomplete)
     assert lacks.returncode == 2 and "lacks" in lacks.stderr and "learn-vocab" in lacks.stderr
 
@@ -491,14 +748,38 @@ def test_export_errors_name_the_problem(bpe_vocab, mlm_checkpoint, tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-def test_a_checkpoint_trained_through_the_compiled_encoder_exports_with_its_logits(bpe_vocab, tmp_path):
+def test_a_checkpoint_trained_through_the_compiled_encoder_exports_with_its_logits(
+    bpe_vocab, tmp_path
+):
     """Issue 10's fast path writes fairseq's checkpoint format: trained through it (CPU, compiled),
     exported, transformers computes the logits the fused encoder computes."""
     vocab_dir, databin = bpe_vocab
-    fairseq_train(databin, "--task", "corpora_masked_lm", "--encoder-implementation", "compiled", "--criterion",
-                  "masked_lm", "--arch", "roberta_tiny", "--batch-size", "8", "--tokens-per-sample", "64",
-                  "--max-positions", "512", "--optimizer", "adam", "--lr", "1e-3", "--max-update", "6",
-                  "--save-dir", tmp_path / "ckpt", "--disable-validation")
+    fairseq_train(
+        databin,
+        "--task",
+        "corpora_masked_lm",
+        "--encoder-implementation",
+        "compiled",
+        "--criterion",
+        "masked_lm",
+        "--arch",
+        "roberta_tiny",
+        "--batch-size",
+        "8",
+        "--tokens-per-sample",
+        "64",
+        "--max-positions",
+        "512",
+        "--optimizer",
+        "adam",
+        "--lr",
+        "1e-3",
+        "--max-update",
+        "6",
+        "--save-dir",
+        tmp_path / "ckpt",
+        "--disable-validation",
+    )
     checkpoint = tmp_path / "ckpt" / "checkpoint_last.pt"
     run = export_cli(checkpoint, tmp_path / "hf", "--vocab", vocab_dir)
     assert run.returncode == 0, run.stderr[-3000:]

@@ -2,6 +2,7 @@
 fairseq's own loop (eps placed as fairseq places it), takes over and hands back fairseq's optimizer
 state, and leaves what it does not fuse to fairseq's loop; fairseq's `adam` finds it where it looks
 for apex."""
+
 import copy
 
 import pytest
@@ -26,7 +27,10 @@ def step_both(reference, ours, optimizers, steps, seed=1):
     for _ in range(steps):
         for p, q in zip(reference, ours):
             # gradient scales from 1e-9 to 1, where eps decides the update
-            grad = torch.randn(p.shape, generator=generator) * 10.0 ** -torch.randint(0, 10, (), generator=generator).item()
+            grad = (
+                torch.randn(p.shape, generator=generator)
+                * 10.0 ** -torch.randint(0, 10, (), generator=generator).item()
+            )
             p.grad, q.grad = grad.to(p.dtype), grad.to(q.dtype)
         for optimizer in optimizers:
             optimizer.step()
@@ -39,7 +43,9 @@ def assert_same(reference, ours, rel=1e-6):
 
 def test_fused_step_equals_fairseq_adam():
     reference, ours = twin_params()
-    step_both(reference, ours, [fairseq_adam.Adam(reference, **HYPER), FusedAdam(ours, **HYPER)], steps=25)
+    step_both(
+        reference, ours, [fairseq_adam.Adam(reference, **HYPER), FusedAdam(ours, **HYPER)], steps=25
+    )
     assert_same(reference, ours)
 
 
@@ -55,7 +61,10 @@ def test_optimizer_state_passes_both_ways():
     step_both(reference, ours, [fairseq_optimizer, fused], steps=5, seed=2)
     assert_same(reference, ours)
     assert fused.state_dict()["state"][0]["step"] == 10 and set(fused.state_dict()["state"][0]) == {
-        "step", "exp_avg", "exp_avg_sq"}
+        "step",
+        "exp_avg",
+        "exp_avg_sq",
+    }
     fairseq_optimizer.load_state_dict(copy.deepcopy(fused.state_dict()))  # and back
     step_both(reference, ours, [fairseq_optimizer, fused], steps=3, seed=3)
     assert_same(reference, ours)
@@ -63,7 +72,9 @@ def test_optimizer_state_passes_both_ways():
 
 def test_what_it_does_not_fuse_takes_fairseq_s_loop():
     reference, ours = twin_params(torch.bfloat16)  # --memory-efficient-bf16 hands bf16 parameters
-    step_both(reference, ours, [fairseq_adam.Adam(reference, **HYPER), FusedAdam(ours, **HYPER)], steps=4)
+    step_both(
+        reference, ours, [fairseq_adam.Adam(reference, **HYPER), FusedAdam(ours, **HYPER)], steps=4
+    )
     for p, q in zip(reference, ours):
         assert torch.equal(p, q)
     with pytest.raises(NotImplementedError, match="fp16-adam-stats"):

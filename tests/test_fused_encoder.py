@@ -5,6 +5,7 @@ parameters and state dict; a training run whose loss curve is stock fairseq's; c
 stock fairseq loads. Tolerances: 1e-5 of the largest value (logits, states) or of the largest
 gradient (a parameter whose true gradient is 0, like the key-projection bias, carries only rounding).
 """
+
 import argparse
 import copy
 import logging
@@ -34,8 +35,14 @@ def tiny_roberta(vocab=300, **overrides):
     for i in range(vocab - dictionary.nspecial):
         dictionary.add_symbol(f"w{i}")
     task = argparse.Namespace(source_dictionary=dictionary, target_dictionary=dictionary)
-    args = argparse.Namespace(arch="roberta_tiny", max_positions=64, dropout=0.0, attention_dropout=0.0,
-                              encoder_attention_heads=4, **overrides)
+    args = argparse.Namespace(
+        arch="roberta_tiny",
+        max_positions=64,
+        dropout=0.0,
+        attention_dropout=0.0,
+        encoder_attention_heads=4,
+        **overrides,
+    )
     ARCH_CONFIG_REGISTRY["roberta_tiny"](args)
     torch.manual_seed(0)
     return RobertaModel.build_model(args, task)
@@ -57,12 +64,20 @@ def forward_backward(model, tokens, masked):
     logits, extra = model(tokens, masked_tokens=masked, return_all_hiddens=True)
     loss = F.cross_entropy(logits, tokens[masked])
     loss.backward()
-    return loss, logits, extra["inner_states"], {name: p.grad.clone() for name, p in model.named_parameters()}
+    return (
+        loss,
+        logits,
+        extra["inner_states"],
+        {name: p.grad.clone() for name, p in model.named_parameters()},
+    )
 
 
 def assert_close_to_largest(actual, expected):
     scale = expected.abs().max()
-    assert (actual - expected).abs().max() <= TOLERANCE * scale, ((actual - expected).abs().max(), scale)
+    assert (actual - expected).abs().max() <= TOLERANCE * scale, (
+        (actual - expected).abs().max(),
+        scale,
+    )
 
 
 @pytest.mark.parametrize("implementation", ["fused", "compiled"])
@@ -71,7 +86,10 @@ def test_loss_logits_states_and_gradients_equal_fairseq(implementation, padded):
     stock = tiny_roberta()
     fused = copy.deepcopy(stock)
     use_fused_encoder(fused, implementation)
-    assert isinstance(fused.encoder, FusedRobertaEncoder) and type(stock.encoder).__name__ == "RobertaEncoder"
+    assert (
+        isinstance(fused.encoder, FusedRobertaEncoder)
+        and type(stock.encoder).__name__ == "RobertaEncoder"
+    )
     tokens, masked = batch(padded)
     loss, logits, states, grads = forward_backward(stock, tokens, masked)
     fused_loss, fused_logits, fused_states, fused_grads = forward_backward(fused, tokens, masked)
@@ -105,7 +123,9 @@ def test_same_parameters_and_state_dict_in_both_directions():
     stock = tiny_roberta()
     fused = tiny_roberta()
     use_fused_encoder(fused, "compiled")
-    assert [(n, p.shape) for n, p in fused.named_parameters()] == [(n, p.shape) for n, p in stock.named_parameters()]
+    assert [(n, p.shape) for n, p in fused.named_parameters()] == [
+        (n, p.shape) for n, p in stock.named_parameters()
+    ]
     fused.load_state_dict(stock.state_dict(), strict=True)
     stock.load_state_dict(fused.state_dict(), strict=True)
     use_fused_encoder(fused, "fairseq")
@@ -129,31 +149,93 @@ def test_the_task_option_chooses_the_implementation(tiny_databin):
 
     args = argparse.Namespace(arch="roberta_tiny", max_positions=32)
     ARCH_CONFIG_REGISTRY["roberta_tiny"](args)
-    for option, expected in (("auto", "RobertaEncoder"), ("fairseq", "RobertaEncoder"),
-                             ("fused", "FusedRobertaEncoder"), ("compiled", "FusedRobertaEncoder")):
-        task = CorporaMaskedLMTask.setup_task(CorporaMaskedLMConfig(
-            data=str(tiny_databin), tokens_per_sample=32, seed=1, cpu=True, encoder_implementation=option))
-        assert type(task.build_model(copy.copy(args)).encoder).__name__ == expected, option  # auto: CPU
+    for option, expected in (
+        ("auto", "RobertaEncoder"),
+        ("fairseq", "RobertaEncoder"),
+        ("fused", "FusedRobertaEncoder"),
+        ("compiled", "FusedRobertaEncoder"),
+    ):
+        task = CorporaMaskedLMTask.setup_task(
+            CorporaMaskedLMConfig(
+                data=str(tiny_databin),
+                tokens_per_sample=32,
+                seed=1,
+                cpu=True,
+                encoder_implementation=option,
+            )
+        )
+        assert type(task.build_model(copy.copy(args)).encoder).__name__ == expected, (
+            option
+        )  # auto: CPU
 
 
 def train_losses(databin, save_dir, *extra) -> list:
     """Per-update losses of 16 fairseq-train updates of roberta_tiny, dropout off."""
-    run = subprocess.run([str(c) for c in [
-        BIN / "fairseq-train", databin, "--user-dir", USER_DIR, "--criterion", "masked_lm", "--arch", "roberta_tiny",
-        "--cpu", "--num-workers", "0", "--batch-size", "8", "--tokens-per-sample", "32", "--optimizer", "adam",
-        "--lr", "1e-3", "--max-update", "16", "--seed", "1", "--dropout", "0", "--attention-dropout", "0",
-        "--save-dir", save_dir, "--no-epoch-checkpoints", "--disable-validation", "--log-interval", "1",
-        "--log-format", "simple", *extra]], capture_output=True, text=True)
+    run = subprocess.run(
+        [
+            str(c)
+            for c in [
+                BIN / "fairseq-train",
+                databin,
+                "--user-dir",
+                USER_DIR,
+                "--criterion",
+                "masked_lm",
+                "--arch",
+                "roberta_tiny",
+                "--cpu",
+                "--num-workers",
+                "0",
+                "--batch-size",
+                "8",
+                "--tokens-per-sample",
+                "32",
+                "--optimizer",
+                "adam",
+                "--lr",
+                "1e-3",
+                "--max-update",
+                "16",
+                "--seed",
+                "1",
+                "--dropout",
+                "0",
+                "--attention-dropout",
+                "0",
+                "--save-dir",
+                save_dir,
+                "--no-epoch-checkpoints",
+                "--disable-validation",
+                "--log-interval",
+                "1",
+                "--log-format",
+                "simple",
+                *extra,
+            ]
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
-    return [float(x) for x in re.findall(r"train_inner\W.*? loss=([\d.]+)", run.stdout + run.stderr)]
+    return [
+        float(x) for x in re.findall(r"train_inner\W.*? loss=([\d.]+)", run.stdout + run.stderr)
+    ]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("implementation", ["fused", "compiled"])
-def test_training_follows_stock_fairseq_and_its_checkpoint_loads_there(tiny_databin, tmp_path, implementation):
+def test_training_follows_stock_fairseq_and_its_checkpoint_loads_there(
+    tiny_databin, tmp_path, implementation
+):
     stock = train_losses(tiny_databin, tmp_path / "stock", "--task", "masked_lm")
-    ours = train_losses(tiny_databin, tmp_path / "ours", "--task", "corpora_masked_lm",
-                        "--encoder-implementation", implementation)
+    ours = train_losses(
+        tiny_databin,
+        tmp_path / "ours",
+        "--task",
+        "corpora_masked_lm",
+        "--encoder-implementation",
+        implementation,
+    )
     assert len(ours) == len(stock) == 16
     # fairseq logs losses rounded to 3 decimals; the runs differ only in rounding of the sums
     assert ours == pytest.approx(stock, abs=2e-3)
@@ -163,9 +245,15 @@ def test_training_follows_stock_fairseq_and_its_checkpoint_loads_there(tiny_data
     from fairseq.tasks.masked_lm import MaskedLMConfig, MaskedLMTask
 
     state = checkpoint_utils.load_checkpoint_to_cpu(str(tmp_path / "ours" / "checkpoint_last.pt"))
-    reference = checkpoint_utils.load_checkpoint_to_cpu(str(tmp_path / "stock" / "checkpoint_last.pt"))
-    assert {k: v.shape for k, v in state["model"].items()} == {k: v.shape for k, v in reference["model"].items()}
+    reference = checkpoint_utils.load_checkpoint_to_cpu(
+        str(tmp_path / "stock" / "checkpoint_last.pt")
+    )
+    assert {k: v.shape for k, v in state["model"].items()} == {
+        k: v.shape for k, v in reference["model"].items()
+    }
     # stock fairseq's masked_lm task builds its own RoBERTa and loads the weights strictly
     stock_task = MaskedLMTask.setup_task(MaskedLMConfig(data=str(tiny_databin)))
-    (model,), _ = checkpoint_utils.load_model_ensemble([str(tmp_path / "ours" / "checkpoint_last.pt")], task=stock_task)
+    (model,), _ = checkpoint_utils.load_model_ensemble(
+        [str(tmp_path / "ours" / "checkpoint_last.pt")], task=stock_task
+    )
     assert type(model.encoder).__name__ == "RobertaEncoder"

@@ -1,20 +1,23 @@
 """The packages import one way: bio_roberta_core imports none of ours, preprocess and user_dir
 import it and not each other, bio_roberta is on top; no two modules import each other
 (scripts/import_graph.py prints the graph)."""
+
 import importlib.util
 
 from conftest import REPO_ROOT
 
-spec = importlib.util.spec_from_file_location("import_graph",
-                                              REPO_ROOT / "scripts" / "import_graph.py")
+spec = importlib.util.spec_from_file_location(
+    "import_graph", REPO_ROOT / "scripts" / "import_graph.py"
+)
 import_graph = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(import_graph)
 
 
 def test_no_package_imports_upward_or_sideways():
     edges = import_graph.package_edges(REPO_ROOT)
-    assert import_graph.layering_violations(edges) == [], {pair: dict(edges[pair])
-                                                           for pair in edges}
+    assert import_graph.layering_violations(edges) == [], {
+        pair: dict(edges[pair]) for pair in edges
+    }
     assert not [pair for pair in edges if pair[0] == "bio_roberta_core"]
 
 
@@ -33,8 +36,11 @@ def test_the_checks_find_what_they_forbid_anywhere_in_a_module(tmp_path):
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text(source)
     edges = import_graph.package_edges(tmp_path)
-    assert import_graph.layering_violations(edges) == [("bio_roberta_core", "bio_roberta"),
-                                                       ("preprocess", "user_dir")]
+    assert import_graph.layering_violations(edges) == [
+        ("bio_roberta_core", "bio_roberta"),
+        ("preprocess", "user_dir"),
+    ]
     assert dict(edges["bio_roberta_core", "bio_roberta"]) == {
-        "bio_roberta_core.sub.a": {"bio_roberta.tasks.registry"}}
+        "bio_roberta_core.sub.a": {"bio_roberta.tasks.registry"}
+    }
     assert import_graph.module_cycles(tmp_path) == [["preprocess.a", "preprocess.b"]]

@@ -1,4 +1,5 @@
 """Our scorers equal the reference implementations exactly (seqeval, sklearn, BLUE eval_hoc)."""
+
 import random
 
 import numpy as np
@@ -79,7 +80,9 @@ def test_binary_f1_and_accuracy_equal_sklearn():
     for _ in range(CASES):
         n = rng.randint(1, 30)
         gold, predicted = random_labels(rng, ["0", "1"], n), random_labels(rng, ["0", "1"], n)
-        assert metrics.binary_f1(gold, predicted, "1") == f1_score(gold, predicted, pos_label="1", zero_division=0)
+        assert metrics.binary_f1(gold, predicted, "1") == f1_score(
+            gold, predicted, pos_label="1", zero_division=0
+        )
         assert metrics.accuracy(gold, predicted) == accuracy_score(gold, predicted)
 
 
@@ -110,7 +113,9 @@ def test_hoc_f1_equals_blue_eval_hoc_at_abstract_level():
             continue  # BLUE divides by zero on an abstract without gold labels
         keys = list(gold)  # BLUE keeps abstracts in first-seen order
         as_matrix = lambda sets: np.array([[int(j in sets[k]) for j in range(10)] for k in keys])
-        assert metrics.hoc_abstract_f1(gold, predicted) == blue_eval_hoc_f1(as_matrix(predicted), as_matrix(gold))
+        assert metrics.hoc_abstract_f1(gold, predicted) == blue_eval_hoc_f1(
+            as_matrix(predicted), as_matrix(gold)
+        )
 
 
 def test_hoc_f1_by_hand():
@@ -126,8 +131,12 @@ def test_registry_scored_labels_are_the_labels_without_the_negative():
     for spec in TASKS.values():
         if spec.negative_label is not None:
             assert spec.labels_in_score == tuple(l for l in spec.labels if l != spec.negative_label)
-    assert get_task("ddi").labels_in_score == ("DDI-mechanism", "DDI-effect", "DDI-advise",
-                                               "DDI-int")
+    assert get_task("ddi").labels_in_score == (
+        "DDI-mechanism",
+        "DDI-effect",
+        "DDI-advise",
+        "DDI-int",
+    )
     assert get_task("gad").labels_in_score == ("1",)
 
 
@@ -136,7 +145,9 @@ def test_score_dispatches_on_the_registry_metric():
     for name, average in (("chemprot", "macro"), ("ddi", "micro"), ("i2b2-2010-re", "micro")):
         spec = get_task(name)
         gold, predicted = random_labels(rng, spec.labels, 50), random_labels(rng, spec.labels, 50)
-        expected = f1_score(gold, predicted, labels=list(spec.scored_labels), average=average, zero_division=0)
+        expected = f1_score(
+            gold, predicted, labels=list(spec.scored_labels), average=average, zero_division=0
+        )
         assert spec.score(gold, predicted) == expected
     gold, predicted = random_labels(rng, ["0", "1"], 50), random_labels(rng, ["0", "1"], 50)
     assert get_task("euadr").score(gold, predicted) == f1_score(gold, predicted, pos_label="1")

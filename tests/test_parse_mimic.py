@@ -1,4 +1,5 @@
 """MIMIC-III notes: category filter, ISERROR, placeholders, multi-line TEXT, bad rows."""
+
 from __future__ import annotations
 
 import gzip
@@ -9,7 +10,12 @@ import pytest
 
 from conftest import SAMPLE_DIR, shared_data_path
 from preprocess.errors import InputLog
-from preprocess.mimic import iter_mimic_records, normalise_placeholders, parse_mimic, placeholder_type
+from preprocess.mimic import (
+    iter_mimic_records,
+    normalise_placeholders,
+    parse_mimic,
+    placeholder_type,
+)
 from preprocess.text_shards import ShardOptions, iter_shard_documents
 
 NOTES = SAMPLE_DIR / "corpus" / "mimic" / "NOTEEVENTS.csv"
@@ -24,31 +30,60 @@ def test_physician_notes_by_default_without_retracted_rows(tmp_path):
     docs = list(iter_shard_documents(tmp_path, "train"))
     assert not any("wrong patient" in sentence for doc in docs for sentence in doc)
     first = docs[0]
-    assert first[0] == "Chief Complaint: hypotension, fever 24 Hour Events: - Started on norepinephrine for MAP < 65 overnight."
+    assert (
+        first[0]
+        == "Chief Complaint: hypotension, fever 24 Hour Events: - Started on norepinephrine for MAP < 65 overnight."
+    )
     assert "He was treated with ceftriaxone 1 g i.v. q24h." in first
-    assert any("[**Hospital 1234**]" in sentence for sentence in first)  # kept as written by default
+    assert any(
+        "[**Hospital 1234**]" in sentence for sentence in first
+    )  # kept as written by default
 
 
 def test_categories_and_type_placeholders(tmp_path):
-    manifest = parse_mimic([NOTES], tmp_path, ShardOptions(valid_fraction=0.0), categories=None, placeholders="type")
+    manifest = parse_mimic(
+        [NOTES], tmp_path, ShardOptions(valid_fraction=0.0), categories=None, placeholders="type"
+    )
     assert manifest["counts"]["documents_written"]["train"] == 14
     assert manifest["options"]["reader"] == {"categories": None, "placeholders": "type"}
-    text = "\n".join(sentence for doc in iter_shard_documents(tmp_path, "train") for sentence in doc)
+    text = "\n".join(
+        sentence for doc in iter_shard_documents(tmp_path, "train") for sentence in doc
+    )
     assert "[**" not in text
     assert "Admission Date: [DATE] Discharge Date: [DATE]" in text
     assert "Follow up with Dr. [NAME] [NAME] in 2 weeks." in text
-    selected = parse_mimic([NOTES], tmp_path / "radiology", ShardOptions(valid_fraction=0.0), categories=["radiology", "ECG "])
+    selected = parse_mimic(
+        [NOTES],
+        tmp_path / "radiology",
+        ShardOptions(valid_fraction=0.0),
+        categories=["radiology", "ECG "],
+    )
     assert selected["counts"]["documents_written"]["train"] == 3
 
 
-@pytest.mark.parametrize("content, token", [
-    ("2151-7-16", "[DATE]"), ("7-16", "[DATE]"), ("2119", "[DATE]"), ("Month (only) 51", "[DATE]"),
-    ("Hospital 123", "[HOSPITAL]"), ("Hospital3 18", "[HOSPITAL]"), ("Wardname 12", "[HOSPITAL]"),
-    ("Known lastname 4", "[NAME]"), ("First Name4 (NamePattern1) 4321", "[NAME]"), ("Name (NI) 512", "[NAME]"),
-    ("Telephone/Fax (1) 4455", "[PHONE]"), ("Pager number 9", "[PHONE]"), ("Medical Record Number 3", "[ID]"),
-    ("Location (un) 7", "[LOCATION]"), ("Street Address(2) 5", "[LOCATION]"), ("E-mail address 1", "[CONTACT]"),
-    ("Age over 90 ", "[AGE]"), ("Attending Info 1", "[OTHER]"),
-])
+@pytest.mark.parametrize(
+    "content, token",
+    [
+        ("2151-7-16", "[DATE]"),
+        ("7-16", "[DATE]"),
+        ("2119", "[DATE]"),
+        ("Month (only) 51", "[DATE]"),
+        ("Hospital 123", "[HOSPITAL]"),
+        ("Hospital3 18", "[HOSPITAL]"),
+        ("Wardname 12", "[HOSPITAL]"),
+        ("Known lastname 4", "[NAME]"),
+        ("First Name4 (NamePattern1) 4321", "[NAME]"),
+        ("Name (NI) 512", "[NAME]"),
+        ("Telephone/Fax (1) 4455", "[PHONE]"),
+        ("Pager number 9", "[PHONE]"),
+        ("Medical Record Number 3", "[ID]"),
+        ("Location (un) 7", "[LOCATION]"),
+        ("Street Address(2) 5", "[LOCATION]"),
+        ("E-mail address 1", "[CONTACT]"),
+        ("Age over 90 ", "[AGE]"),
+        ("Attending Info 1", "[OTHER]"),
+    ],
+)
 def test_placeholder_types(content, token):
     assert placeholder_type(content) == token
     assert normalise_placeholders(f"seen on [**{content}**] by") == f"seen on {token} by"
@@ -58,20 +93,26 @@ def test_bad_rows_are_reported_with_record_and_line(tmp_path):
     lines = NOTES.read_bytes().split(b"\n")
     header = lines[0]
     bad = tmp_path / "NOTEEVENTS.csv"
-    bad.write_bytes(b"\n".join([
-        header,
-        b'201,1,2,"2150-01-01","","","Physician ","Note",3,,"First note is fine.\nIt spans two lines."',
-        b'202,1,2,"2150-01-01","","","Physician ","Note",3,"Too few fields"',
-        b'203,1,2,"2150-01-01","","","Physician ","Note",3,,"Bad bytes \xff\xfe here."',
-        b'204,1,2,"2150-01-01","","","Physician ","Note",3,,"Last note is fine too."',
-        b"",
-    ]))
+    bad.write_bytes(
+        b"\n".join(
+            [
+                header,
+                b'201,1,2,"2150-01-01","","","Physician ","Note",3,,"First note is fine.\nIt spans two lines."',
+                b'202,1,2,"2150-01-01","","","Physician ","Note",3,"Too few fields"',
+                b'203,1,2,"2150-01-01","","","Physician ","Note",3,,"Bad bytes \xff\xfe here."',
+                b'204,1,2,"2150-01-01","","","Physician ","Note",3,,"Last note is fine too."',
+                b"",
+            ]
+        )
+    )
     manifest = parse_mimic([bad], tmp_path / "out", ShardOptions(valid_fraction=0.0))
     assert manifest["counts"]["documents_skipped"] == {"bad_row": 1, "invalid_utf8": 1}
     assert manifest["counts"]["documents_written"]["train"] == 2
     problems = [(p["position"], p["reason"]) for p in manifest["problems"]]
-    assert problems == [("record 2 (line 4)", "expected 11 fields, found 10: row skipped"),
-                        ("record 3 (line 5)", "invalid UTF-8: row skipped")]
+    assert problems == [
+        ("record 2 (line 4)", "expected 11 fields, found 10: row skipped"),
+        ("record 3 (line 5)", "invalid UTF-8: row skipped"),
+    ]
 
 
 ALL_IDS = [str(i) for i in range(101, 116) if i != 104]  # 104 is ISERROR=1
@@ -86,10 +127,15 @@ def test_file_cut_inside_the_last_quoted_note_is_detected(tmp_path):
     cut = tmp_path / "NOTEEVENTS.csv"
     cut.write_bytes(notes[: notes.rindex(b"atrial fibrillation")])  # inside note 115's TEXT
     manifest = _parse_all(cut, tmp_path)
-    assert manifest["problems"] == [{
-        "file": str(cut), "position": "record 15 (line 90)", "fatal": True,
-        "reason": "the file ends inside this record's quoted field: it was cut short (an interrupted copy or "
-                  "download?); record skipped"}]
+    assert manifest["problems"] == [
+        {
+            "file": str(cut),
+            "position": "record 15 (line 90)",
+            "fatal": True,
+            "reason": "the file ends inside this record's quoted field: it was cut short (an interrupted copy or "
+            "download?); record skipped",
+        }
+    ]
     assert manifest["counts"]["documents_skipped"] == {"iserror": 1, "truncated_record": 1}
     assert manifest["counts"]["documents_read"] == 15 and manifest["counts"]["inputs_failed"] == 1
     assert [doc.doc_id for doc in iter_mimic_records(cut, categories=None)] == ALL_IDS[:-1]
@@ -97,8 +143,12 @@ def test_file_cut_inside_the_last_quoted_note_is_detected(tmp_path):
 
 def test_truncated_gzip_keeps_every_note_before_the_cut(tmp_path):
     header, body = NOTES.read_bytes().split(b"\n", 1)
-    copies = [re.sub(rb"^1(\d\d),", lambda m: b"%d," % (k * 1000 + int(m.group(1))), body, flags=re.MULTILINE)
-              for k in range(1, 41)]  # the sample 40 times, ROW_IDs k0NN
+    copies = [
+        re.sub(
+            rb"^1(\d\d),", lambda m: b"%d," % (k * 1000 + int(m.group(1))), body, flags=re.MULTILINE
+        )
+        for k in range(1, 41)
+    ]  # the sample 40 times, ROW_IDs k0NN
     data = gzip.compress(b"\n".join([header, b"".join(copies)]), mtime=0)
     cut = tmp_path / "NOTEEVENTS.csv.gz"
     cut.write_bytes(data[: len(data) * 3 // 4])
@@ -118,24 +168,42 @@ def test_blank_lines_between_records_are_ignored(tmp_path):
     assert [doc.doc_id for doc in iter_mimic_records(spaced, categories=None)] == ALL_IDS
 
 
-@pytest.mark.parametrize("stray, error", [
-    ((b"Cultures grew E. coli", b'Cultures grew "E. coli'), "',' expected after '\"' at line 12"),
-    ((b"sensitive to ceftriaxone.\n", b'sensitive to ceftriaxone."\n'),  # line 13 is blank
-     "its quoted TEXT ended early (a stray quote?), line 14 after it does not start a record"),
-    ((b"Pressors weaned off at 0300.", b'Pressors weaned off", at 0300.'), "expected 11 fields, found 13"),
-])
+@pytest.mark.parametrize(
+    "stray, error",
+    [
+        (
+            (b"Cultures grew E. coli", b'Cultures grew "E. coli'),
+            "',' expected after '\"' at line 12",
+        ),
+        (
+            (b"sensitive to ceftriaxone.\n", b'sensitive to ceftriaxone."\n'),  # line 13 is blank
+            "its quoted TEXT ended early (a stray quote?), line 14 after it does not start a record",
+        ),
+        (
+            (b"Pressors weaned off at 0300.", b'Pressors weaned off", at 0300.'),
+            "expected 11 fields, found 13",
+        ),
+    ],
+)
 def test_stray_quote_is_named_at_its_record_and_only_that_record_is_lost(tmp_path, stray, error):
     notes = NOTES.read_bytes()
     bad = tmp_path / "NOTEEVENTS.csv"
     bad.write_bytes(notes.replace(*stray, 1))
     assert bad.read_bytes() != notes
     manifest = _parse_all(bad, tmp_path)
-    assert [(p["position"], p["reason"], p["fatal"]) for p in manifest["problems"]] == [(
-        "record 2 (line 11)", f"quoting went wrong here: {error}; lines 11-15 skipped as one record, "
-                              f"reading went on at line 16", False)]
+    assert [(p["position"], p["reason"], p["fatal"]) for p in manifest["problems"]] == [
+        (
+            "record 2 (line 11)",
+            f"quoting went wrong here: {error}; lines 11-15 skipped as one record, "
+            f"reading went on at line 16",
+            False,
+        )
+    ]
     assert manifest["counts"]["documents_read"] == 15
     assert manifest["counts"]["documents_skipped"] == {"bad_quoting": 1, "iserror": 1}
-    assert [doc.doc_id for doc in iter_mimic_records(bad, categories=None)] == [i for i in ALL_IDS if i != "102"]
+    assert [doc.doc_id for doc in iter_mimic_records(bad, categories=None)] == [
+        i for i in ALL_IDS if i != "102"
+    ]
 
 
 def test_wrong_header_fails_the_input_only(tmp_path):

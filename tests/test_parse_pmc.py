@@ -1,4 +1,5 @@
 """PMC parsing: .nxml and tar packages, safe member handling, failing articles, real data."""
+
 from __future__ import annotations
 
 import io
@@ -20,27 +21,38 @@ def test_sample_articles_and_package(tmp_path):
     manifest = parse_pmc([PMC_SAMPLE], tmp_path, ShardOptions(valid_fraction=0.0))
     counts = manifest["counts"]
     assert counts["documents_read"] == 5  # 3 loose articles + 2 in the package
-    assert counts["documents_skipped"] == {"superseded": 2}  # the package sorts last and re-issues two articles
+    assert counts["documents_skipped"] == {
+        "superseded": 2
+    }  # the package sorts last and re-issues two articles
     assert counts["documents_written"]["train"] == 3
     package = next(i for i in manifest["inputs"] if i["path"].endswith(".tar.gz"))
     assert package["other"]["other_members"] == 2  # the licence files
     docs = list(iter_shard_documents(tmp_path, "train"))
     titles = {doc[0] for doc in docs}
-    assert titles == {"Neutrophil extracellular traps promote thrombosis in a mouse model of sepsis",
-                      "Machine learning prediction of acute kidney injury from routine laboratory data",
-                      "Senolytic treatment reduces frailty in aged mice"}
+    assert titles == {
+        "Neutrophil extracellular traps promote thrombosis in a mouse model of sepsis",
+        "Machine learning prediction of acute kidney injury from routine laboratory data",
+        "Senolytic treatment reduces frailty in aged mice",
+    }
     nets = next(doc for doc in docs if doc[0].startswith("Neutrophil"))
-    assert nets[1] == "Neutrophil extracellular traps (NETs) are web-like structures of DNA and histones released by activated neutrophils."
+    assert (
+        nets[1]
+        == "Neutrophil extracellular traps (NETs) are web-like structures of DNA and histones released by activated neutrophils."
+    )
     assert "DNase I (10 mg/kg) or vehicle was injected i.v. 1 h after surgery." in nets
     assert "" not in nets
 
 
 def test_ids_come_from_pmc_id_or_file_name():
-    ids = [doc.doc_id for path in sorted(PMC_SAMPLE.glob("*.nxml")) for doc in iter_pmc_records(path)]
+    ids = [
+        doc.doc_id for path in sorted(PMC_SAMPLE.glob("*.nxml")) for doc in iter_pmc_records(path)
+    ]
     assert ids == ["PMC9100001", "PMC9100002", "aging-cells-2024-017"]
 
 
-def _member(name: str, data: bytes = b"", kind: bytes = tarfile.REGTYPE, linkname: str = "") -> tuple[tarfile.TarInfo, bytes]:
+def _member(
+    name: str, data: bytes = b"", kind: bytes = tarfile.REGTYPE, linkname: str = ""
+) -> tuple[tarfile.TarInfo, bytes]:
     info = tarfile.TarInfo(name)
     info.type = kind
     info.linkname = linkname
@@ -67,9 +79,15 @@ def test_unsafe_members_refused_and_bad_articles_reported(tmp_path):
     manifest = parse_pmc([tmp_path / "in"], tmp_path / "out", ShardOptions(valid_fraction=0.0))
     reasons = [(p["position"], p["reason"]) for p in manifest["problems"]]
     assert reasons[0] == ("member 1 '/etc/evil.nxml'", "unsafe tar member refused: absolute path")
-    assert reasons[1] == ("member 2 'pkg/../../escape.nxml'", "unsafe tar member refused: '..' in path")
+    assert reasons[1] == (
+        "member 2 'pkg/../../escape.nxml'",
+        "unsafe tar member refused: '..' in path",
+    )
     assert reasons[2][1] == reasons[3][1] == "unsafe tar member refused: link"
-    assert reasons[4][0].startswith("oa_bad.tar.gz:pkg/broken.nxml: line ") and "malformed XML" in reasons[4][1]
+    assert (
+        reasons[4][0].startswith("oa_bad.tar.gz:pkg/broken.nxml: line ")
+        and "malformed XML" in reasons[4][1]
+    )
     assert manifest["counts"]["documents_skipped"] == {"unparseable_article": 1}
     assert manifest["counts"]["documents_written"]["train"] == 2
     assert not (tmp_path / "escape.nxml").exists() and not Path("/etc/evil.nxml").exists()
@@ -84,21 +102,30 @@ def test_invalid_utf8_article_is_reported_with_its_package_member_and_the_run_go
     (inputs / "PMC9100002.nxml").write_bytes(bad)  # a loose article
     shutil.copy(PMC_SAMPLE / "aging-cells-2024-017.nxml", inputs)
     with tarfile.open(inputs / "oa_utf8.tar.gz", "w:gz") as tar:
-        for info, data in [_member("pkg/bad.nxml", bad), _member("pkg/PMC9100001.nxml",
-                                                                  (PMC_SAMPLE / "PMC9100001.nxml").read_bytes())]:
+        for info, data in [
+            _member("pkg/bad.nxml", bad),
+            _member("pkg/PMC9100001.nxml", (PMC_SAMPLE / "PMC9100001.nxml").read_bytes()),
+        ]:
             tar.addfile(info, io.BytesIO(data))
     manifest = parse_pmc([inputs], tmp_path / "out", ShardOptions(valid_fraction=0.0))
-    problems = [(Path(p["file"]).name, p["position"], p["reason"], p["fatal"]) for p in manifest["problems"]]
+    problems = [
+        (Path(p["file"]).name, p["position"], p["reason"], p["fatal"]) for p in manifest["problems"]
+    ]
     assert [problem[:2] for problem in problems] == [
         ("PMC9100002.nxml", "PMC9100002.nxml: line 4, column 282"),
-        ("oa_utf8.tar.gz", "oa_utf8.tar.gz:pkg/bad.nxml: line 4, column 282")]
-    assert all(reason.startswith("malformed XML: Invalid bytes in character encoding") and not fatal
-               for _, _, reason, fatal in problems)
+        ("oa_utf8.tar.gz", "oa_utf8.tar.gz:pkg/bad.nxml: line 4, column 282"),
+    ]
+    assert all(
+        reason.startswith("malformed XML: Invalid bytes in character encoding") and not fatal
+        for _, _, reason, fatal in problems
+    )
     assert manifest["counts"]["documents_skipped"] == {"unparseable_article": 2}
     assert manifest["counts"]["inputs_failed"] == 0
     titles = {doc[0] for doc in iter_shard_documents(tmp_path / "out", "train")}
-    assert titles == {"Neutrophil extracellular traps promote thrombosis in a mouse model of sepsis",  # packaged
-                      "Senolytic treatment reduces frailty in aged mice"}
+    assert titles == {
+        "Neutrophil extracellular traps promote thrombosis in a mouse model of sepsis",  # packaged
+        "Senolytic treatment reduces frailty in aged mice",
+    }
 
 
 def test_corrupt_package_is_reported_and_other_inputs_processed(tmp_path):
@@ -109,7 +136,11 @@ def test_corrupt_package_is_reported_and_other_inputs_processed(tmp_path):
     shutil.copy(PMC_SAMPLE / "aging-cells-2024-017.nxml", inputs)
     manifest = parse_pmc([inputs], tmp_path / "out", ShardOptions(valid_fraction=0.0))
     problem = manifest["problems"][-1]
-    assert problem["fatal"] and problem["file"].endswith("oa_truncated.tar.gz") and "corrupt package" in problem["reason"]
+    assert (
+        problem["fatal"]
+        and problem["file"].endswith("oa_truncated.tar.gz")
+        and "corrupt package" in problem["reason"]
+    )
     assert manifest["counts"]["inputs_failed"] == 1
     assert manifest["counts"]["documents_written"]["train"] >= 1
 

@@ -2,6 +2,7 @@
 Hydra multirun -> real fairseq fine-tuning from the tiny pretrained checkpoint -> result records ->
 report; finished runs are skipped on re-run; a failing run is recorded as failed and makes the exit
 status 1. The commands run without the parse stage's dependencies, as on a training machine."""
+
 import json
 import random
 import shutil
@@ -12,17 +13,31 @@ from pathlib import Path
 import pytest
 
 from conftest import TINY_WORDS
-from finetune_data import build_ner, input_dictionary, label_dictionary, write_indexed, write_manifest
+from finetune_data import (
+    build_ner,
+    input_dictionary,
+    label_dictionary,
+    write_indexed,
+    write_manifest,
+)
 
 pytestmark = pytest.mark.slow
 BIN = Path(sys.executable).parent
-TINY = ["hparams.max_epoch=2", "hparams.batch_size=8",
-        "hparams.validate_interval_updates=3", "hparams.patience=2", "max_update=8", "num_workers=0",
-        "log_interval=1"]
+TINY = [
+    "hparams.max_epoch=2",
+    "hparams.batch_size=8",
+    "hparams.validate_interval_updates=3",
+    "hparams.patience=2",
+    "max_update=8",
+    "num_workers=0",
+    "log_interval=1",
+]
 CUE_WORDS = ("aspirin", "insulin", "mice")
 
 
-def build_relation(root: Path, dict_txt: Path, task: str = "chemprot", seed: int = 0, splits=None) -> Path:
+def build_relation(
+    root: Path, dict_txt: Path, task: str = "chemprot", seed: int = 0, splits=None
+) -> Path:
     """A single-label finetune-bin (chemprot labels): the label is told by a cue word."""
     from bio_roberta.tasks.kinds import label_symbols
     from bio_roberta.tasks.registry import get_task
@@ -43,7 +58,7 @@ def build_relation(root: Path, dict_txt: Path, task: str = "chemprot", seed: int
         write_indexed(root / "input0" / split, tokens, len(vocab))
         write_indexed(root / "label" / split, label_rows, len(labels))
         (root / f"{split}.ids").write_text("".join(f"{split}:{i}\n" for i in range(n)))
-    write_manifest(root, task, labels.symbols[labels.nspecial:])
+    write_manifest(root, task, labels.symbols[labels.nspecial :])
     return root
 
 
@@ -57,28 +72,50 @@ def data_root(tmp_path_factory, tiny_roberta_checkpoint):
 
 
 def bio_roberta(env, *args):
-    run = subprocess.run([str(BIN / "bio-roberta"), *map(str, args)], capture_output=True, text=True, env=env)
+    run = subprocess.run(
+        [str(BIN / "bio-roberta"), *map(str, args)], capture_output=True, text=True, env=env
+    )
     return run, run.stdout + run.stderr
 
 
 def records(results: Path) -> dict:
-    return {(r["task"], r["seed"], r["fold"]): r
-            for r in (json.loads(p.read_text()) for p in sorted(results.rglob("result.json")))}
+    return {
+        (r["task"], r["seed"], r["fold"]): r
+        for r in (json.loads(p.read_text()) for p in sorted(results.rglob("result.json")))
+    }
 
 
-def test_sweep_records_reruns_failures_and_report(data_root, tiny_roberta_checkpoint, tmp_path,
-                                                  without_parse_dependencies):
+def test_sweep_records_reruns_failures_and_report(
+    data_root, tiny_roberta_checkpoint, tmp_path, without_parse_dependencies
+):
     def sweep(*args):
         return bio_roberta(without_parse_dependencies, "sweep", *args)
 
     results = tmp_path / "results"
-    common = ["--pretrained", tiny_roberta_checkpoint, "--data-root", data_root, "--results", results, *TINY]
-    run, log = sweep("--tasks", "ncbi-disease,chemprot", "--seed-list", "10,42", *common,
-                     "hydra/launcher=joblib", "hydra.launcher.n_jobs=2")
+    common = [
+        "--pretrained",
+        tiny_roberta_checkpoint,
+        "--data-root",
+        data_root,
+        "--results",
+        results,
+        *TINY,
+    ]
+    run, log = sweep(
+        "--tasks",
+        "ncbi-disease,chemprot",
+        "--seed-list",
+        "10,42",
+        *common,
+        "hydra/launcher=joblib",
+        "hydra.launcher.n_jobs=2",
+    )
     assert run.returncode == 0, log[-4000:]
     assert "Joblib.Parallel" in log, log[-2000:]
     found = records(results)
-    assert set(found) == {(t, s, None) for t in ("ncbi-disease", "chemprot") for s in (10, 42)}, log[-4000:]
+    assert set(found) == {(t, s, None) for t in ("ncbi-disease", "chemprot") for s in (10, 42)}, (
+        log[-4000:]
+    )
     for (task, seed, _), record in found.items():
         assert record["status"] == "ok", record.get("error")
         assert record["metric"] == {"ncbi-disease": "entity_f1", "chemprot": "macro_f1"}[task]
@@ -93,25 +130,36 @@ def test_sweep_records_reruns_failures_and_report(data_root, tiny_roberta_checkp
         assert "--restore-file" in args and "--reset-lr-scheduler" in args
         # no --arch given: the pretrained checkpoint's own architecture, shape and positions
         assert args[args.index("--arch") + 1] == "roberta_tiny" and "--encoder-embed-dim" in args
-        assert args[args.index("--max-positions") + 1] == "32" == str(record["config"]["max_positions"])
+        assert (
+            args[args.index("--max-positions") + 1]
+            == "32"
+            == str(record["config"]["max_positions"])
+        )
         assert Path(record["predictions"]["path"]).exists() and Path(record["log"]).exists()
         assert record["timings"]["train_seconds"] > 0
     ner_args = found[("ncbi-disease", 10, None)]["config"]["fairseq_args"]
     assert "--patience" in ner_args  # the tiny override; NER has no patience in the registry
-    assert found[("chemprot", 10, None)]["checkpoint"]["sha256"] != found[("chemprot", 42, None)]["checkpoint"]["sha256"]
+    assert (
+        found[("chemprot", 10, None)]["checkpoint"]["sha256"]
+        != found[("chemprot", 42, None)]["checkpoint"]["sha256"]
+    )
 
     rerun, log = sweep("--tasks", "ncbi-disease,chemprot", "--seed-list", "10,42", *common)
     assert rerun.returncode == 0, log[-4000:]
     assert records(results) == found
     assert log.count("finished before, skipped") == 4
 
-    failing, log = sweep("--tasks", "chemprot", "--seed-list", "7", *common, "extra_args=[--no-such-option]")
+    failing, log = sweep(
+        "--tasks", "chemprot", "--seed-list", "7", *common, "extra_args=[--no-such-option]"
+    )
     failed = records(results)[("chemprot", 7, None)]
     assert failed["status"] == "failed" and "fairseq-train exited with status 2" in failed["error"]
     assert Path(failed["log"]).exists() and failed["test_score"] is None
     assert failing.returncode == 1, log[-4000:]
     assert failing.stderr.strip().splitlines()[-2:] == [
-        "bio-roberta: 1 run(s) failed:", f"  chemprot seed 7: {failed['error']} (log: {failed['log']})"]
+        "bio-roberta: 1 run(s) failed:",
+        f"  chemprot seed 7: {failed['error']} (log: {failed['log']})",
+    ]
 
     out = tmp_path / "report"
     report, _ = bio_roberta(without_parse_dependencies, "report", results, "--out", out)
@@ -122,7 +170,9 @@ def test_sweep_records_reruns_failures_and_report(data_root, tiny_roberta_checkp
     assert (out / "report.csv").exists() and (out / "scores.png").stat().st_size > 0
 
 
-def test_cross_validation_fold_one_sets_the_updates_of_the_other_folds(tmp_path, tiny_roberta_checkpoint, monkeypatch):
+def test_cross_validation_fold_one_sets_the_updates_of_the_other_folds(
+    tmp_path, tiny_roberta_checkpoint, monkeypatch
+):
     """GAD-style: the model-selection fold trains with validation; its best update count stops the
     evaluation folds, whose median is the seed's score in the report."""
     import dataclasses
@@ -135,22 +185,41 @@ def test_cross_validation_fold_one_sets_the_updates_of_the_other_folds(tmp_path,
     monkeypatch.setattr(finetune, "get_task", lambda name: three_folds)
     data_root = tmp_path / "finetune-bin"
     for fold in (1, 2, 3):  # fold 2 selects, folds 1 and 3 are scored
-        build_relation(data_root / "gad" / f"fold{fold}", tiny_roberta_checkpoint.parent / "dict.txt", task="gad",
-                       seed=fold, splits={"train": 24, "valid": 8, "test": 8})
-    cfg = compose_config([
-        "task_name=gad", "seed=3", f"pretrained={tiny_roberta_checkpoint}",
-        f"data_root={data_root}", f"results_dir={tmp_path / 'results'}", "arch=roberta_tiny",
-        "hparams.max_epoch=2", "hparams.batch_size=8", "hparams.validate_interval_updates=2",
-        "num_workers=0", "log_interval=1"])
+        build_relation(
+            data_root / "gad" / f"fold{fold}",
+            tiny_roberta_checkpoint.parent / "dict.txt",
+            task="gad",
+            seed=fold,
+            splits={"train": 24, "valid": 8, "test": 8},
+        )
+    cfg = compose_config(
+        [
+            "task_name=gad",
+            "seed=3",
+            f"pretrained={tiny_roberta_checkpoint}",
+            f"data_root={data_root}",
+            f"results_dir={tmp_path / 'results'}",
+            "arch=roberta_tiny",
+            "hparams.max_epoch=2",
+            "hparams.batch_size=8",
+            "hparams.validate_interval_updates=2",
+            "num_workers=0",
+            "log_interval=1",
+        ]
+    )
     selection, *evaluation = finetune.run_task_seed(cfg)
-    assert selection["role"] == "model_selection" and selection["status"] == "ok", selection.get("error")
+    assert selection["role"] == "model_selection" and selection["status"] == "ok", selection.get(
+        "error"
+    )
     assert selection["fold"] == 2 and [r["fold"] for r in evaluation] == [1, 3]
     for record in evaluation:
         assert record["status"] == "ok", record.get("error")
         assert record["num_updates"] == selection["num_updates"]
         args = record["config"]["fairseq_args"]
         assert args[args.index("--max-update") + 1] == str(selection["num_updates"])
-        assert args[args.index("--total-num-update") + 1] == "6"  # the selection fold's schedule: 2 epochs x 3 updates
+        assert (
+            args[args.index("--total-num-update") + 1] == "6"
+        )  # the selection fold's schedule: 2 epochs x 3 updates
         assert "--patience" not in args and record["checkpoint_selection"].startswith("last after")
 
     from bio_roberta import report
@@ -164,26 +233,47 @@ def test_cross_validation_fold_one_sets_the_updates_of_the_other_folds(tmp_path,
 
 
 def test_data_converted_for_more_positions_than_the_model_has_stops_before_training(
-        data_root, tiny_roberta_checkpoint, tmp_path, without_parse_dependencies):
+    data_root, tiny_roberta_checkpoint, tmp_path, without_parse_dependencies
+):
     """The model has 32 positions; chemprot was converted for the registry's 512."""
     longer = tmp_path / "finetune-bin"
     shutil.copytree(data_root / "chemprot", longer / "chemprot")
     manifest = json.loads((longer / "chemprot" / "manifest.json").read_text())
-    (longer / "chemprot" / "manifest.json").write_text(json.dumps({**manifest, "max_positions": 512}))
+    (longer / "chemprot" / "manifest.json").write_text(
+        json.dumps({**manifest, "max_positions": 512})
+    )
     results = tmp_path / "results"
-    run, log = bio_roberta(without_parse_dependencies, "sweep", "--tasks", "chemprot", "--seed-list", "7",
-                           "--pretrained", tiny_roberta_checkpoint, "--data-root", longer, "--results", results, *TINY)
+    run, log = bio_roberta(
+        without_parse_dependencies,
+        "sweep",
+        "--tasks",
+        "chemprot",
+        "--seed-list",
+        "7",
+        "--pretrained",
+        tiny_roberta_checkpoint,
+        "--data-root",
+        longer,
+        "--results",
+        results,
+        *TINY,
+    )
     assert run.returncode == 1, log[-4000:]
     failed = records(results)[("chemprot", 7, None)]
     assert failed["error"] == (
         f"FinetuneError: {longer / 'chemprot'} was converted for 512 positions but {tiny_roberta_checkpoint} has 32: "
         f"re-run `bio-roberta convert-task chemprot --max-positions 32 --out {longer / 'chemprot'}` with its --data "
-        "and --vocab")
+        "and --vocab"
+    )
     assert not Path(failed["log"]).exists() and "fairseq_args" not in failed["config"]
     assert run.stderr.strip().splitlines()[-2:] == [
-        "bio-roberta: 1 run(s) failed:", f"  chemprot seed 7: {failed['error']} (stopped before training, no log)"]
+        "bio-roberta: 1 run(s) failed:",
+        f"  chemprot seed 7: {failed['error']} (stopped before training, no log)",
+    ]
 
-    report, log = bio_roberta(without_parse_dependencies, "report", results, "--out", tmp_path / "report")
+    report, log = bio_roberta(
+        without_parse_dependencies, "report", results, "--out", tmp_path / "report"
+    )
     assert report.returncode == 0, log[-3000:]
     assert "was converted for 512 positions" in (tmp_path / "report" / "report.md").read_text()
 
@@ -191,8 +281,22 @@ def test_data_converted_for_more_positions_than_the_model_has_stops_before_train
 def test_an_unreadable_pretrained_checkpoint_is_a_one_line_error(data_root, tmp_path):
     empty = tmp_path / "checkpoint_best.pt"
     empty.write_bytes(b"")
-    run, log = bio_roberta(None, "sweep", "--tasks", "chemprot", "--seed-list", "7", "--pretrained", empty,
-                           "--data-root", data_root, "--results", tmp_path / "results")
+    run, log = bio_roberta(
+        None,
+        "sweep",
+        "--tasks",
+        "chemprot",
+        "--seed-list",
+        "7",
+        "--pretrained",
+        empty,
+        "--data-root",
+        data_root,
+        "--results",
+        tmp_path / "results",
+    )
     assert run.returncode == 2 and "Traceback" not in log, log[-3000:]
-    assert run.stderr.strip() == (f"bio-roberta sweep: error: --pretrained {empty}: empty (0 bytes), a write that was "
-                                  "cut short; use another checkpoint")
+    assert run.stderr.strip() == (
+        f"bio-roberta sweep: error: --pretrained {empty}: empty (0 bytes), a write that was "
+        "cut short; use another checkpoint"
+    )

@@ -1,4 +1,5 @@
 """Tagging schemes: conversions keep the entities conlleval/seqeval see, in every direction."""
+
 import random
 
 import pytest
@@ -7,7 +8,15 @@ from seqeval.metrics.sequence_labeling import get_entities
 from bio_roberta.tasks.kinds import label_symbols
 from bio_roberta.tasks.registry import TASKS, get_task
 from bio_roberta_core.tagging import (
-    BIO, BIOUL, IO, SCHEMES, convert_tags, entity_types, scheme_tags, spans_to_tags, split_tag,
+    BIO,
+    BIOUL,
+    IO,
+    SCHEMES,
+    convert_tags,
+    entity_types,
+    scheme_tags,
+    spans_to_tags,
+    split_tag,
     tag_spans,
 )
 
@@ -31,7 +40,9 @@ def random_spans(rng, length, types, adjacent_same_type=True):
 def random_tags(rng, length, letters, types):
     """Any sequence of tags, ill-formed ones (I- after O, L- without B-) included."""
     return [
-        "O" if (letter := rng.choice(letters)) == "O" else (f"{letter}-{t}" if (t := rng.choice(types)) else letter)
+        "O"
+        if (letter := rng.choice(letters)) == "O"
+        else (f"{letter}-{t}" if (t := rng.choice(types)) else letter)
         for _ in range(length)
     ]
 
@@ -39,7 +50,9 @@ def random_tags(rng, length, letters, types):
 def seqeval_spans(tags):
     """seqeval's entities with L/U read as E/S and its '_' type of untyped tags as ''."""
     iobes = [t.replace("L", "E", 1).replace("U", "S", 1) if t[:1] in "LU" else t for t in tags]
-    return [("" if type_ == "_" else type_, start, end) for type_, start, end in get_entities(iobes)]
+    return [
+        ("" if type_ == "_" else type_, start, end) for type_, start, end in get_entities(iobes)
+    ]
 
 
 @pytest.mark.parametrize("types", TYPES)
@@ -118,4 +131,8 @@ def test_label_symbols_of_registry_tasks():
     assert len(hoc) == 10 and all(" " not in s for s in hoc)
     for spec in TASKS.values():
         if spec.is_sequence_labelling:
-            assert label_symbols(spec, BIO) == spec.labels == scheme_tags(entity_types(spec.labels), BIO)
+            assert (
+                label_symbols(spec, BIO)
+                == spec.labels
+                == scheme_tags(entity_types(spec.labels), BIO)
+            )

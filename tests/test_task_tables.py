@@ -2,6 +2,7 @@
 what they name exists in fairseq once the plugin is imported, each metric is logged by its
 criterion under its name, a task is refused when its kind cannot log its metric, and a new kind
 is a row that conversion and fine-tuning follow without knowing its name."""
+
 import dataclasses
 import json
 
@@ -18,13 +19,26 @@ from bio_roberta_core.metrics import METRICS
 # One validation batch's logging output of each criterion: one class / entity / abstract.
 BATCH = {"loss": torch.tensor(1.0), "sample_size": 2, "ntokens": 4, "nsentences": 2}
 VALIDATION_OUTPUTS = {
-    "sequence_labeling": {**BATCH, "ncorrect": 1, "entity_tp": 1, "entity_predicted": 2,
-                          "entity_gold": 1},
-    "single_label_classification": {**BATCH, "ncorrect": 1, "tp_1": 1, "predicted_1": 1,
-                                    "gold_1": 2},
-    "multilabel_classification": {**BATCH, "group": torch.tensor([0, 0]),
-                                  "gold": torch.tensor([[True, False], [False, True]]),
-                                  "predicted": torch.tensor([[True, False], [False, False]])},
+    "sequence_labeling": {
+        **BATCH,
+        "ncorrect": 1,
+        "entity_tp": 1,
+        "entity_predicted": 2,
+        "entity_gold": 1,
+    },
+    "single_label_classification": {
+        **BATCH,
+        "ncorrect": 1,
+        "tp_1": 1,
+        "predicted_1": 1,
+        "gold_1": 2,
+    },
+    "multilabel_classification": {
+        **BATCH,
+        "group": torch.tensor([0, 0]),
+        "gold": torch.tensor([[True, False], [False, True]]),
+        "predicted": torch.tensor([[True, False], [False, False]]),
+    },
 }
 
 
@@ -54,8 +68,10 @@ def test_each_metric_is_logged_by_its_criterion_under_its_name(name):
 
 
 def test_a_task_whose_kind_does_not_log_its_metric_is_refused():
-    with pytest.raises(ValueError, match="task ncbi-disease: criterion sequence_labeling of kind "
-                                         "ner does not log macro_f1"):
+    with pytest.raises(
+        ValueError,
+        match="task ncbi-disease: criterion sequence_labeling of kind ner does not log macro_f1",
+    ):
         dataclasses.replace(get_task("ncbi-disease"), metric="macro_f1")
     with pytest.raises(ValueError, match="task chemprot: metric 'pearson' is not one of"):
         dataclasses.replace(get_task("chemprot"), metric="pearson")
@@ -71,14 +87,24 @@ def test_a_new_kind_is_one_row(tmp_path, monkeypatch):
     data = tmp_path / "qa"
     data.mkdir()
     for name in ("mli_train_v1.jsonl", "mli_dev_v1.jsonl", "mli_test_v1.jsonl"):
-        rows = [{"sentence1": f"Does aspirin help {i}?", "sentence2": "Aspirin relieved the pain.",
-                 "gold_label": spec.labels[i % 3]} for i in range(6)]
+        rows = [
+            {
+                "sentence1": f"Does aspirin help {i}?",
+                "sentence2": "Aspirin relieved the pain.",
+                "gold_label": spec.labels[i % 3],
+            }
+            for i in range(6)
+        ]
         (data / name).write_text("".join(json.dumps(row) + "\n" for row in rows))
     out = tmp_path / "finetune-bin"
     (manifest,) = convert_task(spec, data, _tiny_vocab(tmp_path), out)
     assert manifest["kind"] == "qa_pair" and (out / "input1" / "train.bin").is_file()
-    assert task_options(spec, 64)[:4] == ["--task", "sentence_prediction",
-                                          "--criterion", "single_label_classification"]
+    assert task_options(spec, 64)[:4] == [
+        "--task",
+        "sentence_prediction",
+        "--criterion",
+        "single_label_classification",
+    ]
     assert kinds.label_symbols(spec) == spec.labels
 
 

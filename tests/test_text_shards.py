@@ -1,4 +1,5 @@
 """The shared text-shard writer: format, size bound, split, dedup, and kill-and-resume."""
+
 from __future__ import annotations
 
 import gzip
@@ -23,7 +24,9 @@ PUBMED_SAMPLE = SAMPLE_DIR / "corpus" / "pubmed"
 def write_pubmed_inputs(directory: Path, files: int, copies: int) -> Path:
     """`files` PubMed files, each with `copies` renumbered copies of the sample's first baseline file."""
     directory.mkdir(parents=True, exist_ok=True)
-    source = etree.fromstring(gzip.decompress((PUBMED_SAMPLE / "pubmed25n0001.xml.gz").read_bytes()))
+    source = etree.fromstring(
+        gzip.decompress((PUBMED_SAMPLE / "pubmed25n0001.xml.gz").read_bytes())
+    )
     articles = source.findall("PubmedArticle")
     for file_index in range(files):
         root = etree.Element("PubmedArticleSet")
@@ -41,12 +44,18 @@ def write_pubmed_inputs(directory: Path, files: int, copies: int) -> Path:
 
 
 def tree_bytes(directory: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(directory)): p.read_bytes()
+        for p in sorted(directory.rglob("*"))
+        if p.is_file()
+    }
 
 
 def test_shard_format_size_bound_and_accounting(tmp_path):
     inputs = write_pubmed_inputs(tmp_path / "in", files=2, copies=5)
-    manifest = parse_pubmed([inputs], tmp_path / "out", ShardOptions(shard_size_mb=0.004, valid_fraction=0.3))
+    manifest = parse_pubmed(
+        [inputs], tmp_path / "out", ShardOptions(shard_size_mb=0.004, valid_fraction=0.3)
+    )
     shards = manifest["shards"]
     assert len([s for s in shards if s["split"] == "train"]) > 3
     for split in ("train", "valid"):
@@ -65,10 +74,17 @@ def test_shard_format_size_bound_and_accounting(tmp_path):
     counts = manifest["counts"]
     written = sum(counts["documents_written"].values())
     assert written + sum(counts["documents_skipped"].values()) == counts["documents_read"] == 60
-    assert counts["documents_written"]["valid"] == sum(s["documents"] for s in shards if s["split"] == "valid") > 0
+    assert (
+        counts["documents_written"]["valid"]
+        == sum(s["documents"] for s in shards if s["split"] == "valid")
+        > 0
+    )
     train_docs = list(iter_shard_documents(tmp_path / "out", "train"))
     assert len(train_docs) == counts["documents_written"]["train"]
-    assert all(doc and all(sentence.strip() == sentence and sentence for sentence in doc) for doc in train_docs)
+    assert all(
+        doc and all(sentence.strip() == sentence and sentence for sentence in doc)
+        for doc in train_docs
+    )
 
 
 def test_split_is_a_function_of_the_id():
@@ -76,7 +92,9 @@ def test_split_is_a_function_of_the_id():
     fraction = sum(valid_split(i, 0.05) for i in ids) / len(ids)
     assert 0.04 < fraction < 0.06
     assert [valid_split(i, 0.05) for i in ids[:100]] == [valid_split(i, 0.05) for i in ids[:100]]
-    assert not any(valid_split(i, 0.0) for i in ids[:100]) and all(valid_split(i, 1.0) for i in ids[:100])
+    assert not any(valid_split(i, 0.0) for i in ids[:100]) and all(
+        valid_split(i, 1.0) for i in ids[:100]
+    )
     # a larger fraction only adds documents to valid
     assert all(valid_split(i, 0.2) for i in ids if valid_split(i, 0.05))
 
@@ -87,7 +105,9 @@ def test_exact_duplicates_removed_and_kept_with_no_dedup(tmp_path):
     data = gzip.decompress((PUBMED_SAMPLE / "pubmed25n0001.xml.gz").read_bytes())
     (inputs / "pubmed25n0001.xml").write_bytes(data)
     # the same texts under other PMIDs, with different spacing and case in one abstract
-    changed = data.replace(b">3900000", b">4900000").replace(b"Iron-deficiency anaemia is common", b"IRON-deficiency   anaemia is common")
+    changed = data.replace(b">3900000", b">4900000").replace(
+        b"Iron-deficiency anaemia is common", b"IRON-deficiency   anaemia is common"
+    )
     (inputs / "pubmed25n0002.xml").write_bytes(changed)
     deduped = parse_pubmed([inputs], tmp_path / "dedup", ShardOptions(valid_fraction=0.0))
     assert deduped["counts"]["documents_skipped"]["duplicate_text"] == 5
@@ -113,27 +133,44 @@ def test_rerun_reuses_inputs_and_cleans_leftovers(tmp_path):
     before = {p: p.stat().st_mtime_ns for p in summaries}
     parse_pubmed([inputs], out, options)
     assert tree_bytes(out) == clean
-    assert {p: p.stat().st_mtime_ns for p in summaries} == before  # parsed inputs were reused, not redone
+    assert {
+        p: p.stat().st_mtime_ns for p in summaries
+    } == before  # parsed inputs were reused, not redone
 
 
 def _parse_command(inputs: Path, out: Path) -> list[str]:
-    return [str(Path(sys.executable).parent / "bio-roberta"), "parse-pubmed", str(inputs), "--out", str(out),
-            "--shard-size-mb", "0.05", "--valid-fraction", "0.1"]
+    return [
+        str(Path(sys.executable).parent / "bio-roberta"),
+        "parse-pubmed",
+        str(inputs),
+        "--out",
+        str(out),
+        "--shard-size-mb",
+        "0.05",
+        "--valid-fraction",
+        "0.1",
+    ]
 
 
 @pytest.mark.slow
 def test_killed_run_resumes_to_byte_identical_output(tmp_path):
     inputs = write_pubmed_inputs(tmp_path / "in", files=24, copies=30)
     reference = tmp_path / "reference"
-    subprocess.run(_parse_command(inputs, reference), check=True, capture_output=True, cwd=REPO_ROOT)
+    subprocess.run(
+        _parse_command(inputs, reference), check=True, capture_output=True, cwd=REPO_ROOT
+    )
     expected = tree_bytes(reference)
     assert len([name for name in expected if name.startswith("train.")]) > 3
 
     out = tmp_path / "resumed"
     kills = 0
     for finished_inputs in (2, 9, 17):
-        process = subprocess.Popen(_parse_command(inputs, out), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                   cwd=REPO_ROOT)
+        process = subprocess.Popen(
+            _parse_command(inputs, out),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd=REPO_ROOT,
+        )
         deadline = time.monotonic() + 120
         while process.poll() is None and time.monotonic() < deadline:
             if len(list((out / ".work").glob("*.json"))) >= finished_inputs:
@@ -158,19 +195,26 @@ def test_out_dir_of_another_source_options_or_files_is_refused_unless_overwrite(
     parse_pubmed([PUBMED_SAMPLE], out, ShardOptions(valid_fraction=0.2))
     pubmed_dir = tree_bytes(out)
     pmc_sample = SAMPLE_DIR / "corpus" / "pmc"
-    with pytest.raises(TextDirError, match=r"pubmed: holds the text shards of another run \(source 'pubmed' \(this "
-                                           r"run: 'pmc'\); valid_fraction 0.2 \(this run: 0.005\)\).*--overwrite"):
+    with pytest.raises(
+        TextDirError,
+        match=r"pubmed: holds the text shards of another run \(source 'pubmed' \(this "
+        r"run: 'pmc'\); valid_fraction 0.2 \(this run: 0.005\)\).*--overwrite",
+    ):
         parse_pmc([pmc_sample], out)
     with pytest.raises(TextDirError, match=r"valid_fraction 0.2 \(this run: 0.1\)"):
         parse_pubmed([PUBMED_SAMPLE], out, ShardOptions(valid_fraction=0.1))
     assert tree_bytes(out) == pubmed_dir  # nothing was deleted or rewritten
-    parse_pubmed([PUBMED_SAMPLE], out, ShardOptions(valid_fraction=0.2, workers=1))  # same run: goes on
+    parse_pubmed(
+        [PUBMED_SAMPLE], out, ShardOptions(valid_fraction=0.2, workers=1)
+    )  # same run: goes on
     # a killed run has no manifest yet, but .work/run.json already says what the dir is for
     (out / "manifest.json").unlink()
     with pytest.raises(TextDirError, match="source 'pubmed' \\(this run: 'pmc'\\)"):
         parse_pmc([pmc_sample], out)
     manifest = parse_pmc([pmc_sample], out, overwrite=True)
-    assert manifest["source"] == "pmc" and sorted(p.name for p in out.glob("*.txt")) == ["train.00000.txt"]
+    assert manifest["source"] == "pmc" and sorted(p.name for p in out.glob("*.txt")) == [
+        "train.00000.txt"
+    ]
     # a dir that is not empty and not a text-shard dir, or a file
     (tmp_path / "notes").mkdir()
     (tmp_path / "notes" / "todo.txt").write_text("keep me\n")

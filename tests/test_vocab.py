@@ -1,5 +1,6 @@
 """Vocabulary dirs: learned byte-level BPE gives fairseq's own gpt2 ids; the ablation kinds and an
 imported RoBERTa vocabulary open as fairseq BPEs; broken dirs fail with a clear message."""
+
 from __future__ import annotations
 
 import gzip
@@ -15,10 +16,30 @@ from bio_roberta.cli import main as cli_main
 from conftest import shared_data_path, write_text_manifest
 from preprocess.bpe import fairseq_bpe_args, load_dictionary, open_bpe
 from preprocess.gpt2_encoder import BatchGPT2Encoder, read_dictionary_indices
-from preprocess.vocab import VocabDirError, import_vocabulary, iter_lines, learn_vocabulary, read_vocab_dir
+from preprocess.vocab import (
+    VocabDirError,
+    import_vocabulary,
+    iter_lines,
+    learn_vocabulary,
+    read_vocab_dir,
+)
 
-DRUGS = ["cisplatin", "5-fluorouracil", "tamoxifen", "IFN-γ", "metformin", "β-lactam", "TNF-α inhibitors"]
-DISEASES = ["hepatocellular carcinoma", "type 2 diabetes", "Alzheimer's disease", "sepsis", "COVID-19"]
+DRUGS = [
+    "cisplatin",
+    "5-fluorouracil",
+    "tamoxifen",
+    "IFN-γ",
+    "metformin",
+    "β-lactam",
+    "TNF-α inhibitors",
+]
+DISEASES = [
+    "hepatocellular carcinoma",
+    "type 2 diabetes",
+    "Alzheimer's disease",
+    "sepsis",
+    "COVID-19",
+]
 GENES = ["BRCA1", "TP53", "EGFR", "IL-6", "CYP2D6", "HLA-B*57:01"]
 TEMPLATES = [
     "Patients with {disease} (n = {n}) received {drug} at {dose} mg/kg for {weeks} weeks.",
@@ -39,10 +60,18 @@ EDGE_LINES = [
 
 def synthetic_sentence(rng: random.Random) -> str:
     return rng.choice(TEMPLATES).format(
-        disease=rng.choice(DISEASES), drug=rng.choice(DRUGS), gene=rng.choice(GENES),
-        n=rng.randint(10, 900), dose=rng.choice(["0.5", "2", "10", "25"]), weeks=rng.randint(2, 52),
-        fold=rng.randint(2, 9), p=rng.randint(1, 5), pct=rng.randint(1, 99), sd=rng.randint(1, 9),
-        fig=rng.randint(1, 6))
+        disease=rng.choice(DISEASES),
+        drug=rng.choice(DRUGS),
+        gene=rng.choice(GENES),
+        n=rng.randint(10, 900),
+        dose=rng.choice(["0.5", "2", "10", "25"]),
+        weeks=rng.randint(2, 52),
+        fold=rng.randint(2, 9),
+        p=rng.randint(1, 5),
+        pct=rng.randint(1, 99),
+        sd=rng.randint(1, 9),
+        fig=rng.randint(1, 6),
+    )
 
 
 def write_synthetic_shards(text_dir: Path, documents: dict[str, int], seed: int = 0) -> Path:
@@ -50,12 +79,16 @@ def write_synthetic_shards(text_dir: Path, documents: dict[str, int], seed: int 
     rng = random.Random(seed)
     text_dir.mkdir(parents=True, exist_ok=True)
     for split, count in documents.items():
-        docs = ["\n".join(synthetic_sentence(rng) for _ in range(rng.randint(1, 5))) + "\n\n" for _ in range(count)]
+        docs = [
+            "\n".join(synthetic_sentence(rng) for _ in range(rng.randint(1, 5))) + "\n\n"
+            for _ in range(count)
+        ]
         half = len(docs) // 2 if split == "train" else len(docs)
         (text_dir / f"{split}.00000.txt").write_text("".join(docs[:half]), encoding="utf-8")
         if half < len(docs):
-            (text_dir / f"{split}.00001.txt").write_text("".join(docs[half:]) + "\n".join(EDGE_LINES) + "\n",
-                                                         encoding="utf-8")
+            (text_dir / f"{split}.00001.txt").write_text(
+                "".join(docs[half:]) + "\n".join(EDGE_LINES) + "\n", encoding="utf-8"
+            )
     return write_text_manifest(text_dir)
 
 
@@ -81,7 +114,7 @@ def assert_same_ids_as_fairseq(vocab_dir: Path, lines: list[str]) -> int:
     encoder = BatchGPT2Encoder(files["gpt2_encoder_json"], files["gpt2_vocab_bpe"])
     compared = 0
     for start in range(0, len(lines), 64):  # several batches: the second meets a warm cache
-        batch = lines[start:start + 64]
+        batch = lines[start : start + 64]
         flat, lengths = encoder.encode_lines(batch)
         assert len(lengths) == len(batch)
         per_line = np.split(flat, np.cumsum(lengths + 1)[:-1])
@@ -110,7 +143,9 @@ def test_batch_encoder_matches_fairseq_gpt2_on_synthetic_text(gpt2_vocab, synthe
     lines = list(iter_lines(sorted(synthetic_text.glob("*.txt")))) + EDGE_LINES
     assert assert_same_ids_as_fairseq(gpt2_vocab, lines) > 1000
     with pytest.raises(ValueError, match="stripped lines without line breaks"):
-        BatchGPT2Encoder(gpt2_vocab / "encoder.json", gpt2_vocab / "vocab.bpe").encode_lines(["two\nlines"])
+        BatchGPT2Encoder(gpt2_vocab / "encoder.json", gpt2_vocab / "vocab.bpe").encode_lines(
+            ["two\nlines"]
+        )
 
 
 def test_gpt2_vocab_dir_files_dict_and_manifest(gpt2_vocab, synthetic_text):
@@ -123,11 +158,16 @@ def test_gpt2_vocab_dir_files_dict_and_manifest(gpt2_vocab, synthetic_text):
     entries = [line.rsplit(" ", 1) for line in (gpt2_vocab / "dict.txt").read_text().splitlines()]
     units, padding = entries[:600], entries[600:]
     assert sorted(int(symbol) for symbol, _ in units) == list(range(600))
-    assert padding == [[f"madeupword{i:04d}", "0"] for i in range(35)] and 4 + len(entries) + 1 == 640
+    assert (
+        padding == [[f"madeupword{i:04d}", "0"] for i in range(35)] and 4 + len(entries) + 1 == 640
+    )
     counts = [int(count) for _, count in units]
     assert counts == sorted(counts, reverse=True)
     assert sum(counts) == manifest["counts"]["tokens"]
-    assert [Path(record["path"]).name for record in manifest["inputs"]] == ["train.00000.txt", "train.00001.txt"]
+    assert [Path(record["path"]).name for record in manifest["inputs"]] == [
+        "train.00000.txt",
+        "train.00001.txt",
+    ]
     assert manifest["dict_size"] == 635 and manifest["counts"]["padding_entries"] == 35
     assert manifest["package_versions"]["tokenizers"]
     # fairseq's dictionary never maps an encoded line to <unk>
@@ -136,15 +176,22 @@ def test_gpt2_vocab_dir_files_dict_and_manifest(gpt2_vocab, synthetic_text):
         ids = dictionary.encode_line(bpe.encode(line), add_if_not_exist=False)
         assert dictionary.unk() not in ids.tolist()
     assert fairseq_bpe_args(gpt2_vocab) == [
-        "--bpe", "gpt2", "--gpt2-encoder-json", str(gpt2_vocab / "encoder.json"),
-        "--gpt2-vocab-bpe", str(gpt2_vocab / "vocab.bpe")]
+        "--bpe",
+        "gpt2",
+        "--gpt2-encoder-json",
+        str(gpt2_vocab / "encoder.json"),
+        "--gpt2-vocab-bpe",
+        str(gpt2_vocab / "vocab.bpe"),
+    ]
 
 
 def test_dictionary_indices_are_fairseqs(gpt2_vocab, tmp_path):
     from fairseq.data import Dictionary
 
     flagged = tmp_path / "dict.txt"
-    flagged.write_text((gpt2_vocab / "dict.txt").read_text() + "</s> 5 #fairseq:overwrite\nmadeupword9999 0\n")
+    flagged.write_text(
+        (gpt2_vocab / "dict.txt").read_text() + "</s> 5 #fairseq:overwrite\nmadeupword9999 0\n"
+    )
     for path in (gpt2_vocab / "dict.txt", flagged):
         indices, size = read_dictionary_indices(path)
         dictionary = Dictionary.load(str(path))
@@ -163,11 +210,14 @@ def test_batch_encoder_matches_fairseq_gpt2_on_real_abstracts(tmp_path):
     assert assert_same_ids_as_fairseq(tmp_path / "vocab", lines) > 50_000
 
 
-@pytest.mark.parametrize("kind, options", [
-    ("sentencepiece", {"model_type": "bpe"}),
-    ("sentencepiece", {"model_type": "unigram"}),
-    ("fastbpe", {}),
-])
+@pytest.mark.parametrize(
+    "kind, options",
+    [
+        ("sentencepiece", {"model_type": "bpe"}),
+        ("sentencepiece", {"model_type": "unigram"}),
+        ("fastbpe", {}),
+    ],
+)
 def test_ablation_vocabularies_open_as_fairseq_bpe(kind, options, synthetic_text, tmp_path):
     manifest = learn_vocabulary(kind, [synthetic_text], tmp_path / kind, vocab_size=300, **options)
     bpe, dictionary = open_bpe(tmp_path / kind), load_dictionary(tmp_path / kind)
@@ -177,12 +227,15 @@ def test_ablation_vocabularies_open_as_fairseq_bpe(kind, options, synthetic_text
         expected = " ".join(line.split())
         # fastBPE splits words at single spaces only (it expects tokenised text): collapse first
         line = expected if kind == "fastbpe" else line
-        ids = dictionary.encode_line(bpe.encode(line), add_if_not_exist=False, append_eos=False).tolist()
+        ids = dictionary.encode_line(
+            bpe.encode(line), add_if_not_exist=False, append_eos=False
+        ).tolist()
         tokens += len(ids)
         unknown += ids.count(dictionary.unk())
         # SentencePiece normalises NFKC by default (𝔘 -> U), like BioMegatron's vocabularies
-        assert bpe.decode(bpe.encode(line)) == (unicodedata.normalize("NFKC", expected)
-                                                if kind == "sentencepiece" else expected)
+        assert bpe.decode(bpe.encode(line)) == (
+            unicodedata.normalize("NFKC", expected) if kind == "sentencepiece" else expected
+        )
     assert tokens == manifest["counts"]["tokens"]
     # SentencePiece leaves characters outside its coverage (here 中, 文) unknown, and says how many
     assert unknown == manifest["counts"].get("unknown_tokens", 0) < 0.001 * tokens
@@ -194,15 +247,25 @@ def test_ablation_vocabularies_open_as_fairseq_bpe(kind, options, synthetic_text
 
 
 def test_import_roberta_vocabulary_and_reject_a_mismatched_dict(gpt2_vocab, tmp_path):
-    manifest = import_vocabulary(gpt2_vocab / "encoder.json", gpt2_vocab / "vocab.bpe",
-                                 gpt2_vocab / "dict.txt", tmp_path / "roberta")
+    manifest = import_vocabulary(
+        gpt2_vocab / "encoder.json",
+        gpt2_vocab / "vocab.bpe",
+        gpt2_vocab / "dict.txt",
+        tmp_path / "roberta",
+    )
     assert manifest["kind"] == "gpt2" and manifest["counts"]["ids_missing_from_dict"] == 0
-    assert (tmp_path / "roberta" / "dict.txt").read_bytes() == (gpt2_vocab / "dict.txt").read_bytes()
-    assert open_bpe(tmp_path / "roberta").encode("tamoxifen") == open_bpe(gpt2_vocab).encode("tamoxifen")
+    assert (tmp_path / "roberta" / "dict.txt").read_bytes() == (
+        gpt2_vocab / "dict.txt"
+    ).read_bytes()
+    assert open_bpe(tmp_path / "roberta").encode("tamoxifen") == open_bpe(gpt2_vocab).encode(
+        "tamoxifen"
+    )
     wrong_dict = tmp_path / "wrong_dict.txt"
     wrong_dict.write_text("the 10\nof 5\n")
     with pytest.raises(VocabDirError, match="wrong_dict.txt: 2 symbols are not encoder.json ids"):
-        import_vocabulary(gpt2_vocab / "encoder.json", gpt2_vocab / "vocab.bpe", wrong_dict, tmp_path / "bad")
+        import_vocabulary(
+            gpt2_vocab / "encoder.json", gpt2_vocab / "vocab.bpe", wrong_dict, tmp_path / "bad"
+        )
 
 
 def test_broken_vocab_dirs_are_reported(gpt2_vocab, tmp_path):
@@ -218,7 +281,19 @@ def test_broken_vocab_dirs_are_reported(gpt2_vocab, tmp_path):
 
 
 def test_learn_vocab_command(synthetic_text, tmp_path, capsys):
-    assert cli_main(["learn-vocab", str(synthetic_text), "--out", str(tmp_path / "v"), "--vocab-size", "400"]) == 0
+    assert (
+        cli_main(
+            [
+                "learn-vocab",
+                str(synthetic_text),
+                "--out",
+                str(tmp_path / "v"),
+                "--vocab-size",
+                "400",
+            ]
+        )
+        == 0
+    )
     assert "gpt2 vocabulary" in capsys.readouterr().out
     assert read_vocab_dir(tmp_path / "v").manifest["counts"]["bpe_units"] == 400
     assert cli_main(["learn-vocab", str(tmp_path / "missing"), "--out", str(tmp_path / "w")]) == 2
@@ -234,12 +309,14 @@ def test_dictionaries_are_padded_with_fairseq_s_madeupwords_to_a_multiple_of_64(
     from preprocess.vocab import dictionary_padding, write_padded_dict
 
     roberta = tmp_path / "roberta_dict.txt"
-    roberta.write_text("".join(f"{i} {100000 - i}\n" for i in range(50257))
-                       + "".join(f"madeupword{i:04d} 0\n" for i in range(3)))
+    roberta.write_text(
+        "".join(f"{i} {100000 - i}\n" for i in range(50257))
+        + "".join(f"madeupword{i:04d} 0\n" for i in range(3))
+    )
     assert dictionary_padding(roberta) == [f"madeupword{i:04d}" for i in range(3, 42)]
     assert write_padded_dict(roberta, tmp_path / "dict.txt") == 39
     before, after = Dictionary.load(str(roberta)), Dictionary.load(str(tmp_path / "dict.txt"))
-    assert len(after) + 1 == 50304 and after.symbols[:len(before)] == before.symbols
+    assert len(after) + 1 == 50304 and after.symbols[: len(before)] == before.symbols
     assert write_padded_dict(tmp_path / "dict.txt", tmp_path / "dict.txt") == 0
 
 
@@ -251,31 +328,76 @@ def test_import_pads_a_roberta_checkpoint_s_vocabulary_rows(gpt2_vocab, tmp_path
     from preprocess.vocab import MADEUP_WORD_PREFIX
 
     entries = (gpt2_vocab / "dict.txt").read_text().splitlines()
-    unpadded = tmp_path / "roberta_dict.txt"  # RoBERTa's own: three padding entries, to 8 without <mask>
-    unpadded.write_text("\n".join([e for e in entries if not e.startswith(MADEUP_WORD_PREFIX)]
-                                  + [f"madeupword{i:04d} 0" for i in range(3)]) + "\n")
+    unpadded = (
+        tmp_path / "roberta_dict.txt"
+    )  # RoBERTa's own: three padding entries, to 8 without <mask>
+    unpadded.write_text(
+        "\n".join(
+            [e for e in entries if not e.startswith(MADEUP_WORD_PREFIX)]
+            + [f"madeupword{i:04d} 0" for i in range(3)]
+        )
+        + "\n"
+    )
     rows = 4 + 603 + 1
     generator = torch.Generator().manual_seed(0)
     embedding = torch.randn(rows, 8, generator=generator)
-    state = {"model": {"encoder.sentence_encoder.embed_tokens.weight": embedding,
-                       "encoder.lm_head.weight": embedding, "encoder.lm_head.bias": torch.randn(rows, generator=generator),
-                       "encoder.lm_head.dense.weight": torch.randn(8, 8, generator=generator)},
-             "last_optimizer_state": {"state": {}}}
+    state = {
+        "model": {
+            "encoder.sentence_encoder.embed_tokens.weight": embedding,
+            "encoder.lm_head.weight": embedding,
+            "encoder.lm_head.bias": torch.randn(rows, generator=generator),
+            "encoder.lm_head.dense.weight": torch.randn(8, 8, generator=generator),
+        },
+        "last_optimizer_state": {"state": {}},
+    }
     torch.save(state, tmp_path / "model.pt")
     out = tmp_path / "imported"
-    assert cli_main(["learn-vocab", "--encoder-json", str(gpt2_vocab / "encoder.json"), "--vocab-bpe",
-                     str(gpt2_vocab / "vocab.bpe"), "--dict", str(unpadded), "--checkpoint",
-                     str(tmp_path / "model.pt"), "--out", str(out)]) == 0
+    assert (
+        cli_main(
+            [
+                "learn-vocab",
+                "--encoder-json",
+                str(gpt2_vocab / "encoder.json"),
+                "--vocab-bpe",
+                str(gpt2_vocab / "vocab.bpe"),
+                "--dict",
+                str(unpadded),
+                "--checkpoint",
+                str(tmp_path / "model.pt"),
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     padded = torch.load(out / "model.pt")
     assert "last_optimizer_state" not in padded
-    for name in ("encoder.sentence_encoder.embed_tokens.weight", "encoder.lm_head.weight", "encoder.lm_head.bias"):
+    for name in (
+        "encoder.sentence_encoder.embed_tokens.weight",
+        "encoder.lm_head.weight",
+        "encoder.lm_head.bias",
+    ):
         old, new = state["model"][name], padded["model"][name]
-        assert new.shape[0] == 640 and torch.equal(new[:rows - 1], old[:-1]) and torch.equal(new[-1], old[-1])
-        assert all(torch.equal(row, old[4 + 603 - 3]) for row in new[rows - 1:-1])  # madeupword0000's row
-    assert torch.equal(padded["model"]["encoder.lm_head.dense.weight"], state["model"]["encoder.lm_head.dense.weight"])
+        assert (
+            new.shape[0] == 640
+            and torch.equal(new[: rows - 1], old[:-1])
+            and torch.equal(new[-1], old[-1])
+        )
+        assert all(
+            torch.equal(row, old[4 + 603 - 3]) for row in new[rows - 1 : -1]
+        )  # madeupword0000's row
+    assert torch.equal(
+        padded["model"]["encoder.lm_head.dense.weight"],
+        state["model"]["encoder.lm_head.dense.weight"],
+    )
     assert read_vocab_dir(out).manifest["options"]["checkpoint"] == "model.pt"
     wrong_rows = tmp_path / "wrong.pt"
     torch.save({"model": {"encoder.lm_head.bias": torch.zeros(7)}}, wrong_rows)
     with pytest.raises(VocabDirError, match="not the 608 of .*roberta_dict.txt with <mask>"):
-        import_vocabulary(gpt2_vocab / "encoder.json", gpt2_vocab / "vocab.bpe", unpadded, tmp_path / "x",
-                          checkpoint=wrong_rows)
+        import_vocabulary(
+            gpt2_vocab / "encoder.json",
+            gpt2_vocab / "vocab.bpe",
+            unpadded,
+            tmp_path / "x",
+            checkpoint=wrong_rows,
+        )

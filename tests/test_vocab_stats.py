@@ -1,5 +1,6 @@
 """vocab-stats: the entity break-out rate and coverage, on fixtures whose numbers are known by
 construction, and on the real BC5CDR-Chemical data."""
+
 from __future__ import annotations
 
 import json
@@ -23,7 +24,9 @@ NER_SENTENCES = [
 
 def write_ner_dir(path: Path) -> Path:
     path.mkdir(parents=True)
-    text = "".join("".join(f"{word}\t{tag}\n" for word, tag in sentence) + "\n" for sentence in NER_SENTENCES)
+    text = "".join(
+        "".join(f"{word}\t{tag}\n" for word, tag in sentence) + "\n" for sentence in NER_SENTENCES
+    )
     for name in ("train.tsv", "devel.tsv", "test.tsv"):
         (path / name).write_text(text, encoding="utf-8")
     return path
@@ -46,12 +49,24 @@ def test_breakout_rate_and_coverage_on_a_known_fixture(drug_vocab, tmp_path):
     ner = result["ner"]["bc5cdr-chem"]
     # three splits, each: mentions [aspirin] [ibuprofen] [xyz xyz]; " xyz" = Ġ x y z (4 byte tokens)
     assert ner["mentions"] == 9 and ner["sentences"] == 6
-    assert ner["entity_words"]["words"] == 12 and ner["entity_words"]["tokens"] == 3 * (1 + 1 + 4 + 4)
+    assert ner["entity_words"]["words"] == 12 and ner["entity_words"]["tokens"] == 3 * (
+        1 + 1 + 4 + 4
+    )
     assert ner["entity_breakout_rate"] == pytest.approx(10 / 4)
     assert ner["all_words"]["words_kept_whole"] == pytest.approx(15 / 21)
-    assert result["text"] == {"words": 200, "distinct_words": 3, "tokens": 200, "tokens_per_word": 1.0,
-                              "words_kept_whole": 1.0, "unk_rate": 0.0}
-    assert [Path(r["path"]).name for r in stats["inputs"]["ner"]["bc5cdr-chem"]] == ["train.tsv", "devel.tsv", "test.tsv"]
+    assert result["text"] == {
+        "words": 200,
+        "distinct_words": 3,
+        "tokens": 200,
+        "tokens_per_word": 1.0,
+        "words_kept_whole": 1.0,
+        "unk_rate": 0.0,
+    }
+    assert [Path(r["path"]).name for r in stats["inputs"]["ner"]["bc5cdr-chem"]] == [
+        "train.tsv",
+        "devel.tsv",
+        "test.tsv",
+    ]
 
 
 def test_every_vocabulary_kind_is_measured(drug_vocab, tmp_path):
@@ -68,11 +83,27 @@ def test_every_vocabulary_kind_is_measured(drug_vocab, tmp_path):
 def test_vocab_stats_command(drug_vocab, tmp_path, capsys):
     ner_dir = write_ner_dir(tmp_path / "ner")
     out = tmp_path / "stats.json"
-    assert cli_main(["vocab-stats", "--vocab", str(drug_vocab / "vocab"), "--ner", f"bc5cdr-chem={ner_dir}",
-                     "--text", str(drug_vocab / "train.txt"), "--out", str(out)]) == 0
+    assert (
+        cli_main(
+            [
+                "vocab-stats",
+                "--vocab",
+                str(drug_vocab / "vocab"),
+                "--ner",
+                f"bc5cdr-chem={ner_dir}",
+                "--text",
+                str(drug_vocab / "train.txt"),
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert "bc5cdr-chem break-out 2.500 (9 mentions)" in capsys.readouterr().out
     assert json.loads(out.read_text())["vocabularies"][str(drug_vocab / "vocab")]["kind"] == "gpt2"
-    assert cli_main(["vocab-stats", "--vocab", str(drug_vocab / "vocab"), "--ner", str(ner_dir)]) == 2
+    assert (
+        cli_main(["vocab-stats", "--vocab", str(drug_vocab / "vocab"), "--ner", str(ner_dir)]) == 2
+    )
     assert "expected TASK=DIR" in capsys.readouterr().err
 
 
@@ -85,8 +116,11 @@ def test_breakout_rate_on_real_bc5cdr_chemical(tmp_path):
     ner_words = {"bc5cdr-chem": ner_entity_words("bc5cdr-chem", ner_dir)}
     stats = vocab_stats([tmp_path / "vocab"], ner_words, [corpus])
     ner = stats["vocabularies"][str(tmp_path / "vocab")]["ner"]["bc5cdr-chem"]
-    begins = sum(line.endswith("\tB") for name in ("train.tsv", "devel.tsv", "test.tsv")
-                 for line in (ner_dir / name).read_text(encoding="utf-8").splitlines())
+    begins = sum(
+        line.endswith("\tB")
+        for name in ("train.tsv", "devel.tsv", "test.tsv")
+        for line in (ner_dir / name).read_text(encoding="utf-8").splitlines()
+    )
     assert ner["mentions"] == begins
     # a 3k vocabulary from ~200 abstracts splits chemical names far more than Bio-50k's 1.48
     assert 1.5 < ner["entity_breakout_rate"] < 6

@@ -7,6 +7,7 @@ past a damaged checkpoint_last.pt (checkpointing.py). It also makes fairseq's da
 launch work on CPU and under torchrun (distributed.py), gives bf16 on GPUs flat fp32 master
 weights (precision.py) and fairseq's Adam a fused kernel without apex (optim/fused_adam.py).
 """
+
 import importlib
 import pkgutil
 from pathlib import Path

@@ -10,6 +10,7 @@ scripts/launch_fairseq.sh pipes the composed job config (`fairseq-hydra-train ..
     python -m user_dir.batch_plan --world 8 --effective-batch 8192 [--gpu-memory-gb 80] < job.yaml
 and reads "MICRO_BATCH UPDATE_FREQ" from the first line of the output.
 """
+
 import argparse
 import math
 import sys
@@ -42,44 +43,75 @@ def model_shape(model_cfg: dict) -> dict:
         raise SystemExit(f"batch_plan: model {arch!r} is no registered fairseq architecture")
     args = argparse.Namespace(**{k: v for k, v in model_cfg.items() if k != "_name"})
     ARCH_CONFIG_REGISTRY[arch](args)
-    return {"layers": args.encoder_layers, "width": args.encoder_embed_dim, "ffn": args.encoder_ffn_embed_dim,
-            "checkpointing": bool(getattr(args, "checkpoint_activations", False))}
+    return {
+        "layers": args.encoder_layers,
+        "width": args.encoder_embed_dim,
+        "ffn": args.encoder_ffn_embed_dim,
+        "checkpointing": bool(getattr(args, "checkpoint_activations", False)),
+    }
 
 
 def parameter_count(layers: int, width: int, ffn: int, vocab: int, positions: int) -> int:
     """RoBERTa's parameters: embeddings (LM head tied), layers, LM head dense + LayerNorm + bias."""
     layer = 4 * (width * width + width) + 2 * width * ffn + ffn + width + 4 * width
-    return vocab * width + (positions + 2) * width + 2 * width + layers * layer + width * width + 3 * width + vocab
+    return (
+        vocab * width
+        + (positions + 2) * width
+        + 2 * width
+        + layers * layer
+        + width * width
+        + 3 * width
+        + vocab
+    )
 
 
-def training_bytes(shape: dict, seq: int, vocab: int, micro_batch: int, teacher: dict | None = None) -> float:
+def training_bytes(
+    shape: dict, seq: int, vocab: int, micro_batch: int, teacher: dict | None = None
+) -> float:
     """Estimated peak GPU memory of a training step (see the constants above). With activation
     checkpointing a layer keeps only its input (2 bytes x width per token) and one layer's
     activations exist at a time. A distillation teacher adds its bf16 weights and, per token, the
     activations of its widest layer (it keeps none for a backward) and its part of the logit buffers."""
     layers, width, ffn = shape["layers"], shape["width"], shape["ffn"]
     layer_bytes = ACTIVATION_BYTES * (width + ffn)
-    per_token = (layers * 2 * width + layer_bytes) if shape["checkpointing"] else layers * layer_bytes
+    per_token = (
+        (layers * 2 * width + layer_bytes) if shape["checkpointing"] else layers * layer_bytes
+    )
     per_token += MASK_PROB * vocab * (DISTILLATION_LOGIT_BYTES if teacher else LOGIT_BYTES)
     fixed = BYTES_PER_PARAMETER * parameter_count(layers, width, ffn, vocab, seq)
     if teacher:
-        fixed += 2 * parameter_count(teacher["layers"], teacher["width"], teacher["ffn"], vocab, seq)
+        fixed += 2 * parameter_count(
+            teacher["layers"], teacher["width"], teacher["ffn"], vocab, seq
+        )
         per_token += ACTIVATION_BYTES * (teacher["width"] + teacher["ffn"])
     return fixed + micro_batch * seq * per_token
 
 
-def largest_micro_batch(shape: dict, seq: int, vocab: int, gpu_bytes: float, per_process: int,
-                        teacher: dict | None = None) -> int:
+def largest_micro_batch(
+    shape: dict,
+    seq: int,
+    vocab: int,
+    gpu_bytes: float,
+    per_process: int,
+    teacher: dict | None = None,
+) -> int:
     """The largest power of two up to PER_PROCESS and MAX_TOKENS_PER_MICRO_BATCH whose training fits."""
+
     def fits(micro_batch):
         return training_bytes(shape, seq, vocab, micro_batch, teacher) <= MEMORY_SHARE * gpu_bytes
 
     if not fits(1):
-        raise SystemExit(f"batch_plan: even one sequence of {seq} tokens needs about "
-                         f"{training_bytes(shape, seq, vocab, 1, teacher) / 2**30:.1f} GiB of the GPU's "
-                         f"{gpu_bytes / 2**30:.0f}; try CHECKPOINT_ACTIVATIONS=1")
+        raise SystemExit(
+            f"batch_plan: even one sequence of {seq} tokens needs about "
+            f"{training_bytes(shape, seq, vocab, 1, teacher) / 2**30:.1f} GiB of the GPU's "
+            f"{gpu_bytes / 2**30:.0f}; try CHECKPOINT_ACTIVATIONS=1"
+        )
     micro_batch = 1
-    while micro_batch * 2 <= per_process and micro_batch * 2 * seq <= MAX_TOKENS_PER_MICRO_BATCH and fits(micro_batch * 2):
+    while (
+        micro_batch * 2 <= per_process
+        and micro_batch * 2 * seq <= MAX_TOKENS_PER_MICRO_BATCH
+        and fits(micro_batch * 2)
+    ):
         micro_batch *= 2
     return micro_batch
 
@@ -105,7 +137,9 @@ def dictionary_size(data: str) -> int:
     return len(Dictionary.load(str(path))) + 1
 
 
-def plan(job: dict, world: int, effective_batch: int, gpu_bytes: float | None, fixed: bool) -> tuple:
+def plan(
+    job: dict, world: int, effective_batch: int, gpu_bytes: float | None, fixed: bool
+) -> tuple:
     """(micro-batch, update_freq, why): see the module doc. effective_batch 0 keeps the configured
     update_freq (the tiny recipe)."""
     configured = job["dataset"]["batch_size"]
@@ -114,11 +148,16 @@ def plan(job: dict, world: int, effective_batch: int, gpu_bytes: float | None, f
     else:
         shape, teacher = model_shape(job["model"]), teacher_shape(job["task"])
         seq, vocab = job["task"]["tokens_per_sample"], dictionary_size(job["task"]["data"])
-        per_process = max(1, effective_batch // world) if effective_batch else MAX_TOKENS_PER_MICRO_BATCH
+        per_process = (
+            max(1, effective_batch // world) if effective_batch else MAX_TOKENS_PER_MICRO_BATCH
+        )
         micro_batch = largest_micro_batch(shape, seq, vocab, gpu_bytes, per_process, teacher)
-        why = (f"fits {gpu_bytes / 2**30:.0f} GiB: about {training_bytes(shape, seq, vocab, micro_batch, teacher) / 2**30:.1f}"
-               f" GiB for {micro_batch} x {seq} tokens" + (" and the teacher" if teacher else "")
-               + (" with activation checkpointing" if shape["checkpointing"] else ""))
+        why = (
+            f"fits {gpu_bytes / 2**30:.0f} GiB: about {training_bytes(shape, seq, vocab, micro_batch, teacher) / 2**30:.1f}"
+            f" GiB for {micro_batch} x {seq} tokens"
+            + (" and the teacher" if teacher else "")
+            + (" with activation checkpointing" if shape["checkpointing"] else "")
+        )
     if effective_batch == 0:
         return micro_batch, job["optimization"]["update_freq"][0], why
     return micro_batch, math.ceil(effective_batch / (micro_batch * world)), why
@@ -127,9 +166,18 @@ def plan(job: dict, world: int, effective_batch: int, gpu_bytes: float | None, f
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--world", type=int, required=True, help="processes taking part (GPUs)")
-    parser.add_argument("--effective-batch", type=int, default=8192, help="sequences per update; 0: keep update_freq")
-    parser.add_argument("--gpu-memory-gb", type=float, help="default: this machine's first GPU; 0: no GPU")
-    parser.add_argument("--fixed", action="store_true", help="keep the configured dataset.batch_size")
+    parser.add_argument(
+        "--effective-batch",
+        type=int,
+        default=8192,
+        help="sequences per update; 0: keep update_freq",
+    )
+    parser.add_argument(
+        "--gpu-memory-gb", type=float, help="default: this machine's first GPU; 0: no GPU"
+    )
+    parser.add_argument(
+        "--fixed", action="store_true", help="keep the configured dataset.batch_size"
+    )
     args = parser.parse_args()
     from omegaconf import OmegaConf
 
@@ -140,7 +188,9 @@ def main():
 
         if torch.cuda.is_available():
             gpu_bytes = torch.cuda.get_device_properties(0).total_memory
-    micro_batch, update_freq, why = plan(job, args.world, args.effective_batch, gpu_bytes, args.fixed)
+    micro_batch, update_freq, why = plan(
+        job, args.world, args.effective_batch, gpu_bytes, args.fixed
+    )
     print(micro_batch, update_freq)
     print(why)
 

@@ -20,6 +20,7 @@ the plugin (user_dir/__init__.py) changes fairseq's checkpointing in these place
 For tests: BIO_ROBERTA_KILL_AT=checkpoint-written:<file name> makes the process SIGKILL itself while
 it writes that checkpoint file, all its bytes written but not yet in place (provenance.kill_point).
 """
+
 import contextlib
 import glob
 import logging
@@ -85,8 +86,11 @@ def resume_file(save_dir: str, filename: str) -> str:
     the same suffix in save_dir that can and has the most updates (of equals, the one written first:
     the original rather than its copies)."""
     name = os.path.basename(filename)
-    if (not name.startswith("checkpoint_last") or not os.path.isfile(filename)
-            or os.path.abspath(os.path.dirname(filename)) != os.path.abspath(save_dir)):
+    if (
+        not name.startswith("checkpoint_last")
+        or not os.path.isfile(filename)
+        or os.path.abspath(os.path.dirname(filename)) != os.path.abspath(save_dir)
+    ):
         return filename
     try:
         read_checkpoint(filename, mmap=True)
@@ -94,7 +98,7 @@ def resume_file(save_dir: str, filename: str) -> str:
     except CheckpointError as error:
         damaged = error
     intact = {}
-    for path in glob.glob(os.path.join(save_dir, f"checkpoint*{name[len('checkpoint_last'):]}")):
+    for path in glob.glob(os.path.join(save_dir, f"checkpoint*{name[len('checkpoint_last') :]}")):
         if os.path.basename(path) == name:
             continue
         try:
@@ -104,10 +108,14 @@ def resume_file(save_dir: str, filename: str) -> str:
             continue
         intact[path] = (history[-1].get("num_updates", 0), -os.path.getmtime(path))
     if not intact:
-        raise CheckpointError(f"{damaged}; no other checkpoint in {save_dir} can be read: "
-                              "move it away to start afresh")
+        raise CheckpointError(
+            f"{damaged}; no other checkpoint in {save_dir} can be read: "
+            "move it away to start afresh"
+        )
     newest = max(intact, key=intact.get)
-    logger.warning("%s; resuming from %s, the newest intact checkpoint in %s", damaged, newest, save_dir)
+    logger.warning(
+        "%s; resuming from %s, the newest intact checkpoint in %s", damaged, newest, save_dir
+    )
     return newest
 
 
@@ -119,14 +127,26 @@ def remove_killed_writes(save_dir: str) -> None:
             os.unlink(path)
 
 
-def load_checkpoint(self, filename, reset_optimizer=False, reset_lr_scheduler=False, optimizer_overrides=None,
-                    reset_meters=False):
+def load_checkpoint(
+    self,
+    filename,
+    reset_optimizer=False,
+    reset_lr_scheduler=False,
+    optimizer_overrides=None,
+    reset_meters=False,
+):
     """Trainer.load_checkpoint past a damaged checkpoint_last.pt, with the clock reset with the meters."""
     save_dir = self.cfg.checkpoint.save_dir
     if self.data_parallel_rank == 0:
         remove_killed_writes(save_dir)
-    extra_state = _fairseq["load_checkpoint"](self, resume_file(save_dir, filename), reset_optimizer,
-                                              reset_lr_scheduler, optimizer_overrides, reset_meters=reset_meters)
+    extra_state = _fairseq["load_checkpoint"](
+        self,
+        resume_file(save_dir, filename),
+        reset_optimizer,
+        reset_lr_scheduler,
+        optimizer_overrides,
+        reset_meters=reset_meters,
+    )
     if reset_meters:
         self._previous_training_time = 0
     return extra_state
@@ -143,9 +163,12 @@ def install() -> None:
     """Route fairseq's checkpoint writing and loading through this module (once; user_dir/__init__.py)."""
     if _fairseq:
         return
-    _fairseq.update(torch_persistent_save=checkpoint_utils.torch_persistent_save,
-                    load_checkpoint_to_cpu=checkpoint_utils.load_checkpoint_to_cpu,
-                    load_checkpoint=Trainer.load_checkpoint, save_checkpoint=Trainer.save_checkpoint)
+    _fairseq.update(
+        torch_persistent_save=checkpoint_utils.torch_persistent_save,
+        load_checkpoint_to_cpu=checkpoint_utils.load_checkpoint_to_cpu,
+        load_checkpoint=Trainer.load_checkpoint,
+        save_checkpoint=Trainer.save_checkpoint,
+    )
     checkpoint_utils.torch_persistent_save = torch_persistent_save
     checkpoint_utils.load_checkpoint_to_cpu = load_checkpoint_to_cpu
     checkpoint_utils.PathManager = CheckpointPathManager

@@ -19,6 +19,7 @@ fairseq-hydra-train imports it only inside call_main, so for multi-process CPU r
 with the Hydra route start it through user_dir/distributed_launch.py:
     torchrun --nproc_per_node 2 -m user_dir.distributed_launch fairseq-hydra-train --config-dir ...
 """
+
 import logging
 import os
 import socket
@@ -80,7 +81,9 @@ def launch(cfg, main, **kwargs):
     if configure_distributed(cfg):
         start_rank = cfg.distributed_training.distributed_rank
         with open_dict(cfg):
-            cfg.distributed_training.distributed_rank = None  # distributed_main assigns start_rank + i
+            cfg.distributed_training.distributed_rank = (
+                None  # distributed_main assigns start_rank + i
+            )
         torch.multiprocessing.spawn(
             fn=distributed_utils.distributed_main,
             args=(main, cfg, {**kwargs, "start_rank": start_rank}),

@@ -5,13 +5,16 @@ data-parallel launch (user_dir/distributed.py) is in place before fairseq reads 
 
 The plugin's __init__ does not import this module, so `python -m` runs it once, as __main__.
 """
+
 import importlib
 import sys
 
 import user_dir  # noqa: F401  (installs call_main before fairseq reads its config)
 
-ENTRY_POINTS = {"fairseq-train": "fairseq_cli.train",
-                "fairseq-hydra-train": "fairseq_cli.hydra_train"}
+ENTRY_POINTS = {
+    "fairseq-train": "fairseq_cli.train",
+    "fairseq-hydra-train": "fairseq_cli.hydra_train",
+}
 
 
 def main() -> None:

@@ -15,6 +15,7 @@ fairseq also gives bf16 one fp32 master tensor per parameter ("faster on TPUs wi
 so every update runs a Python loop over ~200 tensors with the GPU idle; ``install`` makes bf16 on
 GPUs keep one flat fp32 master tensor, as fp16 does, with the same arithmetic.
 """
+
 import importlib.util
 import logging
 
@@ -31,11 +32,16 @@ def configure_precision(cfg) -> None:
     if not common.bf16:
         return
     if common.fp16:
-        raise ValueError("common.fp16 and common.bf16 are both true, and fairseq would train in fp16: "
-                         "for bf16 add common.fp16=false (configs/pretrain/base.yaml and configs/distill/base.yaml "
-                         "set fp16), for fp16 drop common.bf16")
+        raise ValueError(
+            "common.fp16 and common.bf16 are both true, and fairseq would train in fp16: "
+            "for bf16 add common.fp16=false (configs/pretrain/base.yaml and configs/distill/base.yaml "
+            "set fp16), for fp16 drop common.bf16"
+        )
     if common.tpu and importlib.util.find_spec("torch_xla") is None:
-        logger.info("bf16 without torch_xla: training in bf16 on %s, not on a TPU", "CPU" if common.cpu else "GPU")
+        logger.info(
+            "bf16 without torch_xla: training in bf16 on %s, not on a TPU",
+            "CPU" if common.cpu else "GPU",
+        )
         with open_dict(cfg):
             for group in cfg.values():
                 if isinstance(group, DictConfig) and group.get("tpu", False):
@@ -45,8 +51,13 @@ def configure_precision(cfg) -> None:
 def flat_bf16_masters(cfg) -> bool:
     """bf16 on a GPU, flat grads not refused: what fairseq's FP16Optimizer flattens for fp16."""
     common = cfg.common
-    return (common.bf16 and not common.tpu and not common.cpu and torch.cuda.is_available()
-            and not getattr(common, "fp16_no_flatten_grads", False))
+    return (
+        common.bf16
+        and not common.tpu
+        and not common.cpu
+        and torch.cuda.is_available()
+        and not getattr(common, "fp16_no_flatten_grads", False)
+    )
 
 
 def install() -> None:

@@ -1,5 +1,6 @@
 """What the parse-pubmed, parse-pmc and parse-mimic commands share: their options, and running a
 corpus parser with its one-line summary and the problems it met on stderr."""
+
 from __future__ import annotations
 
 import os
@@ -24,11 +25,15 @@ def summary_line(manifest: dict[str, Any]) -> str:
     )
 
 
-def problems_report(manifest: dict[str, Any], out_dir: str | os.PathLike, max_listed: int = 20) -> str:
+def problems_report(
+    manifest: dict[str, Any], out_dir: str | os.PathLike, max_listed: int = 20
+) -> str:
     """The problems of a run, for stderr: file and position of each (the first `max_listed`)."""
     problems, counts = manifest["problems"], manifest["counts"]
-    lines = [f"{len(problems)} problem{'s' * (len(problems) != 1)} in {counts['inputs']} inputs "
-             f"({counts['inputs_failed']} not read to their end), all listed in {Path(out_dir) / MANIFEST}:"]
+    lines = [
+        f"{len(problems)} problem{'s' * (len(problems) != 1)} in {counts['inputs']} inputs "
+        f"({counts['inputs_failed']} not read to their end), all listed in {Path(out_dir) / MANIFEST}:"
+    ]
     lines += [f"  {p['file']}: {p['position']}: {p['reason']}" for p in problems[:max_listed]]
     if len(problems) > max_listed:
         lines.append(f"  ... and {len(problems) - max_listed} more")
@@ -39,20 +44,38 @@ def add_shard_arguments(parser) -> None:
     """The command-line options common to every corpus parser."""
     defaults = ShardOptions()
     parser.add_argument("inputs", nargs="+", metavar="INPUT", help="input files or directories")
-    parser.add_argument("--out", required=True, help="output directory for the text shards and manifest.json")
-    parser.add_argument("--shard-size-mb", type=float, default=defaults.shard_size_mb,
-                        help="close a shard before it exceeds this size")
-    parser.add_argument("--valid-fraction", type=float, default=defaults.valid_fraction,
-                        help="fraction of documents (by hash of their id) in the valid split")
+    parser.add_argument(
+        "--out", required=True, help="output directory for the text shards and manifest.json"
+    )
+    parser.add_argument(
+        "--shard-size-mb",
+        type=float,
+        default=defaults.shard_size_mb,
+        help="close a shard before it exceeds this size",
+    )
+    parser.add_argument(
+        "--valid-fraction",
+        type=float,
+        default=defaults.valid_fraction,
+        help="fraction of documents (by hash of their id) in the valid split",
+    )
     parser.add_argument("--no-dedup", action="store_true", help="keep exact-duplicate documents")
-    parser.add_argument("--workers", type=int, default=defaults.workers, help="processes parsing inputs in parallel")
-    parser.add_argument("--allow-partial", action="store_true",
-                        help="exit 0 even when some inputs or records could not be read (a large crawl with a few "
-                             "bad files); they are listed on stderr and in manifest.json either way, and without "
-                             "this option the command exits 1")
-    parser.add_argument("--overwrite", action="store_true",
-                        help="write into an --out dir that holds text shards of another source or other options, "
-                             "or other files (refused otherwise)")
+    parser.add_argument(
+        "--workers", type=int, default=defaults.workers, help="processes parsing inputs in parallel"
+    )
+    parser.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="exit 0 even when some inputs or records could not be read (a large crawl with a few "
+        "bad files); they are listed on stderr and in manifest.json either way, and without "
+        "this option the command exits 1",
+    )
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="write into an --out dir that holds text shards of another source or other options, "
+        "or other files (refused otherwise)",
+    )
 
 
 def run_parse_command(args, parse: Callable[..., dict[str, Any]], **parse_options) -> int:
@@ -61,8 +84,12 @@ def run_parse_command(args, parse: Callable[..., dict[str, Any]], **parse_option
     from bio_roberta.cli import UsageError
 
     try:
-        options = ShardOptions(shard_size_mb=args.shard_size_mb, valid_fraction=args.valid_fraction,
-                               dedup=not args.no_dedup, workers=args.workers)
+        options = ShardOptions(
+            shard_size_mb=args.shard_size_mb,
+            valid_fraction=args.valid_fraction,
+            dedup=not args.no_dedup,
+            workers=args.workers,
+        )
         manifest = parse(args.inputs, args.out, options, overwrite=args.overwrite, **parse_options)
     except (FileNotFoundError, ValueError) as error:
         raise UsageError(str(error)) from error
@@ -75,6 +102,9 @@ def run_parse_command(args, parse: Callable[..., dict[str, Any]], **parse_option
     print(prefix + problems_report(manifest, args.out), file=sys.stderr)
     if args.allow_partial:
         return 0
-    print("The shards hold what could be read. Fix or replace those inputs and re-run (parsed inputs are "
-          "reused), or re-run with --allow-partial to accept them.", file=sys.stderr)
+    print(
+        "The shards hold what could be read. Fix or replace those inputs and re-run (parsed inputs are "
+        "reused), or re-run with --allow-partial to accept them.",
+        file=sys.stderr,
+    )
     return 1

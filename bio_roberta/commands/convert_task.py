@@ -2,20 +2,32 @@
 
 Folded tasks (GAD, EU-ADR) are converted fold by fold into <out>/fold<k>/; every fold must be present.
 """
+
 HELP = "convert a task's source files into fairseq fine-tuning inputs (finetune-bin/<task>)"
 
 
 def add_arguments(parser):
     from bio_roberta.tasks.registry import TASKS
 
-    parser.add_argument("task", choices=sorted(TASKS), metavar="TASK", help="registry name of the task")
+    parser.add_argument(
+        "task", choices=sorted(TASKS), metavar="TASK", help="registry name of the task"
+    )
     parser.add_argument("--data", required=True, help="folder holding the task's source files")
-    parser.add_argument("--vocab", required=True,
-                        help="the model's vocabulary dir (BPE files, dict.txt, manifest.json)")
+    parser.add_argument(
+        "--vocab",
+        required=True,
+        help="the model's vocabulary dir (BPE files, dict.txt, manifest.json)",
+    )
     parser.add_argument("--out", required=True, help="output dir, e.g. finetune-bin/TASK")
-    parser.add_argument("--scheme", default="BIO", choices=("BIO", "IO", "BIOUL"), help="tagging scheme (NER tasks)")
-    parser.add_argument("--max-positions", type=int, default=None,
-                        help="model positions incl. <s> and </s> (default: the registry's, 512)")
+    parser.add_argument(
+        "--scheme", default="BIO", choices=("BIO", "IO", "BIOUL"), help="tagging scheme (NER tasks)"
+    )
+    parser.add_argument(
+        "--max-positions",
+        type=int,
+        default=None,
+        help="model positions incl. <s> and </s> (default: the registry's, 512)",
+    )
 
 
 def run(args):
@@ -28,8 +40,14 @@ def run(args):
     from preprocess.vocab import VocabDirError
 
     try:
-        manifests = convert_task(get_task(args.task), args.data, args.vocab, args.out, scheme=args.scheme,
-                                 max_positions=args.max_positions)
+        manifests = convert_task(
+            get_task(args.task),
+            args.data,
+            args.vocab,
+            args.out,
+            scheme=args.scheme,
+            max_positions=args.max_positions,
+        )
     except (TaskFormatError, ConversionError, VocabDirError) as error:
         raise UsageError(str(error)) from None
     for manifest in manifests:

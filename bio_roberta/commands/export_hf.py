@@ -2,17 +2,29 @@
 model directory: RobertaForMaskedLM, or RobertaForSequenceClassification /
 RobertaForTokenClassification with the label names of the fine-tuning data, plus tokenizer files
 whose ids equal the fairseq dictionary's, and a manifest.json with the input hashes."""
+
 HELP = "export a fairseq checkpoint as a Hugging Face transformers model + tokenizer"
 
 
 def add_arguments(parser):
     parser.add_argument("checkpoint", help="fairseq checkpoint file (checkpoint_best.pt, ...)")
     parser.add_argument("out", help="output directory (created)")
-    parser.add_argument("--vocab", required=True, help="vocabulary dir from learn-vocab (gpt2 or sentencepiece) the model was trained with")
-    parser.add_argument("--dict", default=None, help="dict.txt the model was trained with (default: VOCAB/dict.txt)")
-    parser.add_argument("--label-dict", default=None,
-                        help="label/dict.txt of the fine-tuning data (default: from the checkpoint's data dir)")
-    parser.add_argument("--head", default=None, help="classification head to export when there are several")
+    parser.add_argument(
+        "--vocab",
+        required=True,
+        help="vocabulary dir from learn-vocab (gpt2 or sentencepiece) the model was trained with",
+    )
+    parser.add_argument(
+        "--dict", default=None, help="dict.txt the model was trained with (default: VOCAB/dict.txt)"
+    )
+    parser.add_argument(
+        "--label-dict",
+        default=None,
+        help="label/dict.txt of the fine-tuning data (default: from the checkpoint's data dir)",
+    )
+    parser.add_argument(
+        "--head", default=None, help="classification head to export when there are several"
+    )
 
 
 def run(args):
@@ -22,8 +34,14 @@ def run(args):
     from bio_roberta_core.checkpoints import CheckpointError
 
     try:
-        manifest = export(args.checkpoint, args.out, args.vocab, dict_txt=args.dict,
-                          label_dict=args.label_dict, head=args.head)
+        manifest = export(
+            args.checkpoint,
+            args.out,
+            args.vocab,
+            dict_txt=args.dict,
+            label_dict=args.label_dict,
+            head=args.head,
+        )
     except (ExportError, CheckpointError) as error:
         raise UsageError(str(error)) from None
     print(f"{manifest['hf_model_class']} ({manifest['vocab_size']} tokens) -> {args.out}")

@@ -1,6 +1,7 @@
 """Parse PubMed Central open-access articles (.nxml files, .tar.gz packages) into text shards:
 title + abstract + body paragraphs per article, extracted with pubmed_parser. Articles that fail
 are reported and skipped. See preprocess/text_shards.py for the output layout."""
+
 HELP = "PMC open-access .nxml / .tar.gz -> sentence-per-line text shards"
 
 

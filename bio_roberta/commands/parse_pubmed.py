@@ -1,6 +1,7 @@
 """Parse PubMed/MEDLINE baseline and update XML (.xml or .xml.gz) into text shards: title +
 abstract per citation, later versions and <DeleteCitation> applied in file-name order.
 Re-running reuses finished inputs; see preprocess/text_shards.py for the output layout."""
+
 HELP = "PubMed baseline/update XML -> sentence-per-line text shards"
 
 

@@ -1,6 +1,7 @@
 """Median report of a fine-tuning sweep: per task the median test score over seeds with its
 min-max spread beside the paper's Table 2, the summary rows (Seq. Lab., Classif., PubMed,
 Clinical, All) and the failed runs, as report.md + report.csv, and scores.png of every seed."""
+
 HELP = "median-over-seeds report (markdown, CSV, PNG) of a sweep's result records"
 
 
@@ -8,9 +9,15 @@ def add_arguments(parser):
     from bio_roberta.tasks.registry import DEFAULT_SEEDS
 
     parser.add_argument("results", help="results dir written by `bio-roberta sweep`")
-    parser.add_argument("--out", required=True, help="output dir for report.md, report.csv, scores.png")
-    parser.add_argument("--expected-seeds", type=int, default=len(DEFAULT_SEEDS),
-                        help="seeds asked per task; medians over fewer are marked")
+    parser.add_argument(
+        "--out", required=True, help="output dir for report.md, report.csv, scores.png"
+    )
+    parser.add_argument(
+        "--expected-seeds",
+        type=int,
+        default=len(DEFAULT_SEEDS),
+        help="seeds asked per task; medians over fewer are marked",
+    )
 
 
 def run(args):

@@ -3,19 +3,28 @@ finetune/sweep.yaml) and write one result record per run; finished runs are skip
 failed runs are recorded as failed, listed on stderr and make the exit status 1. Extra arguments
 are Hydra overrides, e.g. hparams.max_epoch=1 hydra/launcher=joblib hydra.launcher.n_jobs=2, or
 hydra/launcher=submitit_slurm (extra `slurm`)."""
+
 HELP = "fine-tune tasks x seeds (Hydra multirun) and write result records"
 
 
 def add_arguments(parser):
-    parser.add_argument("--tasks", required=True,
-                        help="comma-separated registry task names, 'public' or 'all'")
-    parser.add_argument("--seeds", type=int, default=5, help="how many of the registry's DEFAULT_SEEDS")
-    parser.add_argument("--seed-list", default=None, help="comma-separated seeds instead of --seeds")
+    parser.add_argument(
+        "--tasks", required=True, help="comma-separated registry task names, 'public' or 'all'"
+    )
+    parser.add_argument(
+        "--seeds", type=int, default=5, help="how many of the registry's DEFAULT_SEEDS"
+    )
+    parser.add_argument(
+        "--seed-list", default=None, help="comma-separated seeds instead of --seeds"
+    )
     parser.add_argument("--pretrained", required=True, help="fairseq checkpoint to fine-tune from")
     parser.add_argument("--data-root", required=True, help="dir holding finetune-bin/<task>/")
     parser.add_argument("--results", required=True, help="results dir (records, logs, checkpoints)")
-    parser.add_argument("--arch", default=None,
-                        help="fairseq architecture to fine-tune (default: the pretrained checkpoint's own)")
+    parser.add_argument(
+        "--arch",
+        default=None,
+        help="fairseq architecture to fine-tune (default: the pretrained checkpoint's own)",
+    )
     parser.add_argument("overrides", nargs="*", help="further Hydra overrides (key=value)")
 
 
@@ -40,7 +49,9 @@ def selected_seeds(args) -> list[int]:
         try:
             return [int(seed) for seed in args.seed_list.split(",")]
         except ValueError:
-            raise UsageError(f"--seed-list {args.seed_list!r}: expected comma-separated integers") from None
+            raise UsageError(
+                f"--seed-list {args.seed_list!r}: expected comma-separated integers"
+            ) from None
     if not 1 <= args.seeds <= len(DEFAULT_SEEDS):
         raise UsageError(f"--seeds must be 1..{len(DEFAULT_SEEDS)} (or give --seed-list)")
     return list(DEFAULT_SEEDS[: args.seeds])
@@ -80,12 +91,20 @@ def run(args):
     check_pretrained(args.pretrained)
     missing = [task for task in tasks if not (Path(args.data_root) / task).is_dir()]
     if missing:
-        raise UsageError(f"no converted data for {missing} under {args.data_root}; run bio-roberta convert-task first")
+        raise UsageError(
+            f"no converted data for {missing} under {args.data_root}; run bio-roberta convert-task first"
+        )
     command = [
-        sys.executable, "-m", "bio_roberta.sweep", "--multirun",
-        f"task_name={','.join(tasks)}", f"seed={','.join(map(str, seeds))}",
-        f"pretrained={Path(args.pretrained).resolve()}", f"data_root={Path(args.data_root).resolve()}",
-        f"results_dir={Path(args.results).resolve()}", *([f"arch={args.arch}"] if args.arch else []),
+        sys.executable,
+        "-m",
+        "bio_roberta.sweep",
+        "--multirun",
+        f"task_name={','.join(tasks)}",
+        f"seed={','.join(map(str, seeds))}",
+        f"pretrained={Path(args.pretrained).resolve()}",
+        f"data_root={Path(args.data_root).resolve()}",
+        f"results_dir={Path(args.results).resolve()}",
+        *([f"arch={args.arch}"] if args.arch else []),
         *args.overrides,
     ]
     return exit_status(subprocess.run(command).returncode, args.results, tasks, seeds)

@@ -1,4 +1,5 @@
 """Print the path to pass as fairseq's --user-dir (the plugin installed with this package)."""
+
 HELP = "print the fairseq --user-dir path of the bio-roberta plugin"
 
 

@@ -1,14 +1,22 @@
 """Compare vocabularies on biomedical text: the entity break-out rate (#subword tokens / #words over
 the entity mentions of BioBERT-format NER data, BioMegatron's Table 3 measure) and coverage of a
 corpus (tokens per word, words kept whole, <unk> rate)."""
+
 HELP = "entity break-out rate and corpus coverage of one or more vocabulary dirs"
 
 
 def add_arguments(parser):
     parser.add_argument("--vocab", nargs="+", required=True, help="vocabulary dirs to compare")
-    parser.add_argument("--ner", nargs="*", default=[], metavar="TASK=DIR",
-                        help="registry NER task and its dir of train/devel/test.tsv, e.g. bc5cdr-chem=ner/BC5CDR-Chemical")
-    parser.add_argument("--text", nargs="*", default=[], help="text-shard dirs (train.*) or text files")
+    parser.add_argument(
+        "--ner",
+        nargs="*",
+        default=[],
+        metavar="TASK=DIR",
+        help="registry NER task and its dir of train/devel/test.tsv, e.g. bc5cdr-chem=ner/BC5CDR-Chemical",
+    )
+    parser.add_argument(
+        "--text", nargs="*", default=[], help="text-shard dirs (train.*) or text files"
+    )
     parser.add_argument("--max-lines", type=int, help="use at most this many text lines")
     parser.add_argument("--out", help="write the statistics as JSON here")
 
@@ -37,7 +45,9 @@ def run(args):
     for item in args.ner:
         task, sep, data_dir = item.partition("=")
         if not sep:
-            raise UsageError(f"--ner {item!r}: expected TASK=DIR, e.g. bc5cdr-chem=../shared/data/ner/BC5CDR-Chemical")
+            raise UsageError(
+                f"--ner {item!r}: expected TASK=DIR, e.g. bc5cdr-chem=../shared/data/ner/BC5CDR-Chemical"
+            )
         ner[task] = data_dir
     if not ner and not args.text:
         raise UsageError("give --ner TASK=DIR and/or --text inputs to measure on")
@@ -49,11 +59,18 @@ def run(args):
     if args.out:
         atomic_write_json(args.out, stats)
     for vocab, result in stats["vocabularies"].items():
-        parts = [f"{task} break-out {r['entity_breakout_rate']:.3f} ({r['mentions']} mentions)"
-                 for task, r in result["ner"].items()]
+        parts = [
+            f"{task} break-out {r['entity_breakout_rate']:.3f} ({r['mentions']} mentions)"
+            for task, r in result["ner"].items()
+        ]
         if "text" in result:
             text = result["text"]
-            parts.append(f"text {text['tokens_per_word']:.3f} tokens/word, {text['words_kept_whole']:.1%} whole, "
-                         f"unk {text['unk_rate']:.4%}")
-        print(f"vocab-stats {vocab} ({result['kind']}, {result['dict_size']} symbols): " + "; ".join(parts))
+            parts.append(
+                f"text {text['tokens_per_word']:.3f} tokens/word, {text['words_kept_whole']:.1%} whole, "
+                f"unk {text['unk_rate']:.4%}"
+            )
+        print(
+            f"vocab-stats {vocab} ({result['kind']}, {result['dict_size']} symbols): "
+            + "; ".join(parts)
+        )
     return 0

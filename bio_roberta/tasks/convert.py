@@ -12,6 +12,7 @@ the others carry <pad>. A sentence longer than the model's positions is cut at w
 into consecutive examples sharing one id, so every word still gets exactly one prediction; a
 continuation keeps its words' in-sentence encoding (its first word keeps the leading space).
 """
+
 from __future__ import annotations
 
 import logging
@@ -23,8 +24,12 @@ from typing import Optional, Sequence
 from bio_roberta.tasks.kinds import label_symbols
 from bio_roberta.tasks.readers import SPLITS, TaggedSentence, TaskData, TextExample, read_task
 from bio_roberta.tasks.registry import TaskSpec
-from bio_roberta_core.provenance import (atomic_write_json, atomic_write_text, environment_record,
-                                         file_record)
+from bio_roberta_core.provenance import (
+    atomic_write_json,
+    atomic_write_text,
+    environment_record,
+    file_record,
+)
 from bio_roberta_core.tagging import BIO, check_scheme, convert_tags
 from preprocess.vocab import write_padded_dict
 
@@ -68,7 +73,9 @@ class TaskEncoder:
         for symbol in self.label_symbols:
             self.label_dictionary.add_symbol(symbol, n=0)
         # Source label -> label symbol (symbols write spaces as '_'); NER tags go through the scheme.
-        self.symbol_of = {} if spec.is_sequence_labelling else dict(zip(spec.labels, self.label_symbols))
+        self.symbol_of = (
+            {} if spec.is_sequence_labelling else dict(zip(spec.labels, self.label_symbols))
+        )
         specials = SPECIALS_OF_INPUTS[spec.task_kind.inputs]
         if max_positions <= specials:
             raise ConversionError(f"max positions {max_positions} leaves no room for tokens")
@@ -82,7 +89,9 @@ class TaskEncoder:
     def label_id(self, symbol: str) -> int:
         index = self.label_dictionary.index(symbol)
         if index == self.label_dictionary.unk():
-            raise ConversionError(f"label symbol {symbol!r} is not in {self.spec.name}'s label dictionary")
+            raise ConversionError(
+                f"label symbol {symbol!r} is not in {self.spec.name}'s label dictionary"
+            )
         return index
 
     def add_sentence(self, sentence: TaggedSentence, out: EncodedSplit) -> None:
@@ -91,7 +100,9 @@ class TaskEncoder:
         for position, word in enumerate(sentence.words):
             pieces = self.token_ids(word if position == 0 else " " + word, out.counts)
             if not pieces:
-                raise ConversionError(f"{sentence.id}: word {position + 1} ({word!r}) encodes to no BPE token")
+                raise ConversionError(
+                    f"{sentence.id}: word {position + 1} ({word!r}) encodes to no BPE token"
+                )
             if len(pieces) > self.max_tokens:
                 out.counts["words_truncated"] += 1
                 pieces = pieces[: self.max_tokens]
@@ -119,21 +130,29 @@ class TaskEncoder:
         out.input0.append(tokens + [self.dictionary.eos()])
         out.labels.append(labels + [self.label_dictionary.eos()])
         out.ids.append(sentence.id)
-        out.conll.append("".join(f"{w}\t{t}\n" for w, t in zip(sentence.words[start:end], sentence.tags[start:end])))
+        out.conll.append(
+            "".join(
+                f"{w}\t{t}\n" for w, t in zip(sentence.words[start:end], sentence.tags[start:end])
+            )
+        )
         out.counts["examples"] += 1
         out.counts["tokens"] += len(tokens)
 
     def add_text(self, example: TextExample, out: EncodedSplit) -> None:
         first = self.token_ids(example.text, out.counts)
-        second = self.token_ids(example.text_pair, out.counts) if example.text_pair is not None else []
+        second = (
+            self.token_ids(example.text_pair, out.counts) if example.text_pair is not None else []
+        )
         if len(first) + len(second) > self.max_tokens:
             out.counts["truncated"] += 1
             first, second = truncate_longest_first(first, second, self.max_tokens)
         out.input0.append(first + [self.dictionary.eos()])
         if self.spec.task_kind.inputs == 2:
             out.input1.append(second + [self.dictionary.eos()])
-        out.labels.append([self.label_id(self.symbol_of[label]) for label in example.labels]
-                          + [self.label_dictionary.eos()])
+        out.labels.append(
+            [self.label_id(self.symbol_of[label]) for label in example.labels]
+            + [self.label_dictionary.eos()]
+        )
         out.ids.append(example.id if example.group is None else f"{example.id}\t{example.group}")
         out.counts["examples"] += 1
         out.counts["tokens"] += len(first) + len(second)
@@ -148,7 +167,9 @@ class TaskEncoder:
         return out
 
 
-def truncate_longest_first(first: list[int], second: list[int], budget: int) -> tuple[list[int], list[int]]:
+def truncate_longest_first(
+    first: list[int], second: list[int], budget: int
+) -> tuple[list[int], list[int]]:
     """Drop tokens from the end of the longer sequence until both fit in budget."""
     first, second = list(first), list(second)
     while len(first) + len(second) > budget:
@@ -173,12 +194,17 @@ def vocab_record(vocab_dir: Path) -> dict:
 
     vocab = read_vocab_dir(vocab_dir)
     dict_record = file_record(vocab.dict_path)
-    return {"path": str(vocab_dir.resolve()), "kind": vocab.kind, "sha256": dict_record["sha256"],
-            "files": [dict_record] + [file_record(p) for p in vocab.bpe_files.values()]}
+    return {
+        "path": str(vocab_dir.resolve()),
+        "kind": vocab.kind,
+        "sha256": dict_record["sha256"],
+        "files": [dict_record] + [file_record(p) for p in vocab.bpe_files.values()],
+    }
 
 
-def write_finetune_bin(data: TaskData, encoder: TaskEncoder, out_dir: Path, vocab: dict,
-                       options: dict) -> dict:
+def write_finetune_bin(
+    data: TaskData, encoder: TaskEncoder, out_dir: Path, vocab: dict, options: dict
+) -> dict:
     """Binarise one TaskData (a task, or one fold) into out_dir and write its manifest last."""
     spec = data.spec
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -187,14 +213,18 @@ def write_finetune_bin(data: TaskData, encoder: TaskEncoder, out_dir: Path, voca
     inputs = [f"input{i}" for i in range(spec.task_kind.inputs)]
     for name in inputs:
         (out_dir / name).mkdir(parents=True, exist_ok=True)
-        write_padded_dict(Path(vocab["path"]) / "dict.txt", out_dir / name / "dict.txt")  # as binarize's
+        write_padded_dict(
+            Path(vocab["path"]) / "dict.txt", out_dir / name / "dict.txt"
+        )  # as binarize's
     for split, rows in encoded.items():
         for name, input_rows in zip(inputs, (rows.input0, rows.input1)):
             write_indexed(input_rows, out_dir / name / split, len(encoder.dictionary))
         write_indexed(rows.labels, out_dir / "label" / split, len(encoder.label_dictionary))
         atomic_write_text(out_dir / f"{split}.ids", "".join(f"{i}\n" for i in rows.ids))
         if spec.is_sequence_labelling:
-            atomic_write_text(out_dir / f"{split}.conll", "\n".join(rows.conll) + ("\n" if rows.conll else ""))
+            atomic_write_text(
+                out_dir / f"{split}.conll", "\n".join(rows.conll) + ("\n" if rows.conll else "")
+            )
     # dict.txt counts are training counts, as fairseq-preprocess writes them.
     label_counts = Counter(i for row in encoded["train"].labels for i in row)
     for index in range(encoder.label_dictionary.nspecial, len(encoder.label_dictionary)):
@@ -209,7 +239,10 @@ def write_finetune_bin(data: TaskData, encoder: TaskEncoder, out_dir: Path, voca
         "labels": list(encoder.label_symbols),
         "counts": {split: rows.counts["examples"] for split, rows in encoded.items()},
         "split_details": {
-            split: {"read": data.splits[split].summary(), "converted": dict(sorted(encoded[split].counts.items()))}
+            split: {
+                "read": data.splits[split].summary(),
+                "converted": dict(sorted(encoded[split].counts.items())),
+            }
             for split in SPLITS
         },
         "max_positions": options["max_positions"],
@@ -230,15 +263,24 @@ def check_splits_not_empty(data: TaskData) -> None:
         if split.examples:
             continue
         where = f"{data.spec.name}{f' fold {data.fold}' if data.fold else ''}"
-        sources = ", ".join(map(str, split.sources[:2])) + (f" and {len(split.sources) - 2} more"
-                                                            if len(split.sources) > 2 else "")
-        raise ConversionError(f"{where}: the {name} split has no examples (from {sources or 'no files'}: "
-                              f"{split.derivation}); a task needs train, valid and test examples: "
-                              f"check those files")
+        sources = ", ".join(map(str, split.sources[:2])) + (
+            f" and {len(split.sources) - 2} more" if len(split.sources) > 2 else ""
+        )
+        raise ConversionError(
+            f"{where}: the {name} split has no examples (from {sources or 'no files'}: "
+            f"{split.derivation}); a task needs train, valid and test examples: "
+            f"check those files"
+        )
 
 
-def convert_task(spec: TaskSpec, data_dir: str | Path, vocab_dir: str | Path, out_dir: str | Path,
-                 scheme: str = BIO, max_positions: Optional[int] = None) -> list[dict]:
+def convert_task(
+    spec: TaskSpec,
+    data_dir: str | Path,
+    vocab_dir: str | Path,
+    out_dir: str | Path,
+    scheme: str = BIO,
+    max_positions: Optional[int] = None,
+) -> list[dict]:
     """Convert every fold (or the one split set) of a task; returns the manifests written.
 
     All folds are read before anything is written, so a missing or malformed fold leaves no
@@ -246,16 +288,24 @@ def convert_task(spec: TaskSpec, data_dir: str | Path, vocab_dir: str | Path, ou
     """
     data_dir, vocab_dir, out_dir = Path(data_dir), Path(vocab_dir), Path(out_dir)
     if scheme != BIO and not spec.is_sequence_labelling:
-        raise ConversionError(f"{spec.name} is not a sequence labelling task; --scheme applies to NER only")
+        raise ConversionError(
+            f"{spec.name} is not a sequence labelling task; --scheme applies to NER only"
+        )
     if out_dir.exists() and not out_dir.is_dir():
-        raise ConversionError(f"{out_dir}: exists and is not a directory; pass a directory for --out")
+        raise ConversionError(
+            f"{out_dir}: exists and is not a directory; pass a directory for --out"
+        )
     folds = range(1, spec.folds + 1) if spec.folds else [None]
     datasets = [read_task(spec, data_dir, fold) for fold in folds]
     for data in datasets:
         check_splits_not_empty(data)
     max_positions = max_positions or spec.max_positions
     vocab = vocab_record(vocab_dir)
-    options = {"data_dir": str(data_dir.resolve()), "scheme": scheme, "max_positions": max_positions}
+    options = {
+        "data_dir": str(data_dir.resolve()),
+        "scheme": scheme,
+        "max_positions": max_positions,
+    }
     manifests = []
     for data in datasets:
         encoder = TaskEncoder(spec, vocab_dir, scheme, max_positions)

@@ -5,6 +5,7 @@ train / valid / test ``Split``s of examples plus counts of what was read, kept a
 Labels are checked against the registry; malformed input raises ``TaskFormatError`` naming the
 file and line. The formats are described in docs/finetune.md.
 """
+
 from __future__ import annotations
 
 import codecs
@@ -40,7 +41,7 @@ class TaskFormatError(ValueError):
 class TaggedSentence:
     """One NER sentence: words and their tags (one tag per word, as in the source file)."""
 
-    id: str                      # "<file name>:<line of the first word>"
+    id: str  # "<file name>:<line of the first word>"
     words: tuple[str, ...]
     tags: tuple[str, ...]
 
@@ -49,9 +50,9 @@ class TaggedSentence:
 class TextExample:
     """One classification example (a sentence, or a sentence pair for NLI)."""
 
-    id: str                      # the source's own row id (BLUE index, DDI pair id, ...) or file:line
+    id: str  # the source's own row id (BLUE index, DDI pair id, ...) or file:line
     text: str
-    labels: tuple[str, ...]      # exactly one label; HOC: the hallmarks present (possibly none)
+    labels: tuple[str, ...]  # exactly one label; HOC: the hallmarks present (possibly none)
     text_pair: Optional[str] = None
     group: Optional[str] = None  # HOC: the abstract's PMID (scored at abstract level)
 
@@ -64,9 +65,9 @@ class Split:
     name: str
     examples: list[Example] = field(default_factory=list)
     sources: list[Path] = field(default_factory=list)
-    counts: Counter = field(default_factory=Counter)        # lines, examples, skipped_<why>, ...
+    counts: Counter = field(default_factory=Counter)  # lines, examples, skipped_<why>, ...
     label_counts: Counter = field(default_factory=Counter)
-    derivation: str = ""                                    # how the split was formed
+    derivation: str = ""  # how the split was formed
 
     def add(self, example: Example) -> None:
         self.examples.append(example)
@@ -97,7 +98,9 @@ def read_task(spec: TaskSpec, data_dir: str | Path, fold: Optional[int] = None) 
     """Read one task (or one fold of a cross-validated task) from its source files in data_dir."""
     data_dir = Path(data_dir)
     if not data_dir.is_dir():
-        raise TaskFormatError(f"{data_dir}: not a directory; pass the folder holding {spec.name}'s files")
+        raise TaskFormatError(
+            f"{data_dir}: not a directory; pass the folder holding {spec.name}'s files"
+        )
     if spec.folds and fold is None:
         raise TaskFormatError(f"{spec.name} has {spec.folds} folds: name one of 1..{spec.folds}")
     if not spec.folds and fold is not None:
@@ -112,8 +115,13 @@ def read_task(spec: TaskSpec, data_dir: str | Path, fold: Optional[int] = None) 
         ) from None
     splits = reader(spec, data_dir if fold is None else data_dir / str(fold))
     for split in splits.values():
-        logger.info("%s%s %s: %s", spec.name, f" fold {fold}" if fold else "", split.name,
-                    dict(split.counts))
+        logger.info(
+            "%s%s %s: %s",
+            spec.name,
+            f" fold {fold}" if fold else "",
+            split.name,
+            dict(split.counts),
+        )
     return TaskData(spec=spec, fold=fold, splits=splits)
 
 
@@ -134,7 +142,9 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
         try:
             yield number, raw.rstrip(b"\r").decode("utf-8")
         except UnicodeDecodeError as error:
-            raise TaskFormatError(f"{path}:{number}: not UTF-8 ({error.reason} at byte {error.start})") from None
+            raise TaskFormatError(
+                f"{path}:{number}: not UTF-8 ({error.reason} at byte {error.start})"
+            ) from None
 
 
 def _check_label(spec: TaskSpec, label: str, where: str) -> str:
@@ -161,7 +171,9 @@ def _check_header(line: str, expected: list[str], where: str) -> None:
         )
 
 
-def _rows_after_header(path: Path, split: Split, header: list[str]) -> Iterator[tuple[int, str, list[str]]]:
+def _rows_after_header(
+    path: Path, split: Split, header: list[str]
+) -> Iterator[tuple[int, str, list[str]]]:
     """(line number, "path:line", columns) of each row after the TAB-separated header line; every
     line counts in split.counts["lines"]."""
     for number, line in _lines(path):
@@ -178,8 +190,13 @@ def _in_valid_slice(key: str, one_in: int) -> bool:
     return int(hashlib.sha256(key.encode("utf-8")).hexdigest(), 16) % one_in == 0
 
 
-def _read_split_files(spec: TaskSpec, data_dir: Path, files: dict[str, str], what: str,
-                      read_file: Callable[[TaskSpec, Path, Split], None]) -> dict[str, Split]:
+def _read_split_files(
+    spec: TaskSpec,
+    data_dir: Path,
+    files: dict[str, str],
+    what: str,
+    read_file: Callable[[TaskSpec, Path, Split], None],
+) -> dict[str, Split]:
     """One Split per entry of `files` (split name -> file in data_dir, of format `what`), filled by
     read_file; for the tasks whose source already comes as train / dev / test files."""
     splits = {}
@@ -215,7 +232,9 @@ def _read_biobert_ner_file(spec: TaskSpec, path: Path, split: Split) -> None:
 
 
 def read_biobert_ner(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
-    return _read_split_files(spec, data_dir, BIOBERT_NER_FILES, "BioBERT token<TAB>tag file", _read_biobert_ner_file)
+    return _read_split_files(
+        spec, data_dir, BIOBERT_NER_FILES, "BioBERT token<TAB>tag file", _read_biobert_ner_file
+    )
 
 
 # BLUE sentence classification (ChemProt, DDI's ddi2013-type, i2b2-2010 relations).
@@ -236,7 +255,9 @@ def _read_indexed_tsv(spec: TaskSpec, path: Path, split: Split) -> None:
 
 
 def read_blue_tsv(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
-    return _read_split_files(spec, data_dir, BLUE_FILES, "BLUE index/sentence/label tsv", _read_indexed_tsv)
+    return _read_split_files(
+        spec, data_dir, BLUE_FILES, "BLUE index/sentence/label tsv", _read_indexed_tsv
+    )
 
 
 # BLUE HOC: `labels sentence index`, labels = "0_0,1_1,...,9_0" (class id _ present flag).
@@ -260,7 +281,9 @@ def _hoc_labels(spec: TaskSpec, field_text: str, where: str) -> tuple[str, ...]:
         flags[class_id] = match.group(2) == "1"
     if len(flags) != len(spec.labels):
         missing = sorted(set(range(len(spec.labels))) - set(flags))
-        raise TaskFormatError(f"{where}: class ids {missing} missing; every row lists all {len(spec.labels)}")
+        raise TaskFormatError(
+            f"{where}: class ids {missing} missing; every row lists all {len(spec.labels)}"
+        )
     return tuple(spec.labels[i] for i in sorted(flags) if flags[i])
 
 
@@ -271,12 +294,16 @@ def _read_hoc_tsv(spec: TaskSpec, path: Path, split: Split) -> None:
         if not match:
             raise TaskFormatError(f"{where}: index {index!r} is not <PMID>_s<sentence number>")
         abstracts.add(match.group(1))
-        split.add(TextExample(index, sentence, _hoc_labels(spec, labels, where), group=match.group(1)))
+        split.add(
+            TextExample(index, sentence, _hoc_labels(spec, labels, where), group=match.group(1))
+        )
     split.counts["abstracts"] = len(abstracts)
 
 
 def read_blue_hoc(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
-    return _read_split_files(spec, data_dir, BLUE_FILES, "BLUE labels/sentence/index tsv", _read_hoc_tsv)
+    return _read_split_files(
+        spec, data_dir, BLUE_FILES, "BLUE labels/sentence/index tsv", _read_hoc_tsv
+    )
 
 
 # BioBERT RE folds (GAD, EU-ADR): <fold>/train.tsv `sentence label` without header,
@@ -286,9 +313,13 @@ def read_biobert_re_folds(spec: TaskSpec, fold_dir: Path) -> dict[str, Split]:
         raise TaskFormatError(
             f"{fold_dir}: fold missing; {spec.name} needs folds 1..{spec.folds} as subfolders of {fold_dir.parent}"
         )
-    train_path = _require_file(fold_dir / "train.tsv", f"{spec.name} fold train file, sentence<TAB>label")
-    derivation = (f"train.tsv rows whose sentence's sha256 is 0 mod {RE_FOLDS_VALID_ONE_IN} "
-                  "(the folds have no dev split; the fold's test is never used for selection)")
+    train_path = _require_file(
+        fold_dir / "train.tsv", f"{spec.name} fold train file, sentence<TAB>label"
+    )
+    derivation = (
+        f"train.tsv rows whose sentence's sha256 is 0 mod {RE_FOLDS_VALID_ONE_IN} "
+        "(the folds have no dev split; the fold's test is never used for selection)"
+    )
     train = Split("train", sources=[train_path], derivation="train.tsv minus valid")
     valid = Split("valid", sources=[train_path], derivation=derivation)
     for number, line in _lines(train_path):
@@ -299,14 +330,20 @@ def read_biobert_re_folds(spec: TaskSpec, fold_dir: Path) -> dict[str, Split]:
             raise TaskFormatError(f"{where}: empty sentence")
         example = TextExample(f"train.tsv:{number}", sentence, (_check_label(spec, label, where),))
         (valid if _in_valid_slice(sentence, RE_FOLDS_VALID_ONE_IN) else train).add(example)
-    test_path = _require_file(fold_dir / "test.tsv", f"{spec.name} fold test file, index/sentence/label")
+    test_path = _require_file(
+        fold_dir / "test.tsv", f"{spec.name} fold test file, index/sentence/label"
+    )
     test = Split("test", sources=[test_path], derivation="test.tsv")
     _read_indexed_tsv(spec, test_path, test)
     return {"train": train, "valid": valid, "test": test}
 
 
 # MedNLI: JSON lines with sentence1, sentence2, gold_label.
-MEDNLI_FILES = {"train": "mli_train_v1.jsonl", "valid": "mli_dev_v1.jsonl", "test": "mli_test_v1.jsonl"}
+MEDNLI_FILES = {
+    "train": "mli_train_v1.jsonl",
+    "valid": "mli_dev_v1.jsonl",
+    "test": "mli_test_v1.jsonl",
+}
 
 
 def _read_mednli_file(spec: TaskSpec, path: Path, split: Split) -> None:
@@ -319,16 +356,22 @@ def _read_mednli_file(spec: TaskSpec, path: Path, split: Split) -> None:
         try:
             record = json.loads(line)
         except json.JSONDecodeError as error:
-            raise TaskFormatError(f"{where}: not JSON ({error.msg} at column {error.colno})") from None
+            raise TaskFormatError(
+                f"{where}: not JSON ({error.msg} at column {error.colno})"
+            ) from None
         if not isinstance(record, dict):
             raise TaskFormatError(f"{where}: expected a JSON object, found {type(record).__name__}")
         for key in ("sentence1", "sentence2", "gold_label"):
             if not isinstance(record.get(key), str) or not record[key].strip():
                 raise TaskFormatError(f"{where}: field {key!r} missing or empty")
-        split.add(TextExample(
-            str(record.get("pairID", f"{path.name}:{number}")), record["sentence1"],
-            (_check_label(spec, record["gold_label"], where),), text_pair=record["sentence2"],
-        ))
+        split.add(
+            TextExample(
+                str(record.get("pairID", f"{path.name}:{number}")),
+                record["sentence1"],
+                (_check_label(spec, record["gold_label"], where),),
+                text_pair=record["sentence2"],
+            )
+        )
 
 
 def read_mednli_jsonl(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
@@ -339,11 +382,16 @@ def read_mednli_jsonl(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
 # entities replaced by @DRUG$ (the first span of a discontinuous entity; one placeholder when
 # the two overlap), other drugs kept.
 DDI_TRAIN_DIRS = ("Train/DrugBank", "Train/MedLine")
-DDI_TEST_DIRS = ("Test/Test for DDI Extraction task/DrugBank", "Test/Test for DDI Extraction task/MedLine")
+DDI_TEST_DIRS = (
+    "Test/Test for DDI Extraction task/DrugBank",
+    "Test/Test for DDI Extraction task/MedLine",
+)
 DDI_OFFSET = re.compile(r"^(\d+)-(\d+)")
 
 
-def _ddi_document_examples(spec: TaskSpec, path: Path, counts: Counter) -> tuple[str, list[TextExample]]:
+def _ddi_document_examples(
+    spec: TaskSpec, path: Path, counts: Counter
+) -> tuple[str, list[TextExample]]:
     from lxml import etree
 
     try:
@@ -351,22 +399,30 @@ def _ddi_document_examples(spec: TaskSpec, path: Path, counts: Counter) -> tuple
     except etree.XMLSyntaxError as error:
         raise TaskFormatError(f"{path}:{error.lineno}: not well-formed XML ({error.msg})") from None
     if document.tag != "document" or not document.get("id"):
-        raise TaskFormatError(f"{path}:{document.sourceline}: expected <document id=...>, found <{document.tag}>")
+        raise TaskFormatError(
+            f"{path}:{document.sourceline}: expected <document id=...>, found <{document.tag}>"
+        )
     examples = []
     for sentence in document.iter("sentence"):
         counts["sentences"] += 1
         text = sentence.get("text")
         if text is None:
-            raise TaskFormatError(f"{path}:{sentence.sourceline}: <sentence> without a text attribute")
+            raise TaskFormatError(
+                f"{path}:{sentence.sourceline}: <sentence> without a text attribute"
+            )
         spans = {}
         for entity in sentence.iter("entity"):
             where = f"{path}:{entity.sourceline}"
             match = DDI_OFFSET.match(entity.get("charOffset", ""))
             if not match:
-                raise TaskFormatError(f"{where}: charOffset {entity.get('charOffset')!r} is not start-end")
+                raise TaskFormatError(
+                    f"{where}: charOffset {entity.get('charOffset')!r} is not start-end"
+                )
             start, end = int(match.group(1)), int(match.group(2)) + 1
             if end > len(text) or start >= end:
-                raise TaskFormatError(f"{where}: charOffset {start}-{end - 1} outside the sentence ({len(text)} chars)")
+                raise TaskFormatError(
+                    f"{where}: charOffset {start}-{end - 1} outside the sentence ({len(text)} chars)"
+                )
             if ";" not in entity.get("charOffset") and text[start:end] != entity.get("text"):
                 raise TaskFormatError(
                     f"{where}: charOffset gives {text[start:end]!r} but the entity text is {entity.get('text')!r}"
@@ -376,11 +432,15 @@ def _ddi_document_examples(spec: TaskSpec, path: Path, counts: Counter) -> tuple
             where = f"{path}:{pair.sourceline}"
             counts["pairs"] += 1
             if pair.get("e1") not in spans or pair.get("e2") not in spans:
-                raise TaskFormatError(f"{where}: pair {pair.get('id')} names an entity not in its sentence")
+                raise TaskFormatError(
+                    f"{where}: pair {pair.get('id')} names an entity not in its sentence"
+                )
             if pair.get("ddi") == "true":
                 if not pair.get("type"):
                     counts["skipped_true_pair_without_type"] += 1
-                    logger.warning("%s: pair %s has ddi=true but no type; skipped", where, pair.get("id"))
+                    logger.warning(
+                        "%s: pair %s has ddi=true but no type; skipped", where, pair.get("id")
+                    )
                     continue
                 label = f"DDI-{pair.get('type')}"
             elif pair.get("ddi") == "false":
@@ -390,29 +450,47 @@ def _ddi_document_examples(spec: TaskSpec, path: Path, counts: Counter) -> tuple
             (s1, e1), (s2, e2) = sorted((spans[pair.get("e1")], spans[pair.get("e2")]))
             if s2 < e1:
                 counts["pairs_overlapping"] += 1
-                replaced = text[:s1] + DDI_PLACEHOLDER + text[max(e1, e2):]
+                replaced = text[:s1] + DDI_PLACEHOLDER + text[max(e1, e2) :]
             else:
                 replaced = text[:s1] + DDI_PLACEHOLDER + text[e1:s2] + DDI_PLACEHOLDER + text[e2:]
-            examples.append(TextExample(pair.get("id"), replaced, (_check_label(spec, label, where),),
-                                        group=document.get("id")))
+            examples.append(
+                TextExample(
+                    pair.get("id"),
+                    replaced,
+                    (_check_label(spec, label, where),),
+                    group=document.get("id"),
+                )
+            )
     return document.get("id"), examples
 
 
 def read_ddi_xml(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
     train = Split("train", derivation=f"{' + '.join(DDI_TRAIN_DIRS)} minus valid documents")
-    valid = Split("valid", derivation=(
-        f"Train documents whose id's sha256 is 0 mod {DDI_VALID_ONE_IN} (the corpus has no dev split)"))
+    valid = Split(
+        "valid",
+        derivation=(
+            f"Train documents whose id's sha256 is 0 mod {DDI_VALID_ONE_IN} (the corpus has no dev split)"
+        ),
+    )
     test = Split("test", derivation=" + ".join(DDI_TEST_DIRS))
     for dirs, is_train in ((DDI_TRAIN_DIRS, True), (DDI_TEST_DIRS, False)):
         for sub in dirs:
             folder = data_dir / sub
             files = sorted(folder.glob("*.xml")) if folder.is_dir() else []
             if not files:
-                raise TaskFormatError(f"{folder}: no DDI corpus .xml files; pass the DDICorpus folder")
+                raise TaskFormatError(
+                    f"{folder}: no DDI corpus .xml files; pass the DDICorpus folder"
+                )
             for path in files:
                 counts = Counter()
                 doc_id, examples = _ddi_document_examples(spec, path, counts)
-                split = test if not is_train else valid if _in_valid_slice(doc_id, DDI_VALID_ONE_IN) else train
+                split = (
+                    test
+                    if not is_train
+                    else valid
+                    if _in_valid_slice(doc_id, DDI_VALID_ONE_IN)
+                    else train
+                )
                 split.sources.append(path)
                 split.counts.update(counts)
                 split.counts["documents"] += 1

@@ -5,6 +5,7 @@ else: a task's format, labels, metric and hyperparameters are stated here once. 
 one ``TaskSpec`` in ``TASKS`` plus, if its source format is new, one reader in
 ``bio_roberta.tasks.readers``.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -56,22 +57,22 @@ def bio_tags(*entity_types: str) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class TaskSpec:
-    name: str                   # registry key, used on the command line and in file names
-    display: str                # as printed in the paper's tables
-    domain: str                 # PUBMED or CLINICAL (the report's summary rows)
-    kind: str                   # a row of bio_roberta.tasks.kinds.KINDS: NER, MULTILABEL, ...
-    source_format: str          # a reader in bio_roberta.tasks.readers
-    labels: tuple[str, ...]     # every label the source files may hold, in label-id order
-    metric: str                 # a row of bio_roberta_core.metrics.METRICS
+    name: str  # registry key, used on the command line and in file names
+    display: str  # as printed in the paper's tables
+    domain: str  # PUBMED or CLINICAL (the report's summary rows)
+    kind: str  # a row of bio_roberta.tasks.kinds.KINDS: NER, MULTILABEL, ...
+    source_format: str  # a reader in bio_roberta.tasks.readers
+    labels: tuple[str, ...]  # every label the source files may hold, in label-id order
+    metric: str  # a row of bio_roberta_core.metrics.METRICS
     hparams: Hyperparameters
-    paper: tuple[float, ...]    # Table 2 medians, PAPER_COLUMNS order
+    paper: tuple[float, ...]  # Table 2 medians, PAPER_COLUMNS order
     public: bool = True
     # Where the task's files sit under ../shared/data (None: not collected there).
     shared_data: Optional[str] = None
     # Labels that count in the score (ChemProt: 5 CPR classes, DDI: 4 types); None: all.
     scored_labels: Optional[tuple[str, ...]] = None
     negative_label: Optional[str] = None
-    folds: Optional[int] = None         # cross-validation folds (GAD, EU-ADR)
+    folds: Optional[int] = None  # cross-validation folds (GAD, EU-ADR)
     model_selection_fold: Optional[int] = None  # fold whose dev run picks early stopping
     max_positions: int = 512
     # The entity type of untyped B/I tags (BioBERT's NER files), for the label names of exported models.
@@ -82,15 +83,21 @@ class TaskSpec:
         """A kind and metric the tables have, and a metric the kind's criterion logs at validation
         (fairseq-train picks checkpoints by it)."""
         if self.kind not in KINDS:
-            raise ValueError(f"task {self.name}: kind {self.kind!r} is not one of {sorted(KINDS)} "
-                             "(bio_roberta/tasks/kinds.py)")
+            raise ValueError(
+                f"task {self.name}: kind {self.kind!r} is not one of {sorted(KINDS)} "
+                "(bio_roberta/tasks/kinds.py)"
+            )
         if self.metric not in METRICS:
-            raise ValueError(f"task {self.name}: metric {self.metric!r} is not one of "
-                             f"{sorted(METRICS)} (bio_roberta_core/metrics.py)")
+            raise ValueError(
+                f"task {self.name}: metric {self.metric!r} is not one of "
+                f"{sorted(METRICS)} (bio_roberta_core/metrics.py)"
+            )
         if METRICS[self.metric].criterion != self.task_kind.criterion:
             logged_by = METRICS[self.metric].criterion
-            raise ValueError(f"task {self.name}: criterion {self.task_kind.criterion} of kind "
-                             f"{self.kind} does not log {self.metric} (logged by {logged_by})")
+            raise ValueError(
+                f"task {self.name}: criterion {self.task_kind.criterion} of kind "
+                f"{self.kind} does not log {self.metric} (logged by {logged_by})"
+            )
 
     @property
     def task_kind(self) -> TaskKind:
@@ -121,26 +128,51 @@ class TaskSpec:
 
 def _biobert_ner(name, display, entity_type, paper, shared_data=None):
     return TaskSpec(
-        name=name, display=display, domain=PUBMED, kind=NER, source_format="biobert_ner",
-        labels=BIO_TAGS, metric="entity_f1", hparams=NER_HPARAMS, paper=paper,
-        shared_data=shared_data, entity_type=entity_type,
+        name=name,
+        display=display,
+        domain=PUBMED,
+        kind=NER,
+        source_format="biobert_ner",
+        labels=BIO_TAGS,
+        metric="entity_f1",
+        hparams=NER_HPARAMS,
+        paper=paper,
+        shared_data=shared_data,
+        entity_type=entity_type,
     )
 
 
 def _i2b2_ner(name, display, labels, paper, notes):
     return TaskSpec(
-        name=name, display=display, domain=CLINICAL, kind=NER, source_format="biobert_ner",
-        labels=labels, metric="entity_f1", hparams=NER_HPARAMS, paper=paper, public=False,
+        name=name,
+        display=display,
+        domain=CLINICAL,
+        kind=NER,
+        source_format="biobert_ner",
+        labels=labels,
+        metric="entity_f1",
+        hparams=NER_HPARAMS,
+        paper=paper,
+        public=False,
         notes=notes,
     )
 
 
 def _binary_relation(name, display, paper, shared_data=None):
     return TaskSpec(
-        name=name, display=display, domain=PUBMED, kind=BINARY_RELATION,
-        source_format="biobert_re_folds", labels=("0", "1"), metric="binary_f1",
-        hparams=CLASSIFICATION_HPARAMS, paper=paper, shared_data=shared_data,
-        negative_label="0", folds=10, model_selection_fold=1,
+        name=name,
+        display=display,
+        domain=PUBMED,
+        kind=BINARY_RELATION,
+        source_format="biobert_re_folds",
+        labels=("0", "1"),
+        metric="binary_f1",
+        hparams=CLASSIFICATION_HPARAMS,
+        paper=paper,
+        shared_data=shared_data,
+        negative_label="0",
+        folds=10,
+        model_selection_fold=1,
     )
 
 
@@ -158,70 +190,150 @@ HOC_HALLMARKS = (
 )
 
 I2B2_2014_PHI_TYPES = (
-    "PATIENT", "DOCTOR", "USERNAME", "PROFESSION", "ROOM", "DEPARTMENT", "HOSPITAL",
-    "ORGANIZATION", "STREET", "CITY", "STATE", "COUNTRY", "ZIP", "LOCATION-OTHER", "AGE", "DATE",
-    "PHONE", "FAX", "EMAIL", "URL", "MEDICALRECORD", "HEALTHPLAN", "ACCOUNT", "LICENSE", "DEVICE",
-    "BIOID", "IDNUM",
+    "PATIENT",
+    "DOCTOR",
+    "USERNAME",
+    "PROFESSION",
+    "ROOM",
+    "DEPARTMENT",
+    "HOSPITAL",
+    "ORGANIZATION",
+    "STREET",
+    "CITY",
+    "STATE",
+    "COUNTRY",
+    "ZIP",
+    "LOCATION-OTHER",
+    "AGE",
+    "DATE",
+    "PHONE",
+    "FAX",
+    "EMAIL",
+    "URL",
+    "MEDICALRECORD",
+    "HEALTHPLAN",
+    "ACCOUNT",
+    "LICENSE",
+    "DEVICE",
+    "BIOID",
+    "IDNUM",
 )
 
 _TASK_LIST = (
     # entity types as BioBERT's Table 1 names them (JNLPBA and BC2GM: gene/protein mentions)
-    _biobert_ner("bc5cdr-chem", "BC5CDR-Chemical", "Chemical", (87.3, 91.9, 92.9, 90.8, 93.7), "ner/BC5CDR-Chemical"),
+    _biobert_ner(
+        "bc5cdr-chem",
+        "BC5CDR-Chemical",
+        "Chemical",
+        (87.3, 91.9, 92.9, 90.8, 93.7),
+        "ner/BC5CDR-Chemical",
+    ),
     _biobert_ner("bc5cdr-disease", "BC5CDR-Disease", "Disease", (77.6, 83.3, 83.8, 82.3, 85.2)),
     _biobert_ner("jnlpba", "JNLPBA", "Gene", (79.5, 80.4, 80.6, 80.1, 81.0)),
-    _biobert_ner("ncbi-disease", "NCBI-disease", "Disease", (84.7, 87.6, 87.7, 87.1, 89.0), "ner/NCBI-disease"),
+    _biobert_ner(
+        "ncbi-disease",
+        "NCBI-disease",
+        "Disease",
+        (84.7, 87.6, 87.7, 87.1, 89.0),
+        "ner/NCBI-disease",
+    ),
     _biobert_ner("bc4chemd", "BC4CHEMD", "Chemical", (88.6, 92.2, 92.7, 90.6, 93.7)),
     _biobert_ner("bc2gm", "BC2GM", "Gene", (82.7, 85.6, 87.0, 85.3, 88.0)),
     _biobert_ner("linnaeus", "LINNAEUS", "Species", (79.8, 86.2, 85.3, 87.8, 88.4)),
-    _biobert_ner("species-800", "Species-800", "Species", (75.8, 79.2, 79.6, 78.3, 81.1), "ner/Species-800"),
-    _i2b2_ner(
-        "i2b2-2010", "I2B2-2010", bio_tags("problem", "test", "treatment"),
-        (83.5, 86.0, 88.1, 87.3, 89.7), "concepts; n2c2 licence, token/tag files as bio-lm writes them",
+    _biobert_ner(
+        "species-800", "Species-800", "Species", (75.8, 79.2, 79.6, 78.3, 81.1), "ner/Species-800"
     ),
     _i2b2_ner(
-        "i2b2-2012", "I2B2-2012",
+        "i2b2-2010",
+        "I2B2-2010",
+        bio_tags("problem", "test", "treatment"),
+        (83.5, 86.0, 88.1, 87.3, 89.7),
+        "concepts; n2c2 licence, token/tag files as bio-lm writes them",
+    ),
+    _i2b2_ner(
+        "i2b2-2012",
+        "I2B2-2012",
         bio_tags("PROBLEM", "TEST", "TREATMENT", "CLINICAL_DEPT", "EVIDENTIAL", "OCCURRENCE"),
-        (74.9, 77.6, 79.5, 78.3, 80.8), "temporal EVENT types; n2c2 licence",
+        (74.9, 77.6, 79.5, 78.3, 80.8),
+        "temporal EVENT types; n2c2 licence",
     ),
     _i2b2_ner(
-        "i2b2-2014", "I2B2-2014", bio_tags(*I2B2_2014_PHI_TYPES),
-        (95.6, 94.7, 95.5, 95.8, 96.3), "de-identification, PHI TYPE attribute; n2c2 licence",
+        "i2b2-2014",
+        "I2B2-2014",
+        bio_tags(*I2B2_2014_PHI_TYPES),
+        (95.6, 94.7, 95.5, 95.8, 96.3),
+        "de-identification, PHI TYPE attribute; n2c2 licence",
     ),
     TaskSpec(
-        name="hoc", display="HOC", domain=PUBMED, kind=MULTILABEL, source_format="blue_hoc",
-        labels=HOC_HALLMARKS, metric="hoc_abstract_f1", hparams=CLASSIFICATION_HPARAMS,
-        paper=(86.0, 86.6, 86.5, 85.2, 86.6), shared_data="cls/HOC",
+        name="hoc",
+        display="HOC",
+        domain=PUBMED,
+        kind=MULTILABEL,
+        source_format="blue_hoc",
+        labels=HOC_HALLMARKS,
+        metric="hoc_abstract_f1",
+        hparams=CLASSIFICATION_HPARAMS,
+        paper=(86.0, 86.6, 86.5, 85.2, 86.6),
+        shared_data="cls/HOC",
         notes="rows are sentences; scored at abstract level (union of its sentences' labels)",
     ),
     TaskSpec(
-        name="chemprot", display="ChemProt", domain=PUBMED, kind=RELATION,
-        source_format="blue_tsv", labels=("CPR:3", "CPR:4", "CPR:5", "CPR:6", "CPR:9", "false"),
-        metric="macro_f1", hparams=CLASSIFICATION_HPARAMS, paper=(69.6, 73.9, 75.4, 71.7, 76.2),
-        scored_labels=("CPR:3", "CPR:4", "CPR:5", "CPR:6", "CPR:9"), negative_label="false",
+        name="chemprot",
+        display="ChemProt",
+        domain=PUBMED,
+        kind=RELATION,
+        source_format="blue_tsv",
+        labels=("CPR:3", "CPR:4", "CPR:5", "CPR:6", "CPR:9", "false"),
+        metric="macro_f1",
+        hparams=CLASSIFICATION_HPARAMS,
+        paper=(69.6, 73.9, 75.4, 71.7, 76.2),
+        scored_labels=("CPR:3", "CPR:4", "CPR:5", "CPR:6", "CPR:9"),
+        negative_label="false",
         notes="Table 1 reports macro-F1 over the 5 CPR classes (BLURB: micro-F1)",
     ),
     _binary_relation("gad", "GAD", (79.4, 81.2, 82.2, 73.4, 81.1), "re/GAD"),
     _binary_relation("euadr", "EU-ADR", (85.0, 85.0, 85.0, 85.0, 85.0)),
     TaskSpec(
-        name="ddi", display="DDI-2013", domain=PUBMED, kind=RELATION, source_format="ddi_xml",
+        name="ddi",
+        display="DDI-2013",
+        domain=PUBMED,
+        kind=RELATION,
+        source_format="ddi_xml",
         labels=("DDI-mechanism", "DDI-effect", "DDI-advise", "DDI-int", "DDI-false"),
-        metric="micro_f1", hparams=CLASSIFICATION_HPARAMS, paper=(79.0, 79.9, 81.0, 80.5, 82.1),
+        metric="micro_f1",
+        hparams=CLASSIFICATION_HPARAMS,
+        paper=(79.0, 79.9, 81.0, 80.5, 82.1),
         scored_labels=("DDI-mechanism", "DDI-effect", "DDI-advise", "DDI-int"),
-        negative_label="DDI-false", shared_data="re/DDI-2013/DDICorpus",
+        negative_label="DDI-false",
+        shared_data="re/DDI-2013/DDICorpus",
         notes="the original corpus XML; the BLUE ddi2013-type tsv is read by blue_tsv",
     ),
     TaskSpec(
-        name="i2b2-2010-re", display="I2B2-2010-RE", domain=CLINICAL, kind=RELATION,
+        name="i2b2-2010-re",
+        display="I2B2-2010-RE",
+        domain=CLINICAL,
+        kind=RELATION,
         source_format="blue_tsv",
         labels=("PIP", "TeCP", "TeRP", "TrAP", "TrCP", "TrIP", "TrNAP", "TrWP", "false"),
-        metric="micro_f1", hparams=CLASSIFICATION_HPARAMS, paper=(72.4, 74.4, 75.0, 75.2, 78.6),
+        metric="micro_f1",
+        hparams=CLASSIFICATION_HPARAMS,
+        paper=(72.4, 74.4, 75.0, 75.2, 78.6),
         scored_labels=("PIP", "TeCP", "TeRP", "TrAP", "TrCP", "TrIP", "TrNAP", "TrWP"),
-        negative_label="false", public=False, notes="n2c2 licence; BLUE i2b2-2010 tsv",
+        negative_label="false",
+        public=False,
+        notes="n2c2 licence; BLUE i2b2-2010 tsv",
     ),
     TaskSpec(
-        name="mednli", display="MedNLI", domain=CLINICAL, kind=NLI, source_format="mednli_jsonl",
-        labels=("entailment", "neutral", "contradiction"), metric="accuracy",
-        hparams=CLASSIFICATION_HPARAMS, paper=(81.4, 82.5, 87.1, 83.3, 88.5), public=False,
+        name="mednli",
+        display="MedNLI",
+        domain=CLINICAL,
+        kind=NLI,
+        source_format="mednli_jsonl",
+        labels=("entailment", "neutral", "contradiction"),
+        metric="accuracy",
+        hparams=CLASSIFICATION_HPARAMS,
+        paper=(81.4, 82.5, 87.1, 83.3, 88.5),
+        public=False,
         notes="PhysioNet licence",
     ),
 )
@@ -234,9 +346,7 @@ def get_task(name: str) -> TaskSpec:
     try:
         return TASKS[name]
     except KeyError:
-        raise KeyError(
-            f"unknown task {name!r}; known tasks: {', '.join(sorted(TASKS))}"
-        ) from None
+        raise KeyError(f"unknown task {name!r}; known tasks: {', '.join(sorted(TASKS))}") from None
 
 
 # Summary rows of the report (docs/recipe.md).

@@ -5,6 +5,7 @@ every batch, or tensors concatenated), never from per-batch scores, and are logg
 rounded to 2 decimals, so that a checkpoint re-scored from its prediction file
 (bio_roberta.predictions) gives the number validation logged.
 """
+
 import math
 
 from fairseq import metrics

@@ -11,6 +11,7 @@ is the paper's "distill", α_cos > 0 its "distill + align". The projection W (st
 teacher width, identity when equal) belongs to this criterion: the trainer optimises it and
 stores it under the checkpoint's "criterion" key, apart from the student model.
 """
+
 import math
 from dataclasses import dataclass, field
 
@@ -61,7 +62,7 @@ class MaskedLogitLoss(torch.autograd.Function):
         q_total = q_student.sum(-1, keepdim=True)
         q_student.div_(q_total)
         log_p_teacher.add_(q_total.log_())
-        kl_loss = log_p_teacher.mul_(p_teacher).sum() * temperature ** 2
+        kl_loss = log_p_teacher.mul_(p_teacher).sum() * temperature**2
         del log_p_teacher
         grad.sub_(p_teacher).mul_(alpha_kl * temperature)
 
@@ -86,9 +87,15 @@ class MaskedLogitLoss(torch.autograd.Function):
 
 @dataclass
 class DistillationLossConfig(FairseqDataclass):
-    alpha_mlm: float = field(default=5.0, metadata={"help": "weight of the masked-LM cross-entropy"})
-    alpha_kl: float = field(default=2.0, metadata={"help": "weight of the teacher-student KL divergence"})
-    alpha_cos: float = field(default=1.0, metadata={"help": "weight of the hidden-state cosine loss; 0 = no align"})
+    alpha_mlm: float = field(
+        default=5.0, metadata={"help": "weight of the masked-LM cross-entropy"}
+    )
+    alpha_kl: float = field(
+        default=2.0, metadata={"help": "weight of the teacher-student KL divergence"}
+    )
+    alpha_cos: float = field(
+        default=1.0, metadata={"help": "weight of the hidden-state cosine loss; 0 = no align"}
+    )
     temperature: float = field(default=2.0, metadata={"help": "softmax temperature of the KL term"})
 
 
@@ -98,12 +105,17 @@ class DistillationLoss(FairseqCriterion):
         super().__init__(task)
         self.cfg = cfg
         if not hasattr(task, "teacher"):
-            raise ValueError("the distillation criterion needs the distillation task (task.teacher_path)")
+            raise ValueError(
+                "the distillation criterion needs the distillation task (task.teacher_path)"
+            )
         if not hasattr(task, "student_dim"):
-            raise ValueError("build the student model (task.build_model) before the distillation criterion")
+            raise ValueError(
+                "build the student model (task.build_model) before the distillation criterion"
+            )
         self.projection = (
             torch.nn.Linear(task.student_dim, task.teacher_dim)
-            if cfg.alpha_cos > 0 and task.student_dim != task.teacher_dim else torch.nn.Identity()
+            if cfg.alpha_cos > 0 and task.student_dim != task.teacher_dim
+            else torch.nn.Identity()
         )
 
     def load_state_dict(self, state_dict, strict=True):
@@ -127,21 +139,34 @@ class DistillationLoss(FairseqCriterion):
         not_padding = src_tokens.ne(self.padding_idx)
         sample_size = masked.int().sum()
 
-        student_logits, student_extra = model(**sample["net_input"], masked_tokens=masked,
-                                              return_all_hiddens=self.cfg.alpha_cos > 0)
+        student_logits, student_extra = model(
+            **sample["net_input"], masked_tokens=masked, return_all_hiddens=self.cfg.alpha_cos > 0
+        )
         teacher = self.teacher_on(student_logits)
         with torch.no_grad():
-            teacher_logits, teacher_extra = teacher(**sample["net_input"], masked_tokens=masked,
-                                                    return_all_hiddens=self.cfg.alpha_cos > 0)
+            teacher_logits, teacher_extra = teacher(
+                **sample["net_input"],
+                masked_tokens=masked,
+                return_all_hiddens=self.cfg.alpha_cos > 0,
+            )
 
         logit_loss, mlm_loss, kl_loss = MaskedLogitLoss.apply(
-            student_logits, teacher_logits, targets[masked], self.cfg.temperature,
-            self.cfg.alpha_mlm, self.cfg.alpha_kl)
+            student_logits,
+            teacher_logits,
+            targets[masked],
+            self.cfg.temperature,
+            self.cfg.alpha_mlm,
+            self.cfg.alpha_kl,
+        )
         if self.cfg.alpha_cos > 0:
             # inner_states are T x B x C; the last one is the final layer (RoBERTa has no final norm)
-            student_states = self.projection(student_extra["inner_states"][-1].transpose(0, 1)[not_padding])
+            student_states = self.projection(
+                student_extra["inner_states"][-1].transpose(0, 1)[not_padding]
+            )
             teacher_states = teacher_extra["inner_states"][-1].transpose(0, 1)[not_padding]
-            cos_mean = (1 - F.cosine_similarity(student_states.float(), teacher_states.float(), dim=-1)).mean()
+            cos_mean = (
+                1 - F.cosine_similarity(student_states.float(), teacher_states.float(), dim=-1)
+            ).mean()
             # on the same per-masked-token scale as the other terms, which fairseq divides by sample_size
             cos_loss = cos_mean * sample_size
         else:
@@ -164,7 +189,12 @@ class DistillationLoss(FairseqCriterion):
         """loss and mlm_loss in bits per masked token as fairseq's masked_lm logs them; KL and
         cosine terms in their own units, each per masked token."""
         sample_size = sum(log.get("sample_size", 0) for log in logging_outputs)
-        for key, scale in (("loss", math.log(2)), ("mlm_loss", math.log(2)), ("kl_loss", 1.0), ("cos_loss", 1.0)):
+        for key, scale in (
+            ("loss", math.log(2)),
+            ("mlm_loss", math.log(2)),
+            ("kl_loss", 1.0),
+            ("cos_loss", 1.0),
+        ):
             total = sum(log.get(key, 0) for log in logging_outputs)
             metrics.log_scalar(key, total / sample_size / scale, sample_size, round=3)
         metrics.log_derived("ppl", lambda meters: utils.get_perplexity(meters["mlm_loss"].avg))

@@ -5,6 +5,7 @@ bio_roberta_core.metrics.hoc_abstract_f1), which is not a sum of per-batch count
 every example's group, gold and predicted labels (concatenated over the validation set) and
 derives ``hoc_abstract_f1`` from them.
 """
+
 import torch
 import torch.nn.functional as F
 from fairseq import metrics
@@ -21,9 +22,14 @@ def _label_sets(rows: torch.Tensor) -> list[set]:
     return [set(row.nonzero().flatten().tolist()) for row in rows]
 
 
-def hoc_abstract_f1_of_tensors(groups: torch.Tensor, gold: torch.Tensor, predicted: torch.Tensor) -> float:
+def hoc_abstract_f1_of_tensors(
+    groups: torch.Tensor, gold: torch.Tensor, predicted: torch.Tensor
+) -> float:
     group_list = groups.tolist()
-    return hoc_abstract_f1(group_label_sets(group_list, _label_sets(gold)), group_label_sets(group_list, _label_sets(predicted)))
+    return hoc_abstract_f1(
+        group_label_sets(group_list, _label_sets(gold)),
+        group_label_sets(group_list, _label_sets(predicted)),
+    )
 
 
 @register_criterion("multilabel_classification", dataclass=FairseqDataclass)
@@ -35,7 +41,9 @@ class MultilabelClassificationCriterion(FairseqCriterion):
         self.head_name = task.cfg.classification_head_name
 
     def forward(self, model, sample, reduce=True):
-        logits, _ = model(**sample["net_input"], features_only=True, classification_head_name=self.head_name)
+        logits, _ = model(
+            **sample["net_input"], features_only=True, classification_head_name=self.head_name
+        )
         target = sample["target"]
         loss = F.binary_cross_entropy_with_logits(logits.float(), target.float(), reduction="sum")
         sample_size = target.size(0)
@@ -55,7 +63,9 @@ class MultilabelClassificationCriterion(FairseqCriterion):
                 metrics.log_concat_tensor("_" + key, torch.cat([log[key] for log in validation]))
             log_percentage(
                 HOC_ABSTRACT_F1,
-                lambda meters: hoc_abstract_f1_of_tensors(*(meters["_" + k].tensor for k in VALIDATION_TENSORS)),
+                lambda meters: hoc_abstract_f1_of_tensors(
+                    *(meters["_" + k].tensor for k in VALIDATION_TENSORS)
+                ),
             )
 
     @staticmethod

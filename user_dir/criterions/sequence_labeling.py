@@ -1,4 +1,5 @@
 """Cross-entropy over the tagged positions (word starts) and entity counts for validation F1."""
+
 import torch
 import torch.nn.functional as F
 from fairseq import metrics
@@ -38,7 +39,9 @@ class SequenceLabelingCriterion(FairseqCriterion):
         self.tags = task.tags
 
     def forward(self, model, sample, reduce=True):
-        logits = token_classification_logits(model, self.head_name, sample["net_input"]["src_tokens"])
+        logits = token_classification_logits(
+            model, self.head_name, sample["net_input"]["src_tokens"]
+        )
         target = sample["target"]
         tagged = target >= 0
         loss = F.cross_entropy(logits[tagged].float(), target[tagged], reduction="sum")
@@ -47,7 +50,9 @@ class SequenceLabelingCriterion(FairseqCriterion):
         if not model.training:
             predicted = logits.argmax(dim=-1)
             logging_output["ncorrect"] = int((predicted[tagged] == target[tagged]).sum())
-            counts = entity_counts(word_tags(target, target, self.tags), word_tags(predicted, target, self.tags))
+            counts = entity_counts(
+                word_tags(target, target, self.tags), word_tags(predicted, target, self.tags)
+            )
             logging_output.update(zip(ENTITY_COUNTS, counts))
         return loss, sample_size, logging_output
 
@@ -56,10 +61,13 @@ class SequenceLabelingCriterion(FairseqCriterion):
         sample_size = log_loss(logging_outputs)
         if any("ncorrect" in log for log in logging_outputs):
             ncorrect = sum(log.get("ncorrect", 0) for log in logging_outputs)
-            metrics.log_scalar("tag_accuracy", 100.0 * ncorrect / max(sample_size, 1), sample_size, round=2)
+            metrics.log_scalar(
+                "tag_accuracy", 100.0 * ncorrect / max(sample_size, 1), sample_size, round=2
+            )
             log_summed_counts(logging_outputs, ENTITY_COUNTS)
-            log_percentage(ENTITY_F1,
-                           lambda meters: f1_from_counts(*summed_counts(meters, ENTITY_COUNTS)))
+            log_percentage(
+                ENTITY_F1, lambda meters: f1_from_counts(*summed_counts(meters, ENTITY_COUNTS))
+            )
 
     @staticmethod
     def logging_outputs_can_be_summed() -> bool:

@@ -6,15 +6,24 @@ over the whole validation set; ``macro_f1`` and ``micro_f1`` are derived over ev
 ``--negative-label`` (the registry's scored labels), and ``binary_f1`` when one label is left.
 fairseq's own ``accuracy`` is logged as before.
 """
+
 from dataclasses import dataclass, field
 from typing import Optional
 
 import torch
 from fairseq.criterions import register_criterion
-from fairseq.criterions.sentence_prediction import SentencePredictionConfig, SentencePredictionCriterion
+from fairseq.criterions.sentence_prediction import (
+    SentencePredictionConfig,
+    SentencePredictionCriterion,
+)
 
-from bio_roberta_core.metrics import (BINARY_F1, MACRO_F1, MICRO_F1, macro_f1_from_counts,
-                                      micro_f1_from_counts)
+from bio_roberta_core.metrics import (
+    BINARY_F1,
+    MACRO_F1,
+    MICRO_F1,
+    macro_f1_from_counts,
+    micro_f1_from_counts,
+)
 from user_dir.criterions._finetune_metrics import log_percentage, log_summed_counts, summed_counts
 
 COUNTS = ("tp", "predicted", "gold")
@@ -23,7 +32,8 @@ COUNTS = ("tp", "predicted", "gold")
 @dataclass
 class SingleLabelClassificationConfig(SentencePredictionConfig):
     negative_label: Optional[str] = field(
-        default=None, metadata={"help": "label symbol left out of the F1s (TaskSpec.negative_label)"}
+        default=None,
+        metadata={"help": "label symbol left out of the F1s (TaskSpec.negative_label)"},
     )
 
 
@@ -32,10 +42,16 @@ class SingleLabelClassificationCriterion(SentencePredictionCriterion):
     def __init__(self, cfg: SingleLabelClassificationConfig, task):
         super().__init__(cfg, task)
         if cfg.regression_target:
-            raise ValueError("single_label_classification scores labels; use --criterion sentence_prediction for regression")
-        labels = task.label_dictionary.symbols[task.label_dictionary.nspecial:][: task.cfg.num_classes]
+            raise ValueError(
+                "single_label_classification scores labels; use --criterion sentence_prediction for regression"
+            )
+        labels = task.label_dictionary.symbols[task.label_dictionary.nspecial :][
+            : task.cfg.num_classes
+        ]
         if cfg.negative_label is not None and cfg.negative_label not in labels:
-            raise ValueError(f"--negative-label {cfg.negative_label!r} is not in label/dict.txt: {labels}")
+            raise ValueError(
+                f"--negative-label {cfg.negative_label!r} is not in label/dict.txt: {labels}"
+            )
         self.scored_classes = [k for k, label in enumerate(labels) if label != cfg.negative_label]
         self.num_classes = len(labels)
 
@@ -64,7 +80,9 @@ class SingleLabelClassificationCriterion(SentencePredictionCriterion):
     @staticmethod
     def reduce_metrics(logging_outputs) -> None:
         SentencePredictionCriterion.reduce_metrics(logging_outputs)
-        classes = sorted({int(key[3:]) for log in logging_outputs for key in log if key.startswith("tp_")})
+        classes = sorted(
+            {int(key[3:]) for log in logging_outputs for key in log if key.startswith("tp_")}
+        )
         if not classes:
             return
         keys = [[f"{name}_{k}" for k in classes] for name in COUNTS]  # per count, one key per class

@@ -1,5 +1,6 @@
 """RoBERTa's schedule with the warmup given as a share of training (docs/recipe.md: 5%, then linear
 decay to 0), so changing max_update moves the warmup with it, on the Hydra and argparse routes."""
+
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -15,8 +16,10 @@ from fairseq.optim.lr_scheduler.polynomial_decay_schedule import (
 class WarmupRatioLinearDecayConfig(PolynomialDecayLRScheduleConfig):
     warmup_ratio: float = field(
         default=0.05,
-        metadata={"help": "linear warmup over this share of total_num_update (default max_update); "
-                          "replaces warmup_updates"},
+        metadata={
+            "help": "linear warmup over this share of total_num_update (default max_update); "
+            "replaces warmup_updates"
+        },
     )
     # fairseq-train's argparse route leaves the inherited interpolation unset (null), so the
     # schedule falls back to max_update itself

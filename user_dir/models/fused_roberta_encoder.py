@@ -13,6 +13,7 @@ to FusedRobertaEncoder, which reads the parameters of fairseq's own submodules. 
 parameter names and checkpoints are exactly stock fairseq's, in both directions. Returned hidden
 states keep fairseq's T x B x C shapes (as views of the batch-major tensors).
 """
+
 import logging
 
 import torch
@@ -30,20 +31,49 @@ def dropout(x: torch.Tensor, p: float, training: bool) -> torch.Tensor:
     return F.dropout(x, p=p, training=True) if training and p > 0 else x
 
 
-def encoder_layer(x, keep, params, *, heads, eps, dropout_p, attention_dropout_p, activation_dropout_p,
-                  activation_fn, normalize_before, training):
+def encoder_layer(
+    x,
+    keep,
+    params,
+    *,
+    heads,
+    eps,
+    dropout_p,
+    attention_dropout_p,
+    activation_dropout_p,
+    activation_fn,
+    normalize_before,
+    training,
+):
     """fairseq's TransformerEncoderLayer on batch-major x (B x T x C); ``keep`` is None or the
     B x 1 x 1 x T mask of the keys to attend to; ``params`` as ``layer_params`` returns them."""
-    (q_w, q_b, k_w, k_b, v_w, v_b, out_w, out_b, attn_ln_w, attn_ln_b,
-     fc1_w, fc1_b, fc2_w, fc2_b, final_ln_w, final_ln_b) = params
+    (
+        q_w,
+        q_b,
+        k_w,
+        k_b,
+        v_w,
+        v_b,
+        out_w,
+        out_b,
+        attn_ln_w,
+        attn_ln_b,
+        fc1_w,
+        fc1_b,
+        fc2_w,
+        fc2_b,
+        final_ln_w,
+        final_ln_b,
+    ) = params
     batch, length, width = x.shape
     residual = x
     if normalize_before:
         x = F.layer_norm(x, (width,), attn_ln_w, attn_ln_b, eps)
     qkv = F.linear(x, torch.cat([q_w, k_w, v_w]), torch.cat([q_b, k_b, v_b]))
     q, k, v = qkv.view(batch, length, 3, heads, width // heads).permute(2, 0, 3, 1, 4).unbind(0)
-    attention = F.scaled_dot_product_attention(q, k, v, attn_mask=keep,
-                                               dropout_p=attention_dropout_p if training else 0.0)
+    attention = F.scaled_dot_product_attention(
+        q, k, v, attn_mask=keep, dropout_p=attention_dropout_p if training else 0.0
+    )
     x = F.linear(attention.transpose(1, 2).reshape(batch, length, width), out_w, out_b)
     x = residual + dropout(x, dropout_p, training)
     if not normalize_before:
@@ -64,11 +94,24 @@ compiled_encoder_layer = torch.compile(encoder_layer, fullgraph=True)
 def layer_params(layer) -> tuple:
     """The tensors encoder_layer reads, from a fairseq TransformerEncoderLayer."""
     attn = layer.self_attn
-    return (attn.q_proj.weight, attn.q_proj.bias, attn.k_proj.weight, attn.k_proj.bias,
-            attn.v_proj.weight, attn.v_proj.bias, attn.out_proj.weight, attn.out_proj.bias,
-            layer.self_attn_layer_norm.weight, layer.self_attn_layer_norm.bias,
-            layer.fc1.weight, layer.fc1.bias, layer.fc2.weight, layer.fc2.bias,
-            layer.final_layer_norm.weight, layer.final_layer_norm.bias)
+    return (
+        attn.q_proj.weight,
+        attn.q_proj.bias,
+        attn.k_proj.weight,
+        attn.k_proj.bias,
+        attn.v_proj.weight,
+        attn.v_proj.bias,
+        attn.out_proj.weight,
+        attn.out_proj.bias,
+        layer.self_attn_layer_norm.weight,
+        layer.self_attn_layer_norm.bias,
+        layer.fc1.weight,
+        layer.fc1.bias,
+        layer.fc2.weight,
+        layer.fc2.bias,
+        layer.final_layer_norm.weight,
+        layer.final_layer_norm.bias,
+    )
 
 
 def unsupported(encoder) -> list:
@@ -104,14 +147,20 @@ class FusedRobertaEncoder(RobertaEncoder):
         layer_fn = compiled_encoder_layer if self.implementation == "compiled" else encoder_layer
         checkpointing = encoder.cfg.checkpoint_activations and self.training
         for layer in encoder.layers:
-            options = dict(heads=layer.self_attn.num_heads, eps=layer.final_layer_norm.eps,
-                           dropout_p=layer.dropout_module.p, attention_dropout_p=layer.self_attn.dropout_module.p,
-                           activation_dropout_p=layer.activation_dropout_module.p,
-                           activation_fn=layer.activation_fn, normalize_before=layer.normalize_before,
-                           training=self.training)
+            options = dict(
+                heads=layer.self_attn.num_heads,
+                eps=layer.final_layer_norm.eps,
+                dropout_p=layer.dropout_module.p,
+                attention_dropout_p=layer.self_attn.dropout_module.p,
+                activation_dropout_p=layer.activation_dropout_module.p,
+                activation_fn=layer.activation_fn,
+                normalize_before=layer.normalize_before,
+                training=self.training,
+            )
             if checkpointing:
-                x = torch.utils.checkpoint.checkpoint(layer_fn, x, keep, layer_params(layer), **options,
-                                                      use_reentrant=False)
+                x = torch.utils.checkpoint.checkpoint(
+                    layer_fn, x, keep, layer_params(layer), **options, use_reentrant=False
+                )
             else:
                 x = layer_fn(x, keep, layer_params(layer), **options)
             if return_all_hiddens:
@@ -119,7 +168,11 @@ class FusedRobertaEncoder(RobertaEncoder):
         if encoder.layer_norm is not None:
             x = encoder.layer_norm(x)
         # fairseq's inner_states are T x B x C
-        return x, {"inner_states": [state.transpose(0, 1) for state in states] if return_all_hiddens else None}
+        return x, {
+            "inner_states": [state.transpose(0, 1) for state in states]
+            if return_all_hiddens
+            else None
+        }
 
     def output_layer(self, features, masked_tokens=None, **unused):
         """RobertaLMHead with its output bias added inside the vocabulary GEMM."""
@@ -135,16 +188,23 @@ def use_fused_encoder(model, implementation: str) -> None:
     or 'compiled' (fused, each layer through torch.compile). Parameters and state dict are unchanged;
     an encoder configuration the fused forward does not implement stays on fairseq's with a warning."""
     if implementation not in IMPLEMENTATIONS:
-        raise ValueError(f"encoder implementation {implementation!r}: choose one of {', '.join(IMPLEMENTATIONS)}")
+        raise ValueError(
+            f"encoder implementation {implementation!r}: choose one of {', '.join(IMPLEMENTATIONS)}"
+        )
     encoder = model.encoder
     if type(encoder) not in (RobertaEncoder, FusedRobertaEncoder):
-        raise TypeError(f"the fused encoder replaces fairseq's RobertaEncoder, not {type(encoder).__name__}")
+        raise TypeError(
+            f"the fused encoder replaces fairseq's RobertaEncoder, not {type(encoder).__name__}"
+        )
     if implementation == "fairseq":
         encoder.__class__ = RobertaEncoder
         return
     problems = unsupported(encoder)
     if problems:
-        logger.warning("encoder stays on fairseq's implementation: the fused one has no %s", ", ".join(problems))
+        logger.warning(
+            "encoder stays on fairseq's implementation: the fused one has no %s",
+            ", ".join(problems),
+        )
         return
     encoder.__class__ = FusedRobertaEncoder
     encoder.implementation = implementation

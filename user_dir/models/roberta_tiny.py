@@ -1,4 +1,5 @@
 """A small RoBERTa architecture for CPU tests and the demo; the same model class as roberta_base."""
+
 from fairseq.models import register_model_architecture
 from fairseq.models.roberta.model import base_architecture
 

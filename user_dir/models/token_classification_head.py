@@ -16,6 +16,7 @@ of the encoder's last layer (no dense/tanh layer, unlike the sentence classifica
 ids are the rows of label/dict.txt after its special symbols
 (bio_roberta.tasks.kinds.label_symbols).
 """
+
 from __future__ import annotations
 
 import logging
@@ -50,10 +51,12 @@ class TokenClassificationHeads(nn.ModuleDict):
     def upgrade_state_dict_named(self, state_dict, name):
         prefix = name + "."
         for key in [k for k in state_dict if k.startswith(prefix)]:
-            head_name, parameter = key[len(prefix):].split(".", 1)
+            head_name, parameter = key[len(prefix) :].split(".", 1)
             current = self[head_name].state_dict() if head_name in self else {}
             if parameter not in current or current[parameter].shape != state_dict[key].shape:
-                logger.warning(f"dropping {key} from the checkpoint: the current model has no head of that name and shape")
+                logger.warning(
+                    f"dropping {key} from the checkpoint: the current model has no head of that name and shape"
+                )
                 del state_dict[key]
         for key, value in self.state_dict().items():
             if prefix + key not in state_dict:
@@ -69,7 +72,9 @@ def add_token_classification_head(model, name: str, num_classes: int) -> TokenCl
         setattr(model, HEADS_ATTRIBUTE, heads)
     if name in heads:
         raise ValueError(f"the model already has a token-classification head named {name!r}")
-    heads[name] = TokenClassificationHead(model.args.encoder_embed_dim, num_classes, model.args.dropout)
+    heads[name] = TokenClassificationHead(
+        model.args.encoder_embed_dim, num_classes, model.args.dropout
+    )
     return heads[name]
 
 

@@ -9,6 +9,7 @@ which are the same for eps' = eps / sqrt(1 - b2^t). ``install`` offers this clas
 for apex's (fairseq.optim.adam.get_fused_adam_class), so `--optimizer adam` uses it on GPUs; the
 optimizer state (step, exp_avg, exp_avg_sq) is fairseq's own, so checkpoints resume either way.
 """
+
 import math
 from collections import defaultdict
 
@@ -21,15 +22,23 @@ class FusedAdam(fairseq_adam.Adam):
     anything else (fp16/bf16 parameters of --memory-efficient-*, amsgrad, sparse gradients) takes
     fairseq's own loop."""
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, use_fp16_stats=False):
+    def __init__(
+        self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, use_fp16_stats=False
+    ):
         if use_fp16_stats:
             raise NotImplementedError("--fp16-adam-stats needs apex's FusedAdamV1")
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
 
     def fusable(self) -> bool:
-        return all(not group["amsgrad"] and all(
-            p.grad is None or (p.dtype == p.grad.dtype == torch.float32 and not p.grad.is_sparse)
-            for p in group["params"]) for group in self.param_groups)
+        return all(
+            not group["amsgrad"]
+            and all(
+                p.grad is None
+                or (p.dtype == p.grad.dtype == torch.float32 and not p.grad.is_sparse)
+                for p in group["params"]
+            )
+            for group in self.param_groups
+        )
 
     @torch.no_grad()
     def step(self, closure=None):
@@ -54,10 +63,20 @@ class FusedAdam(fairseq_adam.Adam):
             for (step, device), params in by_step.items():
                 states = [self.state[p] for p in params]
                 torch._fused_adamw_(
-                    params, [p.grad for p in params], [s["exp_avg"] for s in states],
-                    [s["exp_avg_sq"] for s in states], [], [torch.tensor(float(step), device=device)] * len(params),
-                    lr=group["lr"], beta1=beta1, beta2=beta2, weight_decay=group["weight_decay"],
-                    eps=group["eps"] / math.sqrt(1 - beta2 ** step), amsgrad=False, maximize=False)
+                    params,
+                    [p.grad for p in params],
+                    [s["exp_avg"] for s in states],
+                    [s["exp_avg_sq"] for s in states],
+                    [],
+                    [torch.tensor(float(step), device=device)] * len(params),
+                    lr=group["lr"],
+                    beta1=beta1,
+                    beta2=beta2,
+                    weight_decay=group["weight_decay"],
+                    eps=group["eps"] / math.sqrt(1 - beta2**step),
+                    amsgrad=False,
+                    maximize=False,
+                )
         return loss
 
 

@@ -4,6 +4,7 @@ docs/artifacts.md) and ``FinetuneBinTask``, the base of the tasks that read one.
 Not registered itself (the leading underscore keeps user_dir/__init__.py from importing it as a
 component); sequence_labeling and multilabel_classification subclass it.
 """
+
 import abc
 import contextlib
 import logging
@@ -37,8 +38,12 @@ class FinetuneBinConfig(FairseqDataclass):
     """Options of every finetune-bin task; each adds its head's ``classification_head_name``."""
 
     data: str = field(default=MISSING, metadata={"help": "a finetune-bin/<task> directory"})
-    max_positions: int = field(default=512, metadata={"help": "max BPE tokens per example, <s> included"})
-    no_shuffle: bool = field(default=False, metadata={"help": "keep the training examples in file order"})
+    max_positions: int = field(
+        default=512, metadata={"help": "max BPE tokens per example, <s> included"}
+    )
+    no_shuffle: bool = field(
+        default=False, metadata={"help": "keep the training examples in file order"}
+    )
     seed: int = II("common.seed")
 
 
@@ -51,7 +56,9 @@ class FinetuneBinTask(FairseqTask, metaclass=abc.ABCMeta):
 
     cfg: FinetuneBinConfig
 
-    def __init__(self, cfg: FinetuneBinConfig, dictionary: Dictionary, label_dictionary: Dictionary):
+    def __init__(
+        self, cfg: FinetuneBinConfig, dictionary: Dictionary, label_dictionary: Dictionary
+    ):
         super().__init__(cfg)
         self.dictionary = dictionary
         self.label_dictionary = label_dictionary
@@ -65,7 +72,7 @@ class FinetuneBinTask(FairseqTask, metaclass=abc.ABCMeta):
     @property
     def label_names(self) -> list[str]:
         """Label symbol of each class id."""
-        return self.label_dictionary.symbols[self.label_dictionary.nspecial:]
+        return self.label_dictionary.symbols[self.label_dictionary.nspecial :]
 
     @abc.abstractmethod
     def targets(self, split: str, input0, labels) -> dict:

@@ -9,6 +9,7 @@ general vocabulary; here the BPE comes from the local vocabulary dir (encoder.js
 The models it builds (and the distillation teacher) run the encoder implementation chosen by
 `encoder_implementation` (user_dir/models/fused_roberta_encoder.py); checkpoints are the same.
 """
+
 import logging
 import os
 from dataclasses import dataclass, field
@@ -32,19 +33,25 @@ logger = logging.getLogger(__name__)
 class CorporaMaskedLMConfig(MaskedLMConfig):
     corpus_sampling_ratios: str = field(
         default="",
-        metadata={"help": "comma-separated share of training sequences drawn from each ':'-separated "
-                          "data dir, e.g. '0.8,0.2' (resampled every epoch); empty: plain concatenation"},
+        metadata={
+            "help": "comma-separated share of training sequences drawn from each ':'-separated "
+            "data dir, e.g. '0.8,0.2' (resampled every epoch); empty: plain concatenation"
+        },
     )
     bpe_dir: str = field(
         default="",
-        metadata={"help": "vocabulary dir holding the gpt2 encoder.json and vocab.bpe of the data's "
-                          "dict.txt; needed by --mask-whole-words"},
+        metadata={
+            "help": "vocabulary dir holding the gpt2 encoder.json and vocab.bpe of the data's "
+            "dict.txt; needed by --mask-whole-words"
+        },
     )
     encoder_implementation: ChoiceEnum(["auto", *IMPLEMENTATIONS]) = field(
         default="auto",
-        metadata={"help": "how the RoBERTa encoder runs (parameters and checkpoints are the same): fairseq's "
-                          "own; fused (one QKV GEMM into scaled_dot_product_attention, batch-major); compiled "
-                          "(fused, each layer through torch.compile); auto: compiled on a GPU, fairseq on CPU"},
+        metadata={
+            "help": "how the RoBERTa encoder runs (parameters and checkpoints are the same): fairseq's "
+            "own; fused (one QKV GEMM into scaled_dot_product_attention, batch-major); compiled "
+            "(fused, each layer through torch.compile); auto: compiled on a GPU, fairseq on CPU"
+        },
     )
     cpu: bool = II("common.cpu")
 
@@ -69,16 +76,19 @@ class CorporaMaskedLMTask(MaskedLMTask):
         """Every corpus's blocks of `split`, concatenated (and resampled to the configured shares)."""
         num_corpora = len(utils.split_paths(self.cfg.data))
         # the parent loads paths[(epoch - 1) % num_corpora]: ask it for each corpus in turn
-        corpora = [super(CorporaMaskedLMTask, self)._load_dataset_split(split, i + 1, combine)
-                   for i in range(num_corpora)]
+        corpora = [
+            super(CorporaMaskedLMTask, self)._load_dataset_split(split, i + 1, combine)
+            for i in range(num_corpora)
+        ]
         if num_corpora == 1:
             return corpora[0]
         dataset = ConcatDataset(corpora)
         if self.cfg.corpus_sampling_ratios and split == "train":
             ratios = parse_sampling_ratios(self.cfg.corpus_sampling_ratios, num_corpora)
             weights = np.concatenate([np.full(len(c), r / len(c)) for c, r in zip(corpora, ratios)])
-            dataset = ResamplingDataset(dataset, weights=weights, size_ratio=1.0,
-                                        seed=self.cfg.seed, epoch=epoch)
+            dataset = ResamplingDataset(
+                dataset, weights=weights, size_ratio=1.0, seed=self.cfg.seed, epoch=epoch
+            )
         logger.info("%s: %d blocks from %d corpora", split, len(dataset), num_corpora)
         return dataset
 
@@ -101,11 +111,12 @@ class CorporaMaskedLMTask(MaskedLMTask):
     def args(self):
         """The BPE namespace fairseq's get_whole_word_mask reads (MaskedLMTask uses self.args)."""
         if not self.cfg.bpe_dir:
-            raise ValueError("mask_whole_words needs task.bpe_dir: the vocabulary dir with the "
-                             "encoder.json and vocab.bpe that produced the data's dict.txt")
+            raise ValueError(
+                "mask_whole_words needs task.bpe_dir: the vocabulary dir with the "
+                "encoder.json and vocab.bpe that produced the data's dict.txt"
+            )
         options = bpe_options("gpt2", self.cfg.bpe_dir)
         for key, path in vars(options).items():
             if key != "bpe" and not os.path.exists(path):
                 raise FileNotFoundError(f"whole-word masking needs {path} (task.bpe_dir)")
         return options
-

@@ -4,6 +4,7 @@ The teacher lives on the task, not inside the student model, so the trainer neve
 parameters to the optimizer and never writes them into a checkpoint: the student checkpoint stays
 a plain RoBERTa checkpoint.
 """
+
 import logging
 import os
 from dataclasses import dataclass, field
@@ -23,11 +24,12 @@ logger = logging.getLogger(__name__)
 
 @dataclass
 class DistillationConfig(CorporaMaskedLMConfig):
-    teacher_path: str = field(
-        default=MISSING, metadata={"help": "teacher checkpoint (.pt)"}
-    )
+    teacher_path: str = field(default=MISSING, metadata={"help": "teacher checkpoint (.pt)"})
     teacher_dict: str = field(
-        default="", metadata={"help": "teacher dict.txt; default: beside the checkpoint, else its training data's"}
+        default="",
+        metadata={
+            "help": "teacher dict.txt; default: beside the checkpoint, else its training data's"
+        },
     )
 
 
@@ -59,10 +61,14 @@ class DistillationTask(CorporaMaskedLMTask):
 
     def teacher_dictionary_path(self, state) -> str:
         """task.teacher_dict, else dict.txt beside the checkpoint, else the teacher's own training data's."""
-        candidates = [self.cfg.teacher_dict] if self.cfg.teacher_dict else [
-            os.path.join(os.path.dirname(self.cfg.teacher_path), "dict.txt"),
-            os.path.join(state["cfg"].task.data.split(":")[0], "dict.txt"),
-        ]
+        candidates = (
+            [self.cfg.teacher_dict]
+            if self.cfg.teacher_dict
+            else [
+                os.path.join(os.path.dirname(self.cfg.teacher_path), "dict.txt"),
+                os.path.join(state["cfg"].task.data.split(":")[0], "dict.txt"),
+            ]
+        )
         for candidate in candidates:
             if os.path.isfile(candidate):
                 return candidate
@@ -90,5 +96,7 @@ class DistillationTask(CorporaMaskedLMTask):
         teacher.load_state_dict(state["model"], strict=True, model_cfg=state["cfg"].model)
         teacher.eval()
         teacher.requires_grad_(False)
-        logger.info("teacher %s: %d parameters (frozen)", path, sum(p.numel() for p in teacher.parameters()))
+        logger.info(
+            "teacher %s: %d parameters (frozen)", path, sum(p.numel() for p in teacher.parameters())
+        )
         return teacher

@@ -6,6 +6,7 @@ RoBERTa with its sentence classification head (as sentence_prediction registers 
 per label; the multilabel_classification criterion trains it with per-label BCE and scores
 validation at the group (abstract) level.
 """
+
 import logging
 from dataclasses import dataclass, field
 
@@ -48,16 +49,24 @@ class MultilabelClassificationTask(FinetuneBinTask):
 
     def targets(self, split, input0, labels):
         if len(labels) != len(input0):
-            raise ValueError(f"{self.cfg.data}: input0/{split} has {len(input0)} examples, label/{split} {len(labels)}")
+            raise ValueError(
+                f"{self.cfg.data}: input0/{split} has {len(input0)} examples, label/{split} {len(labels)}"
+            )
         # Group ids as integers, first-seen order: validation scores HOC per abstract.
         group_index: dict[str, int] = {}
-        groups = [group_index.setdefault(g, len(group_index)) for _, g in read_ids(self.cfg.data, split, len(input0))]
+        groups = [
+            group_index.setdefault(g, len(group_index))
+            for _, g in read_ids(self.cfg.data, split, len(input0))
+        ]
         logger.info(f"{split}: {len(groups)} examples in {len(group_index)} groups")
         target = MultiHotDataset(
             StripTokenDataset(labels, id_to_strip=self.label_dictionary.eos()),
-            num_classes=len(self.label_names), offset=self.label_dictionary.nspecial,
+            num_classes=len(self.label_names),
+            offset=self.label_dictionary.nspecial,
         )
         return {"target": target, "group": RawLabelDataset(groups)}
 
     def add_head(self, model):
-        model.register_classification_head(self.cfg.classification_head_name, num_classes=len(self.label_names))
+        model.register_classification_head(
+            self.cfg.classification_head_name, num_classes=len(self.label_names)
+        )

@@ -10,6 +10,7 @@ from the tags themselves (bio_roberta_core.tagging.tag_spans reads BIO, IO and B
 Validation logs ``entity_f1`` (from entity counts summed over the whole validation set) for
 ``--best-checkpoint-metric entity_f1 --maximize-best-checkpoint-metric``.
 """
+
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -27,7 +28,8 @@ UNLABELLED = -1
 @dataclass
 class SequenceLabelingConfig(FinetuneBinConfig):
     classification_head_name: str = field(
-        default="token_classification_head", metadata={"help": "name of the token-classification head"}
+        default="token_classification_head",
+        metadata={"help": "name of the token-classification head"},
     )
 
 
@@ -45,13 +47,18 @@ class SequenceLabelingTask(FinetuneBinTask):
     def targets(self, split, input0, labels):
         mismatched = np.flatnonzero(np.asarray(input0.sizes) != np.asarray(labels.sizes))
         if len(input0) != len(labels) or len(mismatched):
-            where = f"example {mismatched[0]}" if len(mismatched) else f"{len(input0)} vs {len(labels)} examples"
+            where = (
+                f"example {mismatched[0]}"
+                if len(mismatched)
+                else f"{len(input0)} vs {len(labels)} examples"
+            )
             raise ValueError(
                 f"{self.cfg.data}: input0/{split} and label/{split} are not aligned ({where}); "
                 "label/ must hold one symbol per BPE token of input0, eos included"
             )
         target = OffsetTokensDataset(
-            PrependTokenDataset(labels, self.label_dictionary.pad()), -self.label_dictionary.nspecial
+            PrependTokenDataset(labels, self.label_dictionary.pad()),
+            -self.label_dictionary.nspecial,
         )
         return {"target": RightPadDataset(target, pad_idx=UNLABELLED)}
 
