@@ -48,8 +48,9 @@ def load_finetuned(checkpoint: Path, data_dir: Path):
     """(model in eval mode, on the GPU if there is one; fairseq task) of a fine-tuning checkpoint,
     reading data from data_dir."""
     import torch
-    import user_dir  # registers the plugin's tasks and the checkpoint allowlist
     from fairseq import checkpoint_utils
+
+    import user_dir  # registers the plugin's tasks and the checkpoint allowlist
 
     overrides = {"data": str(data_dir), "user_dir": str(Path(user_dir.__file__).parent)}
     models, _cfg, task = checkpoint_utils.load_model_ensemble_and_task(

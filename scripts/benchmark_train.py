@@ -337,13 +337,13 @@ def measure_transformers(
     """RobertaForMaskedLM with AdamW, accumulating UPDATE_FREQ batches per update as fairseq does; in bf16
     through torch.autocast (fp32 master weights). Tokens/s = median over updates after the first two."""
     import torch
+    from tokenizers import Tokenizer, models
     from transformers import (
         DataCollatorForLanguageModeling,
         PreTrainedTokenizerFast,
         RobertaConfig,
         RobertaForMaskedLM,
     )
-    from tokenizers import Tokenizer, models
 
     device = "cpu" if cpu else "cuda"
     vocabulary = {f"w{i}": i for i in range(vocab)}
@@ -425,11 +425,10 @@ def measure_distillation(
     step (with the align term); their ratio is the median over rounds of distill / (student + teacher).
     On a GPU in bf16 with fairseq's FP16Optimizer, as fairseq-train --bf16 runs it."""
     import torch
-    from fairseq import criterions, optim, utils
+    from fairseq import criterions, optim, options, utils
+    from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 
     import user_dir  # noqa: F401
-    from fairseq.dataclass.utils import convert_namespace_to_omegaconf
-    from fairseq import options
 
     device_args = ("--cpu",) if cpu else ("--bf16",)
     student_args = fairseq_args(databin, "/tmp", steps, True, model_args, batch, seq, device_args)
@@ -450,6 +449,7 @@ def measure_distillation(
     )
     cfg = convert_namespace_to_omegaconf(args)
     from fairseq import tasks
+
     from user_dir.precision import configure_precision
 
     configure_precision(cfg)

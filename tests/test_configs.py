@@ -18,11 +18,11 @@ from dataclasses import fields
 
 import pytest
 import yaml
+from fairseq import criterions, models, optim, tasks
+from fairseq.optim import lr_scheduler
 
 import user_dir  # noqa: F401  (registers the plugin's tasks, criteria, models, schedulers)
 from conftest import REPO_ROOT, USER_DIR
-from fairseq import criterions, models, optim, tasks
-from fairseq.optim import lr_scheduler
 
 CONFIGS = REPO_ROOT / "configs"
 GPUS_PER_NODE = 8  # the configs' batch_size x update_freq is for one 8-GPU node

@@ -11,9 +11,13 @@ import pytest
 import torch
 
 import user_dir  # noqa: F401  (registers the distillation task and criterion)
+
+# isort: split
+# after user_dir, which replaces fairseq's load_checkpoint_to_cpu with its own
+from fairseq.checkpoint_utils import load_checkpoint_to_cpu
+
 from bio_roberta_core.checkpoints import read_checkpoint
 from conftest import USER_DIR, fairseq_preprocess, write_tiny_corpus
-from fairseq.checkpoint_utils import load_checkpoint_to_cpu
 from user_dir.criterions.distillation import (
     DistillationLoss,
     DistillationLossConfig,

@@ -2,7 +2,6 @@
 components through fairseq-train; warmup follows max_update; several corpora mix in one epoch at
 the configured shares; whole-word masking works with our own gpt2 BPE files."""
 
-import json
 import re
 import subprocess
 import sys
@@ -12,7 +11,7 @@ import pytest
 import torch
 
 import user_dir  # noqa: F401
-from conftest import REPO_ROOT, TINY_WORDS, USER_DIR, fairseq_preprocess, write_tiny_corpus
+from conftest import REPO_ROOT, USER_DIR, fairseq_preprocess, write_tiny_corpus
 from user_dir.tasks.corpora_masked_lm import CorporaMaskedLMConfig, CorporaMaskedLMTask
 
 BIN = Path(sys.executable).parent

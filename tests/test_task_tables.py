@@ -43,9 +43,10 @@ VALIDATION_OUTPUTS = {
 
 
 def test_every_kind_and_metric_names_registered_plugin_components():
-    import user_dir  # noqa: F401  (registers the plugin's tasks and criteria)
     from fairseq.criterions import CRITERION_REGISTRY
     from fairseq.tasks import TASK_REGISTRY
+
+    import user_dir  # noqa: F401  (registers the plugin's tasks and criteria)
 
     for name, kind in KINDS.items():
         assert kind.fairseq_task in TASK_REGISTRY and kind.criterion in CRITERION_REGISTRY, name
@@ -57,9 +58,10 @@ def test_every_kind_and_metric_names_registered_plugin_components():
 
 @pytest.mark.parametrize("name", sorted(METRICS))
 def test_each_metric_is_logged_by_its_criterion_under_its_name(name):
-    import user_dir  # noqa: F401
     from fairseq import metrics as fairseq_metrics
     from fairseq.criterions import CRITERION_REGISTRY
+
+    import user_dir  # noqa: F401
 
     criterion = METRICS[name].criterion
     with fairseq_metrics.aggregate() as validation:

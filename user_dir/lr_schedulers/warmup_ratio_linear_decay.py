@@ -5,11 +5,11 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from fairseq.optim.lr_scheduler import register_lr_scheduler
-from omegaconf import II
 from fairseq.optim.lr_scheduler.polynomial_decay_schedule import (
     PolynomialDecayLRSchedule,
     PolynomialDecayLRScheduleConfig,
 )
+from omegaconf import II
 
 
 @dataclass
