@@ -95,7 +95,8 @@ def check_dictionary(
     gone = "" if reference.is_file() else ", which is gone"
     raise ExportError(
         f"{dict_txt} is not the dictionary {checkpoint} was trained with ({reference}{gone}): "
-        f"its ids would be wrong; pass --vocab/--dict of the vocabulary that data was binarized with"
+        "its ids would be wrong; pass --vocab/--dict of the vocabulary "
+        "that data was binarized with"
     )
 
 

@@ -154,9 +154,10 @@ def check_converted_positions(
     positions = pretrained.max_positions
     if converted and converted > positions:
         raise FinetuneError(
-            f"{data_dir} was converted for {converted} positions but {cfg['pretrained']} has {positions}: "
-            f"re-run `bio-roberta convert-task {spec.name} --max-positions {positions} "
-            f"--out {task_data_dir(cfg['data_root'], spec, None)}` with its --data and --vocab"
+            f"{data_dir} was converted for {converted} positions but {cfg['pretrained']} "
+            f"has {positions}: re-run `bio-roberta convert-task {spec.name} "
+            f"--max-positions {positions} --out "
+            f"{task_data_dir(cfg['data_root'], spec, None)}` with its --data and --vocab"
         )
 
 
@@ -478,7 +479,8 @@ def failed_runs(
                     record = json.loads(path.read_text())
                 except (FileNotFoundError, json.JSONDecodeError):
                     lines.append(
-                        f"{run}: no result record {path} (the job's log is under {results_dir}/hydra)"
+                        f"{run}: no result record {path} (the job's log is "
+                        f"under {results_dir}/hydra)"
                     )
                     continue
                 if record.get("status") != OK:

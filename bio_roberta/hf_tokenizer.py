@@ -61,10 +61,10 @@ class Gpt2Vocabulary:
         absent = [token for token in encoder if token not in vocab]
         if absent:
             raise ExportError(
-                f"{self.dict_txt} lacks {len(absent)} of the {len(encoder)} BPE ids of {self.encoder_json} "
-                f"(e.g. {absent[:3]}): fairseq encodes them as <unk>, which a BPE tokenizer cannot "
-                "(each BPE token needs its own id); use a dict.txt that lists every BPE id, as "
-                "`bio-roberta learn-vocab` writes, and binarise with it"
+                f"{self.dict_txt} lacks {len(absent)} of the {len(encoder)} BPE ids of "
+                f"{self.encoder_json} (e.g. {absent[:3]}): fairseq encodes them as <unk>, which a "
+                "BPE tokenizer cannot (each BPE token needs its own id); use a dict.txt that "
+                "lists every BPE id, as `bio-roberta learn-vocab` writes, and binarise with it"
             )
         return vocab
 
@@ -233,9 +233,9 @@ class SentencePieceVocabulary:
         if absent:
             raise ExportError(
                 f"{self.dict_txt} lacks {len(absent)} of the {len(pieces)} pieces of {self.model} "
-                f"(e.g. {absent[:3]}): fairseq encodes them as <unk>, which the exported tokenizer cannot "
-                "(each piece needs its own id); use a dict.txt that lists every piece, as "
-                "`bio-roberta learn-vocab` writes, and binarise with it"
+                f"(e.g. {absent[:3]}): fairseq encodes them as <unk>, which the exported "
+                "tokenizer cannot (each piece needs its own id); use a dict.txt that lists every "
+                "piece, as `bio-roberta learn-vocab` writes, and binarise with it"
             )
         split = [piece for piece in pieces if any(c in FAIRSEQ_SPLIT_WHITESPACE for c in piece)]
         if split:

@@ -46,7 +46,8 @@ def head_of(state: dict[str, Any], head_name: Optional[str]) -> tuple[str, Optio
     if head_name is not None:
         if head_name not in heads:
             raise ExportError(
-                f"no classification head {head_name!r}; the checkpoint has {sorted(heads) or 'none'}"
+                f"no classification head {head_name!r}; the checkpoint has "
+                f"{sorted(heads) or 'none'}"
             )
         return heads[head_name], head_name
     if not heads:
@@ -72,8 +73,8 @@ def hf_config(state, model_cfg, vocab_size: int, kind: str, labels: Optional[lis
     embed = state[ENCODER + "embed_tokens.weight"]
     if embed.shape[0] != vocab_size:
         raise ExportError(
-            f"the checkpoint's embedding has {embed.shape[0]} rows but the dictionary (+<mask>) has "
-            f"{vocab_size} entries: pass the dict.txt the model was trained with (--dict)"
+            f"the checkpoint's embedding has {embed.shape[0]} rows but the dictionary (+<mask>) "
+            f"has {vocab_size} entries: pass the dict.txt the model was trained with (--dict)"
         )
     layers = 1 + max(
         int(key[len(ENCODER + "layers.") :].split(".")[0])
@@ -169,7 +170,8 @@ def hf_head_state(
     head_keys = {key[len(base) :] for key in state if key.startswith(base)}
     if head_keys != {"out_proj.weight", "out_proj.bias"}:
         raise ExportError(
-            f"token head {head!r} has {sorted(head_keys)}; RobertaForTokenClassification needs one linear layer"
+            f"token head {head!r} has {sorted(head_keys)}; "
+            "RobertaForTokenClassification needs one linear layer"
         )
     return {
         "classifier.weight": state[base + "out_proj.weight"],
@@ -189,7 +191,8 @@ def build_hf_model(state, model_cfg, vocab_size: int, kind: str, head: Optional[
         ].shape[0]
         if classes != len(labels):
             raise ExportError(
-                f"head {head!r} has {classes} outputs but the label dictionary lists {len(labels)} labels"
+                f"head {head!r} has {classes} outputs but the label dictionary "
+                f"lists {len(labels)} labels"
             )
     if config.tie_word_embeddings:
         del head_state["lm_head.decoder.weight"]

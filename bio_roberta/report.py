@@ -146,8 +146,11 @@ def markdown(rows, summaries, failures, expected_seeds: int, results_dir: Path, 
     lines = [
         f"# Fine-tuning report: {results_dir}",
         "",
-        f"Test scores x100, median over seeds (asked: {expected_seeds}); spread = min-max over seeds. "
-        f"`{SHORT}` marks a median over fewer seeds (or folds) than asked. Paper: Lewis et al. (2020) Table 2.",
+        (
+            f"Test scores x100, median over seeds (asked: {expected_seeds}); spread = min-max "
+            f"over seeds. `{SHORT}` marks a median over fewer seeds (or folds) than asked. Paper: "
+            "Lewis et al. (2020) Table 2."
+        ),
         "",
         f"| Task | Metric | Ours (median) | min-max | seeds | {paper} |",
         "|---|---|---|---|---|" + "---|" * len(PAPER_COLUMNS),
@@ -162,7 +165,10 @@ def markdown(rows, summaries, failures, expected_seeds: int, results_dir: Path, 
         )
     lines += [
         "",
-        "Summary rows: mean of the task medians over the tasks present (paper columns over the same tasks).",
+        (
+            "Summary rows: mean of the task medians over the tasks present (paper "
+            "columns over the same tasks)."
+        ),
         "",
         f"| Group | tasks present | Ours | {paper} |",
         "|---|---|---|" + "---|" * len(PAPER_COLUMNS),

@@ -102,7 +102,8 @@ class CheckpointError(Exception):
             )
         first_sentence = (str(error).strip().splitlines() or [""])[0].split(". ")[0]
         return cls(
-            f"{path}: truncated, or not a fairseq checkpoint ({type(error).__name__}: {first_sentence})"
+            f"{path}: truncated, or not a fairseq checkpoint "
+            f"({type(error).__name__}: {first_sentence})"
         )
 
 

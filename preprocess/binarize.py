@@ -314,7 +314,8 @@ def binarize(
     }
     if not any(found.values()):
         raise BinarizeError(
-            f"{', '.join(map(str, text_dirs))}: no shards named {', '.join(s + '.*' for s in splits)}"
+            f"{', '.join(map(str, text_dirs))}: no shards named "
+            f"{', '.join(s + '.*' for s in splits)}"
         )
     target = out.resolve()
     building = target.with_name(f".{target.name}.binarize-new")

@@ -171,7 +171,10 @@ def _well_formed_rows(
             held = None
         if held is not None:  # the held record's TEXT ended early
             (start, position, _), held = held, None
-            fault = f"its quoted TEXT ended early (a stray quote?), line {first} after it does not start a record"
+            fault = (
+                f"its quoted TEXT ended early (a stray quote?), line {first} after "
+                "it does not start a record"
+            )
         else:
             number += 1
             position, start = f"record {number} (line {first})", first

@@ -179,7 +179,8 @@ def build_text_shards(
     written = sum(totals.written.values())
     if written + sum(skipped.values()) != documents_read:
         raise AssertionError(
-            f"document accounting is off: read {documents_read}, written {written}, skipped {dict(skipped)}"
+            f"document accounting is off: read {documents_read}, written "
+            f"{written}, skipped {dict(skipped)}"
         )
     atomic_write_json(out_dir / MANIFEST, manifest)
     logger.info(

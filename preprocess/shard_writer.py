@@ -95,7 +95,8 @@ def _build_version_index(
 ) -> None:
     """id -> (input, version, seq) of its latest record; runs of records go to sqlite in one call each."""
     db.execute(
-        "CREATE TABLE latest (id TEXT PRIMARY KEY, input INTEGER, version INTEGER, seq INTEGER) WITHOUT ROWID"
+        "CREATE TABLE latest (id TEXT PRIMARY KEY, input INTEGER, version INTEGER, "
+        "seq INTEGER) WITHOUT ROWID"
     )
     for input_index, key in enumerate(keys):
         records = work_records(work, key)

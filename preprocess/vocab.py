@@ -73,7 +73,8 @@ def read_vocab_dir(vocab_dir: str | os.PathLike) -> VocabularyDir:
     manifest_path = path / MANIFEST
     if not manifest_path.is_file():
         raise VocabDirError(
-            f"{manifest_path}: no vocabulary manifest; create the dir with `bio-roberta learn-vocab`"
+            f"{manifest_path}: no vocabulary manifest; create the dir with "
+            "`bio-roberta learn-vocab`"
         )
     try:
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
@@ -334,7 +335,8 @@ def import_roberta_vocab(
         parts = merge.split()
         if len(parts) != 2 or parts[0] + parts[1] not in encoder:
             raise VocabDirError(
-                f"{vocab_bpe}:{number}: {merge!r} is not a merge of two units into an encoder.json unit"
+                f"{vocab_bpe}:{number}: {merge!r} is not a merge of two units "
+                "into an encoder.json unit"
             )
     dictionary = Dictionary.load(str(dict_txt))
     ids = {str(i) for i in encoder.values()}
@@ -421,8 +423,9 @@ def pad_checkpoint_vocabulary(checkpoint: Path, dict_txt: Path, out: Path) -> in
     relaid = [name for name in model if name.endswith(VOCABULARY_ROWS)]
     if not relaid or any(model[name].shape[0] != rows for name in relaid):
         raise VocabDirError(
-            f"{checkpoint}: its vocabulary rows ({', '.join(f'{n} {tuple(model[n].shape)}' for n in relaid)})"
-            f" are not the {rows} of {dict_txt} with <mask>; is it the checkpoint of this dict.txt?"
+            f"{checkpoint}: its vocabulary rows "
+            f"({', '.join(f'{n} {tuple(model[n].shape)}' for n in relaid)}) are not the {rows} of "
+            f"{dict_txt} with <mask>; is it the checkpoint of this dict.txt?"
         )
     padding_rows = [
         i for i, symbol in enumerate(dictionary.symbols) if symbol.startswith(MADEUP_WORD_PREFIX)

@@ -82,8 +82,9 @@ with Pool(workers) as pool, open(out, "w", encoding="utf-8") as handle:
 print(documents)
 """
 XML_HEADER = (
-    b'<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE PubmedArticleSet PUBLIC "-//NLM//DTD PubMedArticle, '
-    b'1st January 2019//EN" "https://dtd.nlm.nih.gov/ncbi/pubmed/out/pubmed_190101.dtd">\n<PubmedArticleSet>\n'
+    b'<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE PubmedArticleSet PUBLIC "-//NLM//DTD '
+    b'PubMedArticle, 1st January 2019//EN" '
+    b'"https://dtd.nlm.nih.gov/ncbi/pubmed/out/pubmed_190101.dtd">\n<PubmedArticleSet>\n'
 )
 XML_FOOTER = b"</PubmedArticleSet>\n"
 TEXT_PATHS = (
@@ -573,8 +574,9 @@ def main() -> int:
                     "input": {
                         **input_record,
                         "how": "see `scripts/benchmark_preprocess.py --help`: real citations, "
-                        "copies with PMIDs shifted by copy * 1e8 and words shuffled within each text segment and "
-                        "spliced at --splice-rate; no deletions, revisions or duplicate PMIDs",
+                        "copies with PMIDs shifted by copy * 1e8 and words shuffled within "
+                        "each text segment and spliced at --splice-rate; no deletions, "
+                        "revisions or duplicate PMIDs",
                     },
                     "workers": args.workers,
                     "cpu_count": os.cpu_count(),

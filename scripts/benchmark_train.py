@@ -95,7 +95,8 @@ def peak_bf16_tflops(device_name: str) -> float:
         if marker in device_name:
             return tflops
     raise SystemExit(
-        f"benchmark_train.py: no dense bf16 peak known for {device_name!r}; give it with --peak-tflops"
+        f"benchmark_train.py: no dense bf16 peak known for {device_name!r}; "
+        "give it with --peak-tflops"
     )
 
 
@@ -536,7 +537,8 @@ def measure_at_scale(args) -> dict:
 
     if not args.cpu and not torch.cuda.is_available():
         raise SystemExit(
-            "benchmark_train.py --mfu: no CUDA device here (add --cpu --peak-tflops N to run it on the CPU)"
+            "benchmark_train.py --mfu: no CUDA device here (add --cpu "
+            "--peak-tflops N to run it on the CPU)"
         )
     if args.cpu and not args.peak_tflops:
         raise SystemExit(
@@ -546,12 +548,14 @@ def measure_at_scale(args) -> dict:
     unknown = sorted(set(routes) - set(ROUTES))
     if unknown:
         raise SystemExit(
-            f"benchmark_train.py: unknown route(s) {', '.join(unknown)}; routes: {', '.join(ROUTES)}"
+            f"benchmark_train.py: unknown route(s) {', '.join(unknown)}; "
+            f"routes: {', '.join(ROUTES)}"
         )
     micro_batches = [int(b) for b in args.micro_batches.split(",")]
     if any(args.sequences_per_update % b for b in micro_batches):
         raise SystemExit(
-            f"benchmark_train.py: each micro-batch must divide --sequences-per-update {args.sequences_per_update}"
+            "benchmark_train.py: each micro-batch must divide --sequences-per-update "
+            f"{args.sequences_per_update}"
         )
     device = "cpu" if args.cpu else torch.cuda.get_device_name()
     peak = args.peak_tflops or peak_bf16_tflops(device)
@@ -708,7 +712,8 @@ def main():
     mfu.add_argument(
         "--distillation",
         action="store_true",
-        help="also time a distillation step against student step + teacher forward (first micro-batch)",
+        help="also time a distillation step against student step + teacher "
+        "forward (first micro-batch)",
     )
     mfu.add_argument(
         "--distillation-teacher", default="roberta_large", help="the teacher's architecture"

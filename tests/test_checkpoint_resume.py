@@ -147,8 +147,9 @@ def test_resume_passes_over_an_unreadable_checkpoint_last_for_the_newest_intact_
     log = resumed.stdout + resumed.stderr
     assert resumed.returncode == 0, log[-3000:]
     assert (
-        f"{tmp_path}/checkpoint_last.pt: empty (0 bytes), a write that was cut short; use another checkpoint; "
-        f"resuming from {tmp_path}/checkpoint_1_4.pt, the newest intact checkpoint in {tmp_path}"
+        f"{tmp_path}/checkpoint_last.pt: empty (0 bytes), a write that was cut short; use "
+        f"another checkpoint; resuming from {tmp_path}/checkpoint_1_4.pt, the newest "
+        f"intact checkpoint in {tmp_path}"
     ) in log
     assert re.search(r"Loaded checkpoint .*checkpoint_1_4\.pt \(epoch 1 @ 4 updates\)", log), log[
         -3000:
@@ -161,9 +162,9 @@ def test_resume_passes_over_an_unreadable_checkpoint_last_for_the_newest_intact_
     stopped = train(tiny_databin, tmp_path, 8, *EVERY_2_UPDATES)
     assert stopped.returncode == 1 and "Traceback" not in stopped.stderr
     assert stopped.stderr.strip().splitlines()[-1] == (
-        f"error: {tmp_path}/checkpoint_last.pt: truncated, or not a fairseq checkpoint (RuntimeError: "
-        f"PytorchStreamReader failed reading zip archive: failed finding central directory); no other checkpoint "
-        f"in {tmp_path} can be read: move it away to start afresh"
+        f"error: {tmp_path}/checkpoint_last.pt: truncated, or not a fairseq checkpoint "
+        "(RuntimeError: PytorchStreamReader failed reading zip archive: failed finding central "
+        f"directory); no other checkpoint in {tmp_path} can be read: move it away to start afresh"
     )
 
 
@@ -178,6 +179,7 @@ def test_an_unreadable_restore_file_ends_the_run_with_one_line(tiny_databin, tmp
     run = train(tiny_databin, tmp_path / "run", 2, "--restore-file", hostile)
     assert run.returncode == 1 and "Traceback" not in run.stderr and "pwned" not in run.stdout
     assert run.stderr.strip().splitlines()[-1] == (
-        f"error: {hostile}: refused to load: it holds the global posix.system, which no fairseq checkpoint does "
-        "(only the types in bio_roberta_core/checkpoints.py load); use checkpoints you trust"
+        f"error: {hostile}: refused to load: it holds the global posix.system, which no "
+        "fairseq checkpoint does (only the types in bio_roberta_core/checkpoints.py load); "
+        "use checkpoints you trust"
     )

@@ -195,7 +195,8 @@ def test_hoc_multilabel_rows_and_abstract_ids(tmp_path, vocab_dir):
 def test_nli_pairs_truncated_longest_first(tmp_path, vocab_dir):
     spec = get_task("mednli")
     record = {
-        "sentence1": "The patient was given aspirin for chest pain and showed improvement in renal function .",
+        "sentence1": "The patient was given aspirin for chest pain and showed "
+        "improvement in renal function .",
         "sentence2": "Aspirin given .",
         "gold_label": "neutral",
     }
@@ -296,9 +297,8 @@ def test_out_naming_a_file_is_a_one_line_error(tmp_path, vocab_dir, capsys):
     )
     error = capsys.readouterr().err
     assert (
-        error
-        == f"bio-roberta convert-task: error: {taken}: exists and is not a directory; pass a directory "
-        f"for --out\n"
+        error == f"bio-roberta convert-task: error: {taken}: exists and is not a directory; "
+        "pass a directory for --out\n"
     )
     assert taken.read_text() == "a file\n"
 

@@ -245,7 +245,10 @@ def test_an_unreadable_teacher_ends_the_run_with_one_line(
     teacher = tmp_path / "teacher.pt"
     if damage == "truncated":
         teacher.write_bytes(tiny_roberta_checkpoint.read_bytes()[:4096])
-        reason = "truncated, or not a fairseq checkpoint (RuntimeError: PytorchStreamReader failed reading zip archive"
+        reason = (
+            "truncated, or not a fairseq checkpoint (RuntimeError: PytorchStreamReader "
+            "failed reading zip archive"
+        )
     else:
         torch.save({"model": {}, "cfg": {"model": print}}, teacher)
         reason = "refused to load: it holds the global print, which no fairseq checkpoint does"

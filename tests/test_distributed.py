@@ -29,7 +29,7 @@ def save_on_every_rank(cfg, trainer, epoch_itr, val_loss):
     return save(cfg, trainer, epoch_itr, val_loss)
 checkpoint_utils.save_checkpoint = save_on_every_rank
 train.cli_main()
-"""
+"""  # noqa: E501  (a script's text, kept as it is)
 TRAIN_ARGS = [
     "--user-dir",
     USER_DIR,

@@ -54,7 +54,10 @@ def bpe_text(rng, n):
 def spm_text(rng, n):
     """bpe_text plus invented biomedical terms and accented words: enough distinct
     character n-grams for a few-hundred-piece SentencePiece model."""
-    syllables = "cyto kine neuro path ase ol ine pro te in gly co lip id hem at o myo card nephr itis onco gen ly mph".split()
+    syllables = (
+        "cyto kine neuro path ase ol ine pro te in gly co lip id hem at o myo card "
+        "nephr itis onco gen ly mph"
+    ).split()
     terms = ["".join(rng.choice(syllables) for _ in range(rng.randint(2, 4))) for _ in range(150)]
     terms += ["café", "naïve", "Müller", "β-blocker", "5µg", "IL-6", "TNF-α"]
     return [
@@ -670,9 +673,9 @@ def test_a_vocabulary_other_than_the_training_one_is_refused(bpe_vocab, mlm_chec
     refused = export_cli(mlm_checkpoint, tmp_path / "out", "--vocab", vocab_dir, "--dict", swapped)
     assert refused.returncode == 2 and "Traceback" not in refused.stderr, refused.stderr[-3000:]
     assert refused.stderr.strip().splitlines()[-1] == (
-        f"bio-roberta export-hf: error: {swapped} is not the dictionary {mlm_checkpoint} was trained with "
-        f"({recorded['path']}): its ids would be wrong; pass --vocab/--dict of the vocabulary that data was "
-        "binarized with"
+        f"bio-roberta export-hf: error: {swapped} is not the dictionary {mlm_checkpoint} was "
+        f"trained with ({recorded['path']}): its ids would be wrong; pass --vocab/--dict of the "
+        "vocabulary that data was binarized with"
     )
     assert not (tmp_path / "out").exists()
 
@@ -706,10 +709,11 @@ def test_unreadable_checkpoints_are_one_line_errors(bpe_vocab, mlm_checkpoint, t
     torch.save({"model": {}, "extra_state": RunsACommand()}, hostile)
     expected = {
         empty: "empty (0 bytes), a write that was cut short; use another checkpoint",
-        truncated: "truncated, or not a fairseq checkpoint (RuntimeError: PytorchStreamReader failed reading zip "
-        "archive: failed finding central directory)",
-        hostile: "refused to load: it holds the global posix.system, which no fairseq checkpoint does (only the "
-        "types in bio_roberta_core/checkpoints.py load); use checkpoints you trust",
+        truncated: "truncated, or not a fairseq checkpoint (RuntimeError: PytorchStreamReader "
+        "failed reading zip archive: failed finding central directory)",
+        hostile: "refused to load: it holds the global posix.system, which no fairseq "
+        "checkpoint does (only the types in bio_roberta_core/checkpoints.py load); "
+        "use checkpoints you trust",
     }
     for checkpoint, reason in expected.items():
         run = export_cli(checkpoint, tmp_path / "out", "--vocab", vocab_dir)

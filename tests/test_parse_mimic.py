@@ -31,8 +31,8 @@ def test_physician_notes_by_default_without_retracted_rows(tmp_path):
     assert not any("wrong patient" in sentence for doc in docs for sentence in doc)
     first = docs[0]
     assert (
-        first[0]
-        == "Chief Complaint: hypotension, fever 24 Hour Events: - Started on norepinephrine for MAP < 65 overnight."
+        first[0] == "Chief Complaint: hypotension, fever 24 Hour Events: - Started on "
+        "norepinephrine for MAP < 65 overnight."
     )
     assert "He was treated with ceftriaxone 1 g i.v. q24h." in first
     assert any(
@@ -97,7 +97,10 @@ def test_bad_rows_are_reported_with_record_and_line(tmp_path):
         b"\n".join(
             [
                 header,
-                b'201,1,2,"2150-01-01","","","Physician ","Note",3,,"First note is fine.\nIt spans two lines."',
+                (
+                    b'201,1,2,"2150-01-01","","","Physician ","Note",3,,"First note is '
+                    b'fine.\nIt spans two lines."'
+                ),
                 b'202,1,2,"2150-01-01","","","Physician ","Note",3,"Too few fields"',
                 b'203,1,2,"2150-01-01","","","Physician ","Note",3,,"Bad bytes \xff\xfe here."',
                 b'204,1,2,"2150-01-01","","","Physician ","Note",3,,"Last note is fine too."',
@@ -132,8 +135,8 @@ def test_file_cut_inside_the_last_quoted_note_is_detected(tmp_path):
             "file": str(cut),
             "position": "record 15 (line 90)",
             "fatal": True,
-            "reason": "the file ends inside this record's quoted field: it was cut short (an interrupted copy or "
-            "download?); record skipped",
+            "reason": "the file ends inside this record's quoted field: it was cut short (an "
+            "interrupted copy or download?); record skipped",
         }
     ]
     assert manifest["counts"]["documents_skipped"] == {"iserror": 1, "truncated_record": 1}
@@ -177,7 +180,10 @@ def test_blank_lines_between_records_are_ignored(tmp_path):
         ),
         (
             (b"sensitive to ceftriaxone.\n", b'sensitive to ceftriaxone."\n'),  # line 13 is blank
-            "its quoted TEXT ended early (a stray quote?), line 14 after it does not start a record",
+            (
+                "its quoted TEXT ended early (a stray quote?), line 14 after "
+                "it does not start a record"
+            ),
         ),
         (
             (b"Pressors weaned off at 0300.", b'Pressors weaned off", at 0300.'),
@@ -194,8 +200,10 @@ def test_stray_quote_is_named_at_its_record_and_only_that_record_is_lost(tmp_pat
     assert [(p["position"], p["reason"], p["fatal"]) for p in manifest["problems"]] == [
         (
             "record 2 (line 11)",
-            f"quoting went wrong here: {error}; lines 11-15 skipped as one record, "
-            f"reading went on at line 16",
+            (
+                f"quoting went wrong here: {error}; lines 11-15 skipped as one record, "
+                f"reading went on at line 16"
+            ),
             False,
         )
     ]

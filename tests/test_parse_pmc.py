@@ -37,7 +37,8 @@ def test_sample_articles_and_package(tmp_path):
     nets = next(doc for doc in docs if doc[0].startswith("Neutrophil"))
     assert (
         nets[1]
-        == "Neutrophil extracellular traps (NETs) are web-like structures of DNA and histones released by activated neutrophils."
+        == "Neutrophil extracellular traps (NETs) are web-like structures of DNA and histones "
+        "released by activated neutrophils."
     )
     assert "DNase I (10 mg/kg) or vehicle was injected i.v. 1 h after surgery." in nets
     assert "" not in nets

@@ -43,8 +43,8 @@ def test_sample_applies_revisions_deletions_and_duplicates(tmp_path):
     assert len(titles) == 14
     # the update file's revision replaces the baseline version of PMID 39000002
     assert (
-        "Gut microbiota composition and short-chain fatty acids in children with newly diagnosed type 1 diabetes."
-        in titles
+        "Gut microbiota composition and short-chain fatty acids in children with newly "
+        "diagnosed type 1 diabetes." in titles
     )
     # ...and the identical abstract under 39000008 is no longer a duplicate of anything, so it stays
     assert (

@@ -234,8 +234,8 @@ def test_continue_roberta_recipe_starts_from_the_checkpoint_weights_with_fresh_s
         ]
     )
     assert (
-        f"loading pretrained model from {tiny_roberta_checkpoint}: optimizer, lr scheduler, meters, "
-        "dataloader will be reset" in log
+        f"loading pretrained model from {tiny_roberta_checkpoint}: optimizer, lr scheduler, "
+        "meters, dataloader will be reset" in log
     )
     assert re.findall(r"num_updates=(\d+)", log)[:2] == ["1", "2"]
     # with lr 0 the continued model still holds the general checkpoint's weights exactly

@@ -88,7 +88,8 @@ def test_biobert_re_folds_real_sizes():
     data = shared_data_path("re/GAD")
     rows = measured(
         data / "SOURCE.txt",
-        r"fold (\d+)\s+train=\s*(\d+)\s+test=\s*(\d+) \(=(\d+) examples\)\s+train label counts: 0:(\d+) 1:(\d+)",
+        r"fold (\d+)\s+train=\s*(\d+)\s+test=\s*(\d+) \(=(\d+) examples\)\s+train "
+        r"label counts: 0:(\d+) 1:(\d+)",
     )
     assert len(rows) == 10
     spec = get_task("gad")
@@ -284,7 +285,7 @@ DDI_DOC = """<?xml version="1.0" encoding="UTF-8"?>
         <pair id="{doc}.s1.p0" e1="{doc}.s1.e0" e2="{doc}.s1.e1" ddi="true" type="int"/>
     </sentence>
 </document>
-"""
+"""  # noqa: E501  (DDI corpus XML, kept as it is)
 
 
 def write_ddi_corpus(root: Path, train_docs: int = 12) -> Path:
@@ -387,7 +388,10 @@ def blue_dir(root: Path, train_rows: str, header: str = "index\tsentence\tlabel\
         (
             "chemprot",
             lambda p: blue_dir(p, "0\ta\tfalse\n", header="sentence\tlabel\n"),
-            r"train\.tsv:1: expected the TAB-separated header .index sentence label., found .sentence.tlabel.",
+            (
+                r"train\.tsv:1: expected the TAB-separated header .index sentence "
+                r"label., found .sentence.tlabel."
+            ),
         ),
         (
             "hoc",

@@ -96,8 +96,8 @@ def test_report_files(results, tmp_path, without_parse_dependencies):
     assert "| 1/11 | 85.0 |" in lines["Seq. Lab."]
     failed = markdown.split("## Failed runs (1)")[1]
     assert (
-        "chemprot seed 1234: FinetuneError: fairseq-train exited with status 1 (log: chemprot/1234/train.log)"
-        in failed
+        "chemprot seed 1234: FinetuneError: fairseq-train exited with status 1 "
+        "(log: chemprot/1234/train.log)" in failed
     )
     rows = {row["task"]: row for row in csv.DictReader((out / "report.csv").open())}
     assert rows["NCBI-disease"]["median"] == "85.0" and rows["ChemProt"]["short"] == "True"

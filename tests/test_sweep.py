@@ -261,9 +261,9 @@ def test_data_converted_for_more_positions_than_the_model_has_stops_before_train
     assert run.returncode == 1, log[-4000:]
     failed = records(results)[("chemprot", 7, None)]
     assert failed["error"] == (
-        f"FinetuneError: {longer / 'chemprot'} was converted for 512 positions but {tiny_roberta_checkpoint} has 32: "
-        f"re-run `bio-roberta convert-task chemprot --max-positions 32 --out {longer / 'chemprot'}` with its --data "
-        "and --vocab"
+        f"FinetuneError: {longer / 'chemprot'} was converted for 512 positions but "
+        f"{tiny_roberta_checkpoint} has 32: re-run `bio-roberta convert-task chemprot "
+        f"--max-positions 32 --out {longer / 'chemprot'}` with its --data and --vocab"
     )
     assert not Path(failed["log"]).exists() and "fairseq_args" not in failed["config"]
     assert run.stderr.strip().splitlines()[-2:] == [

@@ -153,8 +153,9 @@ def plan(
         )
         micro_batch = largest_micro_batch(shape, seq, vocab, gpu_bytes, per_process, teacher)
         why = (
-            f"fits {gpu_bytes / 2**30:.0f} GiB: about {training_bytes(shape, seq, vocab, micro_batch, teacher) / 2**30:.1f}"
-            f" GiB for {micro_batch} x {seq} tokens"
+            f"fits {gpu_bytes / 2**30:.0f} GiB: about "
+            f"{training_bytes(shape, seq, vocab, micro_batch, teacher) / 2**30:.1f} GiB for "
+            f"{micro_batch} x {seq} tokens"
             + (" and the teacher" if teacher else "")
             + (" with activation checkpointing" if shape["checkpointing"] else "")
         )

@@ -34,8 +34,8 @@ def configure_precision(cfg) -> None:
     if common.fp16:
         raise ValueError(
             "common.fp16 and common.bf16 are both true, and fairseq would train in fp16: "
-            "for bf16 add common.fp16=false (configs/pretrain/base.yaml and configs/distill/base.yaml "
-            "set fp16), for fp16 drop common.bf16"
+            "for bf16 add common.fp16=false (configs/pretrain/base.yaml and "
+            "configs/distill/base.yaml set fp16), for fp16 drop common.bf16"
         )
     if common.tpu and importlib.util.find_spec("torch_xla") is None:
         logger.info(

@@ -20,8 +20,9 @@ def summary_line(manifest: dict[str, Any]) -> str:
     return (
         f"{manifest['source']}: {counts['inputs']} inputs ({counts['inputs_failed']} failed), "
         f"documents read {counts['documents_read']}, written {sum(written.values())} "
-        f"(train {written['train']}, valid {written['valid']}), skipped {sum(skipped.values())} ({reasons}), "
-        f"sentences {sum(counts['sentences'].values())}, problems {counts['problems']}, shards {len(manifest['shards'])}"
+        f"(train {written['train']}, valid {written['valid']}), skipped {sum(skipped.values())} "
+        f"({reasons}), sentences {sum(counts['sentences'].values())}, problems "
+        f"{counts['problems']}, shards {len(manifest['shards'])}"
     )
 
 
@@ -31,8 +32,11 @@ def problems_report(
     """The problems of a run, for stderr: file and position of each (the first `max_listed`)."""
     problems, counts = manifest["problems"], manifest["counts"]
     lines = [
-        f"{len(problems)} problem{'s' * (len(problems) != 1)} in {counts['inputs']} inputs "
-        f"({counts['inputs_failed']} not read to their end), all listed in {Path(out_dir) / MANIFEST}:"
+        (
+            f"{len(problems)} problem{'s' * (len(problems) != 1)} in {counts['inputs']} inputs "
+            f"({counts['inputs_failed']} not read to their end), all listed in "
+            f"{Path(out_dir) / MANIFEST}:"
+        )
     ]
     lines += [f"  {p['file']}: {p['position']}: {p['reason']}" for p in problems[:max_listed]]
     if len(problems) > max_listed:
@@ -103,8 +107,8 @@ def run_parse_command(args, parse: Callable[..., dict[str, Any]], **parse_option
     if args.allow_partial:
         return 0
     print(
-        "The shards hold what could be read. Fix or replace those inputs and re-run (parsed inputs are "
-        "reused), or re-run with --allow-partial to accept them.",
+        "The shards hold what could be read. Fix or replace those inputs and re-run (parsed "
+        "inputs are reused), or re-run with --allow-partial to accept them.",
         file=sys.stderr,
     )
     return 1

@@ -12,7 +12,8 @@ def add_arguments(parser):
         "text_dirs",
         nargs="+",
         metavar="TEXT_DIR",
-        help="text shards (train.*, valid.*) from parse-*; several dirs (PubMed, PMC) make one corpus",
+        help="text shards (train.*, valid.*) from parse-*; several dirs "
+        "(PubMed, PMC) make one corpus",
     )
     parser.add_argument("--vocab", required=True, help="vocabulary dir from learn-vocab")
     parser.add_argument(
@@ -49,7 +50,8 @@ def run(args):
     except (BinarizeError, TextDirError, VocabDirError) as error:
         raise UsageError(str(error)) from None
     summary = ", ".join(
-        f"{split}: {rec['sequences']} sequences / {rec['tokens']} tokens ({rec['unk_tokens']} <unk>)"
+        f"{split}: {rec['sequences']} sequences / {rec['tokens']} tokens "
+        f"({rec['unk_tokens']} <unk>)"
         for split, rec in manifest["splits"].items()
     )
     print(f"binarize: {args.out}: {summary}")

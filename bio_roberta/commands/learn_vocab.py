@@ -80,8 +80,9 @@ def run(args):
         raise UsageError(str(error)) from None
     counts = manifest["counts"]
     print(
-        f"learn-vocab: {manifest['kind']} vocabulary in {args.out}: {counts['bpe_units']} BPE units, "
-        f"{manifest['dict_size']} dict.txt entries ({counts['padding_entries']} of them padding)"
+        f"learn-vocab: {manifest['kind']} vocabulary in {args.out}: {counts['bpe_units']} "
+        f"BPE units, {manifest['dict_size']} dict.txt entries "
+        f"({counts['padding_entries']} of them padding)"
         + (
             f", from {counts['lines']} lines / {counts['tokens']} tokens"
             if "lines" in counts

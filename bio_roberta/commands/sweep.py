@@ -92,7 +92,8 @@ def run(args):
     missing = [task for task in tasks if not (Path(args.data_root) / task).is_dir()]
     if missing:
         raise UsageError(
-            f"no converted data for {missing} under {args.data_root}; run bio-roberta convert-task first"
+            f"no converted data for {missing} under {args.data_root}; run "
+            "bio-roberta convert-task first"
         )
     command = [
         sys.executable,

@@ -12,7 +12,8 @@ def add_arguments(parser):
         nargs="*",
         default=[],
         metavar="TASK=DIR",
-        help="registry NER task and its dir of train/devel/test.tsv, e.g. bc5cdr-chem=ner/BC5CDR-Chemical",
+        help="registry NER task and its dir of train/devel/test.tsv, e.g. "
+        "bc5cdr-chem=ner/BC5CDR-Chemical",
     )
     parser.add_argument(
         "--text", nargs="*", default=[], help="text-shard dirs (train.*) or text files"
@@ -46,7 +47,8 @@ def run(args):
         task, sep, data_dir = item.partition("=")
         if not sep:
             raise UsageError(
-                f"--ner {item!r}: expected TASK=DIR, e.g. bc5cdr-chem=../shared/data/ner/BC5CDR-Chemical"
+                f"--ner {item!r}: expected TASK=DIR, e.g. "
+                "bc5cdr-chem=../shared/data/ner/BC5CDR-Chemical"
             )
         ner[task] = data_dir
     if not ner and not args.text:
@@ -66,8 +68,8 @@ def run(args):
         if "text" in result:
             text = result["text"]
             parts.append(
-                f"text {text['tokens_per_word']:.3f} tokens/word, {text['words_kept_whole']:.1%} whole, "
-                f"unk {text['unk_rate']:.4%}"
+                f"text {text['tokens_per_word']:.3f} tokens/word, {text['words_kept_whole']:.1%} "
+                f"whole, unk {text['unk_rate']:.4%}"
             )
         print(
             f"vocab-stats {vocab} ({result['kind']}, {result['dict_size']} symbols): "

@@ -111,7 +111,8 @@ def read_task(spec: TaskSpec, data_dir: str | Path, fold: Optional[int] = None) 
         reader = READERS[spec.source_format]
     except KeyError:
         raise TaskFormatError(
-            f"{spec.name}: no reader for source format {spec.source_format!r}; known: {', '.join(READERS)}"
+            f"{spec.name}: no reader for source format {spec.source_format!r}; "
+            f"known: {', '.join(READERS)}"
         ) from None
     splits = reader(spec, data_dir if fold is None else data_dir / str(fold))
     for split in splits.values():
@@ -150,7 +151,8 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
 def _check_label(spec: TaskSpec, label: str, where: str) -> str:
     if label not in spec.labels:
         raise TaskFormatError(
-            f"{where}: unknown label {label!r} for {spec.name}; the registry allows {', '.join(spec.labels)}"
+            f"{where}: unknown label {label!r} for {spec.name}; the registry "
+            f"allows {', '.join(spec.labels)}"
         )
     return label
 
@@ -167,7 +169,8 @@ def _columns(line: str, expected: int, where: str, layout: str) -> list[str]:
 def _check_header(line: str, expected: list[str], where: str) -> None:
     if line.split("\t") != expected:
         raise TaskFormatError(
-            f"{where}: expected the TAB-separated header {' '.join(expected)!r}, found {line[:80]!r}"
+            f"{where}: expected the TAB-separated header "
+            f"{' '.join(expected)!r}, found {line[:80]!r}"
         )
 
 
@@ -274,7 +277,8 @@ def _hoc_labels(spec: TaskSpec, field_text: str, where: str) -> tuple[str, ...]:
         class_id = int(match.group(1))
         if class_id >= len(spec.labels):
             raise TaskFormatError(
-                f"{where}: unknown label class id {class_id}; {spec.name} has ids 0..{len(spec.labels) - 1}"
+                f"{where}: unknown label class id {class_id}; {spec.name} has ids "
+                f"0..{len(spec.labels) - 1}"
             )
         if class_id in flags:
             raise TaskFormatError(f"{where}: class id {class_id} appears twice")
@@ -311,7 +315,8 @@ def read_blue_hoc(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
 def read_biobert_re_folds(spec: TaskSpec, fold_dir: Path) -> dict[str, Split]:
     if not fold_dir.is_dir():
         raise TaskFormatError(
-            f"{fold_dir}: fold missing; {spec.name} needs folds 1..{spec.folds} as subfolders of {fold_dir.parent}"
+            f"{fold_dir}: fold missing; {spec.name} needs folds 1..{spec.folds} as "
+            f"subfolders of {fold_dir.parent}"
         )
     train_path = _require_file(
         fold_dir / "train.tsv", f"{spec.name} fold train file, sentence<TAB>label"
@@ -421,11 +426,13 @@ def _ddi_document_examples(
             start, end = int(match.group(1)), int(match.group(2)) + 1
             if end > len(text) or start >= end:
                 raise TaskFormatError(
-                    f"{where}: charOffset {start}-{end - 1} outside the sentence ({len(text)} chars)"
+                    f"{where}: charOffset {start}-{end - 1} outside the "
+                    f"sentence ({len(text)} chars)"
                 )
             if ";" not in entity.get("charOffset") and text[start:end] != entity.get("text"):
                 raise TaskFormatError(
-                    f"{where}: charOffset gives {text[start:end]!r} but the entity text is {entity.get('text')!r}"
+                    f"{where}: charOffset gives {text[start:end]!r} but the entity text "
+                    f"is {entity.get('text')!r}"
                 )
             spans[entity.get("id")] = (start, end)
         for pair in sentence.iter("pair"):
@@ -469,7 +476,8 @@ def read_ddi_xml(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
     valid = Split(
         "valid",
         derivation=(
-            f"Train documents whose id's sha256 is 0 mod {DDI_VALID_ONE_IN} (the corpus has no dev split)"
+            f"Train documents whose id's sha256 is 0 mod {DDI_VALID_ONE_IN} "
+            "(the corpus has no dev split)"
         ),
     )
     test = Split("test", derivation=" + ".join(DDI_TEST_DIRS))

@@ -43,7 +43,8 @@ class SingleLabelClassificationCriterion(SentencePredictionCriterion):
         super().__init__(cfg, task)
         if cfg.regression_target:
             raise ValueError(
-                "single_label_classification scores labels; use --criterion sentence_prediction for regression"
+                "single_label_classification scores labels; use --criterion "
+                "sentence_prediction for regression"
             )
         labels = task.label_dictionary.symbols[task.label_dictionary.nspecial :][
             : task.cfg.num_classes

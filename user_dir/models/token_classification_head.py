@@ -55,7 +55,8 @@ class TokenClassificationHeads(nn.ModuleDict):
             current = self[head_name].state_dict() if head_name in self else {}
             if parameter not in current or current[parameter].shape != state_dict[key].shape:
                 logger.warning(
-                    f"dropping {key} from the checkpoint: the current model has no head of that name and shape"
+                    f"dropping {key} from the checkpoint: the current model has no "
+                    "head of that name and shape"
                 )
                 del state_dict[key]
         for key, value in self.state_dict().items():
@@ -84,7 +85,8 @@ def token_classification_logits(model, name: str, src_tokens: torch.Tensor) -> t
     if heads is None or name not in heads:
         raise ValueError(
             f"the model has no token-classification head {name!r}; train it with "
-            "--task sequence_labeling (which attaches the head) or pass its --classification-head-name"
+            "--task sequence_labeling (which attaches the head) or pass its "
+            "--classification-head-name"
         )
     features, _ = model(src_tokens, features_only=True)
     return heads[name](features)

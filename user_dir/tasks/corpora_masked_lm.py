@@ -48,9 +48,10 @@ class CorporaMaskedLMConfig(MaskedLMConfig):
     encoder_implementation: ChoiceEnum(["auto", *IMPLEMENTATIONS]) = field(
         default="auto",
         metadata={
-            "help": "how the RoBERTa encoder runs (parameters and checkpoints are the same): fairseq's "
-            "own; fused (one QKV GEMM into scaled_dot_product_attention, batch-major); compiled "
-            "(fused, each layer through torch.compile); auto: compiled on a GPU, fairseq on CPU"
+            "help": "how the RoBERTa encoder runs (parameters and checkpoints are the same): "
+            "fairseq's own; fused (one QKV GEMM into scaled_dot_product_attention, "
+            "batch-major); compiled (fused, each layer through torch.compile); auto: "
+            "compiled on a GPU, fairseq on CPU"
         },
     )
     cpu: bool = II("common.cpu")

@@ -50,7 +50,8 @@ class MultilabelClassificationTask(FinetuneBinTask):
     def targets(self, split, input0, labels):
         if len(labels) != len(input0):
             raise ValueError(
-                f"{self.cfg.data}: input0/{split} has {len(input0)} examples, label/{split} {len(labels)}"
+                f"{self.cfg.data}: input0/{split} has {len(input0)} examples, "
+                f"label/{split} {len(labels)}"
             )
         # Group ids as integers, first-seen order: validation scores HOC per abstract.
         group_index: dict[str, int] = {}
