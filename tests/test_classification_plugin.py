@@ -105,7 +105,10 @@ def test_multilabel_hoc_scores_at_abstract_level(tiny_roberta_checkpoint, tmp_pa
     result = predict(tmp_path / "checkpoints" / "checkpoint_best.pt", data, tmp_path / "test.tsv")
     rows = read_rows(tmp_path / "test.tsv")
     assert len({r["group"] for r in rows}) == SPLITS["test"] // 4
-    cells = lambda column: [set(filter(None, r[column].split(","))) for r in rows]
+
+    def cells(column):
+        return [set(filter(None, r[column].split(","))) for r in rows]
+
     groups = [r["group"] for r in rows]
     expected = metrics.hoc_abstract_f1(
         metrics.group_label_sets(groups, cells("gold")),

@@ -112,7 +112,10 @@ def test_hoc_f1_equals_blue_eval_hoc_at_abstract_level():
         if not all(gold.values()):
             continue  # BLUE divides by zero on an abstract without gold labels
         keys = list(gold)  # BLUE keeps abstracts in first-seen order
-        as_matrix = lambda sets: np.array([[int(j in sets[k]) for j in range(10)] for k in keys])
+
+        def as_matrix(sets):
+            return np.array([[int(j in sets[k]) for j in range(10)] for k in keys])
+
         assert metrics.hoc_abstract_f1(gold, predicted) == blue_eval_hoc_f1(
             as_matrix(predicted), as_matrix(gold)
         )
@@ -130,7 +133,9 @@ def test_registry_scored_labels_are_the_labels_without_the_negative():
     """The plugin's --negative-label option reproduces each task's scored labels."""
     for spec in TASKS.values():
         if spec.negative_label is not None:
-            assert spec.labels_in_score == tuple(l for l in spec.labels if l != spec.negative_label)
+            assert spec.labels_in_score == tuple(
+                label for label in spec.labels if label != spec.negative_label
+            )
     assert get_task("ddi").labels_in_score == (
         "DDI-mechanism",
         "DDI-effect",

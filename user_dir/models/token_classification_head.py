@@ -55,13 +55,14 @@ class TokenClassificationHeads(nn.ModuleDict):
             current = self[head_name].state_dict() if head_name in self else {}
             if parameter not in current or current[parameter].shape != state_dict[key].shape:
                 logger.warning(
-                    f"dropping {key} from the checkpoint: the current model has no "
-                    "head of that name and shape"
+                    "dropping %s from the checkpoint: the current model has no head of that "
+                    "name and shape",
+                    key,
                 )
                 del state_dict[key]
         for key, value in self.state_dict().items():
             if prefix + key not in state_dict:
-                logger.info(f"new token-classification head parameter {prefix + key}")
+                logger.info("new token-classification head parameter %s", prefix + key)
                 state_dict[prefix + key] = value
 
 

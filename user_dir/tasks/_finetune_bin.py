@@ -66,7 +66,9 @@ class FinetuneBinTask(FairseqTask, metaclass=abc.ABCMeta):
     @classmethod
     def setup_task(cls, cfg: FinetuneBinConfig, **kwargs):
         task = cls(cfg, load_input_dictionary(cfg.data), load_label_dictionary(cfg.data))
-        logger.info(f"[input] dictionary: {len(task.dictionary)} types; labels: {task.label_names}")
+        logger.info(
+            "[input] dictionary: %d types; labels: %s", len(task.dictionary), task.label_names
+        )
         return task
 
     @property
@@ -103,7 +105,7 @@ class FinetuneBinTask(FairseqTask, metaclass=abc.ABCMeta):
         if not self.cfg.no_shuffle:
             with data_utils.numpy_seed(self.cfg.seed):
                 dataset = SortDataset(dataset, sort_order=[np.random.permutation(len(dataset))])
-        logger.info(f"loaded {split}: {len(dataset)} examples")
+        logger.info("loaded %s: %d examples", split, len(dataset))
         self.datasets[split] = dataset
         return dataset
 

@@ -59,7 +59,7 @@ class MultilabelClassificationTask(FinetuneBinTask):
             group_index.setdefault(g, len(group_index))
             for _, g in read_ids(self.cfg.data, split, len(input0))
         ]
-        logger.info(f"{split}: {len(groups)} examples in {len(group_index)} groups")
+        logger.info("%s: %d examples in %d groups", split, len(groups), len(group_index))
         target = MultiHotDataset(
             StripTokenDataset(labels, id_to_strip=self.label_dictionary.eos()),
             num_classes=len(self.label_names),
