@@ -56,7 +56,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    # the subcommand is the first argument that is no option: bio-roberta's own options take no values
+    # the subcommand is the first argument that is no option: bio-roberta's own options take no
+    # values
     command = next((arg for arg in argv if not arg.startswith("-")), "")
     args = build_parser(command).parse_args(argv)
     logging.basicConfig(

@@ -40,7 +40,8 @@ def load_checkpoint(
     path: str | os.PathLike,
 ) -> tuple[dict[str, Any], Any, Optional[str], Optional[dict]]:
     """The model state dict, model options, training data dir and training dictionary record
-    (user_dir/checkpointing.py; None in checkpoints written before it) of a fairseq checkpoint file."""
+    (user_dir/checkpointing.py; None in checkpoints written before it) of a fairseq checkpoint
+    file."""
     from fairseq import checkpoint_utils
 
     import user_dir  # noqa: F401  (allowlist for torch's weights_only load; unreadable files as CheckpointError)
@@ -69,8 +70,8 @@ def check_dictionary(
 ) -> None:
     """Refuse a dict.txt other than the one the checkpoint was trained with: one of the same size
     gives the exported tokenizer wrong ids. The reference is the dictionary recorded in the
-    checkpoint, else its data dir's; a copy with other counts but the same entries (fairseq-preprocess
-    rewrites dict.txt) passes."""
+    checkpoint, else its data dir's; a copy with other counts but the same entries
+    (fairseq-preprocess rewrites dict.txt) passes."""
     if recorded is None and data_dir is not None and training_dictionary(data_dir).is_file():
         reference = training_dictionary(data_dir)
         recorded = {"path": str(reference), "sha256": sha256_file(reference)}

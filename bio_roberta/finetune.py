@@ -106,8 +106,9 @@ ARCHITECTURE_FIELDS = (
 
 @dataclasses.dataclass(frozen=True)
 class PretrainedModel:
-    """What the runs take from the pretrained checkpoint: its file record (result records' "pretrained"),
-    the --arch options to fine-tune it and its positions, which its position embeddings fix."""
+    """What the runs take from the pretrained checkpoint: its file record (result records'
+    "pretrained"), the --arch options to fine-tune it and its positions, which its position
+    embeddings fix."""
 
     record: dict[str, Any]
     architecture: list[str]
@@ -116,7 +117,8 @@ class PretrainedModel:
     @classmethod
     def read(cls, cfg: dict[str, Any]) -> "PretrainedModel":
         """The sweep's `arch` if set, else the checkpoint's own architecture (its name and its
-        layer/width/head overrides), so a distilled or resized model needs no flags to match its weights."""
+        layer/width/head overrides), so a distilled or resized model needs no flags to match its
+        weights."""
         from bio_roberta_core.checkpoints import read_checkpoint
 
         path = Path(cfg["pretrained"])
@@ -149,7 +151,8 @@ class PretrainedModel:
 def check_converted_positions(
     cfg: dict[str, Any], spec: TaskSpec, data_dir: Path, pretrained: PretrainedModel
 ) -> None:
-    """Stop before training a model on examples longer than its positions (convert-task's --max-positions)."""
+    """Stop before training a model on examples longer than its positions (convert-task's
+    --max-positions)."""
     converted = json.loads((data_dir / "manifest.json").read_text()).get("max_positions")
     positions = pretrained.max_positions
     if converted and converted > positions:
@@ -312,7 +315,8 @@ def run_config(
     pretrained: PretrainedModel,
     data: dict[str, Any],
 ) -> dict[str, Any]:
-    """Everything that decides a run's outcome; its hash decides whether a finished run is reused."""
+    """Everything that decides a run's outcome; its hash decides whether a finished run is
+    reused."""
     return {
         "task": spec.name,
         "seed": cfg["seed"],
@@ -447,7 +451,8 @@ def tail(path: Path, lines: int = 5) -> str:
 
 
 def run_task_seed(cfg: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every run of one (task, seed): one run, or the model-selection fold then the evaluation folds."""
+    """Every run of one (task, seed): one run, or the model-selection fold then the evaluation
+    folds."""
     spec = get_task(cfg["task_name"])
     pretrained = PretrainedModel.read(cfg)
     if not spec.folds:

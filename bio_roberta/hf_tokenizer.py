@@ -80,7 +80,8 @@ class Gpt2Vocabulary:
         )
 
     def save_tokenizer(self, tokenizer, out_dir: Path) -> None:
-        """tokenizer.json + tokenizer_config.json, and vocab.json + merges.txt for tools that read those."""
+        """tokenizer.json + tokenizer_config.json, and vocab.json + merges.txt for tools that read
+        those."""
         tokenizer.save_pretrained(out_dir)
         atomic_write_text(
             out_dir / "vocab.json", json.dumps(self.hf_vocab(), ensure_ascii=False) + "\n"
@@ -130,7 +131,8 @@ def protobuf_fields(data: bytes) -> dict[int, list]:
 
 @dataclass
 class SentencePieceModel:
-    """What of a SentencePiece ModelProto the tokenizer needs (field numbers of sentencepiece_model.proto)."""
+    """What of a SentencePiece ModelProto the tokenizer needs (field numbers of
+    sentencepiece_model.proto)."""
 
     pieces: list[tuple[str, float, int]]  # (piece, score, type) in spm id order
     model_type: int
@@ -259,7 +261,8 @@ class SentencePieceVocabulary:
         dictionary = load_model_dictionary(self.dict_txt)
         spm = self.checked_model(dictionary)
         tokenizer = Tokenizer(self.tokenizers_model(spm, dictionary))
-        # spm's normalizer: its character rules, then strip and collapse spaces, "▁" prefix, spaces as "▁"
+        # spm's normalizer: its character rules, then strip and collapse spaces, "▁" prefix, spaces
+        # as "▁"
         tokenizer.normalizer = normalizers.Sequence(
             (
                 [normalizers.Precompiled(spm.precompiled_charsmap)]
@@ -303,8 +306,9 @@ class SentencePieceVocabulary:
         )
 
     def save_tokenizer(self, tokenizer, out_dir: Path) -> None:
-        """tokenizer.json + tokenizer_config.json naming the class as transformers 4 and 5 both load it,
-        and the spm model for reference (its ids are not the dictionary's; tokenizer.json has those)."""
+        """tokenizer.json + tokenizer_config.json naming the class as transformers 4 and 5 both load
+        it, and the spm model for reference (its ids are not the dictionary's; tokenizer.json has
+        those)."""
         tokenizer.save_pretrained(out_dir)
         config_path = out_dir / "tokenizer_config.json"
         config = json.loads(config_path.read_text(encoding="utf-8"))
@@ -317,7 +321,8 @@ class SentencePieceVocabulary:
 
 
 def open_vocabulary(vocab_dir: str | os.PathLike, dict_txt: Optional[str | os.PathLike] = None):
-    """The vocabulary dir as a Gpt2Vocabulary or SentencePieceVocabulary (dict.txt: VOCAB/dict.txt by default)."""
+    """The vocabulary dir as a Gpt2Vocabulary or SentencePieceVocabulary (dict.txt: VOCAB/dict.txt
+    by default)."""
     from preprocess.vocab import VocabDirError, read_vocab_dir
 
     try:

@@ -180,7 +180,8 @@ def hf_head_state(
 
 
 def build_hf_model(state, model_cfg, vocab_size: int, kind: str, head: Optional[str], labels):
-    """The transformers model holding exactly the checkpoint's weights (missing keys are an error)."""
+    """The transformers model holding exactly the checkpoint's weights (missing keys are an
+    error)."""
     import transformers
 
     config = hf_config(state, model_cfg, vocab_size, kind, labels)

@@ -281,7 +281,8 @@ def scores_png(results: dict[str, TaskResult]) -> bytes:
 def write_report(
     results_dir: str | os.PathLike, out_dir: str | os.PathLike, expected_seeds: int
 ) -> dict[str, Path]:
-    """report.md, report.csv and scores.png of the records under results_dir; returns their paths."""
+    """report.md, report.csv and scores.png of the records under results_dir; returns their
+    paths."""
     records = load_records(results_dir)
     results = task_results(records)
     rows, summaries = task_rows(results, expected_seeds), summary_rows(results)

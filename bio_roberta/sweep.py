@@ -34,7 +34,8 @@ def compose_config(overrides: list[str]) -> dict[str, Any]:
 
 @hydra.main(config_path=CONFIG_DIR, config_name=CONFIG_NAME, version_base="1.3")
 def main(cfg: DictConfig) -> int:
-    """One Hydra job: every run of cfg.task_name with cfg.seed; returns the number of failed runs."""
+    """One Hydra job: every run of cfg.task_name with cfg.seed; returns the number of failed
+    runs."""
     records = run_task_seed(OmegaConf.to_container(cfg, resolve=True))
     failed = [r for r in records if r["status"] != OK]
     for record in failed:

@@ -108,10 +108,11 @@ class CheckpointError(Exception):
 
 
 def read_checkpoint(path: str | os.PathLike, mmap: bool = False) -> dict[str, Any]:
-    """torch.load of a checkpoint on CPU under the allowlist; a file that fails is a CheckpointError.
+    """torch.load of a checkpoint on CPU under the allowlist; a file that fails is a
+    CheckpointError.
 
-    mmap maps the tensors instead of reading them, which makes this a cheap check that a file is whole
-    (zip-format files only; torch wrote the legacy format before 1.6)."""
+    mmap maps the tensors instead of reading them, which makes this a cheap check that a file is
+    whole (zip-format files only; torch wrote the legacy format before 1.6)."""
     import torch
 
     try:

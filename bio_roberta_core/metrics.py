@@ -2,7 +2,8 @@
 implementations.
 
 entity_f1        conlleval / seqeval's default (IOB2, non-strict) micro entity F1
-macro_f1         sklearn's f1_score(average="macro") over the scored labels (ChemProt: 5 CPR classes)
+macro_f1         sklearn's f1_score(average="macro") over the scored labels (ChemProt: 5 CPR
+                 classes)
 micro_f1         sklearn's f1_score(average="micro") over the scored labels (DDI: 4 types; the
                  negative class counts only through the false positives and negatives it causes)
 binary_f1        sklearn's f1_score of the positive class (GAD, EU-ADR)

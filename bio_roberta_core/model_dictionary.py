@@ -24,7 +24,8 @@ def load_model_dictionary(dict_txt: str | os.PathLike):
 
 def training_dictionary(data: str) -> Path:
     """The dict.txt a fairseq task reads from its data option: <first dir>/input0/dict.txt for the
-    fine-tuning layout (finetune-bin, sentence_prediction), else <first dir>/dict.txt (masked LM)."""
+    fine-tuning layout (finetune-bin, sentence_prediction), else <first dir>/dict.txt (masked
+    LM)."""
     first = Path(data.split(os.pathsep)[0])
     return (
         first / "input0" / "dict.txt"
@@ -35,6 +36,7 @@ def training_dictionary(data: str) -> Path:
 
 def dictionary_record(data: str) -> Optional[dict[str, str]]:
     """Path and sha256 of the dict.txt a model is trained with (None where there is none), which its
-    checkpoints carry as extra_state["dictionary"] so an export can check the vocabulary it is given."""
+    checkpoints carry as extra_state["dictionary"] so an export can check the vocabulary it is
+    given."""
     path = training_dictionary(data)
     return {"path": str(path.resolve()), "sha256": sha256_file(path)} if path.is_file() else None

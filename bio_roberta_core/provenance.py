@@ -88,9 +88,9 @@ os.umask(_UMASK)
 
 @contextlib.contextmanager
 def atomic_file(path: str | os.PathLike) -> Iterator[BinaryIO]:
-    """A binary file handle whose bytes appear at path only once the block ends without error: they go to
-    a temporary file in the same directory, which is fsynced and renamed over path. A process killed
-    mid-write leaves path as it was (and the temporary file, named .<name>.*.tmp)."""
+    """A binary file handle whose bytes appear at path only once the block ends without error: they
+    go to a temporary file in the same directory, which is fsynced and renamed over path. A process
+    killed mid-write leaves path as it was (and the temporary file, named .<name>.*.tmp)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -108,7 +108,8 @@ def atomic_file(path: str | os.PathLike) -> Iterator[BinaryIO]:
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    """Write through a temporary file in the same directory and rename: readers never see half a file."""
+    """Write through a temporary file in the same directory and rename: readers never see half a
+    file."""
     with atomic_file(path) as handle:
         handle.write(data)
 
@@ -122,8 +123,8 @@ def atomic_write_json(path: str | os.PathLike, obj: Any) -> None:
 
 
 def replace_dir(new: str | os.PathLike, target: str | os.PathLike) -> None:
-    """Put the finished dir `new` (beside `target`, on its file system) in target's place: readers see
-    the old dir whole, then no dir, then the new one whole; never a mix of both."""
+    """Put the finished dir `new` (beside `target`, on its file system) in target's place: readers
+    see the old dir whole, then no dir, then the new one whole; never a mix of both."""
     new, target = Path(new), Path(target)
     for path in [*new.iterdir(), new]:  # on disk before the rename makes them visible
         fd = os.open(path, os.O_RDONLY)

@@ -1,4 +1,5 @@
-"""Encode text shards and binarize them into fairseq mmap datasets in one streaming, multi-process pass.
+"""Encode text shards and binarize them into fairseq mmap datasets in one streaming, multi-process
+pass.
 
 The standard route writes BPE ids as text (examples/roberta/multiprocessing_bpe_encoder.py) and
 reads them back (fairseq-preprocess). Here each worker encodes a line-aligned byte range of a shard
@@ -59,7 +60,8 @@ INDEX_DTYPE_CODES = {
     np.dtype(np.uint32): 9,
     np.dtype(np.int64): 5,
 }  # fairseq's codes
-# What a data-bin dir holds (fairseq-preprocess adds preprocess.log); binarize replaces the whole dir.
+# What a data-bin dir holds (fairseq-preprocess adds preprocess.log); binarize replaces the whole
+# dir.
 DATA_BIN_FILE = re.compile(
     r"^([^.]+\.(bin|idx)|dict\.txt|manifest\.json|preprocess\.log|\.binarize-tmp)$"
 )
@@ -71,7 +73,8 @@ class BinarizeError(ValueError):
 
 @dataclass(frozen=True)
 class Chunk:
-    """A byte range of one shard, cut at line boundaries; binarized by one worker into `prefix`.{bin,sizes}."""
+    """A byte range of one shard, cut at line boundaries; binarized by one worker into
+    `prefix`.{bin,sizes}."""
 
     path: str
     start: int
@@ -87,7 +90,8 @@ def token_dtype(dictionary_size: int) -> np.dtype:
 
 
 class LineEncoder:
-    """Text line -> fairseq dictionary indices (+ </s>), as multiprocessing_bpe_encoder + fairseq-preprocess."""
+    """Text line -> fairseq dictionary indices (+ </s>), as multiprocessing_bpe_encoder +
+    fairseq-preprocess."""
 
     def __init__(self, vocab_dir: str):
         vocab = read_vocab_dir(vocab_dir)
@@ -98,8 +102,8 @@ class LineEncoder:
             files = vocab.bpe_files
             self.gpt2 = BatchGPT2Encoder(files["gpt2_encoder_json"], files["gpt2_vocab_bpe"])
             bpe_size = max(self.gpt2.reference.encoder.values()) + 1
-            # BPE id -> dictionary index; ids absent from dict.txt become <unk>, as in fairseq-preprocess.
-            # The last entry is </s>, so the encoder's LINE_END (-1) maps to it.
+            # BPE id -> dictionary index; ids absent from dict.txt become <unk>, as in
+            # fairseq-preprocess. The last entry is </s>, so the encoder's LINE_END (-1) maps to it.
             self.index_of_bpe_id = np.array(
                 [indices.get(str(i), self.unk) for i in range(bpe_size)] + [self.eos],
                 dtype=np.int64,
@@ -210,7 +214,8 @@ def _init_worker(vocab_dir: str, workers: int) -> None:
 
 
 def binarize_chunk(chunk: Chunk) -> dict[str, int]:
-    """Encode one chunk into chunk.prefix.bin (indices) and .sizes (int32 per sequence); returns its counts."""
+    """Encode one chunk into chunk.prefix.bin (indices) and .sizes (int32 per sequence); returns its
+    counts."""
     encoder = _worker_encoder
     dtype = token_dtype(encoder.dictionary_size)
     counts = {"sentences": 0, "empty_lines": 0, "sequences": 0, "tokens": 0, "unk_tokens": 0}
@@ -261,7 +266,8 @@ def plan_chunks(
 
 
 def check_out_dir(out: Path) -> None:
-    """Refuse an --out that is a file or a dir holding more than a data-bin: binarize replaces the whole dir."""
+    """Refuse an --out that is a file or a dir holding more than a data-bin: binarize replaces the
+    whole dir."""
     if out.exists() and not out.is_dir():
         raise BinarizeError(f"{out}: exists and is not a directory; pass a directory for --out")
     foreign = (
@@ -378,7 +384,8 @@ def binarize(
         "text_dirs": [
             {"path": str(d.resolve()), "manifest": file_record(d / MANIFEST)} for d in text_dirs
         ],
-        # sha256: of dict.txt, as convert-task's vocab record (checkpoints record it too: export-hf checks it)
+        # sha256: of dict.txt, as convert-task's vocab record (checkpoints record it too: export-hf
+        # checks it)
         "vocab": {
             "path": str(vocab.path.resolve()),
             "kind": vocab.kind,

@@ -22,9 +22,10 @@ EOS_INDEX, UNK_INDEX = 2, 3
 
 
 def read_dictionary_indices(dict_path: str | os.PathLike) -> tuple[dict[str, int], int]:
-    """(symbol -> index, number of indices) of a dict.txt, as fairseq's Dictionary.load assigns them:
-    the specials first, then one index per line ("symbol count", or "symbol count #fairseq:overwrite"
-    to give an existing symbol a new index); a repeated symbol without the flag is an error."""
+    """(symbol -> index, number of indices) of a dict.txt, as fairseq's Dictionary.load assigns
+    them: the specials first, then one index per line ("symbol count", or "symbol count
+    #fairseq:overwrite" to give an existing symbol a new index); a repeated symbol without the flag
+    is an error."""
     indices = {symbol: index for index, symbol in enumerate(DICTIONARY_SPECIALS)}
     size = len(indices)
     with open(dict_path, encoding="utf-8") as lines:
@@ -89,7 +90,8 @@ class BatchGPT2Encoder:
         self.merges = BPE(
             vocab=dict(self.reference.encoder), merges=sorted(ranks, key=ranks.__getitem__)
         )
-        # fairseq's byte -> unit character mapping as a str.translate table over latin-1 decoded bytes
+        # fairseq's byte -> unit character mapping as a str.translate table over latin-1 decoded
+        # bytes
         self.byte_units = dict(self.reference.byte_encoder)
         self.max_cache = max_cache
         self.cache: dict[str, list[int]] = {"\n": [self.LINE_END]}
@@ -100,7 +102,8 @@ class BatchGPT2Encoder:
         return [token.id for token in self.merges.tokenize(byte_text)]
 
     def encode_lines(self, lines: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        """(ids of all lines, each line followed by LINE_END; ids per line) for stripped non-empty lines."""
+        """(ids of all lines, each line followed by LINE_END; ids per line) for stripped non-empty
+        lines."""
         if not lines:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         pretokens = self.reference.re.findall(self.reference.pat, "\n".join(lines))

@@ -16,7 +16,8 @@ READ_SIZE = 1 << 16
 
 
 class GzipStream(io.RawIOBase):
-    """The decompressed bytes of a gzip file (its members in turn), to the last byte that can be decoded.
+    """The decompressed bytes of a gzip file (its members in turn), to the last byte that can be
+    decoded.
 
     gzip.GzipFile raises at a truncated end and drops what it had decoded for that read (up to the
     32 KB lxml asks for), losing complete records before the cut. Here a read returns what one

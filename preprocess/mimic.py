@@ -14,7 +14,7 @@ was cut short, which fails the input); each is reported with its record number a
 De-identification placeholders such as [**2151-7-16**] are kept as written, or with
 `placeholders="type"` replaced by one token per kind of PHI (PLACEHOLDER_TYPES, first match on
 the placeholder's content wins, [OTHER] otherwise):
-    [**2151-7-16**] -> [DATE]    [**Hospital 123**] -> [HOSPITAL]    [**Known lastname 4**] -> [NAME]
+    [**2151-7-16**] -> [DATE]   [**Hospital 123**] -> [HOSPITAL]   [**Known lastname 4**] -> [NAME]
 """
 
 from __future__ import annotations
@@ -75,8 +75,8 @@ def normalise_placeholders(text: str) -> str:
 
 
 class _NumberedLines:
-    """The lines of a CSV file for csv.reader, numbered. The lines of the record being read are kept,
-    so that after a fault reading can go on at the next line that starts a record."""
+    """The lines of a CSV file for csv.reader, numbered. The lines of the record being read are
+    kept, so that after a fault reading can go on at the next line that starts a record."""
 
     def __init__(self, handle: Iterable[str]):
         self._source = iter(handle)
@@ -112,8 +112,9 @@ class _NumberedLines:
         return item[1]
 
     def resume_at_next_record(self) -> tuple[int, int | None]:
-        """Skip the lines after the record's first up to the next that starts a record (RECORD_START),
-        which is read next; returns (the last line skipped, that line or None at the end of the file)."""
+        """Skip the lines after the record's first up to the next that starts a record
+        (RECORD_START), which is read next; returns (the last line skipped, that line or None at the
+        end of the file)."""
         self._again.extend(reversed(self.record[1:]))
         last = self.record[0][0]
         while (item := self._take()) is not None and not RECORD_START.match(item[1]):
@@ -130,11 +131,11 @@ def _well_formed_rows(
     """(position, row) of each record after the header that has `fields` fields.
 
     Blank lines between records are ignored. A record whose quoting went wrong (a csv error, or the
-    wrong number of fields followed by lines that do not start a record) is skipped with the lines it
-    swallowed, as one record, reported with the lines skipped; reading goes on at the next line that
-    starts a record. A good row is held back until the next row shows that its quoted TEXT did not end
-    early (a stray quote at the end of a line). A file that ends inside a quoted field was cut short:
-    its last record is reported and skipped.
+    wrong number of fields followed by lines that do not start a record) is skipped with the lines
+    it swallowed, as one record, reported with the lines skipped; reading goes on at the next line
+    that starts a record. A good row is held back until the next row shows that its quoted TEXT did
+    not end early (a stray quote at the end of a line). A file that ends inside a quoted field was
+    cut short: its last record is reported and skipped.
     """
     number, held = 0, None
     while True:

@@ -44,7 +44,8 @@ def _run_identity(source: str, manifest_options: dict[str, Any]) -> dict[str, An
 
 
 def _check_out_dir(out_dir: Path, identity: dict[str, Any], overwrite: bool) -> None:
-    """Refuse to write into a dir of another source or options, or a non-empty dir of other files."""
+    """Refuse to write into a dir of another source or options, or a non-empty dir of other
+    files."""
     if out_dir.exists() and not out_dir.is_dir():
         raise TextDirError(f"{out_dir}: exists and is not a directory; pass a directory for --out")
     if overwrite or not out_dir.is_dir() or not any(out_dir.iterdir()):
@@ -77,7 +78,8 @@ def _remove_leftovers(
     keep_shards: set[str] | None = None,
     keep_keys: set[str] | None = None,
 ):
-    """Temporary files of a killed run; with `keep_*`, also shards and work files no longer produced."""
+    """Temporary files of a killed run; with `keep_*`, also shards and work files no longer
+    produced."""
     for directory in (out_dir, work):
         for path in directory.glob(".*.tmp"):
             path.unlink(missing_ok=True)

@@ -145,7 +145,8 @@ def parse_pmc(
     options: ShardOptions = ShardOptions(),
     overwrite: bool = False,
 ) -> dict[str, Any]:
-    """PMC .nxml files and packages (or directories of them) -> text shards; returns the manifest."""
+    """PMC .nxml files and packages (or directories of them) -> text shards; returns the
+    manifest."""
     return build_text_shards(
         SOURCE, iter_pmc_records, find_pmc_inputs(inputs), out_dir, options, overwrite=overwrite
     )

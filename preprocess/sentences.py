@@ -3,11 +3,11 @@
 Measured on the real PubMed abstracts in ../shared/data/corpus/pubmed (424 AbstractText
 sections, 299,014 characters; one core, Python 3.11):
 
-| splitter            | speed       | sentences | proxies of wrong splits on the real abstracts      |
-|---------------------|-------------|-----------|-----------------------------------------------------|
-| blingfire 0.1.8     | 18.0 MB/s   | 1,932     | 0 breaks after an abbreviation / before lowercase   |
-| syntok 1.4.4        | 1.35 MB/s   | 1,959     | 1 ("Orius sp. (Hemiptera..." split)                 |
-| pysbd 0.3.4         | 0.21 MB/s   | 1,977     | 28 ("An. || coluzzii", "Geocoris sp. ||", "l-Carnitine" after a lowercase start...) |
+splitter          speed       sentences   proxies of wrong splits on the real abstracts
+blingfire 0.1.8   18.0 MB/s   1,932       0 breaks after an abbreviation / before lowercase
+syntok 1.4.4      1.35 MB/s   1,959       1 ("Orius sp. (Hemiptera..." split)
+pysbd 0.3.4       0.21 MB/s   1,977       28 ("An. || coluzzii", "Geocoris sp. ||", "l-Carnitine"
+                                          after a lowercase start...)
 
 blingfire and syntok disagree on 32 of the 424 sections. Read by hand, both make mistakes:
 blingfire does not split before a sentence that starts with a digit ("were included. 28.06% of

@@ -93,7 +93,8 @@ class Totals:
 def _build_version_index(
     db: sqlite3.Connection, work: Path, keys: list[str], totals: Totals
 ) -> None:
-    """id -> (input, version, seq) of its latest record; runs of records go to sqlite in one call each."""
+    """id -> (input, version, seq) of its latest record; runs of records go to sqlite in one call
+    each."""
     db.execute(
         "CREATE TABLE latest (id TEXT PRIMARY KEY, input INTEGER, version INTEGER, "
         "seq INTEGER) WITHOUT ROWID"

@@ -142,7 +142,8 @@ def valid_split(doc_id: str, valid_fraction: float) -> bool:
 
 
 def finished_manifest(text_dir: str | os.PathLike) -> dict[str, Any]:
-    """The manifest of a text-shard dir whose parse finished; TextDirError saying how to finish it otherwise."""
+    """The manifest of a text-shard dir whose parse finished; TextDirError saying how to finish it
+    otherwise."""
     text_dir = Path(text_dir)
     path, run_path = text_dir / MANIFEST, text_dir / WORK_DIR / RUN_FILE
     manifest = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None

@@ -1,4 +1,5 @@
-"""Vocabulary dirs: the contract between vocabulary learning, binarization, task conversion and export.
+"""Vocabulary dirs: the contract between vocabulary learning, binarization, task conversion and
+export.
 
 A vocabulary dir holds one BPE model plus fairseq's dict.txt and a manifest.json naming its kind:
     gpt2           encoder.json + vocab.bpe (byte-level BPE, RoBERTa's own format)
@@ -42,9 +43,10 @@ TRAIN_SPLIT = "train"
 COUNT_BATCH_LINES = 10_000
 # fairseq's RoBERTa dict.txt pads the GPT-2 vocabulary with these to a multiple of 8.
 MADEUP_WORD_PREFIX = "madeupword"
-# Our dictionaries have a multiple of this many entries, fairseq's 4 specials and the <mask> that the
-# masked-LM and fine-tuning tasks append included: the vocabulary GEMMs of the LM head then run on
-# aligned sizes (RoBERTa's 50,265 entries took a slow unaligned kernel, 12% of a step on an H100).
+# Our dictionaries have a multiple of this many entries, fairseq's 4 specials and the <mask> that
+# the masked-LM and fine-tuning tasks append included: the vocabulary GEMMs of the LM head then run
+# on aligned sizes (RoBERTa's 50,265 entries took a slow unaligned kernel, 12% of a step on an
+# H100).
 DICT_MULTIPLE = 64
 
 
@@ -93,7 +95,8 @@ def read_vocab_dir(vocab_dir: str | os.PathLike) -> VocabularyDir:
 
 
 def shard_files(text_dir: Path, split: str) -> list[Path]:
-    """The `split` shards of a text-shard dir ({split}.NNNNN.txt, see preprocess/text_shards.py), in order."""
+    """The `split` shards of a text-shard dir ({split}.NNNNN.txt, see preprocess/text_shards.py), in
+    order."""
     return sorted(p for p in text_dir.iterdir() if p.is_file() and p.name.startswith(split + "."))
 
 
@@ -140,9 +143,9 @@ def batched(lines: Iterable[str], size: int = COUNT_BATCH_LINES) -> Iterator[lis
 
 
 def dictionary_padding(dict_txt: Path) -> list[str]:
-    """The madeupwordNNNN entries (fairseq's padding entries, count 0) that dict_txt needs so that its
-    dictionary with <mask> has a multiple of DICT_MULTIPLE entries; none when it already has. Appended
-    at the end they leave every other id as it is."""
+    """The madeupwordNNNN entries (fairseq's padding entries, count 0) that dict_txt needs so that
+    its dictionary with <mask> has a multiple of DICT_MULTIPLE entries; none when it already has.
+    Appended at the end they leave every other id as it is."""
     from fairseq.data import Dictionary
 
     dictionary = Dictionary.load(str(dict_txt))
@@ -171,7 +174,8 @@ def write_dict(path: Path, units: list[str], counts: Counter) -> None:
 def learn_byte_bpe(
     files: list[Path], out_dir: Path, vocab_size: int, min_frequency: int, max_lines: int | None
 ) -> dict[str, Any]:
-    """GPT-2/RoBERTa byte-level BPE (GPT-2 pre-tokenisation regex, no prefix space) as fairseq gpt2 files."""
+    """GPT-2/RoBERTa byte-level BPE (GPT-2 pre-tokenisation regex, no prefix space) as fairseq gpt2
+    files."""
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
     # HF tokenizers' trainer, set up as GPT-2: its regex (use_regex), no prefix space, all 256 bytes
@@ -218,7 +222,8 @@ def learn_sentencepiece(
     max_lines: int | None,
     character_coverage: float,
 ) -> dict[str, Any]:
-    """SentencePiece BPE or unigram model; its pieces (minus its own control symbols) form dict.txt."""
+    """SentencePiece BPE or unigram model; its pieces (minus its own control symbols) form
+    dict.txt."""
     import sentencepiece as spm
 
     spm.SentencePieceTrainer.train(
@@ -259,7 +264,8 @@ def learn_sentencepiece(
 def learn_fastbpe(
     files: list[Path], out_dir: Path, vocab_size: int, min_frequency: int, max_lines: int | None
 ) -> dict[str, Any]:
-    """subword-nmt style BPE over whitespace words (`</w>` marks word ends), written as fastBPE codes.
+    """subword-nmt style BPE over whitespace words (`</w>` marks word ends), written as fastBPE
+    codes.
 
     The merges are learned with HF tokenizers' BPE trainer (fastBPE's Python module only applies
     codes). The count column of `codes` is how often each merge fires on the training words.
@@ -323,7 +329,8 @@ def learn_fastbpe(
 def import_roberta_vocab(
     encoder_json: Path, vocab_bpe: Path, dict_txt: Path, out_dir: Path
 ) -> dict[str, Any]:
-    """Copy and check an existing RoBERTa vocabulary (for continual pretraining from its checkpoint)."""
+    """Copy and check an existing RoBERTa vocabulary (for continual pretraining from its
+    checkpoint)."""
     from fairseq.data import Dictionary
 
     try:
@@ -368,7 +375,8 @@ def learn_vocabulary(
     model_type: str = "bpe",
     character_coverage: float = 0.9999,
 ) -> dict[str, Any]:
-    """Learn a vocabulary of `kind` over text shards/files and write the vocabulary dir + manifest."""
+    """Learn a vocabulary of `kind` over text shards/files and write the vocabulary dir +
+    manifest."""
     if kind not in KIND_FILES:
         raise VocabDirError(f"unknown vocabulary kind {kind!r}; choose one of {sorted(KIND_FILES)}")
     files = text_files(inputs)
@@ -403,10 +411,10 @@ IMPORTED_CHECKPOINT = "model.pt"
 
 
 def pad_checkpoint_vocabulary(checkpoint: Path, dict_txt: Path, out: Path) -> int:
-    """Write `checkpoint` (a RoBERTa trained with dict_txt + <mask>) to `out` with its vocabulary rows
-    laid out for dict_txt padded as write_padded_dict pads it: every row keeps its id, <mask> (the
-    last row) moves to the new last row, and the padding rows copy an existing padding entry's row
-    (whose logit training pushed down) or are zero. No logit of an existing entry changes. The
+    """Write `checkpoint` (a RoBERTa trained with dict_txt + <mask>) to `out` with its vocabulary
+    rows laid out for dict_txt padded as write_padded_dict pads it: every row keeps its id, <mask>
+    (the last row) moves to the new last row, and the padding rows copy an existing padding entry's
+    row (whose logit training pushed down) or are zero. No logit of an existing entry changes. The
     optimizer state is left out (continued pretraining starts its own). Returns the rows added."""
     import torch
     from fairseq.data import Dictionary
@@ -449,9 +457,9 @@ def import_vocabulary(
     out_dir: str | os.PathLike,
     checkpoint: str | os.PathLike | None = None,
 ) -> dict[str, Any]:
-    """A vocabulary dir from RoBERTa's files, dict.txt padded; with `checkpoint` (the RoBERTa model.pt
-    of that dict.txt) also OUT/model.pt with its vocabulary rows padded alike, the checkpoint that
-    continued pretraining (recipe continue_roberta) starts from."""
+    """A vocabulary dir from RoBERTa's files, dict.txt padded; with `checkpoint` (the RoBERTa
+    model.pt of that dict.txt) also OUT/model.pt with its vocabulary rows padded alike, the
+    checkpoint that continued pretraining (recipe continue_roberta) starts from."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = [Path(encoder_json), Path(vocab_bpe), Path(dict_txt)] + (

@@ -1,5 +1,6 @@
 #!/usr/bin/env python
-"""Forward + backward of the RoBERTa model alone, fairseq's encoder against ours, as one JSON object.
+"""Forward + backward of the RoBERTa model alone, fairseq's encoder against ours, as one JSON
+object.
 
 The same weights, batch and masked-LM loss (LM head on the 15% masked positions, fairseq's
 cross_entropy) through each encoder implementation (user_dir/models/fused_roberta_encoder.py):
@@ -76,7 +77,8 @@ def synchronize(device):
 
 
 def time_steps(model, tokens, masked, steps: int, device) -> list:
-    """Seconds of each forward + backward, after two untimed ones (compilation, allocator warm-up)."""
+    """Seconds of each forward + backward, after two untimed ones (compilation, allocator
+    warm-up)."""
     seconds = []
     for step in range(steps + 2):
         model.zero_grad(set_to_none=True)
@@ -123,7 +125,7 @@ def profile_table(model, tokens, masked, path: Path, rows: int = 30) -> None:
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--arch", default="roberta_base")
     parser.add_argument("--seq", type=int, default=512)
     parser.add_argument("--batches", default="32", help="comma-separated sequences per step")

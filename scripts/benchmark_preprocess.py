@@ -1,11 +1,12 @@
 #!/usr/bin/env python
-"""Benchmark stage 1 end to end (PubMed XML -> text -> BPE ids -> fairseq mmap) against the standard route.
+"""Benchmark stage 1 end to end (PubMed XML -> text -> BPE ids -> fairseq mmap) against the standard
+route.
 
 Both routes run on the same input in the same run, each stage as its own process tree (start-up
 included), with the same vocabulary and the same number of workers:
 
-  ours       bio-roberta parse-pubmed --workers W --valid-fraction 0   (dedup on, as by default)
-             bio-roberta binarize --workers W                          (encode + binarize in one pass)
+  ours       bio-roberta parse-pubmed --workers W --valid-fraction 0 (dedup on, as by default)
+             bio-roberta binarize --workers W                        (encode + binarize in one pass)
   standard   pubmed_parser.parse_medline_xml over the files with a W-process pool, keeping title +
              abstract and dropping citations with an empty abstract (the paper's selection), one
              line per title / abstract line, a blank line after each citation; no sentence
@@ -14,10 +15,10 @@ included), with the same vocabulary and the same number of workers:
              fairseq-preprocess --only-source --srcdict dict.txt --workers W
 
 Input, sized by its text (title + abstract characters, default 30 MB as in the issue's reference
-measurement): the real PubMed baseline samples (default ../shared/data/corpus/pubmed/*.xml.gz beside the checkout)
-are replicated. Copy 0 is the real citations (deletions and book records dropped, each PMID once,
-so revisions and deletions cannot make the routes' selections differ); copy k >= 1 shifts every
-PMID by k * 10^8 and varies every title/abstract text segment: the words between its first and
+measurement): the real PubMed baseline samples (default ../shared/data/corpus/pubmed/*.xml.gz beside
+the checkout) are replicated. Copy 0 is the real citations (deletions and book records dropped, each
+PMID once, so revisions and deletions cannot make the routes' selections differ); copy k >= 1 shifts
+every PMID by k * 10^8 and varies every title/abstract text segment: the words between its first and
 last are shuffled, and a share of the longer words (--splice-rate) are spliced with another word
 of the corpus (a prefix of one + a suffix of the other, e.g. "hepatocellular" + "...itonitis"),
 so the text has enough distinct words for a 50k byte-level BPE, as real PubMed has. The copies are
@@ -119,9 +120,9 @@ def tree_memory_bytes(pid: int) -> tuple[int, int]:
 
 
 def timed(command: list[str], env: dict | None = None) -> dict:
-    """Run a command; its wall time, CPU time (user + system, the whole process tree: pool workers are
-    waited for by their parent), peak process-tree RSS and PSS, the 1-minute load average after it,
-    stdout.
+    """Run a command; its wall time, CPU time (user + system, the whole process tree: pool workers
+    are waited for by their parent), peak process-tree RSS and PSS, the 1-minute load average after
+    it, stdout.
     CPU time hardly depends on what else the machine runs; wall time on a shared machine does."""
     cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
@@ -165,7 +166,8 @@ def timed(command: list[str], env: dict | None = None) -> dict:
 
 
 def citation_text_bytes(article) -> int:
-    """UTF-8 bytes of a citation's title + abstract as the parsers collapse them; 0 without abstract."""
+    """UTF-8 bytes of a citation's title + abstract as the parsers collapse them; 0 without
+    abstract."""
     title, *sections = (
         [" ".join("".join(node.itertext()).split()) for node in article.iterfind(path)]
         for path in TEXT_PATHS
@@ -212,7 +214,8 @@ class TextVariation:
 def synthesise_input(
     source: Path, out: Path, text_mb: float, files: int, splice_rate: float
 ) -> dict:
-    """Replicated, PMID-shifted and text-varied real PubMed citations, `files` equal files (see module doc)."""
+    """Replicated, PMID-shifted and text-varied real PubMed citations, `files` equal files (see
+    module doc)."""
     from copy import deepcopy
 
     from lxml import etree

@@ -9,9 +9,9 @@ forward. Each measurement runs in its own process so peak memory is its own.
     .venv/bin/python scripts/benchmark_train.py [--steps 12] [--threads 2] [--repeats 3]
 
 On a GPU, --mfu measures instead the paper's model at scale: roberta-base, 512-token sequences,
-RoBERTa's 50,265-entry vocabulary, 256 sequences per update; every route of issue 10's table, each as
-tokens/s, model-FLOPs utilisation = tokens/s x model FLOPs per token (one count for all) / the GPU's
-dense bf16 peak, and peak GPU memory across the run, at each per-GPU micro-batch asked for
+RoBERTa's 50,265-entry vocabulary, 256 sequences per update; every route of issue 10's table, each
+as tokens/s, model-FLOPs utilisation = tokens/s x model FLOPs per token (one count for all) / the
+GPU's dense bf16 peak, and peak GPU memory across the run, at each per-GPU micro-batch asked for
 (update_freq = 256 / micro-batch):
   ours_bf16                  fairseq-train --user-dir --bf16, corpora_masked_lm, our encoder (auto)
   ours_bf16_fairseq_encoder  the same with task.encoder_implementation=fairseq
@@ -19,7 +19,8 @@ dense bf16 peak, and peak GPU memory across the run, at each per-GPU micro-batch
   fairseq_fp16               stock fairseq masked_lm in fp16
   fairseq_bf16               stock fairseq masked_lm in bf16 (possible off TPUs through our plugin)
   transformers_bf16          Hugging Face RobertaForMaskedLM, bf16 autocast, the same accumulation
-    .venv/bin/python scripts/benchmark_train.py --mfu [--micro-batches 32,128 --routes ours_bf16,... --steps 20]
+    .venv/bin/python scripts/benchmark_train.py --mfu
+        [--micro-batches 32,128 --routes ours_bf16,... --steps 20]
 """
 
 import argparse
@@ -64,7 +65,8 @@ def peak_memory(cpu: bool) -> dict:
 
 MASK_PROB = 0.15
 PAD_VOCAB_TO = 64  # our dictionaries' size multiple, <mask> included
-# dense bf16 tensor-core peaks from NVIDIA's data sheets, TFLOP/s; the first match in the device name wins
+# dense bf16 tensor-core peaks from NVIDIA's data sheets, TFLOP/s; the first match in the device
+# name wins
 PEAK_BF16_TFLOPS = (
     ("H100 PCIe", 756.0),
     ("H100 NVL", 835.0),
@@ -80,11 +82,11 @@ PEAK_BF16_TFLOPS = (
 def training_flops_per_token(
     layers: int, width: int, ffn: int, seq: int, vocab: int, mask_prob: float
 ) -> float:
-    """Model FLOPs of one masked-LM training step per input token: the matrix products of the forward
-    pass (per layer 2·4·d² for the attention projections, 2·2·d·ffn for the FFN, 4·seq·d for attention
-    scores and values; the LM head, 2·(d² + d·vocab), on the masked positions only, as fairseq's masked_lm
-    computes it), times 3 for forward + backward. Equals torch's FlopCounterMode on fairseq's RoBERTa
-    (tests/test_benchmark_train.py)."""
+    """Model FLOPs of one masked-LM training step per input token: the matrix products of the
+    forward pass (per layer 2·4·d² for the attention projections, 2·2·d·ffn for the FFN, 4·seq·d for
+    attention scores and values; the LM head, 2·(d² + d·vocab), on the masked positions only, as
+    fairseq's masked_lm computes it), times 3 for forward + backward. Equals torch's FlopCounterMode
+    on fairseq's RoBERTa (tests/test_benchmark_train.py)."""
     encoder = layers * (8 * width * width + 4 * width * ffn + 4 * seq * width)
     lm_head = mask_prob * (2 * width * width + 2 * width * vocab)
     return 3 * (encoder + lm_head)
@@ -104,7 +106,8 @@ def synthetic_databin(
     root: Path, vocab: int = VOCAB, seq: int = SEQ, train_lines: int = 1500
 ) -> Path:
     """A vocab-entry dictionary and random token lines written straight to fairseq's mmap format;
-    the tokens depend on the seed only, not on the dictionary size beyond the first 47,000 entries."""
+    the tokens depend on the seed only, not on the dictionary size beyond the first 47,000
+    entries."""
     import torch
     from fairseq.data import Dictionary, indexed_dataset
 
@@ -192,7 +195,8 @@ def fairseq_args(
 
 
 def fairseq_tokens_per_s(args, skip=2) -> float:
-    """fairseq-train ARGS in this process; the median of its per-update wps after the first SKIP updates."""
+    """fairseq-train ARGS in this process; the median of its per-update wps after the first SKIP
+    updates."""
     import io
     import logging
 
@@ -335,8 +339,9 @@ def measure_transformers(
     cpu=True,
     bf16=False,
 ):
-    """RobertaForMaskedLM with AdamW, accumulating UPDATE_FREQ batches per update as fairseq does; in bf16
-    through torch.autocast (fp32 master weights). Tokens/s = median over updates after the first two."""
+    """RobertaForMaskedLM with AdamW, accumulating UPDATE_FREQ batches per update as fairseq does;
+    in bf16 through torch.autocast (fp32 master weights). Tokens/s = median over updates after the
+    first two."""
     import torch
     from tokenizers import Tokenizer, models
     from transformers import (
@@ -422,9 +427,10 @@ def train_teacher(databin, teacher_dir: Path, model_args, seq=SEQ, device_args=(
 def measure_distillation(
     databin, teacher, steps, model_args=MODEL_ARGS, batch=BATCH, seq=SEQ, cpu=True
 ):
-    """Median seconds of: a student MLM step, a teacher forward on the masked positions, a distillation
-    step (with the align term); their ratio is the median over rounds of distill / (student + teacher).
-    On a GPU in bf16 with fairseq's FP16Optimizer, as fairseq-train --bf16 runs it."""
+    """Median seconds of: a student MLM step, a teacher forward on the masked positions, a
+    distillation step (with the align term); their ratio is the median over rounds of distill /
+    (student + teacher). On a GPU in bf16 with fairseq's FP16Optimizer, as fairseq-train --bf16 runs
+    it."""
     import torch
     from fairseq import criterions, optim, options, utils
     from fairseq.dataclass.utils import convert_namespace_to_omegaconf
@@ -531,8 +537,9 @@ def measure_distillation(
 
 
 def measure_at_scale(args) -> dict:
-    """--mfu: each route at each micro-batch, 256 sequences per update (see the module doc); model-FLOPs
-    utilisation of each by the same FLOPs count, against the device's dense bf16 peak."""
+    """--mfu: each route at each micro-batch, 256 sequences per update (see the module doc);
+    model-FLOPs utilisation of each by the same FLOPs count, against the device's dense bf16
+    peak."""
     import torch
 
     if not args.cpu and not torch.cuda.is_available():
@@ -578,8 +585,9 @@ def measure_at_scale(args) -> dict:
         "load_average_at_start_1_5_15min": [round(load, 2) for load in os.getloadavg()],
         "runs": {},
     }
-    # our pipeline pads the dictionary to a multiple of 64 (binarize, learn-vocab, the RoBERTa import):
-    # the same tokens, fairseq-preprocess's dictionary for the stock routes; FLOPs count the unpadded one
+    # our pipeline pads the dictionary to a multiple of 64 (binarize, learn-vocab, the RoBERTa
+    # import): the same tokens, fairseq-preprocess's dictionary for the stock routes; FLOPs count
+    # the unpadded one
     report["dictionary_ours"] = padded_vocab = -(-args.vocab // PAD_VOCAB_TO) * PAD_VOCAB_TO
     with tempfile.TemporaryDirectory() as root:
         lines = (args.steps + 1) * args.sequences_per_update  # one epoch covers every update
@@ -617,7 +625,8 @@ def measure_at_scale(args) -> dict:
                     run["mfu"] = round(run["tokens_per_s"] * flops_per_token / (peak * 1e12), 4)
                 print(json.dumps({name: run}), file=sys.stderr)
         if args.distillation:
-            # the paper's shape: a roberta_large teacher, the --arch student, one micro-batch per step
+            # the paper's shape: a roberta_large teacher, the --arch student, one micro-batch per
+            # step
             device_args = ["--cpu"] if args.cpu else ["--bf16"]
             teacher = train_teacher(
                 databins[True],

@@ -50,8 +50,8 @@ def write_tiny_corpus(root: Path, seed: int = 0, lines: dict | None = None) -> P
 
 
 def write_text_manifest(text_dir: Path) -> Path:
-    """A manifest.json like parse-*'s for a text dir a test wrote itself, which `binarize` then takes
-    as a finished one (it refuses dirs without one: their parse did not finish)."""
+    """A manifest.json like parse-*'s for a text dir a test wrote itself, which `binarize` then
+    takes as a finished one (it refuses dirs without one: their parse did not finish)."""
     import json
 
     shards = [
@@ -65,7 +65,8 @@ def write_text_manifest(text_dir: Path) -> Path:
 
 
 def fairseq_preprocess(text_dir: Path, destdir: Path, srcdict: Path | None = None) -> Path:
-    """Binarise text_dir/{train,valid}.txt with fairseq-preprocess into destdir (a masked_lm data-bin)."""
+    """Binarise text_dir/{train,valid}.txt with fairseq-preprocess into destdir (a masked_lm
+    data-bin)."""
     import subprocess
     import sys
 
@@ -99,7 +100,8 @@ def tiny_databin(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_roberta_checkpoint(tiny_databin, tmp_path_factory) -> Path:
-    """checkpoint_last.pt of roberta_tiny trained 6 updates on tiny_databin; its dir also holds dict.txt."""
+    """checkpoint_last.pt of roberta_tiny trained 6 updates on tiny_databin; its dir also holds
+    dict.txt."""
     import shutil
     import subprocess
     import sys

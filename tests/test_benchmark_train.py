@@ -1,6 +1,6 @@
-"""scripts/benchmark_train.py --mfu: the model-FLOPs count it divides by is exact for fairseq's RoBERTa
-(torch's FlopCounterMode on the real model, forward + backward), the GPU peaks are looked up by name,
-and the measurement runs end to end (here on the CPU, with a tiny architecture)."""
+"""scripts/benchmark_train.py --mfu: the model-FLOPs count it divides by is exact for fairseq's
+RoBERTa (torch's FlopCounterMode on the real model, forward + backward), the GPU peaks are looked up
+by name, and the measurement runs end to end (here on the CPU, with a tiny architecture)."""
 
 import importlib.util
 import json
@@ -87,7 +87,8 @@ def test_architecture_shape_and_gpu_peaks():
 @pytest.mark.slow
 def test_mfu_mode_measures_every_route_and_distillation_with_one_flops_count():
     """The GPU benchmark's code paths at CPU size: each bf16 route (the fp16 ones need CUDA), our
-    routes on the dictionary padded to a multiple of 64, ratios of ours to each, and a distillation step."""
+    routes on the dictionary padded to a multiple of 64, ratios of ours to each, and a distillation
+    step."""
     done = subprocess.run(
         [
             sys.executable,

@@ -1,5 +1,6 @@
 """Binarization: the one-pass encoder+binarizer writes what the standard route
-(multiprocessing_bpe_encoder + fairseq-preprocess) writes, and its manifest counts what the .idx holds."""
+(multiprocessing_bpe_encoder + fairseq-preprocess) writes, and its manifest counts what the .idx
+holds."""
 
 from __future__ import annotations
 
@@ -277,7 +278,8 @@ def test_killed_binarize_leaves_the_previous_data_bin_whole_or_none(text_dir, gp
     out = tmp_path / "pm"
     binarize(text_dir, gpt2_vocab, out, progress=False)
     before = tree_bytes(out)
-    # killed right after the new train.bin/.idx are written: the data-bin is still the old one, whole
+    # killed right after the new train.bin/.idx are written: the data-bin is still the old one,
+    # whole
     killed = subprocess.run(
         _binarize_command(text_dir, other_vocab, out),
         capture_output=True,

@@ -50,7 +50,8 @@ def fairseq_hydra_job(config_dir: str, recipes: tuple[str, ...]) -> list[str]:
 
 
 def sweep_job(config_dir: str, recipes: tuple[str, ...]) -> list[str]:
-    """The fine-tuning sweep's job config (bio_roberta/configs/finetune/sweep.yaml, in the package)."""
+    """The fine-tuning sweep's job config (bio_roberta/configs/finetune/sweep.yaml, in the
+    package)."""
     return [
         sys.executable,
         "-m",
@@ -135,7 +136,8 @@ DISTILL_FROM_PRETRAIN = {
     "criterion.alpha_cos": 0.0,
     "criterion.temperature": 2.0,
 }
-# Fine-tuning (paper §5.2 and RoBERTa's fine-tuning recipe; the task's own settings are registry rows)
+# Fine-tuning (paper §5.2 and RoBERTa's fine-tuning recipe; the task's own settings are registry
+# rows)
 FINETUNE = {
     "seed": 10,
     "fp16": False,

@@ -1,4 +1,5 @@
-"""Conversion of task files to finetune-bin/<task>: alignment, splitting, labels, folds, manifest, CLI."""
+"""Conversion of task files to finetune-bin/<task>: alignment, splitting, labels, folds, manifest,
+CLI."""
 
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ def learn_vocab(root: Path, lines: list[str], vocab_size: int) -> Path:
 
 @pytest.fixture(scope="module")
 def vocab_dir(tmp_path_factory) -> Path:
-    """A real byte-level BPE vocabulary dir learned on the sample task text (small, so words split)."""
+    """A real byte-level BPE vocabulary dir learned on the sample task text (small, so words
+    split)."""
     ner = read_task(get_task("ncbi-disease"), NER_SAMPLE).splits["train"].examples
     chemprot = read_task(get_task("chemprot"), CHEMPROT_SAMPLE).splits["train"].examples
     lines = [" ".join(sentence.words) for sentence in ner] + [example.text for example in chemprot]
@@ -57,7 +59,8 @@ def conll_examples(path: Path) -> list[list[tuple[str, str]]]:
 def check_ner_alignment(
     out: Path, split: str, vocab_dir: Path, scheme: str, max_tokens: int
 ) -> int:
-    """Every word's first subword carries its tag, the rest <pad>; returns (examples, truncated words)."""
+    """Every word's first subword carries its tag, the rest <pad>; returns (examples, truncated
+    words)."""
     from preprocess.bpe import open_bpe
 
     bpe = open_bpe(vocab_dir)
@@ -66,7 +69,8 @@ def check_ner_alignment(
     examples = conll_examples(out / f"{split}.conll")
     ids = (out / f"{split}.ids").read_text().splitlines()
     assert len(tokens) == len(labels) == len(examples) == len(ids)
-    # A continuation piece of a split sentence keeps its words' in-sentence encoding (leading space).
+    # A continuation piece of a split sentence keeps its words' in-sentence encoding (leading
+    # space).
     continuations = [i > 0 and ids[i - 1] == ids[i] for i in range(len(ids))]
     joined: dict[str, tuple[list, list]] = {}
     truncated = 0

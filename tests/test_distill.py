@@ -1,5 +1,6 @@
 """Distillation: the criterion's three terms against a hand computation, the teacher frozen and
-kept out of checkpoints, and a tiny pretrain -> distill -> load-as-RoBERTa run with fairseq-train."""
+kept out of checkpoints, and a tiny pretrain -> distill -> load-as-RoBERTa run with
+fairseq-train."""
 
 import copy
 import re

@@ -131,7 +131,8 @@ def test_two_gloo_ranks_stay_identical_and_match_one_process(tiny_databin, tmp_p
 
 @pytest.mark.slow
 def test_cpu_world_size_two_spawns_its_own_workers(tiny_databin, tmp_path):
-    """`fairseq-train --cpu --distributed-world-size 2` (no torchrun) starts two synchronised workers."""
+    """`fairseq-train --cpu --distributed-world-size 2` (no torchrun) starts two synchronised
+    workers."""
     log = run(
         [
             BIN / "fairseq-train",
@@ -150,9 +151,10 @@ def test_cpu_world_size_two_spawns_its_own_workers(tiny_databin, tmp_path):
 
 
 def test_torchrun_on_gpus_keeps_nccl_and_gives_each_process_its_local_gpu(monkeypatch):
-    """The GPU branch of our launch, with CUDA stubbed: no GPU here, so this checks the configuration
-    fairseq receives (NCCL, DDP, one process per GPU of LOCAL_RANK, no spawning), not NCCL itself.
-    Rank 11 of 16 with LOCAL_RANK 3 takes GPU 3; fairseq alone would take rank % #GPUs = 5 of 6."""
+    """The GPU branch of our launch, with CUDA stubbed: no GPU here, so this checks the
+    configuration fairseq receives (NCCL, DDP, one process per GPU of LOCAL_RANK, no spawning), not
+    NCCL itself. Rank 11 of 16 with LOCAL_RANK 3 takes GPU 3; fairseq alone would take rank % #GPUs
+    = 5 of 6."""
     from fairseq import options
     from fairseq.dataclass.utils import convert_namespace_to_omegaconf
     from fairseq.distributed import utils as distributed_utils

@@ -313,7 +313,8 @@ def classification_checkpoint(bpe_vocab, mlm_checkpoint, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def token_classification_checkpoint(bpe_vocab, mlm_checkpoint, tmp_path_factory):
-    """A sequence_labeling (NER) fine-tune of the MLM checkpoint; returns (checkpoint, finetune-bin)."""
+    """A sequence_labeling (NER) fine-tune of the MLM checkpoint; returns (checkpoint,
+    finetune-bin)."""
     from finetune_data import build_ner
 
     vocab_dir, _ = bpe_vocab
@@ -356,7 +357,8 @@ def export_cli(*args):
 
 
 def fairseq_hub(checkpoint, data, vocab_dir):
-    """The checkpoint in fairseq, encoding text with the vocabulary dir's BPE (--bpe gpt2 / sentencepiece)."""
+    """The checkpoint in fairseq, encoding text with the vocabulary dir's BPE (--bpe gpt2 /
+    sentencepiece)."""
     from fairseq.models.roberta import RobertaModel
 
     from preprocess.bpe import bpe_namespace
@@ -622,9 +624,9 @@ def test_token_classification_export_matches_fairseq(
 def test_token_classification_pipeline_groups_the_exported_entities(
     bpe_vocab, token_classification_checkpoint, tmp_path
 ):
-    """transformers' pipeline with aggregation_strategy="simple" groups B-<Type>/I-<Type> runs into one
-    entity; with untyped B/I labels it reported entity_group "B" and "I" apart. The tiny model's own
-    predictions are noise, so its logits are set to tag "chest pain" B I and the rest O."""
+    """transformers' pipeline with aggregation_strategy="simple" groups B-<Type>/I-<Type> runs into
+    one entity; with untyped B/I labels it reported entity_group "B" and "I" apart. The tiny model's
+    own predictions are noise, so its logits are set to tag "chest pain" B I and the rest O."""
     from transformers import pipeline
 
     vocab_dir, _ = bpe_vocab

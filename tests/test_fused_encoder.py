@@ -3,7 +3,8 @@ the same loss, logits, hidden states and gradients for the same weights and batc
 off: its random draws differ), with and without padding and activation checkpointing; the same
 parameters and state dict; a training run whose loss curve is stock fairseq's; checkpoints that
 stock fairseq loads. Tolerances: 1e-5 of the largest value (logits, states) or of the largest
-gradient (a parameter whose true gradient is 0, like the key-projection bias, carries only rounding).
+gradient (a parameter whose true gradient is 0, like the key-projection bias, carries only
+rounding).
 """
 
 import argparse

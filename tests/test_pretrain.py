@@ -110,7 +110,8 @@ def test_fairseq_train_command_line_runs_the_same_components(tiny_databin, tmp_p
 
 @pytest.fixture(scope="module")
 def second_corpus(tiny_databin, tmp_path_factory):
-    """Another corpus binarised with the first one's dictionary (as PM and M3 share a vocabulary)."""
+    """Another corpus binarised with the first one's dictionary (as PM and M3 share a
+    vocabulary)."""
     root = tmp_path_factory.mktemp("m3")
     text = write_tiny_corpus(root / "text", seed=7, lines={"train": 100, "valid": 8})
     return fairseq_preprocess(text, root / "bin", srcdict=tiny_databin / "dict.txt")
@@ -146,7 +147,8 @@ def test_sampling_ratios_set_each_corpus_share(tiny_databin, second_corpus):
 
 @pytest.fixture(scope="module")
 def bpe_databin(tmp_path_factory):
-    """Text encoded with a small byte-level BPE saved as gpt2 encoder.json + vocab.bpe, then binarised."""
+    """Text encoded with a small byte-level BPE saved as gpt2 encoder.json + vocab.bpe, then
+    binarised."""
     from fairseq.data.encoders.gpt2_bpe import GPT2BPE, GPT2BPEConfig
     from tokenizers import ByteLevelBPETokenizer
 
@@ -247,7 +249,8 @@ def test_continue_roberta_recipe_starts_from_the_checkpoint_weights_with_fresh_s
 
 @pytest.mark.slow
 def test_bf16_trains_from_the_command_line_without_a_tpu(tiny_databin, tmp_path):
-    """fairseq turns --bf16 into --tpu; with the plugin it trains in bf16 on this CPU (as on a GPU)."""
+    """fairseq turns --bf16 into --tpu; with the plugin it trains in bf16 on this CPU (as on a
+    GPU)."""
     log = completed(
         [
             BIN / "fairseq-train",
@@ -352,9 +355,9 @@ def test_bf16_command_line_projects_only_the_masked_positions(tiny_databin):
 def test_a_padded_roberta_keeps_its_logits_and_continues_pretraining(
     tiny_databin, tiny_roberta_checkpoint, tmp_path
 ):
-    """The checkpoint's vocabulary rows padded with its dict.txt (learn-vocab --checkpoint): every logit
-    of an existing entry is the unpadded model's, in stock fairseq; +recipe=continue_roberta starts
-    from it on data binarized with the padded dict.txt."""
+    """The checkpoint's vocabulary rows padded with its dict.txt (learn-vocab --checkpoint): every
+    logit of an existing entry is the unpadded model's, in stock fairseq; +recipe=continue_roberta
+    starts from it on data binarized with the padded dict.txt."""
     import shutil
 
     from fairseq import checkpoint_utils

@@ -1,4 +1,5 @@
-"""Task readers: real public files (sizes from their SOURCE.txt), our sample files, and every error."""
+"""Task readers: real public files (sizes from their SOURCE.txt), our sample files, and every
+error."""
 
 from __future__ import annotations
 
@@ -138,7 +139,8 @@ def test_ddi_xml_real_sizes():
             assert got_counts[key] == expected[key], key
         typed = sum((source[p][2] for p in parts), Counter())
         assert Counter({k: v for k, v in got_labels.items() if k != "DDI-false"}) == typed
-        # The corpus has one ddi="true" pair without a type: counted as skipped, never lost silently.
+        # The corpus has one ddi="true" pair without a type: counted as skipped, never lost
+        # silently.
         positives = sum(source[p][1] for p in parts)
         assert sum(typed.values()) + got_counts["skipped_true_pair_without_type"] == positives
         assert (
@@ -167,7 +169,7 @@ def test_sample_ner_and_chemprot_files():
     assert all("@CHEMICAL$" in e.text and "@GENE$" in e.text for e in chemprot["test"].examples)
 
 
-# ---------------------------------------------------------------- synthetic files for the other formats
+# ------------------------------------------------------------ synthetic files for the other formats
 
 
 def write(path: Path, text: str | bytes) -> Path:
@@ -323,7 +325,7 @@ def test_ddi_xml_blue_derivation(tmp_path):
     )
 
 
-# ---------------------------------------------------------------- malformed input: file, line, what to do
+# ---------------------------------------------------------- malformed input: file, line, what to do
 
 
 def hoc_dir(root: Path, row: str) -> Path:

@@ -20,7 +20,8 @@ def test_fine_tuning_validates_with_entity_f1_and_predicts_per_word(
     scheme, tiny_roberta_checkpoint, tmp_path
 ):
     data = build_ner(tmp_path / "bin", tiny_roberta_checkpoint.parent / "dict.txt", scheme=scheme)
-    # entity_f1 at every validation; checkpoint_best re-scored from its prediction file gives the best one
+    # entity_f1 at every validation; checkpoint_best re-scored from its prediction file gives the
+    # best one
     log = fine_tune_selecting_best(
         data,
         tmp_path,

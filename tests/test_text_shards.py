@@ -22,7 +22,8 @@ PUBMED_SAMPLE = SAMPLE_DIR / "corpus" / "pubmed"
 
 
 def write_pubmed_inputs(directory: Path, files: int, copies: int) -> Path:
-    """`files` PubMed files, each with `copies` renumbered copies of the sample's first baseline file."""
+    """`files` PubMed files, each with `copies` renumbered copies of the sample's first baseline
+    file."""
     directory.mkdir(parents=True, exist_ok=True)
     source = etree.fromstring(
         gzip.decompress((PUBMED_SAMPLE / "pubmed25n0001.xml.gz").read_bytes())

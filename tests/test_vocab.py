@@ -75,7 +75,8 @@ def synthetic_sentence(rng: random.Random) -> str:
 
 
 def write_synthetic_shards(text_dir: Path, documents: dict[str, int], seed: int = 0) -> Path:
-    """A text-shard dir: {split}.NNNNN.txt, one sentence per line, blank line after each document."""
+    """A text-shard dir: {split}.NNNNN.txt, one sentence per line, blank line after each
+    document."""
     rng = random.Random(seed)
     text_dir.mkdir(parents=True, exist_ok=True)
     for split, count in documents.items():
@@ -108,7 +109,8 @@ def real_abstract_lines() -> list[str]:
 
 
 def assert_same_ids_as_fairseq(vocab_dir: Path, lines: list[str]) -> int:
-    """Our batch encoder must write exactly fairseq's gpt2_bpe ids, line by line; returns tokens compared."""
+    """Our batch encoder must write exactly fairseq's gpt2_bpe ids, line by line; returns tokens
+    compared."""
     fairseq_bpe = open_bpe(vocab_dir)
     files = read_vocab_dir(vocab_dir).bpe_files
     encoder = BatchGPT2Encoder(files["gpt2_encoder_json"], files["gpt2_vocab_bpe"])
@@ -302,8 +304,8 @@ def test_learn_vocab_command(synthetic_text, tmp_path, capsys):
 
 
 def test_dictionaries_are_padded_with_fairseq_s_madeupwords_to_a_multiple_of_64(tmp_path):
-    """RoBERTa's dict.txt (50,260 lines, the last three madeupword0000-0002) gives 50,265 entries with
-    <mask>; padded, 50,304, every existing id unchanged; padding a padded dict adds nothing."""
+    """RoBERTa's dict.txt (50,260 lines, the last three madeupword0000-0002) gives 50,265 entries
+    with <mask>; padded, 50,304, every existing id unchanged; padding a padded dict adds nothing."""
     from fairseq.data import Dictionary
 
     from preprocess.vocab import dictionary_padding, write_padded_dict
@@ -321,8 +323,8 @@ def test_dictionaries_are_padded_with_fairseq_s_madeupwords_to_a_multiple_of_64(
 
 
 def test_import_pads_a_roberta_checkpoint_s_vocabulary_rows(gpt2_vocab, tmp_path):
-    """learn-vocab --checkpoint: RoBERTa's model.pt with rows for the padded dict.txt: every row at its
-    id, <mask> moved to the last row, padding rows copied from an existing padding entry."""
+    """learn-vocab --checkpoint: RoBERTa's model.pt with rows for the padded dict.txt: every row at
+    its id, <mask> moved to the last row, padding rows copied from an existing padding entry."""
     import torch
 
     from preprocess.vocab import MADEUP_WORD_PREFIX

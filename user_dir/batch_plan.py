@@ -25,8 +25,8 @@ BYTES_PER_PARAMETER = 2 + 2 + 4 + 4 + 8
 # for roberta-base in bf16 through the compiled encoder (peak 8.7 / 14.9 / 27.4 / 52.0 GB at 32 /
 # 64 / 128 / 256 x 512 tokens on an H100, model states 2.5 GB)
 ACTIVATION_BYTES = 7.5
-# per masked position and vocabulary entry: bf16 logits, fp32 log-softmax and its gradient; distillation
-# adds the teacher's bf16 logits and the three fp32 buffers of its closed-form loss
+# per masked position and vocabulary entry: bf16 logits, fp32 log-softmax and its gradient;
+# distillation adds the teacher's bf16 logits and the three fp32 buffers of its closed-form loss
 LOGIT_BYTES = 10
 DISTILLATION_LOGIT_BYTES = LOGIT_BYTES + 2 + 3 * 4
 
@@ -71,7 +71,8 @@ def training_bytes(
     """Estimated peak GPU memory of a training step (see the constants above). With activation
     checkpointing a layer keeps only its input (2 bytes x width per token) and one layer's
     activations exist at a time. A distillation teacher adds its bf16 weights and, per token, the
-    activations of its widest layer (it keeps none for a backward) and its part of the logit buffers."""
+    activations of its widest layer (it keeps none for a backward) and its part of the logit
+    buffers."""
     layers, width, ffn = shape["layers"], shape["width"], shape["ffn"]
     layer_bytes = ACTIVATION_BYTES * (width + ffn)
     per_token = (
@@ -95,7 +96,8 @@ def largest_micro_batch(
     per_process: int,
     teacher: dict | None = None,
 ) -> int:
-    """The largest power of two up to PER_PROCESS and MAX_TOKENS_PER_MICRO_BATCH whose training fits."""
+    """The largest power of two up to PER_PROCESS and MAX_TOKENS_PER_MICRO_BATCH whose training
+    fits."""
 
     def fits(micro_batch):
         return training_bytes(shape, seq, vocab, micro_batch, teacher) <= MEMORY_SHARE * gpu_bytes
@@ -117,7 +119,8 @@ def largest_micro_batch(
 
 
 def teacher_shape(task_cfg: dict) -> dict | None:
-    """The distillation teacher's shape, from its checkpoint's model config (tensors mapped, not read)."""
+    """The distillation teacher's shape, from its checkpoint's model config (tensors mapped, not
+    read)."""
     if "teacher_path" not in task_cfg:
         return None
     from bio_roberta_core.checkpoints import read_checkpoint

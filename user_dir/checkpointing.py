@@ -1,19 +1,21 @@
 """Checkpoints that are whole or absent, a resume that survives a damaged checkpoint_last.pt, and a
 training clock of its own for a run that starts from another model's weights.
 
-fairseq 0.12 saves checkpoint_<epoch>_<updates>.pt through a fixed-name .tmp file without fsync, then
-copies it over checkpoint_last.pt and checkpoint_best.pt in place (fairseq/checkpoint_utils.py): a
-kill during that copy (a preemption; seconds for a large model with optimizer state) leaves a
-truncated checkpoint_last.pt, the previous one gone, and the next run dies in torch.load. Importing
-the plugin (user_dir/__init__.py) changes fairseq's checkpointing in these places only:
+fairseq 0.12 saves checkpoint_<epoch>_<updates>.pt through a fixed-name .tmp file without fsync,
+then copies it over checkpoint_last.pt and checkpoint_best.pt in place
+(fairseq/checkpoint_utils.py): a kill during that copy (a preemption; seconds for a large model with
+optimizer state) leaves a truncated checkpoint_last.pt, the previous one gone, and the next run dies
+in torch.load. Importing the plugin (user_dir/__init__.py) changes fairseq's checkpointing in these
+places only:
   * torch_persistent_save and the copies of save_checkpoint (its PathManager.copy) write through a
     temporary file in the same directory, fsynced and renamed into place (local paths; others as
     fairseq does);
   * Trainer.load_checkpoint: when save_dir's checkpoint_last.pt cannot be read, it resumes from the
     newest checkpoint in save_dir that can, with a warning naming both; it removes the temporary
     files of writes that were killed; and when the meters are reset (the run starts from another
-    model's weights: checkpoint.finetune_from_model, or --restore-file with --reset-meters) it resets
-    fairseq's cumulative training clock too, so optimization.stop_time_hours counts this run's time;
+    model's weights: checkpoint.finetune_from_model, or --restore-file with --reset-meters) it
+    resets fairseq's cumulative training clock too, so optimization.stop_time_hours counts this
+    run's time;
   * Trainer.save_checkpoint records the path and sha256 of the dict.txt the model is trained with
     (extra_state["dictionary"]; `bio-roberta export-hf` checks its vocabulary against it);
   * load_checkpoint_to_cpu reports a file it cannot load as a one-line CheckpointError naming it.
@@ -53,7 +55,8 @@ def checkpoint_file(path: str):
 
 
 def torch_persistent_save(obj, filename, async_write: bool = False):
-    """fairseq's, with the file fsynced under a unique temporary name before it is renamed into place."""
+    """fairseq's, with the file fsynced under a unique temporary name before it is renamed into
+    place."""
     if async_write or not PathManager.supports_rename(filename):
         return _fairseq["torch_persistent_save"](obj, filename, async_write)
     with checkpoint_file(filename) as handle:
@@ -61,8 +64,8 @@ def torch_persistent_save(obj, filename, async_write: bool = False):
 
 
 class CheckpointPathManager(PathManager):
-    """fairseq's PathManager as checkpoint_utils sees it: copies (checkpoint_last.pt, checkpoint_best.pt)
-    appear whole or not at all."""
+    """fairseq's PathManager as checkpoint_utils sees it: copies (checkpoint_last.pt,
+    checkpoint_best.pt) appear whole or not at all."""
 
     @staticmethod
     def copy(src_path: str, dst_path: str, overwrite: bool = False) -> bool:
@@ -74,7 +77,8 @@ class CheckpointPathManager(PathManager):
 
 
 def load_checkpoint_to_cpu(path, arg_overrides=None, load_on_all_ranks=False):
-    """fairseq's, with a file it cannot load (missing, cut short, refused by the allowlist) named in one line."""
+    """fairseq's, with a file it cannot load (missing, cut short, refused by the allowlist) named in
+    one line."""
     try:
         return _fairseq["load_checkpoint_to_cpu"](path, arg_overrides, load_on_all_ranks)
     except Exception as error:  # noqa: BLE001 - whatever fails, the file is what the user must fix
@@ -82,9 +86,9 @@ def load_checkpoint_to_cpu(path, arg_overrides=None, load_on_all_ranks=False):
 
 
 def resume_file(save_dir: str, filename: str) -> str:
-    """filename, unless it is save_dir's checkpoint_last*.pt and cannot be read: then the checkpoint of
-    the same suffix in save_dir that can and has the most updates (of equals, the one written first:
-    the original rather than its copies)."""
+    """filename, unless it is save_dir's checkpoint_last*.pt and cannot be read: then the checkpoint
+    of the same suffix in save_dir that can and has the most updates (of equals, the one written
+    first: the original rather than its copies)."""
     name = os.path.basename(filename)
     if (
         not name.startswith("checkpoint_last")
@@ -120,7 +124,8 @@ def resume_file(save_dir: str, filename: str) -> str:
 
 
 def remove_killed_writes(save_dir: str) -> None:
-    """The temporary files of checkpoint writes that were killed (checkpoint_file) are never resumed from."""
+    """The temporary files of checkpoint writes that were killed (checkpoint_file) are never resumed
+    from."""
     for path in glob.glob(os.path.join(save_dir, ".checkpoint*.pt.*.tmp")):
         logger.info("removing %s, a checkpoint write that did not finish", path)
         with contextlib.suppress(FileNotFoundError):
@@ -135,7 +140,8 @@ def load_checkpoint(
     optimizer_overrides=None,
     reset_meters=False,
 ):
-    """Trainer.load_checkpoint past a damaged checkpoint_last.pt, with the clock reset with the meters."""
+    """Trainer.load_checkpoint past a damaged checkpoint_last.pt, with the clock reset with the
+    meters."""
     save_dir = self.cfg.checkpoint.save_dir
     if self.data_parallel_rank == 0:
         remove_killed_writes(save_dir)
@@ -160,7 +166,8 @@ def save_checkpoint(self, filename, extra_state):
 
 
 def install() -> None:
-    """Route fairseq's checkpoint writing and loading through this module (once; user_dir/__init__.py)."""
+    """Route fairseq's checkpoint writing and loading through this module (once;
+    user_dir/__init__.py)."""
     if _fairseq:
         return
     _fairseq.update(

@@ -2,11 +2,11 @@
 
 fairseq's command line turns `--bf16` into `--tpu` (fairseq/options.py; facebookresearch/fairseq
 #4696), so `fairseq-train --bf16` on a GPU dies looking for torch_xla. Its trainer and FP16Optimizer
-handle bf16 on any device (bf16 weights, fp32 master copies, no loss scaling), so the only fix needed
-is to drop that implied TPU flag when torch_xla is not installed: in every config group, since the
-argparse route copies it into each (criterion, optimizer, distributed_training, ...), and the masked_lm
-criterion "on TPU" projects all positions onto the vocabulary instead of the masked 15% (40% slower
-on an H100). The Hydra route never sets it, but
+handle bf16 on any device (bf16 weights, fp32 master copies, no loss scaling), so the only fix
+needed is to drop that implied TPU flag when torch_xla is not installed: in every config group,
+since the argparse route copies it into each (criterion, optimizer, distributed_training, ...), and
+the masked_lm criterion "on TPU" projects all positions onto the vocabulary instead of the masked
+15% (40% slower on an H100). The Hydra route never sets it, but
 there `common.fp16=true` silently wins over `common.bf16=true`; that combination is refused here
 whenever our call_main runs (fairseq-train --user-dir, scripts/pretrain.sh and distill.sh, or
 `python -m user_dir.distributed_launch fairseq-hydra-train ...`).

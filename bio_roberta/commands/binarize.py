@@ -1,5 +1,5 @@
-"""Encode text shards with a vocabulary dir and write fairseq mmap train/valid .bin/.idx, dict.txt and
-manifest.json in one streaming multi-process pass (same result as multiprocessing_bpe_encoder +
+"""Encode text shards with a vocabulary dir and write fairseq mmap train/valid .bin/.idx, dict.txt
+and manifest.json in one streaming multi-process pass (same result as multiprocessing_bpe_encoder +
 fairseq-preprocess). One output dir per corpus (PM = PubMed + PMC text dirs, M3 = MIMIC-III);
 fairseq reads several with ':' (one dir per epoch, round robin). The data-bin is built beside --out
 and replaces it whole; text dirs whose parse did not finish are refused."""

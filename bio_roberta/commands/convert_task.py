@@ -1,6 +1,8 @@
-"""Convert a benchmark task's source files into finetune-bin/<task> (fairseq inputs) with a model's vocabulary.
+"""Convert a benchmark task's source files into finetune-bin/<task> (fairseq inputs) with a model's
+vocabulary.
 
-Folded tasks (GAD, EU-ADR) are converted fold by fold into <out>/fold<k>/; every fold must be present.
+Folded tasks (GAD, EU-ADR) are converted fold by fold into <out>/fold<k>/; every fold must be
+present.
 """
 
 HELP = "convert a task's source files into fairseq fine-tuning inputs (finetune-bin/<task>)"

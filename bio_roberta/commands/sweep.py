@@ -69,7 +69,8 @@ def check_pretrained(path: str) -> None:
 
 
 def exit_status(hydra_status: int, results: str, tasks: list[str], seeds: list[int]) -> int:
-    """Non-zero when any run of tasks x seeds failed, after a summary on stderr naming each and its log."""
+    """Non-zero when any run of tasks x seeds failed, after a summary on stderr naming each and its
+    log."""
     import sys
 
     from bio_roberta.finetune import failed_runs

@@ -72,7 +72,8 @@ class TaskEncoder:
         self.label_dictionary = Dictionary()
         for symbol in self.label_symbols:
             self.label_dictionary.add_symbol(symbol, n=0)
-        # Source label -> label symbol (symbols write spaces as '_'); NER tags go through the scheme.
+        # Source label -> label symbol (symbols write spaces as '_'); NER tags go through the
+        # scheme.
         self.symbol_of = (
             {} if spec.is_sequence_labelling else dict(zip(spec.labels, self.label_symbols))
         )

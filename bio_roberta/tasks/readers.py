@@ -133,8 +133,8 @@ def _require_file(path: Path, what: str) -> Path:
 
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    """(line number, text without its line ending); a byte that is not UTF-8 is an error, a UTF-8 byte
-    order mark at the start is dropped (it would stick to the first token)."""
+    """(line number, text without its line ending); a byte that is not UTF-8 is an error, a UTF-8
+    byte order mark at the start is dropped (it would stick to the first token)."""
     data = path.read_bytes().removeprefix(codecs.BOM_UTF8)
     raw_lines = data.split(b"\n")
     if raw_lines and raw_lines[-1] == b"":

@@ -75,7 +75,8 @@ class TaskSpec:
     folds: Optional[int] = None  # cross-validation folds (GAD, EU-ADR)
     model_selection_fold: Optional[int] = None  # fold whose dev run picks early stopping
     max_positions: int = 512
-    # The entity type of untyped B/I tags (BioBERT's NER files), for the label names of exported models.
+    # The entity type of untyped B/I tags (BioBERT's NER files), for the label names of exported
+    # models.
     entity_type: Optional[str] = None
     notes: str = field(default="", compare=False)
 

@@ -22,7 +22,8 @@ def finetune_logging_output(loss, sample, sample_size) -> dict:
 
 
 def log_loss(logging_outputs) -> int:
-    """Log the loss per unit of sample_size in bits, as fairseq's criteria do; returns sample_size."""
+    """Log the loss per unit of sample_size in bits, as fairseq's criteria do; returns
+    sample_size."""
     loss_sum = sum(log.get("loss", 0) for log in logging_outputs)
     sample_size = sum(log.get("sample_size", 0) for log in logging_outputs)
     metrics.log_scalar("loss", loss_sum / max(sample_size, 1) / math.log(2), sample_size, round=3)
@@ -30,7 +31,8 @@ def log_loss(logging_outputs) -> int:
 
 
 def log_summed_counts(logging_outputs, keys) -> None:
-    """Sum each count into the hidden meter "_<key>", which keeps summing over the validation set."""
+    """Sum each count into the hidden meter "_<key>", which keeps summing over the validation
+    set."""
     for key in keys:
         metrics.log_scalar_sum("_" + key, sum(log.get(key, 0) for log in logging_outputs))
 

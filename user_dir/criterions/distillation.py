@@ -34,7 +34,8 @@ def softmax_in_place(shifted: torch.Tensor) -> torch.Tensor:
 
 
 class MaskedLogitLoss(torch.autograd.Function):
-    """α_mlm · CE(student, targets) + α_kl · T² · KL(softmax(teacher/T) ‖ softmax(student/T)), summed.
+    """α_mlm · CE(student, targets) + α_kl · T² · KL(softmax(teacher/T) ‖ softmax(student/T)),
+    summed.
 
     On [masked x V] logits (V ≈ 50k) these elementwise passes, and above all each fresh buffer of
     that size, cost as much as a layer: autograd through log_softmax, kl_div and the divisions by T
@@ -119,7 +120,8 @@ class DistillationLoss(FairseqCriterion):
         )
 
     def load_state_dict(self, state_dict, strict=True):
-        """A student checkpoint from plain MLM pretraining has no criterion state: W starts fresh."""
+        """A student checkpoint from plain MLM pretraining has no criterion state: W starts
+        fresh."""
         if state_dict is None:
             return None
         return super().load_state_dict(state_dict, strict=strict)
@@ -159,7 +161,8 @@ class DistillationLoss(FairseqCriterion):
             self.cfg.alpha_kl,
         )
         if self.cfg.alpha_cos > 0:
-            # inner_states are T x B x C; the last one is the final layer (RoBERTa has no final norm)
+            # inner_states are T x B x C; the last one is the final layer (RoBERTa has no final
+            # norm)
             student_states = self.projection(
                 student_extra["inner_states"][-1].transpose(0, 1)[not_padding]
             )
@@ -167,7 +170,8 @@ class DistillationLoss(FairseqCriterion):
             cos_mean = (
                 1 - F.cosine_similarity(student_states.float(), teacher_states.float(), dim=-1)
             ).mean()
-            # on the same per-masked-token scale as the other terms, which fairseq divides by sample_size
+            # on the same per-masked-token scale as the other terms, which fairseq divides by
+            # sample_size
             cos_loss = cos_mean * sample_size
         else:
             cos_loss = student_logits.new_zeros((), dtype=torch.float)

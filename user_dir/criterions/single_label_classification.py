@@ -1,10 +1,10 @@
 """fairseq's sentence_prediction criterion plus the F1 scores of bio_roberta_core.metrics at
 validation.
 
-Use with ``--task sentence_prediction``. Per-label counts (true positives, predicted, gold) are summed
-over the whole validation set; ``macro_f1`` and ``micro_f1`` are derived over every label except
-``--negative-label`` (the registry's scored labels), and ``binary_f1`` when one label is left.
-fairseq's own ``accuracy`` is logged as before.
+Use with ``--task sentence_prediction``. Per-label counts (true positives, predicted, gold) are
+summed over the whole validation set; ``macro_f1`` and ``micro_f1`` are derived over every label
+except ``--negative-label`` (the registry's scored labels), and ``binary_f1`` when one label is
+left. fairseq's own ``accuracy`` is logged as before.
 """
 
 from dataclasses import dataclass, field

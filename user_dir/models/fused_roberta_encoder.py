@@ -185,8 +185,9 @@ class FusedRobertaEncoder(RobertaEncoder):
 
 def use_fused_encoder(model, implementation: str) -> None:
     """Run a fairseq RoBERTa model's encoder through IMPLEMENTATION: 'fairseq' (unchanged), 'fused'
-    or 'compiled' (fused, each layer through torch.compile). Parameters and state dict are unchanged;
-    an encoder configuration the fused forward does not implement stays on fairseq's with a warning."""
+    or 'compiled' (fused, each layer through torch.compile). Parameters and state dict are
+    unchanged; an encoder configuration the fused forward does not implement stays on fairseq's with
+    a warning."""
     if implementation not in IMPLEMENTATIONS:
         raise ValueError(
             f"encoder implementation {implementation!r}: choose one of {', '.join(IMPLEMENTATIONS)}"

@@ -8,8 +8,8 @@ weights, heads the current model lacks are dropped from it.
 
 Parameter names, and their Hugging Face ``RobertaForTokenClassification`` counterparts::
 
-    token_classification_heads.<head name>.out_proj.weight   -> classifier.weight  (classes x hidden)
-    token_classification_heads.<head name>.out_proj.bias     -> classifier.bias    (classes)
+    token_classification_heads.<head name>.out_proj.weight  -> classifier.weight  (classes x hidden)
+    token_classification_heads.<head name>.out_proj.bias    -> classifier.bias    (classes)
 
 Like RobertaForTokenClassification, the head is dropout then one linear layer over every position
 of the encoder's last layer (no dense/tanh layer, unlike the sentence classification head); class

@@ -5,9 +5,9 @@ Python loop: about eight elementwise passes over every parameter tensor per upda
 fused AdamW kernel (one pass, all tensors in a few launches) whose update equals fairseq's:
     fairseq:  p <- p(1 - lr wd) - lr sqrt(1 - b2^t) / (1 - b1^t) * m / (sqrt(v) + eps)
     torch:    p <- p(1 - lr wd) - lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps')
-which are the same for eps' = eps / sqrt(1 - b2^t). ``install`` offers this class where fairseq looks
-for apex's (fairseq.optim.adam.get_fused_adam_class), so `--optimizer adam` uses it on GPUs; the
-optimizer state (step, exp_avg, exp_avg_sq) is fairseq's own, so checkpoints resume either way.
+which are the same for eps' = eps / sqrt(1 - b2^t). ``install`` offers this class where fairseq
+looks for apex's (fairseq.optim.adam.get_fused_adam_class), so `--optimizer adam` uses it on GPUs;
+the optimizer state (step, exp_avg, exp_avg_sq) is fairseq's own, so checkpoints resume either way.
 """
 
 import math
@@ -81,7 +81,8 @@ class FusedAdam(fairseq_adam.Adam):
 
 
 def install() -> None:
-    """Offer FusedAdam where fairseq's `adam` looks for apex's fused Adam (once; apex still wins)."""
+    """Offer FusedAdam where fairseq's `adam` looks for apex's fused Adam (once; apex still
+    wins)."""
     if getattr(fairseq_adam.get_fused_adam_class, "bio_roberta", False):
         return
     find_apex = fairseq_adam.get_fused_adam_class

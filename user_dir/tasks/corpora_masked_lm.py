@@ -58,7 +58,8 @@ class CorporaMaskedLMConfig(MaskedLMConfig):
 
 
 def parse_sampling_ratios(text: str, num_corpora: int) -> list:
-    """Per-corpus shares normalised to sum to 1; a clear error when they do not match the data dirs."""
+    """Per-corpus shares normalised to sum to 1; a clear error when they do not match the data
+    dirs."""
     ratios = [float(r) for r in text.split(",")]
     if len(ratios) != num_corpora or any(r < 0 for r in ratios) or sum(ratios) <= 0:
         raise ValueError(
@@ -74,7 +75,8 @@ class CorporaMaskedLMTask(MaskedLMTask):
     cfg: CorporaMaskedLMConfig
 
     def _load_dataset_split(self, split, epoch, combine):
-        """Every corpus's blocks of `split`, concatenated (and resampled to the configured shares)."""
+        """Every corpus's blocks of `split`, concatenated (and resampled to the configured
+        shares)."""
         num_corpora = len(utils.split_paths(self.cfg.data))
         # the parent loads paths[(epoch - 1) % num_corpora]: ask it for each corpus in turn
         corpora = [

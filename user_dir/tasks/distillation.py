@@ -60,7 +60,8 @@ class DistillationTask(CorporaMaskedLMTask):
         return self.teacher.encoder.sentence_encoder.embed_tokens.embedding_dim
 
     def teacher_dictionary_path(self, state) -> str:
-        """task.teacher_dict, else dict.txt beside the checkpoint, else the teacher's own training data's."""
+        """task.teacher_dict, else dict.txt beside the checkpoint, else the teacher's own training
+        data's."""
         candidates = (
             [self.cfg.teacher_dict]
             if self.cfg.teacher_dict
@@ -78,7 +79,8 @@ class DistillationTask(CorporaMaskedLMTask):
         )
 
     def load_teacher(self) -> torch.nn.Module:
-        """The teacher model in inference mode with gradients off; refuses a different vocabulary."""
+        """The teacher model in inference mode with gradients off; refuses a different
+        vocabulary."""
         path = self.cfg.teacher_path
         try:
             state = checkpoint_utils.load_checkpoint_to_cpu(path)

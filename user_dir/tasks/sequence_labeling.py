@@ -35,7 +35,8 @@ class SequenceLabelingConfig(FinetuneBinConfig):
 
 @register_task("sequence_labeling", dataclass=SequenceLabelingConfig)
 class SequenceLabelingTask(FinetuneBinTask):
-    """Tag every word of a sentence; targets are class ids at word starts and UNLABELLED elsewhere."""
+    """Tag every word of a sentence; targets are class ids at word starts and UNLABELLED
+    elsewhere."""
 
     cfg: SequenceLabelingConfig
 
