@@ -23,6 +23,7 @@ from fairseq.optim import lr_scheduler
 
 import user_dir  # noqa: F401  (registers the plugin's tasks, criteria, models, schedulers)
 from conftest import REPO_ROOT, USER_DIR
+from user_dir.checkpointing import WEIGHTS_REQUIRED
 
 CONFIGS = REPO_ROOT / "configs"
 GPUS_PER_NODE = 8  # the configs' batch_size x update_freq is for one 8-GPU node
@@ -97,10 +98,12 @@ PRETRAIN = {
     "optimization.update_freq": [32],
     "common.fp16": True,
 }
-# What the pretraining recipes change, and nothing else. Their checkpoint.finetune_from_model: ???
-# does not survive the merge onto fairseq's schema (OmegaConf keeps the default None over '???'),
-# so it is not enforced: the command line must give it.
+# What the pretraining recipes change, and nothing else. A recipe that starts from another model's
+# weights marks checkpoint.finetune_from_model WEIGHTS_REQUIRED, which the plugin refuses on a first
+# launch ('???' does not survive the merge onto fairseq's schema: OmegaConf keeps its None).
+FROM_WEIGHTS = {"checkpoint.finetune_from_model": WEIGHTS_REQUIRED}
 TRAIN_LONGER = {
+    **FROM_WEIGHTS,
     "checkpoint.save_dir": "checkpoints/train_longer",
     "optimization.lr": [5e-4],
     "optimization.max_update": 50_000,
@@ -161,7 +164,7 @@ RECIPE_CHANGES = {
         "dataset.batch_size": 8,
         "optimization.update_freq": [128],
     },
-    ("pretrain", "continue_roberta"): {},  # only checkpoint.finetune_from_model: ??? (see above)
+    ("pretrain", "continue_roberta"): FROM_WEIGHTS,
     ("pretrain", "train_longer"): TRAIN_LONGER,
     ("pretrain", "tiny"): TINY,
     ("distill", "align"): {"criterion.alpha_cos": 1.0},

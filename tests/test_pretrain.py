@@ -218,22 +218,37 @@ def test_continue_roberta_recipe_starts_from_the_checkpoint_weights_with_fresh_s
     tiny_databin, tiny_roberta_checkpoint, tmp_path
 ):
     """+recipe=continue_roberta: weights from the general-domain checkpoint; optimizer, schedule,
-    meters and data position start afresh (update 1, warmup again)."""
+    meters and data position start afresh (update 1, warmup again). A first launch without the
+    weights is refused (it would start from random ones); a restart resumes without them."""
+    launch = [
+        sys.executable,
+        "-m",
+        "user_dir.distributed_launch",  # as scripts/pretrain.sh launches
+        "fairseq-hydra-train",
+        "--config-dir",
+        REPO_ROOT / "configs/pretrain",
+        "--config-name",
+        "base",
+        "+recipe=[tiny,continue_roberta]",
+        f"task.data={tiny_databin}",
+        f"common.user_dir={USER_DIR}",
+        f"checkpoint.save_dir={tmp_path}",
+        "optimization.lr=[0.0]",
+    ]
+    refused = subprocess.run(
+        [str(c) for c in launch + ["optimization.max_update=2"]],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+    )
+    assert refused.returncode != 0
+    assert "give checkpoint.finetune_from_model=<checkpoint.pt>" in refused.stderr
+    assert "num_updates" not in refused.stdout + refused.stderr
+    assert not (tmp_path / "checkpoint_last.pt").exists()
+
     log = completed(
-        [
-            BIN / "fairseq-hydra-train",
-            "--config-dir",
-            REPO_ROOT / "configs/pretrain",
-            "--config-name",
-            "base",
-            "+recipe=[tiny,continue_roberta]",
-            f"task.data={tiny_databin}",
-            f"checkpoint.finetune_from_model={tiny_roberta_checkpoint}",
-            f"common.user_dir={USER_DIR}",
-            f"checkpoint.save_dir={tmp_path}",
-            "optimization.max_update=2",
-            "optimization.lr=[0.0]",
-        ]
+        launch
+        + ["optimization.max_update=2", f"checkpoint.finetune_from_model={tiny_roberta_checkpoint}"]
     )
     assert (
         f"loading pretrained model from {tiny_roberta_checkpoint}: optimizer, lr scheduler, "
@@ -245,6 +260,10 @@ def test_continue_roberta_recipe_starts_from_the_checkpoint_weights_with_fresh_s
     after = torch.load(tmp_path / "checkpoint_last.pt", map_location="cpu")["model"]
     assert before.keys() == after.keys()
     assert all(torch.equal(before[name], after[name]) for name in before)
+
+    resumed = completed(launch + ["optimization.max_update=3"])
+    assert "loading pretrained model" not in resumed
+    assert re.findall(r"num_updates=(\d+)", resumed)[:1] == ["3"]
 
 
 @pytest.mark.slow

@@ -18,7 +18,11 @@ places only:
     run's time;
   * Trainer.save_checkpoint records the path and sha256 of the dict.txt the model is trained with
     (extra_state["dictionary"]; `bio-roberta export-hf` checks its vocabulary against it);
-  * load_checkpoint_to_cpu reports a file it cannot load as a one-line CheckpointError naming it.
+  * load_checkpoint_to_cpu reports a file it cannot load as a one-line CheckpointError naming it;
+  * checkpoint_utils.load_checkpoint refuses a first launch whose checkpoint.finetune_from_model is
+    still WEIGHTS_REQUIRED, the value of recipes that start from another model's weights
+    (continue_roberta, train_longer, distillation): Hydra's `???` cannot mark it, since OmegaConf
+    keeps fairseq's default null over it, and the run would start from random weights.
 For tests: BIO_ROBERTA_KILL_AT=checkpoint-written:<file name> makes the process SIGKILL itself while
 it writes that checkpoint file, all its bytes written but not yet in place (provenance.kill_point).
 """
@@ -41,6 +45,9 @@ from bio_roberta_core.provenance import atomic_file, kill_point
 logger = logging.getLogger(__name__)
 
 COPY_BUFFER = 16 << 20
+# checkpoint.finetune_from_model in recipes whose first launch must be given the weights to start
+# from (configs/pretrain/recipe/continue_roberta.yaml, train_longer.yaml).
+WEIGHTS_REQUIRED = "<required: checkpoint.finetune_from_model=the checkpoint to start from>"
 _fairseq = {}  # fairseq's own functions, which ours call
 
 
@@ -158,6 +165,21 @@ def load_checkpoint(
     return extra_state
 
 
+def load_training_checkpoint(cfg, trainer, **passthrough_args):
+    """checkpoint_utils.load_checkpoint, refusing a first launch without the weights its recipe
+    starts from (a restart resumes from save_dir's checkpoint_last.pt, as fairseq does)."""
+    last = os.path.join(cfg.save_dir, f"checkpoint_last{trainer.checkpoint_suffix}.pt")
+    first_launch = cfg.restore_file == "checkpoint_last.pt" and not os.path.exists(last)
+    if cfg.finetune_from_model == WEIGHTS_REQUIRED and first_launch:
+        raise CheckpointError(
+            "this recipe starts from another model's weights: give "
+            "checkpoint.finetune_from_model=<checkpoint.pt> (continue_roberta: the model.pt of "
+            "`bio-roberta learn-vocab --checkpoint`; train_longer and distillation: the base "
+            f"model's checkpoint_best.pt); {last} does not exist, so this is not a restart"
+        )
+    return _fairseq["load_training_checkpoint"](cfg, trainer, **passthrough_args)
+
+
 def save_checkpoint(self, filename, extra_state):
     """Trainer.save_checkpoint, with the training dictionary's path and sha256 in extra_state."""
     data = getattr(self.cfg.task, "data", None)
@@ -173,11 +195,13 @@ def install() -> None:
     _fairseq.update(
         torch_persistent_save=checkpoint_utils.torch_persistent_save,
         load_checkpoint_to_cpu=checkpoint_utils.load_checkpoint_to_cpu,
+        load_training_checkpoint=checkpoint_utils.load_checkpoint,
         load_checkpoint=Trainer.load_checkpoint,
         save_checkpoint=Trainer.save_checkpoint,
     )
     checkpoint_utils.torch_persistent_save = torch_persistent_save
     checkpoint_utils.load_checkpoint_to_cpu = load_checkpoint_to_cpu
+    checkpoint_utils.load_checkpoint = load_training_checkpoint
     checkpoint_utils.PathManager = CheckpointPathManager
     Trainer.load_checkpoint = load_checkpoint
     Trainer.save_checkpoint = save_checkpoint
