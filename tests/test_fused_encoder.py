@@ -108,6 +108,34 @@ def test_loss_logits_states_and_gradients_equal_fairseq(implementation, padded):
         assert (fused_grads[name] - grad).abs().max() <= TOLERANCE * largest_gradient, name
 
 
+def test_compiled_layers_run_one_static_graph_per_batch_size_and_length_bucket():
+    """Real batches vary in length and, at an epoch's end, in size: lengths within one
+    LENGTH_BUCKET share a graph, and every new shape gets a static graph of its own (never one
+    with symbolic shapes, whose kernels are slower)."""
+    from torch._dynamo.utils import counters
+
+    model = tiny_roberta()
+    use_fused_encoder(model, "compiled")
+    model.eval()
+    stock = tiny_roberta().eval()
+
+    def graphs_compiled_by(batch_size: int, length: int) -> int:
+        tokens = torch.randint(4, 300, (batch_size, length), generator=torch.Generator())
+        tokens[:, 0] = 0
+        tokens[0, length // 2 :] = 1  # a shorter sentence in the batch: padded
+        before = counters["stats"]["unique_graphs"]
+        with torch.no_grad():
+            features = model(tokens, features_only=True)[0]
+            assert features.shape == (batch_size, length, 64)
+            real = tokens.ne(1)
+            assert_close_to_largest(features[real], stock(tokens, features_only=True)[0][real])
+        return counters["stats"]["unique_graphs"] - before
+
+    graphs_compiled_by(5, 20)  # compiles unless an earlier test has compiled this shape
+    assert [graphs_compiled_by(5, length) for length in (23, 31, 64)] == [0, 0, 0]
+    assert [graphs_compiled_by(batch_size, 20) for batch_size in (6, 7, 9)] == [1, 1, 1]
+
+
 def test_activation_checkpointing_gives_the_same_gradients():
     plain = tiny_roberta()
     use_fused_encoder(plain, "fused")

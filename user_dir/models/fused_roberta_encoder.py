@@ -8,6 +8,15 @@ Q, K and V with one GEMM whose output feeds scaled_dot_product_attention as view
 padding once per batch, adds biases inside the GEMMs, and (``compiled``) runs each layer through
 torch.compile so that bias+GELU and dropout+residual+LayerNorm become single kernels.
 
+Compiled layers see a few static shapes only. Batches of real data vary in length (blocks of
+complete sentences, `sample_break_mode: complete`), and torch.compile, given a second length,
+given a second shape (another length or batch size), recompiles the layer with symbolic shapes,
+whose step ran at 60% of the static one's speed on an H100 (roberta-base, 32 x 512,
+scripts/benchmark_encoder.py). So the compiled path pads each batch to a multiple of
+LENGTH_BUCKET tokens (masked like any padding, cut off again after the layers: the outputs at
+real positions do not change) and compiles with dynamic=False: at most tokens_per_sample /
+LENGTH_BUCKET lengths, each compiled once as a static graph.
+
 It only replaces forward code: ``use_fused_encoder`` switches an existing RobertaEncoder's class
 to FusedRobertaEncoder, which reads the parameters of fairseq's own submodules. State dicts,
 parameter names and checkpoints are exactly stock fairseq's, in both directions. Returned hidden
@@ -24,6 +33,8 @@ from fairseq.models.roberta.model import RobertaEncoder
 logger = logging.getLogger(__name__)
 
 IMPLEMENTATIONS = ("fairseq", "fused", "compiled")
+# The compiled layers run on lengths that are multiples of this (one static graph each).
+LENGTH_BUCKET = 64
 
 
 def dropout(x: torch.Tensor, p: float, training: bool) -> torch.Tensor:
@@ -88,7 +99,17 @@ def encoder_layer(
     return x
 
 
-compiled_encoder_layer = torch.compile(encoder_layer, fullgraph=True)
+compiled_encoder_layer = torch.compile(encoder_layer, fullgraph=True, dynamic=False)
+# One static graph per batch size, length bucket, padded or not, training or not and architecture:
+# a distillation run with validation has about ten, above torch's default limit of 8 (past it,
+# torch runs the layer uncompiled).
+torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit, 64)
+
+
+def pad_to_bucket(src_tokens: torch.Tensor, padding_idx: int) -> torch.Tensor:
+    """src_tokens right-padded to the next multiple of LENGTH_BUCKET tokens."""
+    missing = -src_tokens.size(1) % LENGTH_BUCKET
+    return F.pad(src_tokens, (0, missing), value=padding_idx) if missing else src_tokens
 
 
 def layer_params(layer) -> tuple:
@@ -136,15 +157,21 @@ class FusedRobertaEncoder(RobertaEncoder):
 
     def extract_features(self, src_tokens, return_all_hiddens=False, **kwargs):
         encoder = self.sentence_encoder
+        length = src_tokens.size(1)
+        compiled = self.implementation == "compiled"
+
+        token_embeddings = kwargs.get("token_embeddings")
+        if compiled and token_embeddings is None:
+            src_tokens = pad_to_bucket(src_tokens, encoder.padding_idx)
         padding = src_tokens.eq(encoder.padding_idx)
         # one wait for the GPU per batch (fairseq's encoder has one per layer): flash attention
         # takes no mask, so it only runs when the batch has no padding
         keep = ~padding[:, None, None, :] if padding.any() else None
-        x, _ = encoder.forward_embedding(src_tokens, kwargs.get("token_embeddings"))
+        x, _ = encoder.forward_embedding(src_tokens, token_embeddings)
         if keep is not None:
             x = x.masked_fill(padding.unsqueeze(-1), 0)
         states = [x] if return_all_hiddens else []
-        layer_fn = compiled_encoder_layer if self.implementation == "compiled" else encoder_layer
+        layer_fn = compiled_encoder_layer if compiled else encoder_layer
         checkpointing = encoder.cfg.checkpoint_activations and self.training
         for layer in encoder.layers:
             options = dict(
@@ -167,9 +194,9 @@ class FusedRobertaEncoder(RobertaEncoder):
                 states.append(x)
         if encoder.layer_norm is not None:
             x = encoder.layer_norm(x)
-        # fairseq's inner_states are T x B x C
-        return x, {
-            "inner_states": [state.transpose(0, 1) for state in states]
+        # the batch's own length again; fairseq's inner_states are T x B x C
+        return x[:, :length], {
+            "inner_states": [state[:, :length].transpose(0, 1) for state in states]
             if return_all_hiddens
             else None
         }
