@@ -97,7 +97,8 @@ def test_pico_word_f1_equals_sklearn_per_class_f1_on_single_tags():
                             zero_division=0)
         ours = pico_word_f1s(gold, predicted)
         assert [ours[e] for e in PICO_ELEMENTS] == pytest.approx(list(expected), abs=1e-12)
-        assert pico_macro_word_f1(gold, predicted) == pytest.approx(float(np.mean(expected)), abs=1e-12)
+        macro = pico_macro_word_f1(gold, predicted)
+        assert macro == pytest.approx(float(np.mean(expected)), abs=1e-12)
 
 
 def test_pico_word_f1_equals_sklearn_on_the_word_element_indicator_matrix():
@@ -107,19 +108,23 @@ def test_pico_word_f1_equals_sklearn_on_the_word_element_indicator_matrix():
     for _ in range(CASES):
         gold = random_pico_sentences(rng, overlap=True)
         predicted = corrupt(rng, gold, rng.random(), overlap=True)
-        as_matrix = lambda sentences: binarizer.fit_transform([pico_elements(t) for s in sentences for t in s])
-        expected = f1_score(as_matrix(gold), as_matrix(predicted), average=None, zero_division=0)
+        gold_matrix, predicted_matrix = (
+            binarizer.fit_transform([pico_elements(t) for s in sentences for t in s])
+            for sentences in (gold, predicted))
+        expected = f1_score(gold_matrix, predicted_matrix, average=None, zero_division=0)
         ours = pico_word_f1s(gold, predicted)
         assert [ours[e] for e in PICO_ELEMENTS] == pytest.approx(list(expected), abs=1e-12)
-        assert pico_macro_word_f1(gold, predicted) == pytest.approx(
-            f1_score(as_matrix(gold), as_matrix(predicted), average="macro", zero_division=0), abs=1e-12)
+        macro = f1_score(gold_matrix, predicted_matrix, average="macro", zero_division=0)
+        assert pico_macro_word_f1(gold, predicted) == pytest.approx(macro, abs=1e-12)
 
 
 def test_pico_word_f1_by_hand_counts_an_overlapping_word_in_each_element():
     gold = [["I-PAR", "I-PAR+I-INT", "I-INT", "O"]]
     predicted = [["I-PAR", "I-INT", "I-INT", "I-OUT"]]
-    # P: tp 1, predicted 1, gold 2 -> 2/3; I: tp 2, predicted 2, gold 2 -> 1; O: 0 gold, 1 predicted -> 0
-    assert pico_word_f1s(gold, predicted) == pytest.approx({"I-PAR": 2 / 3, "I-INT": 1.0, "I-OUT": 0.0})
+    # P: tp 1, predicted 1, gold 2 -> 2/3; I: tp 2, predicted 2, gold 2 -> 1;
+    # O: gold 0, predicted 1 -> 0
+    expected = {"I-PAR": 2 / 3, "I-INT": 1.0, "I-OUT": 0.0}
+    assert pico_word_f1s(gold, predicted) == pytest.approx(expected)
     assert pico_macro_word_f1(gold, predicted) == pytest.approx(5 / 9)
 
 
@@ -143,9 +148,10 @@ def test_hoc_micro_f1_equals_sklearn_micro_over_abstracts_and_hallmarks():
     for _ in range(CASES):
         sentences, abstracts = rng.randint(1, 40), rng.randint(1, 8)
         groups = [f"pmid{rng.randrange(abstracts)}" for _ in range(sentences)]
-        gold = metrics.group_label_sets(groups, [set(rng.sample(hallmarks, rng.randint(0, 3))) for _ in groups])
-        predicted = metrics.group_label_sets(groups, [set(rng.sample(hallmarks, rng.randint(0, 3)))
-                                                      for _ in groups])
+        gold, predicted = (
+            metrics.group_label_sets(groups, [set(rng.sample(hallmarks, rng.randint(0, 3)))
+                                              for _ in groups])
+            for _ in range(2))
         keys = list(gold)
         expected = f1_score(binarizer.fit_transform([gold[k] for k in keys]),
                             binarizer.fit_transform([predicted[k] for k in keys]), average="micro",
@@ -157,7 +163,8 @@ def test_hoc_micro_f1_differs_from_blue_eval_hoc():
     """BLURB's HoC metric is not the registry's (BLUE's, Lewis et al.'s)."""
     gold = {"a": {1, 2}, "b": {3}}
     predicted = {"a": {1}, "b": {3, 4, 5}}
-    # micro: tp 2, predicted 4, gold 3 -> 4/7; BLUE: mean P = (1 + 1/3)/2, mean R = (1/2 + 1)/2 -> 12/17
+    # micro: tp 2, predicted 4, gold 3 -> 4/7;
+    # BLUE: mean P = (1 + 1/3)/2, mean R = (1/2 + 1)/2 -> 12/17
     assert hoc_micro_f1(gold, predicted) == pytest.approx(4 / 7)
     assert metrics.hoc_abstract_f1(gold, predicted) == pytest.approx(12 / 17)
     with pytest.raises(ValueError, match="different abstracts"):
@@ -180,11 +187,15 @@ def test_blurb_relation_extraction_is_micro_f1_over_the_positive_classes(task):
         n = rng.randint(1, 50)
         gold, predicted = random_labels(rng, spec.labels, n), random_labels(rng, spec.labels, n)
         expected = f1_score(gold, predicted, labels=positive, average="micro", zero_division=0)
-        assert BLURB_SCORERS["micro_f1"](spec, gold, predicted) == pytest.approx(expected, abs=1e-12)
+        ours = BLURB_SCORERS["micro_f1"](spec, gold, predicted)
+        assert ours == pytest.approx(expected, abs=1e-12)
         if task == "gad":
-            assert expected == pytest.approx(f1_score(gold, predicted, pos_label="1", zero_division=0))
+            binary = f1_score(gold, predicted, pos_label="1", zero_division=0)
+            assert expected == pytest.approx(binary)
 
 
 def test_every_blurb_metric_has_a_scorer():
     assert {dataset.metric for dataset in BLURB_DATASETS} == set(BLURB_SCORERS)
-    assert blurb_metrics.BLURB_SCORERS["entity_f1"](None, [["B", "I", "O"]], [["B", "I", "O"]]) == 1.0
+    tags = [["B", "I", "O"]]
+    assert blurb_metrics.BLURB_SCORERS["entity_f1"](None, tags, [["B", "O", "O"]]) == 0.0
+    assert blurb_metrics.BLURB_SCORERS["entity_f1"](None, tags, tags) == 1.0

@@ -39,7 +39,7 @@ PICO_SEPARATOR = "+"
 
 
 def pearson(gold: Sequence[float], predicted: Sequence[float]) -> float:
-    """Pearson's correlation coefficient; undefined (an error) for fewer than 2 pairs or a constant."""
+    """Pearson's r; undefined (an error) for fewer than 2 pairs or constant scores."""
     if len(gold) != len(predicted):
         raise ValueError(f"{len(gold)} gold scores but {len(predicted)} predicted")
     if len(gold) < 2:
@@ -51,7 +51,8 @@ def pearson(gold: Sequence[float], predicted: Sequence[float]) -> float:
     x, y = x - x.mean(), y - y.mean()
     norm = math.sqrt(float(np.dot(x, x)) * float(np.dot(y, y)))
     if norm == 0.0:
-        raise ValueError("Pearson correlation is undefined when gold or predicted scores are constant")
+        raise ValueError("Pearson correlation is undefined when gold or predicted scores are "
+                         "constant")
     return max(-1.0, min(1.0, float(np.dot(x, y)) / norm))
 
 
@@ -86,7 +87,8 @@ def pico_element_counts(gold: Sequence[Sequence[str]], predicted: Sequence[Seque
     counts = np.zeros((3, len(PICO_ELEMENTS)), dtype=np.int64)
     for i, (gold_tags, predicted_tags) in enumerate(zip(gold, predicted)):
         if len(gold_tags) != len(predicted_tags):
-            raise ValueError(f"sentence {i}: {len(gold_tags)} gold tags but {len(predicted_tags)} predicted")
+            raise ValueError(f"sentence {i}: {len(gold_tags)} gold tags but {len(predicted_tags)} "
+                             "predicted")
         for gold_tag, predicted_tag in zip(gold_tags, predicted_tags):
             gold_set, predicted_set = pico_elements(gold_tag), pico_elements(predicted_tag)
             for k, element in enumerate(PICO_ELEMENTS):

@@ -50,11 +50,13 @@ VALID_ONE_IN = 10
 BLURB_INDEX_FILES = {"train": "train_{}.tsv", "valid": "dev_{}.tsv", "test": "test_{}.tsv"}
 
 
-def read_blurb_task(spec: TaskSpec, data_dir: str | Path, source_format: Optional[str] = None) -> TaskData:
+def read_blurb_task(spec: TaskSpec, data_dir: str | Path,
+                    source_format: Optional[str] = None) -> TaskData:
     """Read one BLURB task from data_dir with BLURB_READERS[source_format or spec.source_format]."""
     data_dir = Path(data_dir)
     if not data_dir.is_dir():
-        raise TaskFormatError(f"{data_dir}: not a directory; pass the folder holding {spec.name}'s files")
+        raise TaskFormatError(f"{data_dir}: not a directory; pass the folder holding "
+                              f"{spec.name}'s files")
     source_format = source_format or spec.source_format
     try:
         reader = BLURB_READERS[source_format]
@@ -73,7 +75,8 @@ def _json_file(path: Path):
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
-        raise TaskFormatError(f"{path}:{error.lineno}: not JSON ({error.msg} at column {error.colno})") from None
+        raise TaskFormatError(f"{path}:{error.lineno}: not JSON ({error.msg} at column "
+                              f"{error.colno})") from None
 
 
 def _nonempty_text(record: dict, key: str, where: str) -> str:
@@ -91,8 +94,9 @@ def _index_lists(data_dir: Path, kind: str) -> Optional[dict[str, list[str]]]:
         return None
     if len(present) != len(paths):
         missing = ", ".join(path.name for path in paths.values() if not path.is_file())
-        raise TaskFormatError(f"{data_dir}: BLURB's id lists come as three files; {missing} missing "
-                              f"beside {', '.join(path.name for path in present)}")
+        beside = ", ".join(path.name for path in present)
+        raise TaskFormatError(f"{data_dir}: BLURB's id lists come as three files; {missing} "
+                              f"missing beside {beside}")
     lists, seen = {}, {}
     for split, path in paths.items():
         ids = []
@@ -102,7 +106,8 @@ def _index_lists(data_dir: Path, kind: str) -> Optional[dict[str, list[str]]]:
                 if not item:
                     continue
                 if item in seen:
-                    raise TaskFormatError(f"{path}:{number}: id {item} already listed in {seen[item]}")
+                    raise TaskFormatError(f"{path}:{number}: id {item} already listed in "
+                                          f"{seen[item]}")
                 seen[item] = f"{path.name}:{number}"
                 ids.append(item)
         if not ids:
@@ -122,9 +127,9 @@ BIOSSES_MAX_SCORE = 4.0
 # BLURB's split as BIOSSES pair numbers 1-100 (old_index + 1 in BLUE's files), "extracted from
 # BLUE" in BLURB's data_generation/preprocessor.py (also BigBIO's biosses loader).
 BIOSSES_BLURB_SPLIT = {
-    "train": (1, 3, 4, 5, 6, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 21, 26, 27, 28, 29, 30, 31, 32,
-              34, 35, 36, 37, 39, 42, 43, 44, 45, 46, 48, 50, 51, 53, 54, 55, 56, 58, 60, 61, 62, 65,
-              66, 67, 73, 74, 75, 76, 77, 78, 79, 84, 85, 86, 87, 92, 93, 94, 95, 98, 99),
+    "train": (1, 3, 4, 5, 6, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 21, 26, 27, 28, 29, 30, 31,
+              32, 34, 35, 36, 37, 39, 42, 43, 44, 45, 46, 48, 50, 51, 53, 54, 55, 56, 58, 60, 61,
+              62, 65, 66, 67, 73, 74, 75, 76, 77, 78, 79, 84, 85, 86, 87, 92, 93, 94, 95, 98, 99),
     "valid": (2, 8, 9, 24, 40, 41, 47, 63, 68, 72, 80, 82, 88, 90, 91, 100),
     "test": (7, 20, 22, 23, 25, 33, 38, 49, 52, 57, 59, 64, 69, 70, 71, 81, 83, 89, 96, 97),
 }
@@ -153,7 +158,8 @@ def _biosses_rows(path: Path) -> Iterator[tuple[int, TextExample, int]]:
             raise TaskFormatError(f"{where}: expected {len(BIOSSES_HEADER)} TAB-separated columns "
                                   f"(index, {', '.join(BIOSSES_HEADER[1:])}), found {len(row)}")
         fields = dict(zip(BIOSSES_HEADER, row))
-        if not re.fullmatch(r"\d+", fields["old_index"]) or int(fields["old_index"]) >= BIOSSES_PAIRS:
+        old_index = fields["old_index"]
+        if not re.fullmatch(r"\d+", old_index) or int(old_index) >= BIOSSES_PAIRS:
             raise TaskFormatError(f"{where}: old_index {fields['old_index']!r} is not a pair index "
                                   f"0-{BIOSSES_PAIRS - 1}")
         try:
@@ -162,7 +168,8 @@ def _biosses_rows(path: Path) -> Iterator[tuple[int, TextExample, int]]:
             score = math.nan
         if not 0.0 <= score <= BIOSSES_MAX_SCORE:
             raise TaskFormatError(f"{where}: score {fields['score']!r} is not a number in 0-4")
-        first, second = (_biosses_sentence(fields[key], where) for key in ("sentence1", "sentence2"))
+        first = _biosses_sentence(fields["sentence1"], where)
+        second = _biosses_sentence(fields["sentence2"], where)
         normalised = (first != fields["sentence1"]) + (second != fields["sentence2"])
         example = TextExample(str(int(fields["old_index"]) + 1), first, (fields["score"].strip(),),
                               text_pair=second)
@@ -182,12 +189,14 @@ def read_biosses(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
     for path in paths:
         for number, example, changed in _biosses_rows(path):
             if number in pairs:
-                raise TaskFormatError(f"{path}: pair {number} (old_index {number - 1}) also in {origin[number]}")
+                raise TaskFormatError(f"{path}: pair {number} (old_index {number - 1}) also in "
+                                      f"{origin[number]}")
             pairs[number], origin[number], normalised[number] = example, path, changed
     missing = sorted(set(range(1, BIOSSES_PAIRS + 1)) - set(pairs))
     if missing:
         raise TaskFormatError(f"{data_dir}: pairs {missing} (old_index + 1) are in none of "
-                              f"{', '.join(BIOSSES_FILES)}; BLURB's split needs all {BIOSSES_PAIRS}")
+                              f"{', '.join(BIOSSES_FILES)}; BLURB's split needs all "
+                              f"{BIOSSES_PAIRS}")
     splits = {}
     for name in SPLITS:
         split = Split(name, sources=paths, derivation=(
@@ -224,7 +233,8 @@ def _stratified_parts(labels: dict[str, str], parts: int, rng: random.Random) ->
         size = math.ceil(len(pmids) / parts)
         chunks[label] = [pmids[i * size:] if i == parts - 1 else pmids[i * size:(i + 1) * size]
                          for i in range(parts)]
-    out = [[pmid for label in PUBMEDQA_LABEL_ORDER for pmid in chunks[label][i]] for i in range(parts)]
+    out = [[pmid for label in PUBMEDQA_LABEL_ORDER for pmid in chunks[label][i]]
+           for i in range(parts)]
     if len(out[-1]) != len(out[0]):
         for part in out[:-1]:
             picked = rng.choice(part)
@@ -236,7 +246,8 @@ def _stratified_parts(labels: dict[str, str], parts: int, rng: random.Random) ->
 def _pubmedqa_records(path: Path, spec: TaskSpec) -> dict[str, TextExample]:
     data = _json_file(path)
     if not isinstance(data, dict):
-        raise TaskFormatError(f"{path}: expected a JSON object keyed by PMID, found {type(data).__name__}")
+        raise TaskFormatError(f"{path}: expected a JSON object keyed by PMID, found "
+                              f"{type(data).__name__}")
     examples = {}
     for pmid, record in data.items():
         where = f"{path}: PMID {pmid}"
@@ -282,7 +293,8 @@ def read_pubmedqa(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
             f"{len(set(test_half) ^ set(truth))} PMIDs: these are not the official files (or their "
             "record order changed), so BLURB's 450/50 fold 0 cannot be rebuilt from them")
     folds = _stratified_parts({p: examples[p].labels[0] for p in cv_half}, PUBMEDQA_FOLDS, rng)
-    members = {"train": [p for fold in folds[1:] for p in fold], "valid": folds[0], "test": list(truth)}
+    members = {"train": [pmid for fold in folds[1:] for pmid in fold], "valid": folds[0],
+               "test": list(truth)}
     derivations = {
         "train": "split_dataset.py fold 0 train_set (folds 1-9 of the 500 not in the test set)",
         "valid": "split_dataset.py fold 0 dev_set",
@@ -332,8 +344,9 @@ def _read_bioasq_jsonl_file(spec: TaskSpec, path: Path, split: Split) -> None:
         try:
             record = json.loads(line)
         except json.JSONDecodeError as error:
-            raise TaskFormatError(f"{where}: not a JSON line ({error.msg} at column {error.colno}); "
-                                  f"expected one object with {', '.join(BIOASQ_JSONL_KEYS)} a line") from None
+            raise TaskFormatError(f"{where}: not a JSON line ({error.msg} at column "
+                                  f"{error.colno}); expected one object with "
+                                  f"{', '.join(BIOASQ_JSONL_KEYS)} a line") from None
         if not isinstance(record, dict):
             raise TaskFormatError(f"{where}: expected a JSON object, found {type(record).__name__}")
         question_id = record.get("id")
@@ -358,7 +371,8 @@ def _bioasq_challenge_questions(spec: TaskSpec, folder: Path, counts: Counter) -
     for path in paths:
         data = _json_file(path)
         if not isinstance(data, dict) or not isinstance(data.get("questions"), list):
-            raise TaskFormatError(f"{path}: not BioASQ challenge JSON (an object with a 'questions' list)")
+            raise TaskFormatError(f"{path}: not BioASQ challenge JSON (an object with a "
+                                  "'questions' list)")
         for position, question in enumerate(data["questions"]):
             where = f"{path}: questions[{position}]"
             if not isinstance(question, dict) or not isinstance(question.get("type"), str):
@@ -371,14 +385,15 @@ def _bioasq_challenge_questions(spec: TaskSpec, folder: Path, counts: Counter) -
             where = f"{where} (id {question_id})"
             answer = question.get("exact_answer")
             if not isinstance(answer, str):
-                raise TaskFormatError(f"{where}: exact_answer of a yes/no question must be yes or no, "
-                                      f"found {answer!r}")
+                raise TaskFormatError(f"{where}: exact_answer of a yes/no question must be yes "
+                                      f"or no, found {answer!r}")
             label = _check_label(spec, answer.strip().lower(), where)
             snippets = question.get("snippets", [])
             if not isinstance(snippets, list) or not all(
                     isinstance(s, dict) and isinstance(s.get("text"), str) for s in snippets):
                 raise TaskFormatError(f"{where}: snippets must be a list of objects with a 'text'")
-            context = " ".join(s["text"].replace("\n", " ").strip() for s in snippets if s["text"].strip())
+            context = " ".join(s["text"].replace("\n", " ").strip() for s in snippets
+                               if s["text"].strip())
             if not context:
                 counts["skipped_without_snippets"] += 1
                 logger.warning("%s: yes/no question without snippet text; skipped", where)
@@ -387,8 +402,9 @@ def _bioasq_challenge_questions(spec: TaskSpec, folder: Path, counts: Counter) -
             example = TextExample(question_id, body, (label,), text_pair=context)
             if question_id in questions:
                 if questions[question_id][0] != [example]:
-                    raise TaskFormatError(f"{where}: id {question_id} also in {where_seen[question_id]} "
-                                          "with another question, answer or snippets")
+                    raise TaskFormatError(f"{where}: id {question_id} also in "
+                                          f"{where_seen[question_id]} with another question, "
+                                          "answer or snippets")
                 counts["skipped_duplicate_questions"] += 1
                 continue
             questions[question_id], where_seen[question_id] = ([example], (path,)), where
@@ -440,7 +456,8 @@ def _split_pool(spec: TaskSpec, data_dir: Path, kind: str, unit: str, train_pool
         splits[name] = split
     if lists is not None:
         listed = {item for ids in lists.values() for item in ids}
-        splits["train"].counts[f"skipped_{unit}_not_listed"] = len((set(train_pool) | set(test_pool)) - listed)
+        unlisted = (set(train_pool) | set(test_pool)) - listed
+        splits["train"].counts[f"skipped_{unit}_not_listed"] = len(unlisted)
     return splits
 
 
@@ -448,13 +465,15 @@ def _read_bioasq_challenge(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
     training_dir, golden_dir = data_dir / BIOASQ_TRAINING_DIR, data_dir / BIOASQ_GOLDEN_DIR
     for folder in (training_dir, golden_dir):
         if not folder.is_dir():
-            raise TaskFormatError(f"{folder}: missing; the challenge layout has {BIOASQ_TRAINING_DIR}/ "
-                                  f"(training questions) and {BIOASQ_GOLDEN_DIR}/ (golden test batches)")
+            raise TaskFormatError(f"{folder}: missing; the challenge layout has "
+                                  f"{BIOASQ_TRAINING_DIR}/ (training questions) and "
+                                  f"{BIOASQ_GOLDEN_DIR}/ (golden test batches)")
     counts = {"train": Counter(), "test": Counter()}
     training = _bioasq_challenge_questions(spec, training_dir, counts["train"])
     golden = _bioasq_challenge_questions(spec, golden_dir, counts["test"])
     return _split_pool(spec, data_dir, "id", "questions", training, golden, counts, {
-        "train": f"{BIOASQ_TRAINING_DIR} yes/no questions", "test": f"{BIOASQ_GOLDEN_DIR} yes/no questions"})
+        "train": f"{BIOASQ_TRAINING_DIR} yes/no questions",
+        "test": f"{BIOASQ_GOLDEN_DIR} yes/no questions"})
 
 
 def read_bioasq(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
@@ -469,16 +488,17 @@ def read_bioasq(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
     jsonl = _bioasq_jsonl_paths(data_dir)
     challenge = (data_dir / BIOASQ_TRAINING_DIR).is_dir() or (data_dir / BIOASQ_GOLDEN_DIR).is_dir()
     if jsonl and challenge:
-        raise TaskFormatError(f"{data_dir}: holds both BLURB's JSON lines ({', '.join(p.name for p in jsonl.values())}) "
-                              "and the challenge folders; keep one layout")
+        names = ", ".join(path.name for path in jsonl.values())
+        raise TaskFormatError(f"{data_dir}: holds both BLURB's JSON lines ({names}) and the "
+                              "challenge folders; keep one layout")
     if challenge:
         return _read_bioasq_challenge(spec, data_dir)
     if len(jsonl) != len(BIOASQ_JSONL_STEMS):
+        found = f"; found only {', '.join(path.name for path in jsonl.values())}" if jsonl else ""
         raise TaskFormatError(
-            f"{data_dir}: no BioASQ files in a known layout: expected BLURB's JSON lines train/dev/test"
-            f".jsonl ({', '.join(BIOASQ_JSONL_KEYS)}), or the challenge folders {BIOASQ_TRAINING_DIR}/ "
-            f"and {BIOASQ_GOLDEN_DIR}/" + (f"; found only {', '.join(p.name for p in jsonl.values())}"
-                                           if jsonl else ""))
+            f"{data_dir}: no BioASQ files in a known layout: expected BLURB's JSON lines "
+            f"train/dev/test.jsonl ({', '.join(BIOASQ_JSONL_KEYS)}), or the challenge folders "
+            f"{BIOASQ_TRAINING_DIR}/ and {BIOASQ_GOLDEN_DIR}/{found}")
     splits = {}
     for name, path in jsonl.items():
         splits[name] = Split(name, sources=[path], derivation=path.name)
@@ -530,8 +550,8 @@ def _read_scibert_pico_file(spec: TaskSpec, path: Path, split: Split) -> None:
             raise TaskFormatError(f"{where}: a token before the first '-DOCSTART- (PMID)' line")
         columns = line.split(" ")
         if len(columns) != 4 or not all(columns):
-            raise TaskFormatError(f"{where}: expected 4 space-separated columns (token, POS, O, tag), "
-                                  f"found {line[:60]!r}")
+            raise TaskFormatError(f"{where}: expected 4 space-separated columns (token, POS, O, "
+                                  f"tag), found {line[:60]!r}")
         word, tag = columns[0], columns[3]
         if not words:
             first_line = number
@@ -547,7 +567,8 @@ def _ebm_nlp_labels(path: Path, tokens: int) -> list[bool]:
         raise TaskFormatError(f"{path}: {len(labels)} labels for the document's {tokens} tokens")
     for position, label in enumerate(labels, 1):
         if label not in ("0", "1"):
-            raise TaskFormatError(f"{path}: token {position}: label {label!r}; starting_spans hold 0 or 1")
+            raise TaskFormatError(f"{path}: token {position}: label {label!r}; starting_spans "
+                                  "hold 0 or 1")
     return [label == "1" for label in labels]
 
 
@@ -558,8 +579,9 @@ def _ebm_nlp_documents(data_dir: Path, part: str, counts: Counter) -> dict[str, 
     for folder, element in EBM_NLP_ELEMENTS.items():
         element_dir = data_dir / EBM_NLP_SPANS / folder / EBM_NLP_PARTS[part]
         if not element_dir.is_dir():
-            raise TaskFormatError(f"{element_dir}: missing; EBM-NLP holds {EBM_NLP_SPANS}/<element>/"
-                                  f"{EBM_NLP_PARTS[part]}/<PMID>.AGGREGATED.ann for each element")
+            raise TaskFormatError(f"{element_dir}: missing; EBM-NLP holds {EBM_NLP_SPANS}/"
+                                  f"<element>/{EBM_NLP_PARTS[part]}/<PMID>.AGGREGATED.ann for each "
+                                  "element")
         for path in sorted(element_dir.glob("*.ann")):
             annotations.setdefault(path.name.split(".")[0], {})[element] = path
     documents = {}
@@ -567,7 +589,8 @@ def _ebm_nlp_documents(data_dir: Path, part: str, counts: Counter) -> dict[str, 
         token_path = _require_file(data_dir / EBM_NLP_DOCUMENTS / f"{pmid}.tokens",
                                    f"the tokens of annotated document {pmid}")
         words = " ".join(line for _, line in _lines(token_path)).split()
-        covered = {element: _ebm_nlp_labels(path, len(words)) for element, path in annotations[pmid].items()}
+        covered = {element: _ebm_nlp_labels(path, len(words))
+                   for element, path in annotations[pmid].items()}
         for element in PICO_ELEMENTS:
             if element not in covered:
                 counts[f"documents_without_{element}"] += 1
@@ -605,11 +628,13 @@ def read_ebm_pico(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
     sentences after each '.' token (as EBM-NLP's and BLURB's preprocessing do); test = test/gold.
     SciBERT: train.txt / dev.txt / test.txt as released.
     """
-    scibert = [data_dir / name for name in SCIBERT_PICO_FILES.values() if (data_dir / name).is_file()]
+    scibert = [data_dir / name for name in SCIBERT_PICO_FILES.values()
+               if (data_dir / name).is_file()]
     ebm_nlp = (data_dir / EBM_NLP_DOCUMENTS).is_dir() or (data_dir / EBM_NLP_SPANS).is_dir()
     if scibert and ebm_nlp:
-        raise TaskFormatError(f"{data_dir}: holds both SciBERT's {', '.join(p.name for p in scibert)} and "
-                              "EBM-NLP's documents/annotations; keep one layout")
+        names = ", ".join(path.name for path in scibert)
+        raise TaskFormatError(f"{data_dir}: holds both SciBERT's {names} and EBM-NLP's "
+                              "documents/annotations; keep one layout")
     if ebm_nlp:
         return _read_ebm_nlp(spec, data_dir)
     if len(scibert) != len(SCIBERT_PICO_FILES):
@@ -638,8 +663,10 @@ def read_gad_blurb(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
     1/test.tsv (534). Table 3 prints the dev and test sizes the other way round.
     """
     fold_dir = data_dir / GAD_BLURB_FOLD
-    train_path = _require_file(fold_dir / "train.tsv", "BioBERT GAD fold 1 train.tsv, sentence<TAB>label")
-    train = Split("train", sources=[train_path], derivation=f"1/train.tsv rows 1-{GAD_BLURB_TRAIN_ROWS}")
+    train_path = _require_file(fold_dir / "train.tsv",
+                               "BioBERT GAD fold 1 train.tsv, sentence<TAB>label")
+    train = Split("train", sources=[train_path],
+                  derivation=f"1/train.tsv rows 1-{GAD_BLURB_TRAIN_ROWS}")
     valid = Split("valid", sources=[train_path],
                   derivation=f"1/train.tsv rows after {GAD_BLURB_TRAIN_ROWS}")
     for number, line in _lines(train_path):
@@ -651,10 +678,11 @@ def read_gad_blurb(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
             raise TaskFormatError(f"{where}: empty sentence")
         split.add(TextExample(f"train.tsv:{number}", sentence, (_check_label(spec, label, where),)))
     if not valid.examples:
-        raise TaskFormatError(f"{train_path}: {train.counts['lines']} rows; BLURB's split takes rows "
-                              f"1-{GAD_BLURB_TRAIN_ROWS} for train and the rest for dev: this is not "
-                              "BioBERT's GAD fold 1")
-    test_path = _require_file(fold_dir / "test.tsv", "BioBERT GAD fold 1 test.tsv, index/sentence/label")
+        raise TaskFormatError(f"{train_path}: {train.counts['lines']} rows; BLURB's split takes "
+                              f"rows 1-{GAD_BLURB_TRAIN_ROWS} for train and the rest for dev: this "
+                              "is not BioBERT's GAD fold 1")
+    test_path = _require_file(fold_dir / "test.tsv",
+                              "BioBERT GAD fold 1 test.tsv, index/sentence/label")
     test = Split("test", sources=[test_path], derivation="1/test.tsv")
     _read_indexed_tsv(spec, test_path, test)
     return {"train": train, "valid": valid, "test": test}

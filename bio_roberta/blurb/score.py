@@ -38,7 +38,8 @@ def blurb_score(results: Mapping[str, float]) -> BlurbScore:
         raise ValueError("BLURB score of no results")
     type_averages = {}
     for task_type in TASK_TYPES:
-        scores = [results[d.task] for d in BLURB_DATASETS if d.task_type == task_type and d.task in results]
+        scores = [results[d.task] for d in BLURB_DATASETS
+                  if d.task_type == task_type and d.task in results]
         if scores:
             type_averages[task_type] = statistics.fmean(scores)
     missing = tuple(d.task for d in BLURB_DATASETS if d.task not in results)
@@ -55,6 +56,7 @@ def mean_over_runs(scores: Sequence[float]) -> float:
 def table6_results(column: str) -> dict[str, float]:
     """Table 6's per-dataset results of one column (TABLE6_COLUMNS)."""
     if column not in TABLE6_COLUMNS:
-        raise ValueError(f"Table 6 column {column!r} is not kept; known: {', '.join(TABLE6_COLUMNS)}")
+        raise ValueError(f"Table 6 column {column!r} is not kept; known: "
+                         f"{', '.join(TABLE6_COLUMNS)}")
     position = TABLE6_COLUMNS.index(column)
     return {dataset.task: dataset.table6[position] for dataset in BLURB_DATASETS}

@@ -129,5 +129,6 @@ def check_split_sizes(dataset: BlurbDataset, data: TaskData) -> Optional[str]:
     found = read_sizes(dataset, data)
     if found == dataset.split_sizes:
         return None
-    return (f"{dataset.display}: train/dev/test {dataset.unit} {'/'.join(map(str, found))}, BLURB's "
-            f"split has {'/'.join(map(str, dataset.split_sizes))} ({dataset.split_source})")
+    sizes = "/".join(map(str, found))
+    return (f"{dataset.display}: train/dev/test {dataset.unit} {sizes}, BLURB's split has "
+            f"{'/'.join(map(str, dataset.split_sizes))} ({dataset.split_source})")

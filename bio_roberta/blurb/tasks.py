@@ -48,7 +48,8 @@ PUBMEDQA = TaskSpec(
 BIOASQ = TaskSpec(
     name="bioasq", display="BioASQ", domain=PUBMED, kind=QA_PAIR, source_format="bioasq_yesno",
     labels=("yes", "no"), metric="accuracy", hparams=_hparams(3e-5, 16, 20, 42), paper=(),
-    public=False, notes="Task 7b yes/no questions + their snippets; BioASQ registration; 670/75/140",
+    public=False,
+    notes="Task 7b yes/no questions + their snippets; BioASQ registration; 670/75/140",
 )
 EBM_PICO = TaskSpec(
     name="ebm-pico", display="EBM PICO", domain=PUBMED, kind=MULTI_ELEMENT_TAGGING,
@@ -58,4 +59,5 @@ EBM_PICO = TaskSpec(
     notes="a word may carry several elements (tag 'I-PAR+I-INT'); word-level F1 per element",
 )
 
-BLURB_NEW_TASKS: dict[str, TaskSpec] = {spec.name: spec for spec in (BIOSSES, PUBMEDQA, BIOASQ, EBM_PICO)}
+BLURB_NEW_TASKS: dict[str, TaskSpec] = {
+    spec.name: spec for spec in (BIOSSES, PUBMEDQA, BIOASQ, EBM_PICO)}
