@@ -1,4 +1,5 @@
 """BLURB's metrics equal their reference implementations (scipy, sklearn) on random cases."""
+
 import math
 import random
 
@@ -8,12 +9,11 @@ from scipy.stats import pearsonr
 from sklearn.metrics import accuracy_score, f1_score
 from sklearn.preprocessing import MultiLabelBinarizer
 
-from bio_roberta import metrics
 from bio_roberta.blurb import metrics as blurb_metrics
 from bio_roberta.blurb.metrics import (
     BLURB_SCORERS,
-    blurb_release_tags,
     PICO_ELEMENTS,
+    blurb_release_tags,
     hoc_micro_f1,
     pearson,
     pico_elements,
@@ -24,6 +24,7 @@ from bio_roberta.blurb.metrics import (
 from bio_roberta.blurb.suite import BLURB_DATASETS
 from bio_roberta.blurb.tasks import BIOASQ, PUBMEDQA
 from bio_roberta.tasks.registry import get_task
+from bio_roberta_core import metrics
 
 CASES = 300
 
@@ -94,8 +95,9 @@ def test_pico_word_f1_equals_sklearn_per_class_f1_on_single_tags():
         predicted = corrupt(rng, gold, rng.random(), overlap=False)
         flat_gold = [t for s in gold for t in s]
         flat_predicted = [t for s in predicted for t in s]
-        expected = f1_score(flat_gold, flat_predicted, labels=list(PICO_ELEMENTS), average=None,
-                            zero_division=0)
+        expected = f1_score(
+            flat_gold, flat_predicted, labels=list(PICO_ELEMENTS), average=None, zero_division=0
+        )
         ours = pico_word_f1s(gold, predicted)
         assert [ours[e] for e in PICO_ELEMENTS] == pytest.approx(list(expected), abs=1e-12)
         macro = pico_macro_word_f1(gold, predicted)
@@ -111,7 +113,8 @@ def test_pico_word_f1_equals_sklearn_on_the_word_element_indicator_matrix():
         predicted = corrupt(rng, gold, rng.random(), overlap=True)
         gold_matrix, predicted_matrix = (
             binarizer.fit_transform([pico_elements(t) for s in sentences for t in s])
-            for sentences in (gold, predicted))
+            for sentences in (gold, predicted)
+        )
         expected = f1_score(gold_matrix, predicted_matrix, average=None, zero_division=0)
         ours = pico_word_f1s(gold, predicted)
         assert [ours[e] for e in PICO_ELEMENTS] == pytest.approx(list(expected), abs=1e-12)
@@ -163,13 +166,18 @@ def test_hoc_micro_f1_equals_sklearn_micro_over_abstracts_and_hallmarks():
         sentences, abstracts = rng.randint(1, 40), rng.randint(1, 8)
         groups = [f"pmid{rng.randrange(abstracts)}" for _ in range(sentences)]
         gold, predicted = (
-            metrics.group_label_sets(groups, [set(rng.sample(hallmarks, rng.randint(0, 3)))
-                                              for _ in groups])
-            for _ in range(2))
+            metrics.group_label_sets(
+                groups, [set(rng.sample(hallmarks, rng.randint(0, 3))) for _ in groups]
+            )
+            for _ in range(2)
+        )
         keys = list(gold)
-        expected = f1_score(binarizer.fit_transform([gold[k] for k in keys]),
-                            binarizer.fit_transform([predicted[k] for k in keys]), average="micro",
-                            zero_division=0)
+        expected = f1_score(
+            binarizer.fit_transform([gold[k] for k in keys]),
+            binarizer.fit_transform([predicted[k] for k in keys]),
+            average="micro",
+            zero_division=0,
+        )
         assert hoc_micro_f1(gold, predicted) == pytest.approx(expected, abs=1e-12)
 
 

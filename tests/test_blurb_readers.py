@@ -1,5 +1,6 @@
 """BLURB readers: real BIOSSES, PubMedQA and GAD files (../shared/data), small files we write
 for BioASQ and EBM-PICO, and every error."""
+
 from __future__ import annotations
 
 import json
@@ -36,18 +37,22 @@ def fails(pattern):
 
 # ---------------------------------------------------------------- real data (../shared/data)
 
+
 @pytest.mark.real_data
 def test_biosses_real_files_rebuild_blurbs_64_16_20_split():
     data = read_blurb_task(BIOSSES, shared_data_path("sts", "BIOSSES"))
     for name, numbers in BIOSSES_BLURB_SPLIT.items():
         split = data.splits[name]
         assert ids(split) == [str(n) for n in numbers]
-        assert all(0.0 <= float(e.labels[0]) <= 4.0 and e.text and e.text_pair
-                   for e in split.examples)
+        assert all(
+            0.0 <= float(e.labels[0]) <= 4.0 and e.text and e.text_pair for e in split.examples
+        )
     assert check_split_sizes(BLURB["biosses"], data) is None
     # BLUE's rowdata files are 70/16/14 (their SOURCE.txt); every one of their pairs is placed
-    drawn = {f: sum(s.counts[f"from_{f}"] for s in data.splits.values())
-             for f in ("train.tsv", "dev.tsv", "test.tsv")}
+    drawn = {
+        f: sum(s.counts[f"from_{f}"] for s in data.splits.values())
+        for f in ("train.tsv", "dev.tsv", "test.tsv")
+    }
     assert drawn == {"train.tsv": 70, "dev.tsv": 16, "test.tsv": 14}
     # a quoted sentence of dev.tsv holds a TAB: BLURB writes it as a space
     pairs = {e.id: e for s in data.splits.values() for e in s.examples}
@@ -112,8 +117,9 @@ def test_gad_blurb_split_is_biobert_fold1_cut_at_row_4261():
 
 
 @pytest.mark.real_data
-@pytest.mark.parametrize("task, folder", [("bc5cdr-chem", "ner/BC5CDR-Chemical"),
-                                          ("ncbi-disease", "ner/NCBI-disease")])
+@pytest.mark.parametrize(
+    "task, folder", [("bc5cdr-chem", "ner/BC5CDR-Chemical"), ("ncbi-disease", "ner/NCBI-disease")]
+)
 def test_biobert_ner_files_hold_blurbs_splits(task, folder):
     """Their entity mentions per split equal Table 3's."""
     data = read_task(get_task(task), shared_data_path(*folder.split("/")))
@@ -125,7 +131,8 @@ def test_blue_hoc_and_ddi_are_not_blurbs_splits():
     hoc = read_task(get_task("hoc"), shared_data_path("cls", "HOC"))
     message = check_split_sizes(BLURB["hoc"], hoc)
     assert message.startswith(
-        "HoC: train/dev/test abstracts 1108/157/315, BLURB's split has 1295/186/371")
+        "HoC: train/dev/test abstracts 1108/157/315, BLURB's split has 1295/186/371"
+    )
     ddi = read_task(get_task("ddi"), shared_data_path("re", "DDI-2013", "DDICorpus"))
     assert len(ddi.splits["test"].examples) == BLURB["ddi"].split_sizes[2]  # the same test set
     assert check_split_sizes(BLURB["ddi"], ddi) is not None  # but not BLURB's train/dev
@@ -145,13 +152,26 @@ SENTENCES = [
 def write_biosses(folder: Path, sizes=(70, 16, 14), edit=None) -> Path:
     """BLUE-style rowdata files over 100 synthetic pairs; edit(rows) may change the rows first."""
     folder.mkdir(parents=True, exist_ok=True)
-    rows = [[str(i), "GENRE", "BIOSSES", "1997", str(i), "BIOSSES", "BIOSSES",
-             SENTENCES[i % 5], SENTENCES[(i + 1) % 5], f"{(i % 9) / 2:.1f}"] for i in range(100)]
+    rows = [
+        [
+            str(i),
+            "GENRE",
+            "BIOSSES",
+            "1997",
+            str(i),
+            "BIOSSES",
+            "BIOSSES",
+            SENTENCES[i % 5],
+            SENTENCES[(i + 1) % 5],
+            f"{(i % 9) / 2:.1f}",
+        ]
+        for i in range(100)
+    ]
     if edit:
         edit(rows)
     start = 0
     for name, size in zip(("train.tsv", "dev.tsv", "test.tsv"), sizes):
-        lines = ["\t".join(BIOSSES_HEADER)] + ["\t".join(row) for row in rows[start:start + size]]
+        lines = ["\t".join(BIOSSES_HEADER)] + ["\t".join(row) for row in rows[start : start + size]]
         (folder / name).write_text("\n".join(lines) + "\n")
         start += size
     return folder
@@ -161,23 +181,33 @@ def write_biosses(folder: Path, sizes=(70, 16, 14), edit=None) -> Path:
 def test_biosses_any_split_of_the_100_pairs_gives_blurbs(tmp_path, sizes):
     data = read_blurb_task(BIOSSES, write_biosses(tmp_path, sizes))
     assert [ids(data.splits[s]) for s in ("train", "valid", "test")] == [
-        [str(n) for n in BIOSSES_BLURB_SPLIT[s]] for s in ("train", "valid", "test")]
+        [str(n) for n in BIOSSES_BLURB_SPLIT[s]] for s in ("train", "valid", "test")
+    ]
     pair = data.splits["valid"].examples[0]  # pair 2 = old_index 1
     assert (pair.text, pair.text_pair, pair.labels) == (SENTENCES[1], SENTENCES[2], ("0.5",))
 
 
-@pytest.mark.parametrize("edit, message", [
-    (lambda rows: rows.pop(), r"pairs \[100\] \(old_index \+ 1\) are in none of"),
-    (lambda rows: rows[75].__setitem__(4, "7"),
-     r"dev.tsv: pair 8 \(old_index 7\) also in .*train.tsv"),
-    (lambda rows: rows[3].__setitem__(9, "4.2"),
-     r"train.tsv:5: score '4.2' is not a number in 0-4"),
-    (lambda rows: rows[3].__setitem__(9, "high"), r"train.tsv:5: score 'high' is not a number"),
-    (lambda rows: rows[3].__setitem__(4, "100"),
-     r"train.tsv:5: old_index '100' is not a pair index 0-99"),
-    (lambda rows: rows[3].pop(), r"train.tsv:5: expected 10 TAB-separated columns"),
-    (lambda rows: rows[3].__setitem__(8, "  "), r"train.tsv:5: empty sentence"),
-])
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda rows: rows.pop(), r"pairs \[100\] \(old_index \+ 1\) are in none of"),
+        (
+            lambda rows: rows[75].__setitem__(4, "7"),
+            r"dev.tsv: pair 8 \(old_index 7\) also in .*train.tsv",
+        ),
+        (
+            lambda rows: rows[3].__setitem__(9, "4.2"),
+            r"train.tsv:5: score '4.2' is not a number in 0-4",
+        ),
+        (lambda rows: rows[3].__setitem__(9, "high"), r"train.tsv:5: score 'high' is not a number"),
+        (
+            lambda rows: rows[3].__setitem__(4, "100"),
+            r"train.tsv:5: old_index '100' is not a pair index 0-99",
+        ),
+        (lambda rows: rows[3].pop(), r"train.tsv:5: expected 10 TAB-separated columns"),
+        (lambda rows: rows[3].__setitem__(8, "  "), r"train.tsv:5: empty sentence"),
+    ],
+)
 def test_biosses_errors(tmp_path, edit, message):
     write_biosses(tmp_path, sizes=(70, 16, 13) if "none of" in message else (70, 16, 14), edit=edit)
     with fails(message):
@@ -197,6 +227,7 @@ def test_biosses_header_and_missing_file(tmp_path):
 
 # ---------------------------------------------------------------- PubMedQA, files we write
 
+
 def write_pubmedqa(folder: Path, records: dict, truth: dict) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "ori_pqal.json").write_text(json.dumps(records))
@@ -208,27 +239,47 @@ def pqal_record(answer="yes", **changes):
     record = {
         "QUESTION": "Does metformin lower fasting glucose?",
         "CONTEXTS": ["Metformin is first-line therapy.", "We randomised 120 adults."],
-        "LABELS": ["BACKGROUND", "METHODS"], "MESHES": ["Humans"], "YEAR": "2010",
-        "reasoning_required_pred": answer, "reasoning_free_pred": answer,
-        "final_decision": answer, "LONG_ANSWER": "Metformin lowers glucose."}
+        "LABELS": ["BACKGROUND", "METHODS"],
+        "MESHES": ["Humans"],
+        "YEAR": "2010",
+        "reasoning_required_pred": answer,
+        "reasoning_free_pred": answer,
+        "final_decision": answer,
+        "LONG_ANSWER": "Metformin lowers glucose.",
+    }
     record.update(changes)
     return record
 
 
-@pytest.mark.parametrize("records, truth, message", [
-    ([1, 2], {}, r"ori_pqal.json: expected a JSON object keyed by PMID, found list"),
-    ({"123": pqal_record(CONTEXTS="text")}, {},
-     r"PMID 123: CONTEXTS missing or not a list of text"),
-    ({"123": pqal_record(CONTEXTS=["  "])}, {}, r"PMID 123: CONTEXTS holds no text"),
-    ({"123": pqal_record(final_decision="probably")}, {},
-     r"PMID 123: unknown label 'probably' for pubmedqa"),
-    ({"123": pqal_record(QUESTION="")}, {},
-     r"PMID 123: field 'QUESTION' missing, empty or not text"),
-    ({"abc": pqal_record()}, {}, r"PMID abc: expected a PMID key holding an object"),
-    ({"123": pqal_record()}, {"124": "yes"},
-     r"test_ground_truth.json: PMID 124 is not in ori_pqal.json"),
-    ({"123": pqal_record()}, {"123": "no"}, r"PMID 123 answers 'no', ori_pqal.json says 'yes'"),
-])
+@pytest.mark.parametrize(
+    "records, truth, message",
+    [
+        ([1, 2], {}, r"ori_pqal.json: expected a JSON object keyed by PMID, found list"),
+        (
+            {"123": pqal_record(CONTEXTS="text")},
+            {},
+            r"PMID 123: CONTEXTS missing or not a list of text",
+        ),
+        ({"123": pqal_record(CONTEXTS=["  "])}, {}, r"PMID 123: CONTEXTS holds no text"),
+        (
+            {"123": pqal_record(final_decision="probably")},
+            {},
+            r"PMID 123: unknown label 'probably' for pubmedqa",
+        ),
+        (
+            {"123": pqal_record(QUESTION="")},
+            {},
+            r"PMID 123: field 'QUESTION' missing, empty or not text",
+        ),
+        ({"abc": pqal_record()}, {}, r"PMID abc: expected a PMID key holding an object"),
+        (
+            {"123": pqal_record()},
+            {"124": "yes"},
+            r"test_ground_truth.json: PMID 124 is not in ori_pqal.json",
+        ),
+        ({"123": pqal_record()}, {"123": "no"}, r"PMID 123 answers 'no', ori_pqal.json says 'yes'"),
+    ],
+)
 def test_pubmedqa_errors(tmp_path, records, truth, message):
     with fails(message):
         read_blurb_task(PUBMEDQA, write_pubmedqa(tmp_path, records, truth))
@@ -253,9 +304,12 @@ QUESTIONS = [
 
 def jsonl_record(i):
     question, answer = QUESTIONS[i % len(QUESTIONS)]
-    return {"id": f"5a{i:022x}", "question": question,
-            "context": f"Snippet {i} from a PubMed abstract. A second sentence of snippet {i}.",
-            "label": answer}
+    return {
+        "id": f"5a{i:022x}",
+        "question": question,
+        "context": f"Snippet {i} from a PubMed abstract. A second sentence of snippet {i}.",
+        "label": answer,
+    }
 
 
 def write_jsonl(path: Path, records):
@@ -279,23 +333,37 @@ def test_bioasq_blurb_json_lines(tmp_path):
     assert [len(data.splits[s].examples) for s in ("train", "valid", "test")] == [6, 2, 3]
     example = data.splits["test"].examples[0]
     assert (example.id, example.text, example.labels) == (
-        jsonl_record(8)["id"], QUESTIONS[0][0], ("yes",))
+        jsonl_record(8)["id"],
+        QUESTIONS[0][0],
+        ("yes",),
+    )
     assert example.text_pair.startswith("Snippet 8")
     assert data.splits["valid"].counts["skipped_blank_lines"] == 1
     assert dict(data.splits["train"].label_counts) == {"yes": 3, "no": 3}
 
 
-@pytest.mark.parametrize("line, message", [
-    ('{"id": "q1", "question": "Is X?", "context": "c", "label": "maybe"}',
-     r"unknown label 'maybe' for bioasq"),
-    ('{"id": "q1", "question": "Is X?", "label": "yes"}',
-     r"field 'context' missing, empty or not text"),
-    ('{"id": "", "question": "Is X?", "context": "c", "label": "yes"}',
-     r"field 'id' missing, empty or not text"),
-    ('["q1", "Is X?", "c", "yes"]', r"expected a JSON object, found list"),
-    ('q1\tIs X?\tc\tyes',
-     r"not a JSON line .*expected one object with id, question, context, label a line"),
-])
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        (
+            '{"id": "q1", "question": "Is X?", "context": "c", "label": "maybe"}',
+            r"unknown label 'maybe' for bioasq",
+        ),
+        (
+            '{"id": "q1", "question": "Is X?", "label": "yes"}',
+            r"field 'context' missing, empty or not text",
+        ),
+        (
+            '{"id": "", "question": "Is X?", "context": "c", "label": "yes"}',
+            r"field 'id' missing, empty or not text",
+        ),
+        ('["q1", "Is X?", "c", "yes"]', r"expected a JSON object, found list"),
+        (
+            "q1\tIs X?\tc\tyes",
+            r"not a JSON line .*expected one object with id, question, context, label a line",
+        ),
+    ],
+)
 def test_bioasq_json_lines_errors(tmp_path, line, message):
     write_bioasq_jsonl(tmp_path)
     write_jsonl(tmp_path / "train.jsonl", [jsonl_record(0), line])
@@ -325,11 +393,18 @@ def test_bioasq_layout_errors(tmp_path):
 
 def challenge_question(i, qtype="yesno", answer=None, snippets=None, body=None):
     question, default = QUESTIONS[i % len(QUESTIONS)]
-    record = {"id": f"55{i:022x}", "body": body or question, "type": qtype,
-              "documents": [f"http://www.ncbi.nlm.nih.gov/pubmed/{20000000 + i}"],
-              "snippets": snippets if snippets is not None else [
-                  {"text": f"Snippet {i}a reports\nthe finding.", "document": "x"},
-                  {"text": f"Snippet {i}b confirms it.", "document": "y"}]}
+    record = {
+        "id": f"55{i:022x}",
+        "body": body or question,
+        "type": qtype,
+        "documents": [f"http://www.ncbi.nlm.nih.gov/pubmed/{20000000 + i}"],
+        "snippets": snippets
+        if snippets is not None
+        else [
+            {"text": f"Snippet {i}a reports\nthe finding.", "document": "x"},
+            {"text": f"Snippet {i}b confirms it.", "document": "y"},
+        ],
+    }
     if qtype == "yesno":
         record["exact_answer"] = default if answer is None else answer
     elif qtype in ("factoid", "list"):
@@ -344,8 +419,9 @@ def write_challenge(folder: Path, training: list, golden: list) -> Path:
     parts = (("trainining7b.json", training[:half]), ("trainining7b_part2.json", training[half:]))
     for name, questions in parts:
         (folder / "BioASQ-training7b" / name).write_text(
-            json.dumps({"questions": questions}, indent=2))
-    for batch, questions in enumerate((golden[:len(golden) // 2], golden[len(golden) // 2:]), 1):
+            json.dumps({"questions": questions}, indent=2)
+        )
+    for batch, questions in enumerate((golden[: len(golden) // 2], golden[len(golden) // 2 :]), 1):
         path = folder / "Task7BGoldenEnriched" / f"7B{batch}_golden.json"
         path.write_text(json.dumps({"questions": questions}))
     return folder
@@ -353,10 +429,14 @@ def write_challenge(folder: Path, training: list, golden: list) -> Path:
 
 def test_bioasq_challenge_json_keeps_yes_no_questions_and_counts_the_rest(tmp_path):
     training = [challenge_question(i) for i in range(40)]
-    training += [challenge_question(100, "factoid"), challenge_question(101, "list"),
-                 challenge_question(102, "summary"), challenge_question(103, answer="Yes"),
-                 challenge_question(104, snippets=[]),
-                 challenge_question(3)]  # 3 again: a duplicate
+    training += [
+        challenge_question(100, "factoid"),
+        challenge_question(101, "list"),
+        challenge_question(102, "summary"),
+        challenge_question(103, answer="Yes"),
+        challenge_question(104, snippets=[]),
+        challenge_question(3),
+    ]  # 3 again: a duplicate
     golden = [challenge_question(i) for i in range(200, 206)]
     golden.append(challenge_question(5))  # also in training
     data = read_blurb_task(BIOASQ, write_challenge(tmp_path, training, golden))
@@ -403,17 +483,26 @@ def test_bioasq_challenge_with_blurbs_id_lists(tmp_path):
         read_blurb_task(BIOASQ, tmp_path)
 
 
-@pytest.mark.parametrize("question, message", [
-    (challenge_question(1, answer=["yes"]),
-     r"exact_answer of a yes/no question must be yes or no, found \['yes'\]"),
-    (challenge_question(1, answer="maybe"), r"unknown label 'maybe' for bioasq"),
-    (challenge_question(1, snippets=[{"offset": 3}]),
-     r"snippets must be a list of objects with a 'text'"),
-    (challenge_question(1, body=" "), r"field 'body' missing, empty or not text"),
-    ({"id": "x", "body": "Is X?"}, r"expected a question object with a 'type'"),
-    ({**challenge_question(0), "body": "Is it another question?"},
-     r"id 55.* also in .* with another question"),
-])
+@pytest.mark.parametrize(
+    "question, message",
+    [
+        (
+            challenge_question(1, answer=["yes"]),
+            r"exact_answer of a yes/no question must be yes or no, found \['yes'\]",
+        ),
+        (challenge_question(1, answer="maybe"), r"unknown label 'maybe' for bioasq"),
+        (
+            challenge_question(1, snippets=[{"offset": 3}]),
+            r"snippets must be a list of objects with a 'text'",
+        ),
+        (challenge_question(1, body=" "), r"field 'body' missing, empty or not text"),
+        ({"id": "x", "body": "Is X?"}, r"expected a question object with a 'type'"),
+        (
+            {**challenge_question(0), "body": "Is it another question?"},
+            r"id 55.* also in .* with another question",
+        ),
+    ],
+)
 def test_bioasq_challenge_errors(tmp_path, question, message):
     write_challenge(tmp_path, [challenge_question(0), question], [challenge_question(9)])
     with fails(r"trainining7b_part2.json: questions\[0\].*" + message):
@@ -470,14 +559,20 @@ def test_ebm_pico_scibert_release(tmp_path):
     assert data.splits["test"].derivation == "SciBERT's test.txt"
 
 
-@pytest.mark.parametrize("edit, message", [
-    (("HbA1c NN O I-OUT", "HbA1c NN O I-COM"), r"train.txt:12: unknown label 'I-COM'"),
-    (("fell NN O O", "fell O"), r"train.txt:13: expected 4 space-separated columns"),
-    (("fell NN O O", "fell\tNN\tO\tO"), r"train.txt:13: expected 4 space-separated"),
-    (("-DOCSTART- (1001)", "-DOCSTART- -X- O O"), r"train.txt:1: expected '-DOCSTART- \(PMID\)'"),
-    (("-DOCSTART- (1001)\n", ""), r"train.txt:2: a token before the first '-DOCSTART-"),
-    (("(1002)", "(1001)"), r"train.txt:\d+: abstract 1001 appears twice in train.txt"),
-])
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (("HbA1c NN O I-OUT", "HbA1c NN O I-COM"), r"train.txt:12: unknown label 'I-COM'"),
+        (("fell NN O O", "fell O"), r"train.txt:13: expected 4 space-separated columns"),
+        (("fell NN O O", "fell\tNN\tO\tO"), r"train.txt:13: expected 4 space-separated"),
+        (
+            ("-DOCSTART- (1001)", "-DOCSTART- -X- O O"),
+            r"train.txt:1: expected '-DOCSTART- \(PMID\)'",
+        ),
+        (("-DOCSTART- (1001)\n", ""), r"train.txt:2: a token before the first '-DOCSTART-"),
+        (("(1002)", "(1001)"), r"train.txt:\d+: abstract 1001 appears twice in train.txt"),
+    ],
+)
 def test_ebm_pico_scibert_errors(tmp_path, edit, message):
     write_scibert(tmp_path)
     path = tmp_path / "train.txt"
@@ -568,8 +663,10 @@ def test_ebm_pico_original_layout_errors(tmp_path):
 
 def test_ebm_pico_no_known_layout(tmp_path):
     (tmp_path / "train.txt").write_text("")
-    with fails(r"no EBM-PICO files in a known layout: expected SciBERT's "
-                                              r"train.txt/dev.txt/test.txt"):
+    with fails(
+        r"no EBM-PICO files in a known layout: expected SciBERT's "
+        r"train.txt/dev.txt/test.txt"
+    ):
         read_blurb_task(EBM_PICO, tmp_path)
 
 

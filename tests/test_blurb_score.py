@@ -1,4 +1,5 @@
 """The BLURB score recomputed from Table 6's per-dataset results, and its partial form."""
+
 import pytest
 
 from bio_roberta.blurb.score import blurb_score, mean_over_runs, table6_results
@@ -40,8 +41,11 @@ def test_the_plain_average_of_datasets_is_not_the_blurb_score():
 
 
 def test_a_partial_score_averages_the_types_present_and_names_what_is_missing():
-    results = {name: value for name, value in table6_results("PubMedBERT").items()
-               if name not in ("hoc", "chemprot", "ddi", "bioasq")}
+    results = {
+        name: value
+        for name, value in table6_results("PubMedBERT").items()
+        if name not in ("hoc", "chemprot", "ddi", "bioasq")
+    }
     score = blurb_score(results)
     assert score.partial
     assert score.missing == ("chemprot", "ddi", "hoc", "bioasq")

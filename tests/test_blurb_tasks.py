@@ -1,4 +1,5 @@
 """The four new tasks' entries hang together with the readers, scorers and suite; QA truncation."""
+
 import random
 
 import pytest
@@ -46,12 +47,13 @@ def test_truncate_context_keeps_the_question_and_the_start_of_the_context():
         budget = rng.randint(len(question) + 1, 350)
         kept_question, kept_context, cut = truncate_context(question, context, budget, "q")
         assert kept_question == question
-        assert kept_context == context[:len(kept_context)]
+        assert kept_context == context[: len(kept_context)]
         assert cut == len(context) - len(kept_context)
         assert len(kept_question) + len(kept_context) == min(budget, len(question) + len(context))
 
 
 def test_truncate_context_refuses_a_question_without_room_for_context():
-    with pytest.raises(ValueError, match="PMID 1: the question alone has 8 tokens, the budget "
-                                         "is 8"):
+    with pytest.raises(
+        ValueError, match="PMID 1: the question alone has 8 tokens, the budget is 8"
+    ):
         truncate_context(list(range(8)), [1, 2], 8, "PMID 1")

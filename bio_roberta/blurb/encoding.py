@@ -9,16 +9,20 @@ cut: of PubMedQA's 1,000, 13 have more than 350 words of question + context, the
 The pair is encoded in convert.py's SENTENCE_PAIR_SPECIALS layout (<s> question </s></s> context
 </s>).
 """
+
 from __future__ import annotations
 
 from typing import Sequence
 
 
-def truncate_context(question: Sequence[int], context: Sequence[int], budget: int,
-                     example_id: str) -> tuple[list[int], list[int], int]:
+def truncate_context(
+    question: Sequence[int], context: Sequence[int], budget: int, example_id: str
+) -> tuple[list[int], list[int], int]:
     """(question, context cut from its end, tokens cut) so that both fit in budget tokens."""
     if len(question) >= budget:
-        raise ValueError(f"{example_id}: the question alone has {len(question)} tokens, the budget "
-                         f"is {budget}: no room for its context; convert with more --max-positions")
+        raise ValueError(
+            f"{example_id}: the question alone has {len(question)} tokens, the budget "
+            f"is {budget}: no room for its context; convert with more --max-positions"
+        )
     keep = min(len(context), budget - len(question))
     return list(question), list(context[:keep]), len(context) - keep

@@ -1,4 +1,4 @@
-"""BLURB's metrics (Gu et al. 2021, Table 3), reusing bio_roberta.metrics where the metric is one.
+"""BLURB's metrics (Gu et al. 2021, Table 3), reusing bio_roberta_core.metrics where the metric is one.
 
 pearson             Pearson's r of predicted and gold similarity scores (BIOSSES), as
                     scipy.stats.pearsonr
@@ -12,18 +12,19 @@ pico_macro_word_f1  EBM-PICO: for each element (P, I, O), F1 of the words predic
                     gives the number its files give.
 micro_f1            ChemProt, DDI, GAD: one F1 over the positive classes pooled (true positives,
                     predictions and gold of every class but the negative one summed), as
-                    bio_roberta.metrics.micro_f1. For GAD, with one positive class, this is the
+                    bio_roberta_core.metrics.micro_f1. For GAD, with one positive class, this is the
                     positive class's F1 (the registry's binary_f1).
 hoc_micro_f1        HoC: each abstract's hallmarks are the union of its sentences' labels; one F1
                     over every (abstract, hallmark) decision pooled, as LinkBERT's utils_hoc.py
                     scores BLURB's HoC (and SciFive matches the leaderboard with). Not BLUE's
                     eval_hoc (the registry's hoc_abstract_f1), which averages per-abstract precision
                     and recall first.
-accuracy            PubMedQA, BioASQ: bio_roberta.metrics.accuracy
-entity_f1           NER: bio_roberta.metrics.entity_f1, unchanged
+accuracy            PubMedQA, BioASQ: bio_roberta_core.metrics.accuracy
+entity_f1           NER: bio_roberta_core.metrics.entity_f1, unchanged
 
-Scores are fractions in [0, 1], as in bio_roberta.metrics.
+Scores are fractions in [0, 1], as in bio_roberta_core.metrics.
 """
+
 from __future__ import annotations
 
 import math
@@ -31,7 +32,7 @@ from typing import Callable, Hashable, Mapping, Sequence
 
 import numpy as np
 
-from bio_roberta import metrics
+from bio_roberta_core import metrics
 
 # EBM-PICO tags: O, or the elements a word carries joined by PICO_SEPARATOR in PICO_ELEMENTS'
 # order ("I-PAR+I-INT" for a participant word inside an intervention span).
@@ -53,12 +54,14 @@ def pearson(gold: Sequence[float], predicted: Sequence[float]) -> float:
     x, y = x - x.mean(), y - y.mean()
     norm = math.sqrt(float(np.dot(x, x)) * float(np.dot(y, y)))
     if norm == 0.0:
-        raise ValueError("Pearson correlation is undefined when gold or predicted scores are "
-                         "constant")
+        raise ValueError(
+            "Pearson correlation is undefined when gold or predicted scores are constant"
+        )
     return max(-1.0, min(1.0, float(np.dot(x, y)) / norm))
 
 
 # --- EBM-PICO ---------------------------------------------------------------------------------
+
 
 def pico_elements(tag: str) -> frozenset[str]:
     """The elements of one word's tag: 'O' -> {}, 'I-PAR+I-INT' -> {'I-PAR', 'I-INT'}."""
@@ -67,8 +70,10 @@ def pico_elements(tag: str) -> frozenset[str]:
     elements = tag.split(PICO_SEPARATOR)
     unknown = [e for e in elements if e not in PICO_ELEMENTS]
     if unknown or len(set(elements)) != len(elements):
-        raise ValueError(f"not an EBM-PICO tag: {tag!r} (O, or elements of "
-                         f"{', '.join(PICO_ELEMENTS)} joined by {PICO_SEPARATOR!r})")
+        raise ValueError(
+            f"not an EBM-PICO tag: {tag!r} (O, or elements of "
+            f"{', '.join(PICO_ELEMENTS)} joined by {PICO_SEPARATOR!r})"
+        )
     return frozenset(elements)
 
 
@@ -86,8 +91,10 @@ def blurb_release_tags(tags: Sequence[str]) -> tuple[str, ...]:
     EBM-NLP's build_data.py): of a word's elements the last in P, I, O order, so an outcome wins
     over an intervention and both over a participant. Scoring through these reproduces the gold
     of BLURB's files, which drops the ~3% overlaps; pico_macro_word_f1 keeps them."""
-    return tuple(next((e for e in reversed(PICO_ELEMENTS) if e in pico_elements(tag)), PICO_OUTSIDE)
-                 for tag in tags)
+    return tuple(
+        next((e for e in reversed(PICO_ELEMENTS) if e in pico_elements(tag)), PICO_OUTSIDE)
+        for tag in tags
+    )
 
 
 def pico_element_counts(gold: Sequence[Sequence[str]], predicted: Sequence[Sequence[str]]):
@@ -98,8 +105,9 @@ def pico_element_counts(gold: Sequence[Sequence[str]], predicted: Sequence[Seque
     counts = np.zeros((3, len(PICO_ELEMENTS)), dtype=np.int64)
     for i, (gold_tags, predicted_tags) in enumerate(zip(gold, predicted)):
         if len(gold_tags) != len(predicted_tags):
-            raise ValueError(f"sentence {i}: {len(gold_tags)} gold tags but {len(predicted_tags)} "
-                             "predicted")
+            raise ValueError(
+                f"sentence {i}: {len(gold_tags)} gold tags but {len(predicted_tags)} predicted"
+            )
         for gold_tag, predicted_tag in zip(gold_tags, predicted_tags):
             gold_set, predicted_set = pico_elements(gold_tag), pico_elements(predicted_tag)
             for k, element in enumerate(PICO_ELEMENTS):
@@ -121,9 +129,10 @@ def pico_macro_word_f1(gold, predicted) -> float:
 
 # --- HoC --------------------------------------------------------------------------------------
 
+
 def hoc_micro_f1(gold: Mapping[Hashable, set], predicted: Mapping[Hashable, set]) -> float:
     """Micro-F1 over (abstract, hallmark) decisions of label sets keyed by abstract
-    (bio_roberta.metrics.group_label_sets builds them from sentences)."""
+    (bio_roberta_core.metrics.group_label_sets builds them from sentences)."""
     if gold.keys() != predicted.keys():
         raise ValueError("gold and predicted label sets cover different abstracts")
     if not gold:
@@ -136,12 +145,13 @@ def hoc_micro_f1(gold: Mapping[Hashable, set], predicted: Mapping[Hashable, set]
 
 # --- one scorer per BLURB metric -----------------------------------------------------------------
 
+
 def _micro_f1(spec, gold, predicted) -> float:
-    return metrics.micro_f1(gold, predicted, metrics.scored_labels(spec))
+    return metrics.micro_f1(gold, predicted, spec.labels_in_score)
 
 
 # metric name (bio_roberta.blurb.suite.BlurbDataset.metric) -> score(spec, gold, predicted), the
-# gold and predicted values as bio_roberta.metrics.score takes them for that kind of task.
+# gold and predicted values as bio_roberta_core.metrics.score takes them for that kind of task.
 BLURB_SCORERS: dict[str, Callable] = {
     "entity_f1": lambda spec, gold, predicted: metrics.entity_f1(gold, predicted),
     "pico_macro_word_f1": lambda spec, gold, predicted: pico_macro_word_f1(gold, predicted),

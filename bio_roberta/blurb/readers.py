@@ -13,6 +13,7 @@ Splits rebuilt as BLURB's (Gu et al. 2021 §4; what BLURB's data_generation/prep
   those lists beside the data (BLURB_INDEX_FILES) the split is BLURB's, else dev is a
   deterministic 1 in 10 of the training documents and the derivation says so.
 """
+
 from __future__ import annotations
 
 import csv
@@ -50,19 +51,23 @@ VALID_ONE_IN = 10
 BLURB_INDEX_FILES = {"train": "train_{}.tsv", "valid": "dev_{}.tsv", "test": "test_{}.tsv"}
 
 
-def read_blurb_task(spec: TaskSpec, data_dir: str | Path,
-                    source_format: Optional[str] = None) -> TaskData:
+def read_blurb_task(
+    spec: TaskSpec, data_dir: str | Path, source_format: Optional[str] = None
+) -> TaskData:
     """Read one BLURB task from data_dir with BLURB_READERS[source_format or spec.source_format]."""
     data_dir = Path(data_dir)
     if not data_dir.is_dir():
-        raise TaskFormatError(f"{data_dir}: not a directory; pass the folder holding "
-                              f"{spec.name}'s files")
+        raise TaskFormatError(
+            f"{data_dir}: not a directory; pass the folder holding {spec.name}'s files"
+        )
     source_format = source_format or spec.source_format
     try:
         reader = BLURB_READERS[source_format]
     except KeyError:
-        raise TaskFormatError(f"{spec.name}: no BLURB reader for source format {source_format!r}; "
-                              f"known: {', '.join(BLURB_READERS)}") from None
+        raise TaskFormatError(
+            f"{spec.name}: no BLURB reader for source format {source_format!r}; "
+            f"known: {', '.join(BLURB_READERS)}"
+        ) from None
     splits = reader(spec, data_dir)
     for split in splits.values():
         logger.info("%s %s: %s", spec.name, split.name, dict(split.counts))
@@ -75,8 +80,9 @@ def _json_file(path: Path):
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
-        raise TaskFormatError(f"{path}:{error.lineno}: not JSON ({error.msg} at column "
-                              f"{error.colno})") from None
+        raise TaskFormatError(
+            f"{path}:{error.lineno}: not JSON ({error.msg} at column {error.colno})"
+        ) from None
 
 
 def _nonempty_text(record: dict, key: str, where: str) -> str:
@@ -95,8 +101,9 @@ def _index_lists(data_dir: Path, kind: str) -> Optional[dict[str, list[str]]]:
     if len(present) != len(paths):
         missing = ", ".join(path.name for path in paths.values() if not path.is_file())
         beside = ", ".join(path.name for path in present)
-        raise TaskFormatError(f"{data_dir}: BLURB's id lists come as three files; {missing} "
-                              f"missing beside {beside}")
+        raise TaskFormatError(
+            f"{data_dir}: BLURB's id lists come as three files; {missing} missing beside {beside}"
+        )
     lists, seen = {}, {}
     for split, path in paths.items():
         ids = []
@@ -106,8 +113,9 @@ def _index_lists(data_dir: Path, kind: str) -> Optional[dict[str, list[str]]]:
                 if not item:
                     continue
                 if item in seen:
-                    raise TaskFormatError(f"{path}:{number}: id {item} already listed in "
-                                          f"{seen[item]}")
+                    raise TaskFormatError(
+                        f"{path}:{number}: id {item} already listed in {seen[item]}"
+                    )
                 seen[item] = f"{path.name}:{number}"
                 ids.append(item)
         if not ids:
@@ -120,16 +128,89 @@ def _index_lists(data_dir: Path, kind: str) -> Optional[dict[str, list[str]]]:
 
 # BLUE's rowdata files (blue_plus/rowdata/biosses, 70/16/14): a pandas index column, then these.
 BIOSSES_FILES = ("train.tsv", "dev.tsv", "test.tsv")
-BIOSSES_HEADER = ["", "genre", "filename", "year", "old_index", "source1", "source2",
-                  "sentence1", "sentence2", "score"]
+BIOSSES_HEADER = [
+    "",
+    "genre",
+    "filename",
+    "year",
+    "old_index",
+    "source1",
+    "source2",
+    "sentence1",
+    "sentence2",
+    "score",
+]
 BIOSSES_PAIRS = 100
 BIOSSES_MAX_SCORE = 4.0
 # BLURB's split as BIOSSES pair numbers 1-100 (old_index + 1 in BLUE's files), "extracted from
 # BLUE" in BLURB's data_generation/preprocessor.py (also BigBIO's biosses loader).
 BIOSSES_BLURB_SPLIT = {
-    "train": (1, 3, 4, 5, 6, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 21, 26, 27, 28, 29, 30, 31,
-              32, 34, 35, 36, 37, 39, 42, 43, 44, 45, 46, 48, 50, 51, 53, 54, 55, 56, 58, 60, 61,
-              62, 65, 66, 67, 73, 74, 75, 76, 77, 78, 79, 84, 85, 86, 87, 92, 93, 94, 95, 98, 99),
+    "train": (
+        1,
+        3,
+        4,
+        5,
+        6,
+        10,
+        11,
+        12,
+        13,
+        14,
+        15,
+        16,
+        17,
+        18,
+        19,
+        21,
+        26,
+        27,
+        28,
+        29,
+        30,
+        31,
+        32,
+        34,
+        35,
+        36,
+        37,
+        39,
+        42,
+        43,
+        44,
+        45,
+        46,
+        48,
+        50,
+        51,
+        53,
+        54,
+        55,
+        56,
+        58,
+        60,
+        61,
+        62,
+        65,
+        66,
+        67,
+        73,
+        74,
+        75,
+        76,
+        77,
+        78,
+        79,
+        84,
+        85,
+        86,
+        87,
+        92,
+        93,
+        94,
+        95,
+        98,
+        99,
+    ),
     "valid": (2, 8, 9, 24, 40, 41, 47, 63, 68, 72, 80, 82, 88, 90, 91, 100),
     "test": (7, 20, 22, 23, 25, 33, 38, 49, 52, 57, 59, 64, 69, 70, 71, 81, 83, 89, 96, 97),
 }
@@ -151,17 +232,23 @@ def _biosses_rows(path: Path) -> Iterator[tuple[int, TextExample, int]]:
         where = f"{path}:{rows.line_num}"
         if rows.line_num == 1:
             if row != BIOSSES_HEADER:
-                raise TaskFormatError(f"{where}: expected BLUE's BIOSSES header "
-                                      f"{' '.join(BIOSSES_HEADER[1:])!r} after an index column")
+                raise TaskFormatError(
+                    f"{where}: expected BLUE's BIOSSES header "
+                    f"{' '.join(BIOSSES_HEADER[1:])!r} after an index column"
+                )
             continue
         if len(row) != len(BIOSSES_HEADER):
-            raise TaskFormatError(f"{where}: expected {len(BIOSSES_HEADER)} TAB-separated columns "
-                                  f"(index, {', '.join(BIOSSES_HEADER[1:])}), found {len(row)}")
+            raise TaskFormatError(
+                f"{where}: expected {len(BIOSSES_HEADER)} TAB-separated columns "
+                f"(index, {', '.join(BIOSSES_HEADER[1:])}), found {len(row)}"
+            )
         fields = dict(zip(BIOSSES_HEADER, row))
         old_index = fields["old_index"]
         if not re.fullmatch(r"\d+", old_index) or int(old_index) >= BIOSSES_PAIRS:
-            raise TaskFormatError(f"{where}: old_index {fields['old_index']!r} is not a pair index "
-                                  f"0-{BIOSSES_PAIRS - 1}")
+            raise TaskFormatError(
+                f"{where}: old_index {fields['old_index']!r} is not a pair index "
+                f"0-{BIOSSES_PAIRS - 1}"
+            )
         try:
             score = float(fields["score"])
         except ValueError:
@@ -171,8 +258,9 @@ def _biosses_rows(path: Path) -> Iterator[tuple[int, TextExample, int]]:
         first = _biosses_sentence(fields["sentence1"], where)
         second = _biosses_sentence(fields["sentence2"], where)
         normalised = (first != fields["sentence1"]) + (second != fields["sentence2"])
-        example = TextExample(str(int(fields["old_index"]) + 1), first, (fields["score"].strip(),),
-                              text_pair=second)
+        example = TextExample(
+            str(int(fields["old_index"]) + 1), first, (fields["score"].strip(),), text_pair=second
+        )
         yield int(example.id), example, normalised
 
 
@@ -189,18 +277,26 @@ def read_biosses(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
     for path in paths:
         for number, example, changed in _biosses_rows(path):
             if number in pairs:
-                raise TaskFormatError(f"{path}: pair {number} (old_index {number - 1}) also in "
-                                      f"{origin[number]}")
+                raise TaskFormatError(
+                    f"{path}: pair {number} (old_index {number - 1}) also in {origin[number]}"
+                )
             pairs[number], origin[number], normalised[number] = example, path, changed
     missing = sorted(set(range(1, BIOSSES_PAIRS + 1)) - set(pairs))
     if missing:
-        raise TaskFormatError(f"{data_dir}: pairs {missing} (old_index + 1) are in none of "
-                              f"{', '.join(BIOSSES_FILES)}; BLURB's split needs all "
-                              f"{BIOSSES_PAIRS}")
+        raise TaskFormatError(
+            f"{data_dir}: pairs {missing} (old_index + 1) are in none of "
+            f"{', '.join(BIOSSES_FILES)}; BLURB's split needs all "
+            f"{BIOSSES_PAIRS}"
+        )
     splits = {}
     for name in SPLITS:
-        split = Split(name, sources=paths, derivation=(
-            "BLURB's pair numbers (BLUE's split) over BLUE's rowdata train/dev/test.tsv"))
+        split = Split(
+            name,
+            sources=paths,
+            derivation=(
+                "BLURB's pair numbers (BLUE's split) over BLUE's rowdata train/dev/test.tsv"
+            ),
+        )
         for number in BIOSSES_BLURB_SPLIT[name]:
             split.add(pairs[number])
             split.counts[f"from_{origin[number].name}"] += 1
@@ -225,16 +321,21 @@ def _stratified_parts(labels: dict[str, str], parts: int, rng: random.Random) ->
     """split_dataset.py's split(): per label, shuffle and cut into `parts` chunks of ceil(n/parts);
     part i joins chunk i of each label; when the last part comes out shorter than the first, one
     random PMID of each other part moves to it. Keys keep insertion order throughout."""
-    by_label = {label: [pmid for pmid, value in labels.items() if value == label]
-                for label in PUBMEDQA_LABEL_ORDER}
+    by_label = {
+        label: [pmid for pmid, value in labels.items() if value == label]
+        for label in PUBMEDQA_LABEL_ORDER
+    }
     chunks = {}
     for label, pmids in by_label.items():
         rng.shuffle(pmids)
         size = math.ceil(len(pmids) / parts)
-        chunks[label] = [pmids[i * size:] if i == parts - 1 else pmids[i * size:(i + 1) * size]
-                         for i in range(parts)]
-    out = [[pmid for label in PUBMEDQA_LABEL_ORDER for pmid in chunks[label][i]]
-           for i in range(parts)]
+        chunks[label] = [
+            pmids[i * size :] if i == parts - 1 else pmids[i * size : (i + 1) * size]
+            for i in range(parts)
+        ]
+    out = [
+        [pmid for label in PUBMEDQA_LABEL_ORDER for pmid in chunks[label][i]] for i in range(parts)
+    ]
     if len(out[-1]) != len(out[0]):
         for part in out[:-1]:
             picked = rng.choice(part)
@@ -246,8 +347,9 @@ def _stratified_parts(labels: dict[str, str], parts: int, rng: random.Random) ->
 def _pubmedqa_records(path: Path, spec: TaskSpec) -> dict[str, TextExample]:
     data = _json_file(path)
     if not isinstance(data, dict):
-        raise TaskFormatError(f"{path}: expected a JSON object keyed by PMID, found "
-                              f"{type(data).__name__}")
+        raise TaskFormatError(
+            f"{path}: expected a JSON object keyed by PMID, found {type(data).__name__}"
+        )
     examples = {}
     for pmid, record in data.items():
         where = f"{path}: PMID {pmid}"
@@ -260,8 +362,9 @@ def _pubmedqa_records(path: Path, spec: TaskSpec) -> dict[str, TextExample]:
         if not context:
             raise TaskFormatError(f"{where}: CONTEXTS holds no text")
         label = _check_label(spec, record.get("final_decision"), where)
-        examples[pmid] = TextExample(pmid, _nonempty_text(record, "QUESTION", where), (label,),
-                                     text_pair=context)
+        examples[pmid] = TextExample(
+            pmid, _nonempty_text(record, "QUESTION", where), (label,), text_pair=context
+        )
     return examples
 
 
@@ -283,18 +386,24 @@ def read_pubmedqa(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
         if pmid not in examples:
             raise TaskFormatError(f"{test_path}: PMID {pmid} is not in {path.name}")
         if (answer,) != examples[pmid].labels:
-            raise TaskFormatError(f"{test_path}: PMID {pmid} answers {answer!r}, {path.name} says "
-                                  f"{examples[pmid].labels[0]!r}")
+            raise TaskFormatError(
+                f"{test_path}: PMID {pmid} answers {answer!r}, {path.name} says "
+                f"{examples[pmid].labels[0]!r}"
+            )
     rng = random.Random(PUBMEDQA_SPLIT_SEED)
     cv_half, test_half = _stratified_parts({p: e.labels[0] for p, e in examples.items()}, 2, rng)
     if set(test_half) != set(truth):
         raise TaskFormatError(
             f"{path}: split_dataset.py's test half differs from {test_path.name} in "
             f"{len(set(test_half) ^ set(truth))} PMIDs: these are not the official files (or their "
-            "record order changed), so BLURB's 450/50 fold 0 cannot be rebuilt from them")
+            "record order changed), so BLURB's 450/50 fold 0 cannot be rebuilt from them"
+        )
     folds = _stratified_parts({p: examples[p].labels[0] for p in cv_half}, PUBMEDQA_FOLDS, rng)
-    members = {"train": [pmid for fold in folds[1:] for pmid in fold], "valid": folds[0],
-               "test": list(truth)}
+    members = {
+        "train": [pmid for fold in folds[1:] for pmid in fold],
+        "valid": folds[0],
+        "test": list(truth),
+    }
     derivations = {
         "train": "split_dataset.py fold 0 train_set (folds 1-9 of the 500 not in the test set)",
         "valid": "split_dataset.py fold 0 dev_set",
@@ -323,8 +432,11 @@ BIOASQ_TYPE = "yesno"
 def _bioasq_jsonl_paths(data_dir: Path) -> dict[str, Path]:
     paths = {}
     for split, stem in BIOASQ_JSONL_STEMS.items():
-        found = [data_dir / f"{stem}{suffix}" for suffix in BIOASQ_JSONL_SUFFIXES
-                 if (data_dir / f"{stem}{suffix}").is_file()]
+        found = [
+            data_dir / f"{stem}{suffix}"
+            for suffix in BIOASQ_JSONL_SUFFIXES
+            if (data_dir / f"{stem}{suffix}").is_file()
+        ]
         if len(found) > 1:
             raise TaskFormatError(f"{data_dir}: both {found[0].name} and {found[1].name}; keep one")
         if found:
@@ -344,9 +456,11 @@ def _read_bioasq_jsonl_file(spec: TaskSpec, path: Path, split: Split) -> None:
         try:
             record = json.loads(line)
         except json.JSONDecodeError as error:
-            raise TaskFormatError(f"{where}: not a JSON line ({error.msg} at column "
-                                  f"{error.colno}); expected one object with "
-                                  f"{', '.join(BIOASQ_JSONL_KEYS)} a line") from None
+            raise TaskFormatError(
+                f"{where}: not a JSON line ({error.msg} at column "
+                f"{error.colno}); expected one object with "
+                f"{', '.join(BIOASQ_JSONL_KEYS)} a line"
+            ) from None
         if not isinstance(record, dict):
             raise TaskFormatError(f"{where}: expected a JSON object, found {type(record).__name__}")
         question_id = record.get("id")
@@ -357,8 +471,14 @@ def _read_bioasq_jsonl_file(spec: TaskSpec, path: Path, split: Split) -> None:
             raise TaskFormatError(f"{where}: id {question_id} already on line {seen[question_id]}")
         seen[question_id] = number
         label = _check_label(spec, record.get("label"), where)
-        split.add(TextExample(question_id, _nonempty_text(record, "question", where), (label,),
-                              text_pair=_nonempty_text(record, "context", where)))
+        split.add(
+            TextExample(
+                question_id,
+                _nonempty_text(record, "question", where),
+                (label,),
+                text_pair=_nonempty_text(record, "context", where),
+            )
+        )
 
 
 def _bioasq_challenge_questions(spec: TaskSpec, folder: Path, counts: Counter) -> dict[str, tuple]:
@@ -371,8 +491,9 @@ def _bioasq_challenge_questions(spec: TaskSpec, folder: Path, counts: Counter) -
     for path in paths:
         data = _json_file(path)
         if not isinstance(data, dict) or not isinstance(data.get("questions"), list):
-            raise TaskFormatError(f"{path}: not BioASQ challenge JSON (an object with a "
-                                  "'questions' list)")
+            raise TaskFormatError(
+                f"{path}: not BioASQ challenge JSON (an object with a 'questions' list)"
+            )
         for position, question in enumerate(data["questions"]):
             where = f"{path}: questions[{position}]"
             if not isinstance(question, dict) or not isinstance(question.get("type"), str):
@@ -385,15 +506,19 @@ def _bioasq_challenge_questions(spec: TaskSpec, folder: Path, counts: Counter) -
             where = f"{where} (id {question_id})"
             answer = question.get("exact_answer")
             if not isinstance(answer, str):
-                raise TaskFormatError(f"{where}: exact_answer of a yes/no question must be yes "
-                                      f"or no, found {answer!r}")
+                raise TaskFormatError(
+                    f"{where}: exact_answer of a yes/no question must be yes "
+                    f"or no, found {answer!r}"
+                )
             label = _check_label(spec, answer.strip().lower(), where)
             snippets = question.get("snippets", [])
             if not isinstance(snippets, list) or not all(
-                    isinstance(s, dict) and isinstance(s.get("text"), str) for s in snippets):
+                isinstance(s, dict) and isinstance(s.get("text"), str) for s in snippets
+            ):
                 raise TaskFormatError(f"{where}: snippets must be a list of objects with a 'text'")
-            context = " ".join(s["text"].replace("\n", " ").strip() for s in snippets
-                               if s["text"].strip())
+            context = " ".join(
+                s["text"].replace("\n", " ").strip() for s in snippets if s["text"].strip()
+            )
             if not context:
                 counts["skipped_without_snippets"] += 1
                 logger.warning("%s: yes/no question without snippet text; skipped", where)
@@ -402,18 +527,27 @@ def _bioasq_challenge_questions(spec: TaskSpec, folder: Path, counts: Counter) -
             example = TextExample(question_id, body, (label,), text_pair=context)
             if question_id in questions:
                 if questions[question_id][0] != [example]:
-                    raise TaskFormatError(f"{where}: id {question_id} also in "
-                                          f"{where_seen[question_id]} with another question, "
-                                          "answer or snippets")
+                    raise TaskFormatError(
+                        f"{where}: id {question_id} also in "
+                        f"{where_seen[question_id]} with another question, "
+                        "answer or snippets"
+                    )
                 counts["skipped_duplicate_questions"] += 1
                 continue
             questions[question_id], where_seen[question_id] = ([example], (path,)), where
     return questions
 
 
-def _split_pool(spec: TaskSpec, data_dir: Path, kind: str, unit: str, train_pool: dict[str, tuple],
-                test_pool: dict[str, tuple], counts: dict[str, Counter],
-                what: dict[str, str]) -> dict[str, Split]:
+def _split_pool(
+    spec: TaskSpec,
+    data_dir: Path,
+    kind: str,
+    unit: str,
+    train_pool: dict[str, tuple],
+    test_pool: dict[str, tuple],
+    counts: dict[str, Counter],
+    what: dict[str, str],
+) -> dict[str, Split]:
     """Splits of documents or questions keyed by id, each ([examples], (source files)).
 
     With BLURB's id lists (BLURB_INDEX_FILES of `kind`) in data_dir, each split holds the ids
@@ -425,13 +559,15 @@ def _split_pool(spec: TaskSpec, data_dir: Path, kind: str, unit: str, train_pool
         in_test = set(train_pool) & set(test_pool)
         counts["train"][f"skipped_{unit}_also_in_test"] = len(in_test)
         pool = [item for item in train_pool if item not in in_test]
-        members = {"train": [i for i in pool if not _in_valid_slice(i, VALID_ONE_IN)],
-                   "valid": [i for i in pool if _in_valid_slice(i, VALID_ONE_IN)],
-                   "test": list(test_pool)}
+        members = {
+            "train": [i for i in pool if not _in_valid_slice(i, VALID_ONE_IN)],
+            "valid": [i for i in pool if _in_valid_slice(i, VALID_ONE_IN)],
+            "test": list(test_pool),
+        }
         derivations = {
             "train": f"{what['train']} minus valid (BLURB's id lists not given)",
             "valid": f"{what['train']} whose id's sha256 is 0 mod {VALID_ONE_IN}: not BLURB's dev, "
-                     "whose id lists were not given",
+            "whose id lists were not given",
             "test": what["test"],
         }
     else:
@@ -444,8 +580,10 @@ def _split_pool(spec: TaskSpec, data_dir: Path, kind: str, unit: str, train_pool
         for item in members[name]:
             found = next((pool[item] for pool in pools if item in pool), None)
             if found is None:
-                raise TaskFormatError(f"{data_dir}: {spec.name} {name} lists {unit} {item}, which "
-                                      "the files do not hold")
+                raise TaskFormatError(
+                    f"{data_dir}: {spec.name} {name} lists {unit} {item}, which "
+                    "the files do not hold"
+                )
             examples, paths = found
             for example in examples:
                 split.add(example)
@@ -465,15 +603,27 @@ def _read_bioasq_challenge(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
     training_dir, golden_dir = data_dir / BIOASQ_TRAINING_DIR, data_dir / BIOASQ_GOLDEN_DIR
     for folder in (training_dir, golden_dir):
         if not folder.is_dir():
-            raise TaskFormatError(f"{folder}: missing; the challenge layout has "
-                                  f"{BIOASQ_TRAINING_DIR}/ (training questions) and "
-                                  f"{BIOASQ_GOLDEN_DIR}/ (golden test batches)")
+            raise TaskFormatError(
+                f"{folder}: missing; the challenge layout has "
+                f"{BIOASQ_TRAINING_DIR}/ (training questions) and "
+                f"{BIOASQ_GOLDEN_DIR}/ (golden test batches)"
+            )
     counts = {"train": Counter(), "test": Counter()}
     training = _bioasq_challenge_questions(spec, training_dir, counts["train"])
     golden = _bioasq_challenge_questions(spec, golden_dir, counts["test"])
-    return _split_pool(spec, data_dir, "id", "questions", training, golden, counts, {
-        "train": f"{BIOASQ_TRAINING_DIR} yes/no questions",
-        "test": f"{BIOASQ_GOLDEN_DIR} yes/no questions"})
+    return _split_pool(
+        spec,
+        data_dir,
+        "id",
+        "questions",
+        training,
+        golden,
+        counts,
+        {
+            "train": f"{BIOASQ_TRAINING_DIR} yes/no questions",
+            "test": f"{BIOASQ_GOLDEN_DIR} yes/no questions",
+        },
+    )
 
 
 def read_bioasq(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
@@ -489,8 +639,10 @@ def read_bioasq(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
     challenge = (data_dir / BIOASQ_TRAINING_DIR).is_dir() or (data_dir / BIOASQ_GOLDEN_DIR).is_dir()
     if jsonl and challenge:
         names = ", ".join(path.name for path in jsonl.values())
-        raise TaskFormatError(f"{data_dir}: holds both BLURB's JSON lines ({names}) and the "
-                              "challenge folders; keep one layout")
+        raise TaskFormatError(
+            f"{data_dir}: holds both BLURB's JSON lines ({names}) and the "
+            "challenge folders; keep one layout"
+        )
     if challenge:
         return _read_bioasq_challenge(spec, data_dir)
     if len(jsonl) != len(BIOASQ_JSONL_STEMS):
@@ -498,7 +650,8 @@ def read_bioasq(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
         raise TaskFormatError(
             f"{data_dir}: no BioASQ files in a known layout: expected BLURB's JSON lines "
             f"train/dev/test.jsonl ({', '.join(BIOASQ_JSONL_KEYS)}), or the challenge folders "
-            f"{BIOASQ_TRAINING_DIR}/ and {BIOASQ_GOLDEN_DIR}/{found}")
+            f"{BIOASQ_TRAINING_DIR}/ and {BIOASQ_GOLDEN_DIR}/{found}"
+        )
     splits = {}
     for name, path in jsonl.items():
         splits[name] = Split(name, sources=[path], derivation=path.name)
@@ -550,8 +703,10 @@ def _read_scibert_pico_file(spec: TaskSpec, path: Path, split: Split) -> None:
             raise TaskFormatError(f"{where}: a token before the first '-DOCSTART- (PMID)' line")
         columns = line.split(" ")
         if len(columns) != 4 or not all(columns):
-            raise TaskFormatError(f"{where}: expected 4 space-separated columns (token, POS, O, "
-                                  f"tag), found {line[:60]!r}")
+            raise TaskFormatError(
+                f"{where}: expected 4 space-separated columns (token, POS, O, "
+                f"tag), found {line[:60]!r}"
+            )
         word, tag = columns[0], columns[3]
         if not words:
             first_line = number
@@ -567,8 +722,9 @@ def _ebm_nlp_labels(path: Path, tokens: int) -> list[bool]:
         raise TaskFormatError(f"{path}: {len(labels)} labels for the document's {tokens} tokens")
     for position, label in enumerate(labels, 1):
         if label not in ("0", "1"):
-            raise TaskFormatError(f"{path}: token {position}: label {label!r}; starting_spans "
-                                  "hold 0 or 1")
+            raise TaskFormatError(
+                f"{path}: token {position}: label {label!r}; starting_spans hold 0 or 1"
+            )
     return [label == "1" for label in labels]
 
 
@@ -579,18 +735,24 @@ def _ebm_nlp_documents(data_dir: Path, part: str, counts: Counter) -> dict[str, 
     for folder, element in EBM_NLP_ELEMENTS.items():
         element_dir = data_dir / EBM_NLP_SPANS / folder / EBM_NLP_PARTS[part]
         if not element_dir.is_dir():
-            raise TaskFormatError(f"{element_dir}: missing; EBM-NLP holds {EBM_NLP_SPANS}/"
-                                  f"<element>/{EBM_NLP_PARTS[part]}/<PMID>.AGGREGATED.ann for each "
-                                  "element")
+            raise TaskFormatError(
+                f"{element_dir}: missing; EBM-NLP holds {EBM_NLP_SPANS}/"
+                f"<element>/{EBM_NLP_PARTS[part]}/<PMID>.AGGREGATED.ann for each "
+                "element"
+            )
         for path in sorted(element_dir.glob("*.ann")):
             annotations.setdefault(path.name.split(".")[0], {})[element] = path
     documents = {}
     for pmid in sorted(annotations):
-        token_path = _require_file(data_dir / EBM_NLP_DOCUMENTS / f"{pmid}.tokens",
-                                   f"the tokens of annotated document {pmid}")
+        token_path = _require_file(
+            data_dir / EBM_NLP_DOCUMENTS / f"{pmid}.tokens",
+            f"the tokens of annotated document {pmid}",
+        )
         words = " ".join(line for _, line in _lines(token_path)).split()
-        covered = {element: _ebm_nlp_labels(path, len(words))
-                   for element, path in annotations[pmid].items()}
+        covered = {
+            element: _ebm_nlp_labels(path, len(words))
+            for element, path in annotations[pmid].items()
+        }
         for element in PICO_ELEMENTS:
             if element not in covered:
                 counts[f"documents_without_{element}"] += 1
@@ -600,8 +762,13 @@ def _ebm_nlp_documents(data_dir: Path, part: str, counts: Counter) -> dict[str, 
         sentences, start = [], 0
         for i, word in enumerate(words):
             if word == SENTENCE_END or i == len(words) - 1:
-                sentences.append(TaggedSentence(f"{pmid}:{start + 1}", tuple(words[start:i + 1]),
-                                                tuple(tags[start:i + 1])))
+                sentences.append(
+                    TaggedSentence(
+                        f"{pmid}:{start + 1}",
+                        tuple(words[start : i + 1]),
+                        tuple(tags[start : i + 1]),
+                    )
+                )
                 start = i + 1
         documents[pmid] = (sentences, (token_path, *annotations[pmid].values()))
     return documents
@@ -611,8 +778,16 @@ def _read_ebm_nlp(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
     counts = {"train": Counter(), "test": Counter()}
     train = _ebm_nlp_documents(data_dir, "train", counts["train"])
     test = _ebm_nlp_documents(data_dir, "test", counts["test"])
-    return _split_pool(spec, data_dir, "pmid", "documents", train, test, counts, {
-        "train": "starting_spans train documents", "test": "starting_spans test/gold documents"})
+    return _split_pool(
+        spec,
+        data_dir,
+        "pmid",
+        "documents",
+        train,
+        test,
+        counts,
+        {"train": "starting_spans train documents", "test": "starting_spans test/gold documents"},
+    )
 
 
 def read_ebm_pico(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
@@ -628,20 +803,24 @@ def read_ebm_pico(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
     sentences after each '.' token (as EBM-NLP's and BLURB's preprocessing do); test = test/gold.
     SciBERT: train.txt / dev.txt / test.txt as released.
     """
-    scibert = [data_dir / name for name in SCIBERT_PICO_FILES.values()
-               if (data_dir / name).is_file()]
+    scibert = [
+        data_dir / name for name in SCIBERT_PICO_FILES.values() if (data_dir / name).is_file()
+    ]
     ebm_nlp = (data_dir / EBM_NLP_DOCUMENTS).is_dir() or (data_dir / EBM_NLP_SPANS).is_dir()
     if scibert and ebm_nlp:
         names = ", ".join(path.name for path in scibert)
-        raise TaskFormatError(f"{data_dir}: holds both SciBERT's {names} and EBM-NLP's "
-                              "documents/annotations; keep one layout")
+        raise TaskFormatError(
+            f"{data_dir}: holds both SciBERT's {names} and EBM-NLP's "
+            "documents/annotations; keep one layout"
+        )
     if ebm_nlp:
         return _read_ebm_nlp(spec, data_dir)
     if len(scibert) != len(SCIBERT_PICO_FILES):
         raise TaskFormatError(
             f"{data_dir}: no EBM-PICO files in a known layout: expected SciBERT's "
             f"{'/'.join(SCIBERT_PICO_FILES.values())} ('token POS O tag' lines) or EBM-NLP's "
-            f"{EBM_NLP_DOCUMENTS}/ and {EBM_NLP_SPANS}/")
+            f"{EBM_NLP_DOCUMENTS}/ and {EBM_NLP_SPANS}/"
+        )
     splits = {}
     for name, file_name in SCIBERT_PICO_FILES.items():
         path = data_dir / file_name
@@ -663,12 +842,15 @@ def read_gad_blurb(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
     1/test.tsv (534). Table 3 prints the dev and test sizes the other way round.
     """
     fold_dir = data_dir / GAD_BLURB_FOLD
-    train_path = _require_file(fold_dir / "train.tsv",
-                               "BioBERT GAD fold 1 train.tsv, sentence<TAB>label")
-    train = Split("train", sources=[train_path],
-                  derivation=f"1/train.tsv rows 1-{GAD_BLURB_TRAIN_ROWS}")
-    valid = Split("valid", sources=[train_path],
-                  derivation=f"1/train.tsv rows after {GAD_BLURB_TRAIN_ROWS}")
+    train_path = _require_file(
+        fold_dir / "train.tsv", "BioBERT GAD fold 1 train.tsv, sentence<TAB>label"
+    )
+    train = Split(
+        "train", sources=[train_path], derivation=f"1/train.tsv rows 1-{GAD_BLURB_TRAIN_ROWS}"
+    )
+    valid = Split(
+        "valid", sources=[train_path], derivation=f"1/train.tsv rows after {GAD_BLURB_TRAIN_ROWS}"
+    )
     for number, line in _lines(train_path):
         split = train if number <= GAD_BLURB_TRAIN_ROWS else valid
         split.counts["lines"] += 1
@@ -678,11 +860,14 @@ def read_gad_blurb(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
             raise TaskFormatError(f"{where}: empty sentence")
         split.add(TextExample(f"train.tsv:{number}", sentence, (_check_label(spec, label, where),)))
     if not valid.examples:
-        raise TaskFormatError(f"{train_path}: {train.counts['lines']} rows; BLURB's split takes "
-                              f"rows 1-{GAD_BLURB_TRAIN_ROWS} for train and the rest for dev: this "
-                              "is not BioBERT's GAD fold 1")
-    test_path = _require_file(fold_dir / "test.tsv",
-                              "BioBERT GAD fold 1 test.tsv, index/sentence/label")
+        raise TaskFormatError(
+            f"{train_path}: {train.counts['lines']} rows; BLURB's split takes "
+            f"rows 1-{GAD_BLURB_TRAIN_ROWS} for train and the rest for dev: this "
+            "is not BioBERT's GAD fold 1"
+        )
+    test_path = _require_file(
+        fold_dir / "test.tsv", "BioBERT GAD fold 1 test.tsv, index/sentence/label"
+    )
     test = Split("test", sources=[test_path], derivation="1/test.tsv")
     _read_indexed_tsv(spec, test_path, test)
     return {"train": train, "valid": valid, "test": test}

@@ -9,6 +9,7 @@ runs for BIOSSES, BioASQ and PubMedQA, five for the others); ``mean_over_runs`` 
 datasets missing, the score averages the types that have results and is marked partial: it is
 then not comparable with Table 6's.
 """
+
 from __future__ import annotations
 
 import statistics
@@ -20,9 +21,9 @@ from bio_roberta.blurb.suite import BLURB, BLURB_DATASETS, TABLE6_COLUMNS, TASK_
 
 @dataclass(frozen=True)
 class BlurbScore:
-    score: float                            # macro average over the types that have results
-    type_averages: dict[str, float]         # task type -> average of its datasets' results
-    missing: tuple[str, ...]                # datasets without a result, BLURB_DATASETS order
+    score: float  # macro average over the types that have results
+    type_averages: dict[str, float]  # task type -> average of its datasets' results
+    missing: tuple[str, ...]  # datasets without a result, BLURB_DATASETS order
 
     @property
     def partial(self) -> bool:
@@ -38,8 +39,11 @@ def blurb_score(results: Mapping[str, float]) -> BlurbScore:
         raise ValueError("BLURB score of no results")
     type_averages = {}
     for task_type in TASK_TYPES:
-        scores = [results[d.task] for d in BLURB_DATASETS
-                  if d.task_type == task_type and d.task in results]
+        scores = [
+            results[d.task]
+            for d in BLURB_DATASETS
+            if d.task_type == task_type and d.task in results
+        ]
         if scores:
             type_averages[task_type] = statistics.fmean(scores)
     missing = tuple(d.task for d in BLURB_DATASETS if d.task not in results)
@@ -56,7 +60,8 @@ def mean_over_runs(scores: Sequence[float]) -> float:
 def table6_results(column: str) -> dict[str, float]:
     """Table 6's per-dataset results of one column (TABLE6_COLUMNS)."""
     if column not in TABLE6_COLUMNS:
-        raise ValueError(f"Table 6 column {column!r} is not kept; known: "
-                         f"{', '.join(TABLE6_COLUMNS)}")
+        raise ValueError(
+            f"Table 6 column {column!r} is not kept; known: {', '.join(TABLE6_COLUMNS)}"
+        )
     position = TABLE6_COLUMNS.index(column)
     return {dataset.task: dataset.table6[position] for dataset in BLURB_DATASETS}

@@ -5,13 +5,14 @@ Table 6's PubMedBERT and BioBERT test results (x100, as printed) and where BLURB
 from, including whether the files our readers take rebuild it. ``check_split_sizes`` compares
 what a reader read with BLURB's sizes, so a report can tell BLURB's split from another one.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Optional
 
-from bio_roberta.tagging import tag_spans
 from bio_roberta.tasks.readers import TaggedSentence, TaskData
+from bio_roberta_core.tagging import tag_spans
 
 # The six task types of the BLURB score (Table 6 caption), in Table 3's order.
 NER = "NER"
@@ -20,8 +21,14 @@ RELATION_EXTRACTION = "Relation Extraction"
 SENTENCE_SIMILARITY = "Sentence Similarity"
 DOCUMENT_CLASSIFICATION = "Document Classification"
 QUESTION_ANSWERING = "Question Answering"
-TASK_TYPES = (NER, PICO, RELATION_EXTRACTION, SENTENCE_SIMILARITY, DOCUMENT_CLASSIFICATION,
-              QUESTION_ANSWERING)
+TASK_TYPES = (
+    NER,
+    PICO,
+    RELATION_EXTRACTION,
+    SENTENCE_SIMILARITY,
+    DOCUMENT_CLASSIFICATION,
+    QUESTION_ANSWERING,
+)
 
 TABLE6_COLUMNS = ("PubMedBERT", "BioBERT")
 # Table 6's "BLURB score" row for those columns, as printed.
@@ -35,71 +42,141 @@ ABSTRACTS = "abstracts"
 
 @dataclass(frozen=True)
 class BlurbDataset:
-    task: str                       # registry name (bio_roberta.blurb.tasks for the new four)
-    display: str                    # as Tables 3 and 6 print it
-    task_type: str                  # one of TASK_TYPES
-    metric: str                     # a scorer in bio_roberta.blurb.metrics.BLURB_SCORERS
-    split_sizes: tuple[int, int, int]   # train, dev, test of BLURB's data, in `unit`
-    unit: Optional[str]             # MENTIONS, EXAMPLES, ABSTRACTS; None: sizes not checkable
-    table6: tuple[float, float]     # TABLE6_COLUMNS order
-    split_source: str               # BLURB's split, and whether our supported files rebuild it
+    task: str  # registry name (bio_roberta.blurb.tasks for the new four)
+    display: str  # as Tables 3 and 6 print it
+    task_type: str  # one of TASK_TYPES
+    metric: str  # a scorer in bio_roberta.blurb.metrics.BLURB_SCORERS
+    split_sizes: tuple[int, int, int]  # train, dev, test of BLURB's data, in `unit`
+    unit: Optional[str]  # MENTIONS, EXAMPLES, ABSTRACTS; None: sizes not checkable
+    table6: tuple[float, float]  # TABLE6_COLUMNS order
+    split_source: str  # BLURB's split, and whether our supported files rebuild it
 
 
 def _ner(task, display, sizes, table6, note=""):
-    return BlurbDataset(task, display, NER, "entity_f1", sizes, MENTIONS, table6,
-                        "Crichton et al.'s split, which BioBERT's NERdata files keep" + note)
+    return BlurbDataset(
+        task,
+        display,
+        NER,
+        "entity_f1",
+        sizes,
+        MENTIONS,
+        table6,
+        "Crichton et al.'s split, which BioBERT's NERdata files keep" + note,
+    )
 
 
 BLURB_DATASETS = (
-    _ner("bc5cdr-chem", "BC5-chem", (5203, 5347, 5385), (93.33, 92.85),
-         " (mention counts equal Table 3's)"),
+    _ner(
+        "bc5cdr-chem",
+        "BC5-chem",
+        (5203, 5347, 5385),
+        (93.33, 92.85),
+        " (mention counts equal Table 3's)",
+    ),
     _ner("bc5cdr-disease", "BC5-disease", (4182, 4244, 4424), (85.62, 84.70)),
-    _ner("ncbi-disease", "NCBI-disease", (5134, 787, 960), (87.82, 89.13),
-         " (mention counts equal Table 3's)"),
+    _ner(
+        "ncbi-disease",
+        "NCBI-disease",
+        (5134, 787, 960),
+        (87.82, 89.13),
+        " (mention counts equal Table 3's)",
+    ),
     _ner("bc2gm", "BC2GM", (15197, 3061, 6325), (84.52, 83.82)),
-    _ner("jnlpba", "JNLPBA", (46750, 4551, 8662), (80.06, 79.35),
-         "; entity types merged, as BioBERT's untyped tags"),
+    _ner(
+        "jnlpba",
+        "JNLPBA",
+        (46750, 4551, 8662),
+        (80.06, 79.35),
+        "; entity types merged, as BioBERT's untyped tags",
+    ),
     BlurbDataset(
-        "ebm-pico", "EBM PICO", PICO, "pico_macro_word_f1", (339167, 85321, 16364), None,
+        "ebm-pico",
+        "EBM PICO",
+        PICO,
+        "pico_macro_word_f1",
+        (339167, 85321, 16364),
+        None,
         (73.38, 73.18),
         "EBM-NLP's starting_spans, test = test/gold; train/dev PMIDs from SciBERT's release "
         "(BLURB's indexing/ebmnlp/*_pmid.tsv): rebuilt when those lists are given, else dev is "
-        "ours. Table 3 does not say what its sizes count, so they are not checked"),
+        "ours. Table 3 does not say what its sizes count, so they are not checked",
+    ),
     BlurbDataset(
-        "chemprot", "ChemProt", RELATION_EXTRACTION, "micro_f1", (18035, 11268, 15745), EXAMPLES,
+        "chemprot",
+        "ChemProt",
+        RELATION_EXTRACTION,
+        "micro_f1",
+        (18035, 11268, 15745),
+        EXAMPLES,
         (77.24, 76.14),
         "BLURB regenerates all three splits from the original ChemProt corpus, expanding "
-        "unlabelled pairs to false; not rebuilt from BLUE's tsv (sizes tell)"),
+        "unlabelled pairs to false; not rebuilt from BLUE's tsv (sizes tell)",
+    ),
     BlurbDataset(
-        "ddi", "DDI", RELATION_EXTRACTION, "micro_f1", (22233, 5559, 5716), EXAMPLES,
+        "ddi",
+        "DDI",
+        RELATION_EXTRACTION,
+        "micro_f1",
+        (22233, 5559, 5716),
+        EXAMPLES,
         (82.36, 80.88),
         "original corpus; test = the 191 test files (our reader's 5,716 pairs, the same); "
-        "train/dev = BLURB's own 624/90-file lists, which our files do not hold"),
+        "train/dev = BLURB's own 624/90-file lists, which our files do not hold",
+    ),
     BlurbDataset(
-        "gad", "GAD", RELATION_EXTRACTION, "micro_f1", (4261, 535, 534), EXAMPLES,
+        "gad",
+        "GAD",
+        RELATION_EXTRACTION,
+        "micro_f1",
+        (4261, 535, 534),
+        EXAMPLES,
         (82.34, 80.94),
         "BioBERT's fold 1: train = its train.tsv rows 1-4261, dev = the other 535, test = its "
-        "test.tsv (534); rebuilt (Table 3 prints dev and test sizes swapped, 534/535)"),
+        "test.tsv (534); rebuilt (Table 3 prints dev and test sizes swapped, 534/535)",
+    ),
     BlurbDataset(
-        "biosses", "BIOSSES", SENTENCE_SIMILARITY, "pearson", (64, 16, 20), EXAMPLES,
+        "biosses",
+        "BIOSSES",
+        SENTENCE_SIMILARITY,
+        "pearson",
+        (64, 16, 20),
+        EXAMPLES,
         (92.30, 89.52),
         "BLUE's pair numbers, listed in BLURB's preprocessor; rebuilt from BLUE's 70/16/14 "
-        "files, which hold all 100 pairs"),
+        "files, which hold all 100 pairs",
+    ),
     BlurbDataset(
-        "hoc", "HoC", DOCUMENT_CLASSIFICATION, "hoc_micro_f1", (1295, 186, 371), ABSTRACTS,
+        "hoc",
+        "HoC",
+        DOCUMENT_CLASSIFICATION,
+        "hoc_micro_f1",
+        (1295, 186, 371),
+        ABSTRACTS,
         (82.32, 81.54),
         "BLURB's own split of all 1,852 abstracts; BLUE's tsv (1108/157/315, control abstracts "
-        "left out) cannot rebuild it; BLURB's tsv files have BLUE's format"),
+        "left out) cannot rebuild it; BLURB's tsv files have BLUE's format",
+    ),
     BlurbDataset(
-        "pubmedqa", "PubMedQA", QUESTION_ANSWERING, "accuracy", (450, 50, 500), EXAMPLES,
+        "pubmedqa",
+        "PubMedQA",
+        QUESTION_ANSWERING,
+        "accuracy",
+        (450, 50, 500),
+        EXAMPLES,
         (55.84, 60.24),
-        "test = test_ground_truth.json; train/dev = fold 0 of PubMedQA's split_dataset.py; "
-        "rebuilt"),
+        "test = test_ground_truth.json; train/dev = fold 0 of PubMedQA's split_dataset.py; rebuilt",
+    ),
     BlurbDataset(
-        "bioasq", "BioASQ", QUESTION_ANSWERING, "accuracy", (670, 75, 140), EXAMPLES,
+        "bioasq",
+        "BioASQ",
+        QUESTION_ANSWERING,
+        "accuracy",
+        (670, 75, 140),
+        EXAMPLES,
         (87.56, 84.14),
         "Task 7b yes/no: training7b -> train/dev by BLURB's id lists (rebuilt when given, else "
-        "dev is ours), test = the five golden batches"),
+        "dev is ours), test = the five golden batches",
+    ),
 )
 BLURB: dict[str, BlurbDataset] = {dataset.task: dataset for dataset in BLURB_DATASETS}
 assert len(BLURB) == 13 and {d.task_type for d in BLURB_DATASETS} == set(TASK_TYPES)
@@ -115,8 +192,13 @@ def read_sizes(dataset: BlurbDataset, data: TaskData) -> tuple[int, int, int]:
     for name in SPLIT_ORDER:
         split = data.splits[name]
         if dataset.unit == MENTIONS:
-            sizes.append(sum(len(tag_spans(example.tags)) for example in split.examples
-                             if isinstance(example, TaggedSentence)))
+            sizes.append(
+                sum(
+                    len(tag_spans(example.tags))
+                    for example in split.examples
+                    if isinstance(example, TaggedSentence)
+                )
+            )
         elif dataset.unit == ABSTRACTS:
             sizes.append(split.counts["abstracts"])
         else:
@@ -130,5 +212,7 @@ def check_split_sizes(dataset: BlurbDataset, data: TaskData) -> Optional[str]:
     if found == dataset.split_sizes:
         return None
     sizes = "/".join(map(str, found))
-    return (f"{dataset.display}: train/dev/test {dataset.unit} {sizes}, BLURB's split has "
-            f"{'/'.join(map(str, dataset.split_sizes))} ({dataset.split_source})")
+    return (
+        f"{dataset.display}: train/dev/test {dataset.unit} {sizes}, BLURB's split has "
+        f"{'/'.join(map(str, dataset.split_sizes))} ({dataset.split_source})"
+    )
