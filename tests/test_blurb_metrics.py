@@ -9,22 +9,17 @@ from scipy.stats import pearsonr
 from sklearn.metrics import accuracy_score, f1_score
 from sklearn.preprocessing import MultiLabelBinarizer
 
-from bio_roberta.blurb import metrics as blurb_metrics
-from bio_roberta.blurb.metrics import (
-    BLURB_SCORERS,
-    PICO_ELEMENTS,
-    blurb_release_tags,
-    hoc_micro_f1,
-    pearson,
-    pico_elements,
-    pico_macro_word_f1,
-    pico_tag,
-    pico_word_f1s,
-)
 from bio_roberta.blurb.suite import BLURB_DATASETS
-from bio_roberta.blurb.tasks import BIOASQ, PUBMEDQA
 from bio_roberta.tasks.registry import get_task
 from bio_roberta_core import metrics
+from bio_roberta_core.metrics import (
+    METRICS,
+    hoc_micro_f1,
+    pearson,
+    pico_macro_word_f1,
+    pico_word_f1s,
+)
+from bio_roberta_core.tagging import PICO_ELEMENTS, blurb_release_tags, pico_elements, pico_tag
 
 CASES = 300
 
@@ -58,12 +53,11 @@ def test_pearson_edge_cases():
 
 def test_accuracy_of_the_qa_tasks_equals_sklearn():
     rng = random.Random(1)
-    for spec in (PUBMEDQA, BIOASQ):
-        scorer = BLURB_SCORERS[spec.metric]
+    for spec in map(get_task, ("pubmedqa", "bioasq")):
         for _ in range(CASES // 3):
             n = rng.randint(1, 60)
             gold, predicted = rng.choices(spec.labels, k=n), rng.choices(spec.labels, k=n)
-            assert scorer(spec, gold, predicted) == accuracy_score(gold, predicted)
+            assert spec.score(gold, predicted) == accuracy_score(gold, predicted)
 
 
 def random_pico_sentences(rng, overlap):
@@ -209,15 +203,15 @@ def test_blurb_relation_extraction_is_micro_f1_over_the_positive_classes(task):
         n = rng.randint(1, 50)
         gold, predicted = random_labels(rng, spec.labels, n), random_labels(rng, spec.labels, n)
         expected = f1_score(gold, predicted, labels=positive, average="micro", zero_division=0)
-        ours = BLURB_SCORERS["micro_f1"](spec, gold, predicted)
+        ours = METRICS["micro_f1"].score(gold, predicted, spec.labels_in_score)
         assert ours == pytest.approx(expected, abs=1e-12)
         if task == "gad":
             binary = f1_score(gold, predicted, pos_label="1", zero_division=0)
             assert expected == pytest.approx(binary)
 
 
-def test_every_blurb_metric_has_a_scorer():
-    assert {dataset.metric for dataset in BLURB_DATASETS} == set(BLURB_SCORERS)
+def test_every_blurb_metric_is_a_row_of_the_metrics_table():
+    assert {dataset.metric for dataset in BLURB_DATASETS} <= set(METRICS)
     tags = [["B", "I", "O"]]
-    assert blurb_metrics.BLURB_SCORERS["entity_f1"](None, tags, [["B", "O", "O"]]) == 0.0
-    assert blurb_metrics.BLURB_SCORERS["entity_f1"](None, tags, tags) == 1.0
+    assert METRICS["entity_f1"].score(tags, [["B", "O", "O"]], ()) == 0.0
+    assert METRICS["entity_f1"].score(tags, tags, ()) == 1.0

@@ -9,18 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from bio_roberta.blurb.metrics import pico_elements
-from bio_roberta.blurb.readers import (
-    BIOSSES_BLURB_SPLIT,
-    BIOSSES_HEADER,
-    VALID_ONE_IN,
-    read_blurb_task,
-)
+from bio_roberta.blurb.readers import BIOSSES_BLURB_SPLIT, BIOSSES_HEADER, VALID_ONE_IN
 from bio_roberta.blurb.suite import BLURB, check_split_sizes
-from bio_roberta.blurb.tasks import BIOASQ, BIOSSES, EBM_PICO, PUBMEDQA
 from bio_roberta.tasks.readers import TaskFormatError, _in_valid_slice, read_task
 from bio_roberta.tasks.registry import get_task
+from bio_roberta_core.tagging import pico_elements
 from conftest import shared_data_path
+
+BIOSSES, PUBMEDQA, BIOASQ, EBM_PICO = map(get_task, ("biosses", "pubmedqa", "bioasq", "ebm-pico"))
 
 # A third-party copy of pqal_fold0/dev_set.json written by PubMedQA's split_dataset.py (GitHub
 # realhenrycheng/AITA_Coursework_Team11, data/pqal_fold0/dev_set.json) begins with these PMIDs.
@@ -40,7 +36,7 @@ def fails(pattern):
 
 @pytest.mark.real_data
 def test_biosses_real_files_rebuild_blurbs_64_16_20_split():
-    data = read_blurb_task(BIOSSES, shared_data_path("sts", "BIOSSES"))
+    data = read_task(BIOSSES, shared_data_path("sts", "BIOSSES"))
     for name, numbers in BIOSSES_BLURB_SPLIT.items():
         split = data.splits[name]
         assert ids(split) == [str(n) for n in numbers]
@@ -64,7 +60,7 @@ def test_biosses_real_files_rebuild_blurbs_64_16_20_split():
 @pytest.mark.real_data
 def test_pubmedqa_real_files_rebuild_fold0_of_the_official_split():
     folder = shared_data_path("qa", "PubMedQA", "data")
-    data = read_blurb_task(PUBMEDQA, folder)
+    data = read_task(PUBMEDQA, folder)
     train, valid, test = (data.splits[s] for s in ("train", "valid", "test"))
     assert (len(train.examples), len(valid.examples), len(test.examples)) == (450, 50, 500)
     assert check_split_sizes(BLURB["pubmedqa"], data) is None
@@ -100,18 +96,21 @@ def test_pubmedqa_other_test_membership_cannot_rebuild_the_split(tmp_path):
     truth[outside] = records[outside]["final_decision"]
     (tmp_path / "test_ground_truth.json").write_text(json.dumps(truth))
     with fails(r"test half differs from test_ground_truth.json in 2 PMIDs"):
-        read_blurb_task(PUBMEDQA, tmp_path)
+        read_task(PUBMEDQA, tmp_path)
 
 
 @pytest.mark.real_data
 def test_gad_blurb_split_is_biobert_fold1_cut_at_row_4261():
     folder = shared_data_path("re", "GAD")
-    data = read_blurb_task(get_task("gad"), folder, "gad_blurb_fold1")
+    data = read_task(get_task("gad-blurb"), folder)
     assert [len(data.splits[s].examples) for s in ("train", "valid", "test")] == [4261, 535, 534]
     assert check_split_sizes(BLURB["gad"], data) is None
     assert data.splits["valid"].examples[0].id == "train.tsv:4262"
     fold1 = read_task(get_task("gad"), folder, fold=1)
-    sentences = lambda splits, names: sorted(e.text for n in names for e in splits[n].examples)
+
+    def sentences(splits, names):
+        return sorted(e.text for n in names for e in splits[n].examples)
+
     assert sentences(data.splits, ("train", "valid")) == sentences(fold1.splits, ("train", "valid"))
     assert ids(data.splits["test"]) == ids(fold1.splits["test"])
 
@@ -179,7 +178,7 @@ def write_biosses(folder: Path, sizes=(70, 16, 14), edit=None) -> Path:
 
 @pytest.mark.parametrize("sizes", [(70, 16, 14), (1, 1, 98)])
 def test_biosses_any_split_of_the_100_pairs_gives_blurbs(tmp_path, sizes):
-    data = read_blurb_task(BIOSSES, write_biosses(tmp_path, sizes))
+    data = read_task(BIOSSES, write_biosses(tmp_path, sizes))
     assert [ids(data.splits[s]) for s in ("train", "valid", "test")] == [
         [str(n) for n in BIOSSES_BLURB_SPLIT[s]] for s in ("train", "valid", "test")
     ]
@@ -211,7 +210,7 @@ def test_biosses_any_split_of_the_100_pairs_gives_blurbs(tmp_path, sizes):
 def test_biosses_errors(tmp_path, edit, message):
     write_biosses(tmp_path, sizes=(70, 16, 13) if "none of" in message else (70, 16, 14), edit=edit)
     with fails(message):
-        read_blurb_task(BIOSSES, tmp_path)
+        read_task(BIOSSES, tmp_path)
 
 
 def test_biosses_header_and_missing_file(tmp_path):
@@ -219,10 +218,10 @@ def test_biosses_header_and_missing_file(tmp_path):
     text = (tmp_path / "dev.tsv").read_text().replace("old_index", "index", 1)
     (tmp_path / "dev.tsv").write_text(text)
     with fails(r"dev.tsv:1: expected BLUE's BIOSSES header"):
-        read_blurb_task(BIOSSES, tmp_path)
+        read_task(BIOSSES, tmp_path)
     (tmp_path / "dev.tsv").unlink()
     with fails(r"dev.tsv: missing \(BLUE's BIOSSES rowdata tsv\)"):
-        read_blurb_task(BIOSSES, tmp_path)
+        read_task(BIOSSES, tmp_path)
 
 
 # ---------------------------------------------------------------- PubMedQA, files we write
@@ -282,14 +281,14 @@ def pqal_record(answer="yes", **changes):
 )
 def test_pubmedqa_errors(tmp_path, records, truth, message):
     with fails(message):
-        read_blurb_task(PUBMEDQA, write_pubmedqa(tmp_path, records, truth))
+        read_task(PUBMEDQA, write_pubmedqa(tmp_path, records, truth))
 
 
 def test_pubmedqa_not_json(tmp_path):
     write_pubmedqa(tmp_path, {}, {})
     (tmp_path / "ori_pqal.json").write_text('{\n  "123": {\n')
     with fails(r"ori_pqal.json:\d+: not JSON"):
-        read_blurb_task(PUBMEDQA, tmp_path)
+        read_task(PUBMEDQA, tmp_path)
 
 
 # ---------------------------------------------------------------- BioASQ, files we write
@@ -329,7 +328,7 @@ def test_bioasq_blurb_json_lines(tmp_path):
     write_bioasq_jsonl(tmp_path)
     with (tmp_path / "dev.jsonl").open("a") as f:
         f.write("\n")
-    data = read_blurb_task(BIOASQ, tmp_path)
+    data = read_task(BIOASQ, tmp_path)
     assert [len(data.splits[s].examples) for s in ("train", "valid", "test")] == [6, 2, 3]
     example = data.splits["test"].examples[0]
     assert (example.id, example.text, example.labels) == (
@@ -368,27 +367,27 @@ def test_bioasq_json_lines_errors(tmp_path, line, message):
     write_bioasq_jsonl(tmp_path)
     write_jsonl(tmp_path / "train.jsonl", [jsonl_record(0), line])
     with fails(r"train.jsonl:2: " + message):
-        read_blurb_task(BIOASQ, tmp_path)
+        read_task(BIOASQ, tmp_path)
 
 
 def test_bioasq_layout_errors(tmp_path):
     write_bioasq_jsonl(tmp_path)
     write_jsonl(tmp_path / "train.jsonl", [jsonl_record(0), jsonl_record(0)])
     with fails(r"train.jsonl:2: id 5a0+ already on line 1"):
-        read_blurb_task(BIOASQ, tmp_path)
+        read_task(BIOASQ, tmp_path)
     (tmp_path / "train.jsonl").unlink()
     with fails(r"no BioASQ files in a known layout.*found only dev.jsonl, test.jsonl"):
-        read_blurb_task(BIOASQ, tmp_path)
+        read_task(BIOASQ, tmp_path)
     (tmp_path / "train.json").write_text(json.dumps({"questions": []}, indent=2))
     with fails(r"train.json:1: not a JSON line"):
-        read_blurb_task(BIOASQ, tmp_path)
+        read_task(BIOASQ, tmp_path)
     (tmp_path / "train.jsonl").write_text("")
     with fails(r"both train.jsonl and train.json; keep one"):
-        read_blurb_task(BIOASQ, tmp_path)
+        read_task(BIOASQ, tmp_path)
     (tmp_path / "train.json").unlink()
     (tmp_path / "BioASQ-training7b").mkdir()
     with fails(r"holds both BLURB's JSON lines .* and the challenge folders"):
-        read_blurb_task(BIOASQ, tmp_path)
+        read_task(BIOASQ, tmp_path)
 
 
 def challenge_question(i, qtype="yesno", answer=None, snippets=None, body=None):
@@ -439,7 +438,7 @@ def test_bioasq_challenge_json_keeps_yes_no_questions_and_counts_the_rest(tmp_pa
     ]  # 3 again: a duplicate
     golden = [challenge_question(i) for i in range(200, 206)]
     golden.append(challenge_question(5))  # also in training
-    data = read_blurb_task(BIOASQ, write_challenge(tmp_path, training, golden))
+    data = read_task(BIOASQ, write_challenge(tmp_path, training, golden))
     train, valid, test = (data.splits[s] for s in ("train", "valid", "test"))
     pool = [challenge_question(i)["id"] for i in [*range(40), 103] if i != 5]
     assert ids(valid) == [q for q in pool if _in_valid_slice(q, VALID_ONE_IN)] != []
@@ -467,20 +466,20 @@ def test_bioasq_challenge_with_blurbs_id_lists(tmp_path):
     for name, numbers in lists.items():
         listed = ",".join(challenge_question(i)["id"] for i in numbers)
         (tmp_path / f"{name}_id.tsv").write_text(listed)
-    data = read_blurb_task(BIOASQ, tmp_path)
+    data = read_task(BIOASQ, tmp_path)
     for split, name in (("train", "train"), ("valid", "dev"), ("test", "test")):
         assert ids(data.splits[split]) == [challenge_question(i)["id"] for i in lists[name]]
         assert data.splits[split].derivation == f"BLURB's {name}_id.tsv"
     assert data.splits["train"].counts["skipped_questions_not_listed"] == 2
     (tmp_path / "dev_id.tsv").write_text(challenge_question(6)["id"] + ",55nothere")
     with fails(r"bioasq valid lists questions 55nothere, which the files do not hold"):
-        read_blurb_task(BIOASQ, tmp_path)
+        read_task(BIOASQ, tmp_path)
     (tmp_path / "dev_id.tsv").write_text(challenge_question(0)["id"])
     with fails(r"dev_id.tsv:1: id 55.* already listed in train_id.tsv:1"):
-        read_blurb_task(BIOASQ, tmp_path)
+        read_task(BIOASQ, tmp_path)
     (tmp_path / "dev_id.tsv").unlink()
     with fails(r"come as three files; dev_id.tsv missing"):
-        read_blurb_task(BIOASQ, tmp_path)
+        read_task(BIOASQ, tmp_path)
 
 
 @pytest.mark.parametrize(
@@ -506,7 +505,7 @@ def test_bioasq_challenge_with_blurbs_id_lists(tmp_path):
 def test_bioasq_challenge_errors(tmp_path, question, message):
     write_challenge(tmp_path, [challenge_question(0), question], [challenge_question(9)])
     with fails(r"trainining7b_part2.json: questions\[0\].*" + message):
-        read_blurb_task(BIOASQ, tmp_path)
+        read_task(BIOASQ, tmp_path)
 
 
 def test_bioasq_challenge_file_and_folder_errors(tmp_path):
@@ -514,10 +513,10 @@ def test_bioasq_challenge_file_and_folder_errors(tmp_path):
     batch = tmp_path / "Task7BGoldenEnriched" / "7B3_golden.json"
     batch.write_text(json.dumps([challenge_question(1)]))
     with fails(r"7B3_golden.json: not BioASQ challenge JSON"):
-        read_blurb_task(BIOASQ, tmp_path)
+        read_task(BIOASQ, tmp_path)
     shutil.rmtree(tmp_path / "Task7BGoldenEnriched")
     with fails(r"Task7BGoldenEnriched: missing; the challenge layout has"):
-        read_blurb_task(BIOASQ, tmp_path)
+        read_task(BIOASQ, tmp_path)
 
 
 # ---------------------------------------------------------------- EBM-PICO, files we write
@@ -549,7 +548,7 @@ def write_scibert(folder: Path, pmids=((1001, 1002), (1003,), (1004,))) -> Path:
 
 
 def test_ebm_pico_scibert_release(tmp_path):
-    data = read_blurb_task(EBM_PICO, write_scibert(tmp_path))
+    data = read_task(EBM_PICO, write_scibert(tmp_path))
     train = data.splits["train"]
     assert train.counts["documents"] == 2 and len(train.examples) == 4
     first = train.examples[0]
@@ -578,7 +577,7 @@ def test_ebm_pico_scibert_errors(tmp_path, edit, message):
     path = tmp_path / "train.txt"
     path.write_text(path.read_text().replace(*edit, 1))
     with fails(message):
-        read_blurb_task(EBM_PICO, tmp_path)
+        read_task(EBM_PICO, tmp_path)
 
 
 # An abstract of 14 tokens; the participant span contains the intervention span "metformin".
@@ -607,7 +606,7 @@ def write_ebm_nlp(folder: Path, train=range(1, 31), gold=(50, 51), skip=()) -> P
 
 
 def test_ebm_pico_original_layout_keeps_overlapping_elements(tmp_path):
-    data = read_blurb_task(EBM_PICO, write_ebm_nlp(tmp_path, skip={("outcomes", 3)}))
+    data = read_task(EBM_PICO, write_ebm_nlp(tmp_path, skip={("outcomes", 3)}))
     train, valid, test = (data.splits[s] for s in ("train", "valid", "test"))
     documents = [str(p) for p in range(1, 31)]
     assert train.counts["documents"] + valid.counts["documents"] == 30
@@ -631,12 +630,12 @@ def test_ebm_pico_original_layout_with_blurbs_pmid_lists(tmp_path):
     write_ebm_nlp(tmp_path, train=range(1, 8), gold=(50, 51))
     for name, pmids in (("train", "1,2,3,4"), ("dev", "5,6"), ("test", "50,51")):
         (tmp_path / f"{name}_pmid.tsv").write_text(pmids + "\n")
-    data = read_blurb_task(EBM_PICO, tmp_path)
+    data = read_task(EBM_PICO, tmp_path)
     assert [data.splits[s].counts["documents"] for s in ("train", "valid", "test")] == [4, 2, 2]
     assert data.splits["train"].counts["skipped_documents_not_listed"] == 1  # PMID 7
     (tmp_path / "test_pmid.tsv").write_text("50,52")
     with fails(r"ebm-pico test lists documents 52, which the files do not hold"):
-        read_blurb_task(EBM_PICO, tmp_path)
+        read_task(EBM_PICO, tmp_path)
 
 
 def test_ebm_pico_original_layout_errors(tmp_path):
@@ -644,21 +643,21 @@ def test_ebm_pico_original_layout_errors(tmp_path):
     ann = tmp_path / "annotations/aggregated/starting_spans/outcomes/train/2.AGGREGATED.ann"
     ann.write_text("0 1 0")
     with fails(r"2.AGGREGATED.ann: 3 labels for the document's 14 tokens"):
-        read_blurb_task(EBM_PICO, tmp_path)
+        read_task(EBM_PICO, tmp_path)
     ann.write_text(EBM_SPANS["outcomes"].replace("1", "4", 1))
     with fails(r"2.AGGREGATED.ann: token 10: label '4'; starting_spans hold 0 or 1"):
-        read_blurb_task(EBM_PICO, tmp_path)
+        read_task(EBM_PICO, tmp_path)
     ann.write_text(EBM_SPANS["outcomes"])
     (tmp_path / "documents" / "2.tokens").unlink()
     with fails(r"2.tokens: missing \(the tokens of annotated document 2\)"):
-        read_blurb_task(EBM_PICO, tmp_path)
+        read_task(EBM_PICO, tmp_path)
     (tmp_path / "documents" / "2.tokens").write_text(EBM_TOKENS)
     shutil.rmtree(tmp_path / "annotations/aggregated/starting_spans/interventions/test")
     with fails(r"interventions/test/gold: missing; EBM-NLP holds"):
-        read_blurb_task(EBM_PICO, tmp_path)
+        read_task(EBM_PICO, tmp_path)
     write_scibert(tmp_path)
     with fails(r"holds both SciBERT's .* and EBM-NLP's"):
-        read_blurb_task(EBM_PICO, tmp_path)
+        read_task(EBM_PICO, tmp_path)
 
 
 def test_ebm_pico_no_known_layout(tmp_path):
@@ -667,11 +666,9 @@ def test_ebm_pico_no_known_layout(tmp_path):
         r"no EBM-PICO files in a known layout: expected SciBERT's "
         r"train.txt/dev.txt/test.txt"
     ):
-        read_blurb_task(EBM_PICO, tmp_path)
+        read_task(EBM_PICO, tmp_path)
 
 
-def test_read_blurb_task_errors(tmp_path):
+def test_blurb_tasks_are_read_through_the_one_readers_table(tmp_path):
     with fails(r"not a directory; pass the folder holding biosses's files"):
-        read_blurb_task(BIOSSES, tmp_path / "absent")
-    with fails(r"no BLURB reader for source format 'blue_tsv'"):
-        read_blurb_task(get_task("chemprot"), tmp_path)
+        read_task(BIOSSES, tmp_path / "absent")

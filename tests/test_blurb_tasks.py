@@ -4,20 +4,21 @@ import random
 
 import pytest
 
-from bio_roberta.blurb.encoding import truncate_context
-from bio_roberta.blurb.metrics import BLURB_SCORERS
-from bio_roberta.blurb.readers import BLURB_READERS, read_blurb_task
 from bio_roberta.blurb.suite import BLURB
-from bio_roberta.blurb.tasks import BLURB_GRID, BLURB_NEW_TASKS, SEED_COUNTS, TEN_SEEDS
-from bio_roberta.tasks.registry import DEFAULT_SEEDS
+from bio_roberta.tasks.readers import READERS, read_task
+from bio_roberta.tasks.registry import BLURB_GRID, DEFAULT_SEEDS, TASKS, TEN_SEEDS, get_task
+from bio_roberta.tasks.truncation import truncate_context
+from bio_roberta_core.metrics import METRICS
 from conftest import shared_data_path
 
+NEW_TASKS = ("biosses", "pubmedqa", "bioasq", "ebm-pico")
 
-@pytest.mark.parametrize("name", sorted(BLURB_NEW_TASKS))
+
+@pytest.mark.parametrize("name", NEW_TASKS)
 def test_new_task_entries_name_a_reader_a_scorer_and_blurbs_row(name):
-    spec = BLURB_NEW_TASKS[name]
-    assert spec.source_format in BLURB_READERS
-    assert spec.metric == BLURB[name].metric and spec.metric in BLURB_SCORERS
+    spec = get_task(name)
+    assert spec.source_format in READERS and spec.paper == ()
+    assert spec.metric == BLURB[name].metric and spec.metric in METRICS
     assert spec.display == BLURB[name].display
     hp = spec.hparams
     assert hp.lr in BLURB_GRID["lr"] and hp.batch_size in BLURB_GRID["batch_size"]
@@ -26,15 +27,26 @@ def test_new_task_entries_name_a_reader_a_scorer_and_blurbs_row(name):
 
 
 def test_ten_seeds_for_the_small_tasks():
+    """Table 6 averages ten runs for BIOSSES, BioASQ and PubMedQA (Gu et al. §6.2)."""
     assert len(set(TEN_SEEDS)) == 10 and TEN_SEEDS[:5] == DEFAULT_SEEDS
-    assert SEED_COUNTS == {"biosses": 10, "pubmedqa": 10, "bioasq": 10}
+    ten = {name for name, spec in TASKS.items() if spec.seeds == TEN_SEEDS}
+    assert ten == {"biosses", "pubmedqa", "bioasq"}
+
+
+@pytest.mark.real_data
+def test_gad_blurb_is_biobert_fold1_as_blurb_splits_it():
+    spec = get_task("gad-blurb")
+    assert spec.folds is None and spec.max_positions == 128 and spec.metric == "binary_f1"
+    data = read_task(spec, shared_data_path(*spec.shared_data.split("/")))
+    sizes = tuple(len(data.splits[s].examples) for s in ("train", "valid", "test"))
+    assert sizes == BLURB["gad"].split_sizes
 
 
 @pytest.mark.real_data
 @pytest.mark.parametrize("name", ["biosses", "pubmedqa"])
 def test_new_tasks_read_from_their_shared_data_folder(name):
-    spec = BLURB_NEW_TASKS[name]
-    data = read_blurb_task(spec, shared_data_path(*spec.shared_data.split("/")))
+    spec = get_task(name)
+    data = read_task(spec, shared_data_path(*spec.shared_data.split("/")))
     sizes = tuple(len(data.splits[s].examples) for s in ("train", "valid", "test"))
     assert sizes == BLURB[name].split_sizes
 
@@ -45,10 +57,9 @@ def test_truncate_context_keeps_the_question_and_the_start_of_the_context():
         question = [rng.randrange(100) for _ in range(rng.randint(1, 30))]
         context = [rng.randrange(100) for _ in range(rng.randint(0, 300))]
         budget = rng.randint(len(question) + 1, 350)
-        kept_question, kept_context, cut = truncate_context(question, context, budget, "q")
+        kept_question, kept_context = truncate_context(question, context, budget, "q")
         assert kept_question == question
         assert kept_context == context[: len(kept_context)]
-        assert cut == len(context) - len(kept_context)
         assert len(kept_question) + len(kept_context) == min(budget, len(question) + len(context))
 
 

@@ -2,7 +2,7 @@
 
 Each turns a task's files into the train / valid / test ``Split``s of bio_roberta.tasks.readers,
 with its example types (TextExample, TaggedSentence), counts and ``TaskFormatError``s naming the
-file and the line or record. ``read_blurb_task`` mirrors ``read_task``.
+file and the line or record. BLURB_READERS joins bio_roberta.tasks.readers.READERS.
 
 Splits rebuilt as BLURB's (Gu et al. 2021 §4; what BLURB's data_generation/preprocessor.py does):
 - BIOSSES: BLUE's 64/16/20 pair numbers, from BLUE's files (any split of the 100 pairs).
@@ -26,12 +26,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Callable, Iterator, Optional
 
-from bio_roberta.blurb.metrics import PICO_ELEMENTS, PICO_SEPARATOR, pico_tag
-from bio_roberta.tasks.readers import (
+from bio_roberta.tasks.registry import TaskSpec
+from bio_roberta.tasks.source_files import (
     SPLITS,
     Split,
     TaggedSentence,
-    TaskData,
     TaskFormatError,
     TextExample,
     _check_label,
@@ -41,7 +40,7 @@ from bio_roberta.tasks.readers import (
     _read_indexed_tsv,
     _require_file,
 )
-from bio_roberta.tasks.registry import TaskSpec
+from bio_roberta_core.tagging import PICO_ELEMENTS, PICO_SEPARATOR, pico_tag
 
 logger = logging.getLogger(__name__)
 
@@ -49,29 +48,6 @@ logger = logging.getLogger(__name__)
 VALID_ONE_IN = 10
 # BLURB's id lists (its data_generation/indexing/<task>/): one line of comma-separated ids.
 BLURB_INDEX_FILES = {"train": "train_{}.tsv", "valid": "dev_{}.tsv", "test": "test_{}.tsv"}
-
-
-def read_blurb_task(
-    spec: TaskSpec, data_dir: str | Path, source_format: Optional[str] = None
-) -> TaskData:
-    """Read one BLURB task from data_dir with BLURB_READERS[source_format or spec.source_format]."""
-    data_dir = Path(data_dir)
-    if not data_dir.is_dir():
-        raise TaskFormatError(
-            f"{data_dir}: not a directory; pass the folder holding {spec.name}'s files"
-        )
-    source_format = source_format or spec.source_format
-    try:
-        reader = BLURB_READERS[source_format]
-    except KeyError:
-        raise TaskFormatError(
-            f"{spec.name}: no BLURB reader for source format {source_format!r}; "
-            f"known: {', '.join(BLURB_READERS)}"
-        ) from None
-    splits = reader(spec, data_dir)
-    for split in splits.values():
-        logger.info("%s %s: %s", spec.name, split.name, dict(split.counts))
-    return TaskData(spec=spec, fold=None, splits=splits)
 
 
 def _json_file(path: Path):
