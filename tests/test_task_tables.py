@@ -33,6 +33,15 @@ VALIDATION_OUTPUTS = {
         "predicted_1": 1,
         "gold_1": 2,
     },
+    "regression": {**BATCH, "pred": [0.5, 2.5], "targ": [1.0, 3.0]},
+    "multi_element_tagging": {
+        **BATCH,
+        **{
+            f"{count}_{k}": 1
+            for count in ("element_tp", "element_predicted", "element_gold")
+            for k in range(3)
+        },
+    },
     "multilabel_classification": {
         **BATCH,
         "group": torch.tensor([0, 0]),
