@@ -244,7 +244,9 @@ def write_finetune_bin(
         "task": spec.name,
         "kind": spec.kind,
         "fold": data.fold,
-        "tagging_scheme": encoder.scheme if spec.is_sequence_labelling else None,
+        "tagging_scheme": (
+            encoder.scheme if spec.task_kind.label_encoding == SCHEME_TAGS else None
+        ),
         "labels": list(encoder.label_symbols),
         "counts": {split: rows.counts["examples"] for split, rows in encoded.items()},
         "split_details": {

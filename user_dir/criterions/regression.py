@@ -8,8 +8,6 @@ percentage to 2 decimals (bio_roberta_core.metrics.pearson, scipy's r), for
 ``--best-checkpoint-metric pearson --maximize-best-checkpoint-metric``.
 """
 
-from dataclasses import dataclass, field
-
 from fairseq.criterions import register_criterion
 from fairseq.criterions.sentence_prediction import (
     SentencePredictionConfig,
@@ -20,18 +18,14 @@ from bio_roberta_core.metrics import PEARSON, pearson
 from user_dir.criterions._finetune_metrics import log_percentage
 
 
-@dataclass
-class RegressionConfig(SentencePredictionConfig):
-    regression_target: bool = field(
-        default=True, metadata={"help": "always on: the targets are label/{split}.label scores"}
-    )
-
-
-@register_criterion("regression", dataclass=RegressionConfig)
+@register_criterion("regression", dataclass=SentencePredictionConfig)
 class RegressionCriterion(SentencePredictionCriterion):
-    def __init__(self, cfg: RegressionConfig, task):
+    def __init__(self, cfg: SentencePredictionConfig, task):
         if not cfg.regression_target:
-            raise ValueError("the regression criterion scores numbers: keep --regression-target")
+            raise ValueError(
+                "the regression criterion scores numbers read from label/{split}.label: "
+                "pass --regression-target (and --num-classes 1)"
+            )
         super().__init__(cfg, task)
         # the parent then logs every validation prediction and target ("pred", "targ")
         self.keep_pred_and_targ = True
