@@ -34,6 +34,13 @@ TABLE6_COLUMNS = ("PubMedBERT", "BioBERT")
 # Table 6's "BLURB score" row for those columns, as printed.
 TABLE6_BLURB_SCORES = {"PubMedBERT": 81.10, "BioBERT": 80.29}
 
+# Whether the files our readers take rebuild BLURB's split (BlurbDataset.split).
+REBUILT = "rebuilt"
+WITH_ID_LISTS = "rebuilt only given BLURB's id lists"
+NOT_REBUILT = "not rebuilt"
+# split_gap's argument when the data manifest carries no blurb_split_check.
+NO_CHECK = object()
+
 # Units of split_sizes: entity mentions (B tags), examples, abstracts; None: not checkable.
 MENTIONS = "mentions"
 EXAMPLES = "examples"
@@ -42,7 +49,7 @@ ABSTRACTS = "abstracts"
 
 @dataclass(frozen=True)
 class BlurbDataset:
-    task: str  # registry name (bio_roberta.blurb.tasks for the new four)
+    task: str  # the registry task whose runs give the dataset's result
     display: str  # as Tables 3 and 6 print it
     task_type: str  # one of TASK_TYPES
     metric: str  # a scorer in bio_roberta.blurb.metrics.BLURB_SCORERS
@@ -50,6 +57,9 @@ class BlurbDataset:
     unit: Optional[str]  # MENTIONS, EXAMPLES, ABSTRACTS; None: sizes not checkable
     table6: tuple[float, float]  # TABLE6_COLUMNS order
     split_source: str  # BLURB's split, and whether our supported files rebuild it
+    split: str  # REBUILT, WITH_ID_LISTS or NOT_REBUILT from the files our readers take
+    # Registry metrics that compute the same number as `metric` (GAD: F1 of its one positive class).
+    same_metric: tuple[str, ...] = ()
 
 
 def _ner(task, display, sizes, table6, note=""):
@@ -62,6 +72,7 @@ def _ner(task, display, sizes, table6, note=""):
         MENTIONS,
         table6,
         "Crichton et al.'s split, which BioBERT's NERdata files keep" + note,
+        REBUILT,
     )
 
 
@@ -100,6 +111,7 @@ BLURB_DATASETS = (
         "EBM-NLP's starting_spans, test = test/gold; train/dev PMIDs from SciBERT's release "
         "(BLURB's indexing/ebmnlp/*_pmid.tsv): rebuilt when those lists are given, else dev is "
         "ours. Table 3 does not say what its sizes count, so they are not checked",
+        WITH_ID_LISTS,
     ),
     BlurbDataset(
         "chemprot",
@@ -111,6 +123,7 @@ BLURB_DATASETS = (
         (77.24, 76.14),
         "BLURB regenerates all three splits from the original ChemProt corpus, expanding "
         "unlabelled pairs to false; not rebuilt from BLUE's tsv (sizes tell)",
+        NOT_REBUILT,
     ),
     BlurbDataset(
         "ddi",
@@ -122,9 +135,10 @@ BLURB_DATASETS = (
         (82.36, 80.88),
         "original corpus; test = the 191 test files (our reader's 5,716 pairs, the same); "
         "train/dev = BLURB's own 624/90-file lists, which our files do not hold",
+        NOT_REBUILT,
     ),
     BlurbDataset(
-        "gad",
+        "gad-blurb",
         "GAD",
         RELATION_EXTRACTION,
         "micro_f1",
@@ -133,6 +147,8 @@ BLURB_DATASETS = (
         (82.34, 80.94),
         "BioBERT's fold 1: train = its train.tsv rows 1-4261, dev = the other 535, test = its "
         "test.tsv (534); rebuilt (Table 3 prints dev and test sizes swapped, 534/535)",
+        REBUILT,
+        ("binary_f1",),
     ),
     BlurbDataset(
         "biosses",
@@ -144,6 +160,7 @@ BLURB_DATASETS = (
         (92.30, 89.52),
         "BLUE's pair numbers, listed in BLURB's preprocessor; rebuilt from BLUE's 70/16/14 "
         "files, which hold all 100 pairs",
+        REBUILT,
     ),
     BlurbDataset(
         "hoc",
@@ -155,6 +172,7 @@ BLURB_DATASETS = (
         (82.32, 81.54),
         "BLURB's own split of all 1,852 abstracts; BLUE's tsv (1108/157/315, control abstracts "
         "left out) cannot rebuild it; BLURB's tsv files have BLUE's format",
+        NOT_REBUILT,
     ),
     BlurbDataset(
         "pubmedqa",
@@ -165,6 +183,7 @@ BLURB_DATASETS = (
         EXAMPLES,
         (55.84, 60.24),
         "test = test_ground_truth.json; train/dev = fold 0 of PubMedQA's split_dataset.py; rebuilt",
+        REBUILT,
     ),
     BlurbDataset(
         "bioasq",
@@ -176,10 +195,12 @@ BLURB_DATASETS = (
         (87.56, 84.14),
         "Task 7b yes/no: training7b -> train/dev by BLURB's id lists (rebuilt when given, else "
         "dev is ours), test = the five golden batches",
+        WITH_ID_LISTS,
     ),
 )
 BLURB: dict[str, BlurbDataset] = {dataset.task: dataset for dataset in BLURB_DATASETS}
 assert len(BLURB) == 13 and {d.task_type for d in BLURB_DATASETS} == set(TASK_TYPES)
+assert {d.split for d in BLURB_DATASETS} <= {REBUILT, WITH_ID_LISTS, NOT_REBUILT}
 
 SPLIT_ORDER = ("train", "valid", "test")
 
@@ -216,3 +237,26 @@ def check_split_sizes(dataset: BlurbDataset, data: TaskData) -> Optional[str]:
         f"{dataset.display}: train/dev/test {dataset.unit} {sizes}, BLURB's split has "
         f"{'/'.join(map(str, dataset.split_sizes))} ({dataset.split_source})"
     )
+
+
+def split_gap(dataset: BlurbDataset, check=NO_CHECK) -> Optional[str]:
+    """Why the split of our runs is not BLURB's, or None. ``check`` is the data manifest's
+    ``blurb_split_check`` (None: the converter found BLURB's split; a string: how it differs);
+    without one, the dataset's ``split`` fact decides."""
+    if check is not NO_CHECK:
+        return check
+    if dataset.split == REBUILT:
+        return None
+    if dataset.split == WITH_ID_LISTS:
+        return (
+            "BLURB's split needs its id lists, and the data manifest does not say they were given "
+            f"({dataset.split_source})"
+        )
+    return f"our files do not rebuild BLURB's split ({dataset.split_source})"
+
+
+def metric_gap(dataset: BlurbDataset, run_metric: str) -> Optional[str]:
+    """Why runs scored by run_metric do not give BLURB's number, or None."""
+    if run_metric in (dataset.metric, *dataset.same_metric):
+        return None
+    return f"scored by {run_metric} here, by {dataset.metric} in BLURB"
