@@ -101,10 +101,12 @@ def test_pubmedqa_other_test_membership_cannot_rebuild_the_split(tmp_path):
 
 @pytest.mark.real_data
 def test_gad_blurb_split_is_biobert_fold1_cut_at_row_4261():
+    spec = get_task("gad-blurb")
+    assert spec.folds is None and spec.max_positions == 128 and spec.metric == "binary_f1"
     folder = shared_data_path("re", "GAD")
-    data = read_task(get_task("gad-blurb"), folder)
+    data = read_task(spec, folder)
     assert [len(data.splits[s].examples) for s in ("train", "valid", "test")] == [4261, 535, 534]
-    assert check_split_sizes(BLURB["gad"], data) is None
+    assert check_split_sizes(BLURB["gad-blurb"], data) is None
     assert data.splits["valid"].examples[0].id == "train.tsv:4262"
     fold1 = read_task(get_task("gad"), folder, fold=1)
 

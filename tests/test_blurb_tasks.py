@@ -34,15 +34,6 @@ def test_ten_seeds_for_the_small_tasks():
 
 
 @pytest.mark.real_data
-def test_gad_blurb_is_biobert_fold1_as_blurb_splits_it():
-    spec = get_task("gad-blurb")
-    assert spec.folds is None and spec.max_positions == 128 and spec.metric == "binary_f1"
-    data = read_task(spec, shared_data_path(*spec.shared_data.split("/")))
-    sizes = tuple(len(data.splits[s].examples) for s in ("train", "valid", "test"))
-    assert sizes == BLURB["gad"].split_sizes
-
-
-@pytest.mark.real_data
 @pytest.mark.parametrize("name", ["biosses", "pubmedqa"])
 def test_new_tasks_read_from_their_shared_data_folder(name):
     spec = get_task(name)
