@@ -3,8 +3,6 @@ fairseq fine-tuning (bio_roberta.finetune) from a tiny RoBERTa pretrained on the
 prediction file -> the registry's score, for regression (BIOSSES) and multi-element tagging
 (EBM-PICO). The validation metric the criterion logs is the one the prediction file gives."""
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,7 +15,7 @@ from bio_roberta.sweep import compose_config
 from bio_roberta.tasks.convert import convert_task
 from bio_roberta.tasks.registry import get_task
 from bio_roberta_core.metrics import pico_macro_word_f1
-from conftest import USER_DIR
+from conftest import pretrain_tiny_roberta
 from test_blurb_readers import EBM_TOKENS, SENTENCES, write_biosses, write_ebm_nlp
 
 pytestmark = pytest.mark.slow
@@ -42,50 +40,14 @@ def tiny_vocab(tmp_path: Path, text: str) -> Path:
     return tmp_path / "vocab"
 
 
-def pretrain_on(input0: Path, save_dir: Path) -> Path:
-    """A roberta_tiny checkpoint with the converted task's vocabulary: a few masked-LM updates
-    on finetune-bin/<task>/input0 (its dict.txt and train split)."""
-    cmd = [
-        Path(sys.executable).parent / "fairseq-train",
-        input0,
-        "--user-dir",
-        USER_DIR,
-        "--task",
-        "masked_lm",
-        "--criterion",
-        "masked_lm",
-        "--arch",
-        "roberta_tiny",
-        "--cpu",
-        "--batch-size",
-        "8",
-        "--tokens-per-sample",
-        str(POSITIONS),
-        "--optimizer",
-        "adam",
-        "--lr",
-        "1e-3",
-        "--max-update",
-        "3",
-        "--save-dir",
-        save_dir,
-        "--no-epoch-checkpoints",
-        "--seed",
-        "1",
-        "--num-workers",
-        "0",
-        "--disable-validation",
-    ]
-    run = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr[-3000:]
-    return save_dir / "checkpoint_last.pt"
-
-
 def fine_tune(tmp_path: Path, task: str, data: Path, vocab: Path):
     """convert -> pretrain on its text -> one fine-tuning run; (manifest, result record)."""
     root = tmp_path / "finetune-bin"
     (manifest,) = convert_task(get_task(task), data, vocab, root / task, max_positions=POSITIONS)
-    pretrained = pretrain_on(root / task / "input0", tmp_path / "pretrained")
+    # a tiny RoBERTa with the converted task's vocabulary: masked-LM updates on its input0/
+    pretrained = pretrain_tiny_roberta(
+        root / task / "input0", tmp_path / "pretrained", max_update=3, tokens_per_sample=POSITIONS
+    )
     cfg = compose_config(
         [
             f"task_name={task}",

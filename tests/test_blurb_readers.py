@@ -358,10 +358,13 @@ def test_bioasq_blurb_json_lines(tmp_path):
             '{"id": "", "question": "Is X?", "context": "c", "label": "yes"}',
             r"field 'id' missing, empty or not text",
         ),
-        ('["q1", "Is X?", "c", "yes"]', r"expected a JSON object, found list"),
+        (
+            '["q1", "Is X?", "c", "yes"]',
+            r"expected one object with id, question, context, label a line, found a JSON list",
+        ),
         (
             "q1\tIs X?\tc\tyes",
-            r"not a JSON line .*expected one object with id, question, context, label a line",
+            r"not JSON .*expected one object with id, question, context, label a line",
         ),
     ],
 )
@@ -381,7 +384,7 @@ def test_bioasq_layout_errors(tmp_path):
     with fails(r"no BioASQ files in a known layout.*found only dev.jsonl, test.jsonl"):
         read_task(BIOASQ, tmp_path)
     (tmp_path / "train.json").write_text(json.dumps({"questions": []}, indent=2))
-    with fails(r"train.json:1: not a JSON line"):
+    with fails(r"train.json:1: not JSON"):
         read_task(BIOASQ, tmp_path)
     (tmp_path / "train.jsonl").write_text("")
     with fails(r"both train.jsonl and train.json; keep one"):

@@ -36,6 +36,7 @@ from bio_roberta.tasks.source_files import (
     _check_label,
     _columns,
     _in_valid_slice,
+    _json_line_objects,
     _lines,
     _read_indexed_tsv,
     _require_file,
@@ -423,22 +424,8 @@ def _bioasq_jsonl_paths(data_dir: Path) -> dict[str, Path]:
 def _read_bioasq_jsonl_file(spec: TaskSpec, path: Path, split: Split) -> None:
     """BLURB's preprocessed BioASQ: one {"id", "question", "context", "label"} object a line."""
     seen = {}
-    for number, line in _lines(path):
-        split.counts["lines"] += 1
-        where = f"{path}:{number}"
-        if not line.strip():
-            split.counts["skipped_blank_lines"] += 1
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise TaskFormatError(
-                f"{where}: not a JSON line ({error.msg} at column "
-                f"{error.colno}); expected one object with "
-                f"{', '.join(BIOASQ_JSONL_KEYS)} a line"
-            ) from None
-        if not isinstance(record, dict):
-            raise TaskFormatError(f"{where}: expected a JSON object, found {type(record).__name__}")
+    expected = f"one object with {', '.join(BIOASQ_JSONL_KEYS)} a line"
+    for number, where, record in _json_line_objects(path, split, expected):
         question_id = record.get("id")
         if isinstance(question_id, int) and not isinstance(question_id, bool):
             question_id = str(question_id)

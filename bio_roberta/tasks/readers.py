@@ -8,7 +8,6 @@ file and line. The formats are described in docs/finetune.md.
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from collections import Counter
@@ -26,6 +25,7 @@ from bio_roberta.tasks.source_files import (
     _check_label,
     _columns,
     _in_valid_slice,
+    _json_line_objects,
     _lines,
     _read_indexed_tsv,
     _read_split_files,
@@ -205,20 +205,8 @@ MEDNLI_FILES = {
 
 
 def _read_mednli_file(spec: TaskSpec, path: Path, split: Split) -> None:
-    for number, line in _lines(path):
-        split.counts["lines"] += 1
-        where = f"{path}:{number}"
-        if not line.strip():
-            split.counts["skipped_blank_lines"] += 1
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise TaskFormatError(
-                f"{where}: not JSON ({error.msg} at column {error.colno})"
-            ) from None
-        if not isinstance(record, dict):
-            raise TaskFormatError(f"{where}: expected a JSON object, found {type(record).__name__}")
+    expected = "one MedNLI object (sentence1, sentence2, gold_label) a line"
+    for number, where, record in _json_line_objects(path, split, expected):
         for key in ("sentence1", "sentence2", "gold_label"):
             if not isinstance(record.get(key), str) or not record[key].strip():
                 raise TaskFormatError(f"{where}: field {key!r} missing or empty")

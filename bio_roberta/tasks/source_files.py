@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import codecs
 import hashlib
+import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -99,6 +100,29 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
             raise TaskFormatError(
                 f"{path}:{number}: not UTF-8 ({error.reason} at byte {error.start})"
             ) from None
+
+
+def _json_line_objects(path: Path, split: Split, expected: str) -> Iterator[tuple[int, str, dict]]:
+    """(line number, "file:line", object) of each line of a JSON-lines file, blank lines counted
+    and skipped; a line that is not one JSON object is an error naming the file, the line and
+    what was expected there."""
+    for number, line in _lines(path):
+        split.counts["lines"] += 1
+        where = f"{path}:{number}"
+        if not line.strip():
+            split.counts["skipped_blank_lines"] += 1
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise TaskFormatError(
+                f"{where}: not JSON ({error.msg} at column {error.colno}); expected {expected}"
+            ) from None
+        if not isinstance(record, dict):
+            raise TaskFormatError(
+                f"{where}: expected {expected}, found a JSON {type(record).__name__}"
+            )
+        yield number, where, record
 
 
 def _check_label(spec: TaskSpec, label: str, where: str) -> str:
