@@ -11,7 +11,6 @@ positions without a word start get UNLABELLED in every element.
 
 from dataclasses import dataclass, field
 
-import numpy as np
 import torch
 from fairseq.data import BaseWrapperDataset, PrependTokenDataset
 from fairseq.tasks import register_task
@@ -65,17 +64,7 @@ class MultiElementTaggingTask(FinetuneBinTask):
     cfg: MultiElementTaggingConfig
 
     def targets(self, split, input0, labels):
-        mismatched = np.flatnonzero(np.asarray(input0.sizes) != np.asarray(labels.sizes))
-        if len(input0) != len(labels) or len(mismatched):
-            where = (
-                f"example {mismatched[0]}"
-                if len(mismatched)
-                else f"{len(input0)} vs {len(labels)} examples"
-            )
-            raise ValueError(
-                f"{self.cfg.data}: input0/{split} and label/{split} are not aligned ({where}); "
-                "label/ must hold one symbol per BPE token of input0, eos included"
-            )
+        self.check_word_labels_aligned(split, input0, labels)
         try:
             vectors = element_vectors(self.label_dictionary)
         except ValueError as error:
