@@ -152,7 +152,12 @@ class TaskEncoder:
         )
         if len(first) + len(second) > self.max_tokens:
             tokens = len(first) + len(second)
-            first, second = self.spec.task_kind.truncate(first, second, self.max_tokens, example.id)
+            try:
+                first, second = self.spec.task_kind.truncate(
+                    first, second, self.max_tokens, example.id
+                )
+            except ValueError as error:  # a rule's "cannot fit" (names the example)
+                raise ConversionError(str(error)) from None
             out.counts["truncated"] += 1
             out.counts["tokens_cut"] += tokens - len(first) - len(second)
         out.input0.append(first + [self.dictionary.eos()])
