@@ -58,7 +58,7 @@ def test_multi_element_tagging_ebm_pico_fine_tunes_predicts_and_scores(tmp_path)
     manifest, record = fine_tune(tmp_path, "ebm-pico", data, tiny_vocab(tmp_path, EBM_TOKENS))
     out = tmp_path / "finetune-bin" / "ebm-pico"
     assert manifest["tagging_scheme"] is None and "I-PAR+I-INT" in manifest["labels"]
-    assert manifest["blurb_split_check"].startswith("EBM PICO: sizes not checkable")
+    assert manifest["blurb_split_check"].startswith("EBM PICO: train is starting_spans train")
     assert manifest["split_details"]["test"]["read"]["counts"]["words_in_several_elements"] == 3
     args = record["config"]["fairseq_args"]
     assert args[args.index("--task") + 1] == "multi_element_tagging"

@@ -16,7 +16,14 @@ from bio_roberta.tasks.registry import HOC_HALLMARKS, get_task
 from bio_roberta_core.provenance import sha256_file
 from bio_roberta_core.tagging import BIO, BIOUL, IO, convert_tags
 from conftest import SAMPLE_DIR, shared_data_path
-from test_blurb_readers import jsonl_record, write_bioasq_jsonl, write_jsonl
+from test_blurb_readers import (
+    jsonl_record,
+    write_bioasq_jsonl,
+    write_blurb_id_lists,
+    write_ebm_nlp,
+    write_jsonl,
+    write_scibert,
+)
 from test_readers import hoc_dir, write, write_euadr_folds
 
 NER_SAMPLE = SAMPLE_DIR / "tasks" / "ncbi-disease"
@@ -271,6 +278,29 @@ def test_qa_pairs_keep_the_question_and_cut_the_context_from_its_end(tmp_path, v
     )
     assert error.count("\n") == 1
     assert not (tmp_path / "refused" / "manifest.json").exists()
+
+
+def test_ebm_pico_manifest_says_when_the_split_is_blurbs(tmp_path, vocab_dir):
+    """Table 3's EBM-PICO sizes count nothing we can count: the reader says whether the split is
+    BLURB's (SciBERT's files; EBM-NLP with BLURB's PMID lists) or why not (EBM-NLP alone)."""
+
+    def split_check(data):
+        (manifest,) = convert_task(get_task("ebm-pico"), data, vocab_dir, data.parent / "out")
+        return manifest["blurb_split_check"]
+
+    assert split_check(write_scibert(tmp_path / "scibert" / "data")) is None
+    listed = write_ebm_nlp(tmp_path / "listed" / "data", train=range(1, 8), gold=(50, 51))
+    write_blurb_id_lists(listed, "pmid", {"train": [1, 2, 3, 4], "dev": [5, 6], "test": [50, 51]})
+    assert split_check(listed) is None
+    unlisted = write_ebm_nlp(tmp_path / "unlisted" / "data", train=range(1, 41))
+    not_given = (
+        "BLURB's id lists (train_pmid.tsv, dev_pmid.tsv, test_pmid.tsv) not given beside the data"
+    )
+    assert split_check(unlisted) == (
+        "EBM PICO: train is starting_spans train documents less our dev, not BLURB's "
+        f"({not_given}); valid is ours, 1 in 10 of starting_spans train documents by id hash "
+        f"({not_given})"
+    )
 
 
 def test_folds_converted_into_fold_dirs_and_missing_fold_writes_nothing(tmp_path, vocab_dir):

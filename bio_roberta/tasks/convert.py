@@ -275,18 +275,14 @@ def write_finetune_bin(
 
 
 def blurb_split_check(data: TaskData) -> dict:
-    """For a BLURB dataset, {"blurb_split_check": None when the data read has BLURB's split sizes,
-    else the one-line reason} (bio_roberta/blurb/suite.py); nothing for other tasks."""
-    from bio_roberta.blurb.suite import BLURB, check_split_sizes
+    """For a BLURB dataset, {"blurb_split_check": None when the data read is BLURB's split, else
+    the one-line reason} (bio_roberta/blurb/suite.py check_split); nothing for other tasks."""
+    from bio_roberta.blurb.suite import BLURB, check_split
 
     dataset = BLURB.get(data.spec.name)
     if dataset is None:
         return {}
-    if dataset.unit is None:
-        return {
-            "blurb_split_check": f"{dataset.display}: sizes not checkable; {dataset.split_source}"
-        }
-    return {"blurb_split_check": check_split_sizes(dataset, data)}
+    return {"blurb_split_check": check_split(dataset, data)}
 
 
 def check_splits_not_empty(data: TaskData) -> None:
