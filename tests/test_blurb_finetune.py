@@ -8,59 +8,14 @@ from pathlib import Path
 import pytest
 from scipy.stats import pearsonr
 
-from bio_roberta import finetune
 from bio_roberta.blurb.readers import BIOSSES_BLURB_SPLIT
 from bio_roberta.predictions import predict, score_prediction_file
-from bio_roberta.sweep import compose_config
-from bio_roberta.tasks.convert import convert_task
 from bio_roberta.tasks.registry import get_task
 from bio_roberta_core.metrics import pico_macro_word_f1
-from conftest import pretrain_tiny_roberta
 from test_blurb_readers import EBM_TOKENS, SENTENCES, write_biosses, write_ebm_nlp
+from tiny_finetune import fine_tune, tiny_vocab
 
 pytestmark = pytest.mark.slow
-POSITIONS = 32
-TINY = [
-    "arch=roberta_tiny",
-    "hparams.max_epoch=3",
-    "hparams.batch_size=8",
-    "hparams.validate_interval_updates=4",
-    "num_workers=0",
-    "log_interval=1",
-    "cpu=true",
-]
-
-
-def tiny_vocab(tmp_path: Path, text: str) -> Path:
-    from preprocess.vocab import learn_vocabulary
-
-    corpus = tmp_path / "corpus.txt"
-    corpus.write_text((text + "\n") * 20)
-    learn_vocabulary("gpt2", [corpus], tmp_path / "vocab", vocab_size=300)
-    return tmp_path / "vocab"
-
-
-def fine_tune(tmp_path: Path, task: str, data: Path, vocab: Path):
-    """convert -> pretrain on its text -> one fine-tuning run; (manifest, result record)."""
-    root = tmp_path / "finetune-bin"
-    (manifest,) = convert_task(get_task(task), data, vocab, root / task, max_positions=POSITIONS)
-    # a tiny RoBERTa with the converted task's vocabulary: masked-LM updates on its input0/
-    pretrained = pretrain_tiny_roberta(
-        root / task / "input0", tmp_path / "pretrained", max_update=3, tokens_per_sample=POSITIONS
-    )
-    cfg = compose_config(
-        [
-            f"task_name={task}",
-            "seed=1",
-            f"pretrained={pretrained}",
-            f"data_root={root}",
-            f"results_dir={tmp_path / 'results'}",
-            *TINY,
-        ]
-    )
-    (record,) = finetune.run_task_seed(cfg)
-    assert record["status"] == "ok", record.get("error")
-    return manifest, record
 
 
 def test_regression_biosses_fine_tunes_predicts_and_scores_pearson(tmp_path):
@@ -103,7 +58,7 @@ def test_multi_element_tagging_ebm_pico_fine_tunes_predicts_and_scores(tmp_path)
     manifest, record = fine_tune(tmp_path, "ebm-pico", data, tiny_vocab(tmp_path, EBM_TOKENS))
     out = tmp_path / "finetune-bin" / "ebm-pico"
     assert manifest["tagging_scheme"] is None and "I-PAR+I-INT" in manifest["labels"]
-    assert manifest["blurb_split_check"].startswith("EBM PICO: sizes not checkable")
+    assert manifest["blurb_split_check"].startswith("EBM PICO: train is starting_spans train")
     assert manifest["split_details"]["test"]["read"]["counts"]["words_in_several_elements"] == 3
     args = record["config"]["fairseq_args"]
     assert args[args.index("--task") + 1] == "multi_element_tagging"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bio_roberta.blurb.readers import BIOSSES_BLURB_SPLIT, BIOSSES_HEADER, VALID_ONE_IN
-from bio_roberta.blurb.suite import BLURB, check_split_sizes
+from bio_roberta.blurb.suite import BLURB, check_split, check_split_sizes
 from bio_roberta.tasks.readers import TaskFormatError, _in_valid_slice, read_task
 from bio_roberta.tasks.registry import get_task
 from bio_roberta_core.tagging import pico_elements
@@ -456,6 +456,13 @@ def test_bioasq_challenge_json_keeps_yes_no_questions_and_counts_the_rest(tmp_pa
     assert train.counts["skipped_duplicate_questions"] == 1
     assert train.counts["skipped_questions_also_in_test"] == 1
     assert "not BLURB's dev" in valid.derivation
+    # the reader knows it is not BLURB's split, whatever the sizes
+    assert check_split(BLURB["bioasq"], data) == (
+        "BioASQ: train is BioASQ-training7b yes/no questions less our dev, not BLURB's (BLURB's "
+        "id lists (train_id.tsv, dev_id.tsv, test_id.tsv) not given beside the data); valid is "
+        "ours, 1 in 10 of BioASQ-training7b yes/no questions by id hash (BLURB's id lists "
+        "(train_id.tsv, dev_id.tsv, test_id.tsv) not given beside the data)"
+    )
     question_103 = challenge_question(103)["id"]
     example = next(e for e in train.examples + valid.examples if e.id == question_103)
     assert example.labels == ("yes",)
@@ -463,18 +470,29 @@ def test_bioasq_challenge_json_keeps_yes_no_questions_and_counts_the_rest(tmp_pa
     assert {p.name for p in test.sources} == {"7B1_golden.json", "7B2_golden.json"}
 
 
+def write_blurb_id_lists(folder: Path, kind: str, lists: dict) -> None:
+    """BLURB's indexing/<task>/{train,dev,test}_<kind>.tsv: one line of comma-separated ids."""
+    for name, listed in lists.items():
+        (folder / f"{name}_{kind}.tsv").write_text(",".join(map(str, listed)) + "\n")
+
+
 def test_bioasq_challenge_with_blurbs_id_lists(tmp_path):
     training = [challenge_question(i) for i in range(10)]
     golden = [challenge_question(i) for i in range(20, 24)]
     write_challenge(tmp_path, training, golden)
     lists = {"train": [0, 1, 2, 3, 4, 5], "dev": [6, 7], "test": [20, 21, 22, 23]}
-    for name, numbers in lists.items():
-        listed = ",".join(challenge_question(i)["id"] for i in numbers)
-        (tmp_path / f"{name}_id.tsv").write_text(listed)
+    write_blurb_id_lists(
+        tmp_path,
+        "id",
+        {name: [challenge_question(i)["id"] for i in numbers] for name, numbers in lists.items()},
+    )
     data = read_task(BIOASQ, tmp_path)
     for split, name in (("train", "train"), ("valid", "dev"), ("test", "test")):
         assert ids(data.splits[split]) == [challenge_question(i)["id"] for i in lists[name]]
         assert data.splits[split].derivation == f"BLURB's {name}_id.tsv"
+        assert data.splits[split].blurb.why_not is None  # BLURB's, by its lists
+    # BioASQ's sizes are countable: the toy lists are BLURB's, its sizes are not
+    assert check_split(BLURB["bioasq"], data).startswith("BioASQ: train/dev/test examples 6/2/4")
     assert data.splits["train"].counts["skipped_questions_not_listed"] == 2
     (tmp_path / "dev_id.tsv").write_text(challenge_question(6)["id"] + ",55nothere")
     with fails(r"bioasq valid lists questions 55nothere, which the files do not hold"):
@@ -633,8 +651,7 @@ def test_ebm_pico_original_layout_keeps_overlapping_elements(tmp_path):
 
 def test_ebm_pico_original_layout_with_blurbs_pmid_lists(tmp_path):
     write_ebm_nlp(tmp_path, train=range(1, 8), gold=(50, 51))
-    for name, pmids in (("train", "1,2,3,4"), ("dev", "5,6"), ("test", "50,51")):
-        (tmp_path / f"{name}_pmid.tsv").write_text(pmids + "\n")
+    write_blurb_id_lists(tmp_path, "pmid", {"train": [1, 2, 3, 4], "dev": [5, 6], "test": [50, 51]})
     data = read_task(EBM_PICO, tmp_path)
     assert [data.splits[s].counts["documents"] for s in ("train", "valid", "test")] == [4, 2, 2]
     assert data.splits["train"].counts["skipped_documents_not_listed"] == 1  # PMID 7

@@ -28,7 +28,9 @@ from typing import Callable, Iterator, Optional
 
 from bio_roberta.tasks.registry import TaskSpec
 from bio_roberta.tasks.source_files import (
+    IS_BLURBS,
     SPLITS,
+    BlurbSplit,
     Split,
     TaggedSentence,
     TaskFormatError,
@@ -514,11 +516,21 @@ def _split_pool(
     """Splits of documents or questions keyed by id, each ([examples], (source files)).
 
     With BLURB's id lists (BLURB_INDEX_FILES of `kind`) in data_dir, each split holds the ids
-    listed (a test id takes its test-pool version); else test = the test pool, and valid = the
-    train pool's ids that _in_valid_slice picks, those also in the test pool left out.
+    listed (a test id takes its test-pool version) and is BLURB's; else test = the test pool, and
+    valid = the train pool's ids that _in_valid_slice picks, those also in the test pool left out:
+    train and valid are not BLURB's.
     """
     lists = _index_lists(data_dir, kind)
     if lists is None:
+        index_files = ", ".join(name.format(kind) for name in BLURB_INDEX_FILES.values())
+        not_given = f"BLURB's id lists ({index_files}) not given beside the data"
+        blurb = {
+            "train": BlurbSplit(f"is {what['train']} less our dev, not BLURB's ({not_given})"),
+            "valid": BlurbSplit(
+                f"is ours, 1 in {VALID_ONE_IN} of {what['train']} by id hash ({not_given})"
+            ),
+            "test": None,
+        }
         in_test = set(train_pool) & set(test_pool)
         counts["train"][f"skipped_{unit}_also_in_test"] = len(in_test)
         pool = [item for item in train_pool if item not in in_test]
@@ -536,10 +548,12 @@ def _split_pool(
     else:
         members = lists
         derivations = {name: f"BLURB's {BLURB_INDEX_FILES[name].format(kind)}" for name in SPLITS}
+        blurb = dict.fromkeys(SPLITS, IS_BLURBS)
     splits = {}
     for name in SPLITS:
         pools = (test_pool, train_pool) if name == "test" else (train_pool, test_pool)
-        split, sources = Split(name, derivation=derivations[name]), set()
+        split = Split(name, derivation=derivations[name], blurb=blurb[name])
+        sources = set()
         for item in members[name]:
             found = next((pool[item] for pool in pools if item in pool), None)
             if found is None:
@@ -787,7 +801,10 @@ def read_ebm_pico(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
     splits = {}
     for name, file_name in SCIBERT_PICO_FILES.items():
         path = data_dir / file_name
-        splits[name] = Split(name, sources=[path], derivation=f"SciBERT's {file_name}")
+        # SciBERT's PMIDs are BLURB's train/dev lists, its test.txt EBM-NLP's test/gold
+        splits[name] = Split(
+            name, sources=[path], derivation=f"SciBERT's {file_name}", blurb=IS_BLURBS
+        )
         _read_scibert_pico_file(spec, path, splits[name])
     return splits
 

@@ -2,8 +2,9 @@
 
 Each row gives the dataset's task type and metric (Table 3), the split sizes of BLURB's data,
 Table 6's PubMedBERT and BioBERT test results (x100, as printed) and where BLURB's split comes
-from, including whether the files our readers take rebuild it. ``check_split_sizes`` compares
-what a reader read with BLURB's sizes, so a report can tell BLURB's split from another one.
+from, including whether the files our readers take rebuild it. ``check_split`` says whether what a
+reader read is BLURB's split (the reader's own knowledge, ``Split.blurb``, and
+``check_split_sizes``: BLURB's sizes), so a report can tell BLURB's split from another one.
 """
 
 from __future__ import annotations
@@ -49,10 +50,10 @@ ABSTRACTS = "abstracts"
 
 @dataclass(frozen=True)
 class BlurbDataset:
-    task: str  # the registry task whose runs give the dataset's result
+    task: str  # the registry entry (bio_roberta/tasks/registry.py) whose runs give its result
     display: str  # as Tables 3 and 6 print it
     task_type: str  # one of TASK_TYPES
-    metric: str  # a scorer in bio_roberta.blurb.metrics.BLURB_SCORERS
+    metric: str  # a row of bio_roberta_core/metrics.py METRICS
     split_sizes: tuple[int, int, int]  # train, dev, test of BLURB's data, in `unit`
     unit: Optional[str]  # MENTIONS, EXAMPLES, ABSTRACTS; None: sizes not checkable
     table6: tuple[float, float]  # TABLE6_COLUMNS order
@@ -109,8 +110,9 @@ BLURB_DATASETS = (
         None,
         (73.38, 73.18),
         "EBM-NLP's starting_spans, test = test/gold; train/dev PMIDs from SciBERT's release "
-        "(BLURB's indexing/ebmnlp/*_pmid.tsv): rebuilt when those lists are given, else dev is "
-        "ours. Table 3 does not say what its sizes count, so they are not checked",
+        "(BLURB's indexing/ebmnlp/*_pmid.tsv): SciBERT's files, or EBM-NLP's with those lists, "
+        "give BLURB's split, EBM-NLP's alone a dev of ours. Table 3 does not say what its sizes "
+        "count, so the reader says which (Split.blurb)",
         WITH_ID_LISTS,
     ),
     BlurbDataset(
@@ -236,6 +238,30 @@ def check_split_sizes(dataset: BlurbDataset, data: TaskData) -> Optional[str]:
     return (
         f"{dataset.display}: train/dev/test {dataset.unit} {sizes}, BLURB's split has "
         f"{'/'.join(map(str, dataset.split_sizes))} ({dataset.split_source})"
+    )
+
+
+def check_split(dataset: BlurbDataset, data: TaskData) -> Optional[str]:
+    """None when the data read is BLURB's split; else one line saying why not (the data
+    manifest's ``blurb_split_check``). A split its reader knows not to be BLURB's decides; else
+    sizes in a countable unit must be BLURB's; without one (EBM-PICO) the readers must know every
+    split to be BLURB's."""
+    known = {name: data.splits[name].blurb for name in SPLIT_ORDER}
+    why_not = [
+        f"{name} {fact.why_not}"
+        for name, fact in known.items()
+        if fact is not None and fact.why_not is not None
+    ]
+    if why_not:
+        return f"{dataset.display}: {'; '.join(why_not)}"
+    if dataset.unit is not None:
+        return check_split_sizes(dataset, data)
+    unknown = [name for name, fact in known.items() if fact is None]
+    if not unknown:
+        return None
+    return (
+        f"{dataset.display}: sizes not checkable and the reader does not know whether its "
+        f"{'/'.join(unknown)} is BLURB's; {dataset.split_source}"
     )
 
 

@@ -152,7 +152,12 @@ class TaskEncoder:
         )
         if len(first) + len(second) > self.max_tokens:
             tokens = len(first) + len(second)
-            first, second = self.spec.task_kind.truncate(first, second, self.max_tokens, example.id)
+            try:
+                first, second = self.spec.task_kind.truncate(
+                    first, second, self.max_tokens, example.id
+                )
+            except ValueError as error:  # a rule's "cannot fit" (names the example)
+                raise ConversionError(str(error)) from None
             out.counts["truncated"] += 1
             out.counts["tokens_cut"] += tokens - len(first) - len(second)
         out.input0.append(first + [self.dictionary.eos()])
@@ -270,18 +275,14 @@ def write_finetune_bin(
 
 
 def blurb_split_check(data: TaskData) -> dict:
-    """For a BLURB dataset, {"blurb_split_check": None when the data read has BLURB's split sizes,
-    else the one-line reason} (bio_roberta/blurb/suite.py); nothing for other tasks."""
-    from bio_roberta.blurb.suite import BLURB, check_split_sizes
+    """For a BLURB dataset, {"blurb_split_check": None when the data read is BLURB's split, else
+    the one-line reason} (bio_roberta/blurb/suite.py check_split); nothing for other tasks."""
+    from bio_roberta.blurb.suite import BLURB, check_split
 
     dataset = BLURB.get(data.spec.name)
     if dataset is None:
         return {}
-    if dataset.unit is None:
-        return {
-            "blurb_split_check": f"{dataset.display}: sizes not checkable; {dataset.split_source}"
-        }
-    return {"blurb_split_check": check_split_sizes(dataset, data)}
+    return {"blurb_split_check": check_split(dataset, data)}
 
 
 def check_splits_not_empty(data: TaskData) -> None:

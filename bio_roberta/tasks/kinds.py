@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Optional
 
 from bio_roberta.prediction_files import (
     ELEMENT_SET_WORDS,
@@ -23,7 +23,7 @@ from bio_roberta.prediction_files import (
     PredictionFile,
 )
 from bio_roberta.tasks.truncation import truncate_context, truncate_longest_first
-from bio_roberta_core.tagging import BIO, entity_types, pico_tags, scheme_tags
+from bio_roberta_core.tagging import BIO, PICO_ELEMENTS, entity_types, pico_tags, scheme_tags
 
 NER = "ner"  # token tagging, entity F1
 MULTILABEL = "multilabel"  # several labels per document (HOC)
@@ -77,6 +77,22 @@ def regression_options(spec) -> list[str]:
 
 
 @dataclass(frozen=True)
+class HFExport:
+    """How `bio-roberta export-hf` writes a fine-tuned model of the kind (bio_roberta/export_hf.py):
+    what transformers must be told so that its model reads the head's outputs as fairseq's
+    criterion does."""
+
+    # transformers' config.problem_type (its loss, and how its text-classification pipeline
+    # turns outputs into scores); None leaves it to transformers, which takes classes
+    problem_type: Optional[str] = None
+    # the names of the head's outputs where the kind fixes them; None: the classes of
+    # label/dict.txt, or unnamed outputs where the kind has no label dictionary (a score)
+    output_names: Optional[tuple[str, ...]] = None
+    # written to config.json ("decoding") where transformers' pipelines decode the outputs wrongly
+    decoding: Optional[str] = None
+
+
+@dataclass(frozen=True)
 class TaskKind:
     """One row of KINDS."""
 
@@ -89,11 +105,18 @@ class TaskKind:
     fairseq_options: Callable[..., list[str]] = no_options
     # how a text (pair) longer than the positions is cut: bio_roberta/tasks/truncation.py
     truncate: Callable[..., tuple[list[int], list[int]]] = truncate_longest_first
+    # how a fine-tuned model of the kind is exported to transformers
+    hf_export: HFExport = HFExport()
 
     @property
     def tags_words(self) -> bool:
         """Labels are a tag per word (sequence labelling), not one per example."""
         return self.label_encoding in WORD_TAGS
+
+    @property
+    def has_label_dictionary(self) -> bool:
+        """finetune-bin/<task>/label/dict.txt exists (every kind but scores)."""
+        return self.label_encoding != SCORES_PER_LINE
 
 
 _SENTENCE_PREDICTION = TaskKind(
@@ -131,6 +154,7 @@ KINDS: dict[str, TaskKind] = {
         label_encoding=SCORES_PER_LINE,
         predictions=SCORES,
         fairseq_options=regression_options,
+        hf_export=HFExport(problem_type="regression"),
     ),
     QA_PAIR: dataclasses.replace(_SENTENCE_PREDICTION, inputs=2, truncate=truncate_context),
     # one sigmoid per element per word (Gu et al. §5.2: a word may carry several elements)
@@ -140,6 +164,16 @@ KINDS: dict[str, TaskKind] = {
         inputs=1,
         label_encoding=ELEMENT_SETS,
         predictions=ELEMENT_SET_WORDS,
+        hf_export=HFExport(
+            problem_type="multi_label_classification",
+            output_names=PICO_ELEMENTS,
+            decoding=(
+                "multi-label: one sigmoid per element and word (elements "
+                f"{', '.join(PICO_ELEMENTS)}), a word is in every element whose logit is > 0; "
+                "transformers' token-classification pipeline takes the argmax, which is wrong "
+                "for this model"
+            ),
+        ),
     ),
 }
 
@@ -156,6 +190,6 @@ def label_symbols(spec, scheme: str = BIO) -> tuple[str, ...]:
         return scheme_tags(entity_types(spec.labels), scheme)
     if encoding == ELEMENT_SETS:
         return pico_tags()
-    if encoding == SCORES_PER_LINE:
+    if not spec.task_kind.has_label_dictionary:
         return ()
     return tuple(label.replace(" ", "_") for label in spec.labels)

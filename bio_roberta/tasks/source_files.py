@@ -46,6 +46,18 @@ class TextExample:
 Example = Union[TaggedSentence, TextExample]
 
 
+@dataclass(frozen=True)
+class BlurbSplit:
+    """What a reader knows of a split of a BLURB dataset (Gu et al. 2021): it is BLURB's (why_not
+    None: files that are BLURB's, or BLURB's id lists), or why it is not. Sizes cannot tell where
+    Table 3 gives none we can count (EBM-PICO) or where ours could match by chance."""
+
+    why_not: Optional[str] = None
+
+
+IS_BLURBS = BlurbSplit()
+
+
 @dataclass
 class Split:
     name: str
@@ -54,6 +66,9 @@ class Split:
     counts: Counter = field(default_factory=Counter)  # lines, examples, skipped_<why>, ...
     label_counts: Counter = field(default_factory=Counter)
     derivation: str = ""  # how the split was formed
+    # whether it is BLURB's split, as the reader knows; None: it does not know (the sizes decide,
+    # bio_roberta/blurb/suite.py check_split)
+    blurb: Optional[BlurbSplit] = None
 
     def add(self, example: Example) -> None:
         self.examples.append(example)
