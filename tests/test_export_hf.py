@@ -681,6 +681,42 @@ def ebm_pico_run(tmp_path_factory):
     return vocab, root / "finetune-bin" / "ebm-pico", record
 
 
+HOC_SENTENCES = (
+    "Tumour cells evade apoptosis and resist cell death .",
+    "Angiogenesis sustains the growth of the tumour .",
+    "The cells proliferate without growth signals .",
+    "Patients were enrolled in the trial .",
+)
+
+
+def write_hoc(folder: Path) -> Path:
+    """BLUE's HoC tsv files: 10 hallmarks a row, each on when its keyword is in the sentence."""
+    from bio_roberta.tasks.registry import HOC_HALLMARKS
+
+    rng = random.Random(3)
+    keywords = ("apoptosis", "Angiogenesis", "proliferate")
+    folder.mkdir(parents=True)
+    for split, first_pmid, abstracts in (("train", 1000, 24), ("dev", 2000, 6), ("test", 3000, 6)):
+        rows = ["labels\tsentence\tindex"]
+        for pmid in range(first_pmid, first_pmid + abstracts):
+            for number in range(3):
+                sentence = rng.choice(HOC_SENTENCES)
+                on = {k for k, word in enumerate(keywords) if word in sentence}
+                labels = ",".join(f"{k}_{int(k in on)}" for k in range(len(HOC_HALLMARKS)))
+                rows.append(f"{labels}\t{sentence}\t{pmid}_s{number}")
+        (folder / f"{split}.tsv").write_text("\n".join(rows) + "\n")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def hoc_run(tmp_path_factory):
+    """A tiny HoC (multilabel) model, as biosses_run."""
+    root = tmp_path_factory.mktemp("export_hoc")
+    vocab = tiny_vocab(root, " ".join(HOC_SENTENCES))
+    _, record = fine_tune(root, "hoc", write_hoc(root / "hoc"), vocab)
+    return vocab, root / "finetune-bin" / "hoc", record
+
+
 def fairseq_test_batch(checkpoint, data):
     """(fairseq model, its task, the test split as one batch in example order)."""
     from bio_roberta.predictions import load_finetuned
@@ -764,6 +800,33 @@ def test_multi_element_tagging_export_gives_fairseqs_logits_and_says_how_to_deco
     _, predicted = ELEMENT_SET_WORDS.read(Path(record["predictions"]["path"]))
     decoded = word_element_tags(actual > 0, sample["target"])
     assert sum(decoded, []) == sum(predicted, []) and len(sum(predicted, [])) == 3 * 14
+
+
+def test_multilabel_export_scores_each_label_with_a_sigmoid(hoc_run, tmp_path):
+    """HoC's labels are independent (the criterion's BCE): the exported config says so, and
+    transformers' text-classification pipeline gives sigmoid(fairseq's logits), not a softmax."""
+    from transformers import pipeline
+
+    from bio_roberta.prediction_files import ClassificationTable
+    from bio_roberta.tasks.registry import HOC_HALLMARKS
+
+    vocab_dir, data, record = hoc_run
+    checkpoint = Path(record["checkpoint"]["path"])
+    out = tmp_path / "hf"
+    run = export_cli(checkpoint, out, "--vocab", vocab_dir)
+    assert run.returncode == 0, run.stderr[-3000:]
+    classifier = pipeline("text-classification", model=str(out), top_k=None)
+    assert classifier.model.config.problem_type == "multi_label_classification"
+    fairseq_model, task, sample = fairseq_test_batch(checkpoint, data)
+    with torch.no_grad():
+        expected = torch.sigmoid(ClassificationTable.head_logits(fairseq_model, task, sample))
+    first = sample["net_input"]["src_tokens"][0]
+    text = classifier.tokenizer.decode(first[first.ne(1)], skip_special_tokens=True)
+    scores = {item["label"]: item["score"] for item in classifier([text])[0]}
+    assert sorted(scores) == sorted(label.replace(" ", "_") for label in HOC_HALLMARKS)
+    names = task.label_names
+    assert [scores[name] for name in names] == pytest.approx(expected[0].tolist(), abs=1e-4)
+    assert sum(scores.values()) != pytest.approx(1.0, abs=1e-3)  # not a softmax
 
 
 def test_a_vocabulary_other_than_the_training_one_is_refused(bpe_vocab, mlm_checkpoint, tmp_path):

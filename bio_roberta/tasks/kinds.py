@@ -136,12 +136,14 @@ KINDS: dict[str, TaskKind] = {
         label_encoding=SCHEME_TAGS,
         predictions=TAGGED_WORDS,
     ),
+    # one sigmoid per label (the criterion's BCE): transformers' pipeline must not softmax them
     MULTILABEL: TaskKind(
         "multilabel_classification",
         "multilabel_classification",
         inputs=1,
         label_encoding=CLASS_SYMBOLS,
         predictions=LABEL_SETS,
+        hf_export=HFExport(problem_type="multi_label_classification"),
     ),
     RELATION: _SENTENCE_PREDICTION,
     BINARY_RELATION: _SENTENCE_PREDICTION,
