@@ -4,7 +4,9 @@ The checkpoint may be pretrained or distilled (-> RobertaForMaskedLM) or fine-tu
 sentence classification head (-> RobertaForSequenceClassification) or a token classification
 head (-> RobertaForTokenClassification): hf_weights.py maps the weights, hf_tokenizer.py writes
 tokenizer files that give the ids fairseq gives. Here: the checkpoint and the dictionary it was
-trained with, the label names of a fine-tuned head, and the manifest.
+trained with, the label names of a fine-tuned head, and the manifest. What a fine-tuned head's
+outputs mean (classes, a score, one decision per element) is its task kind's
+(``TaskKind.hf_export``), the task being the one finetune-bin/<task>/manifest.json names.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from bio_roberta.hf_weights import (
     head_of,
     option,
 )
+from bio_roberta.tasks.kinds import HFExport
+from bio_roberta.tasks.registry import TaskSpec
 from bio_roberta_core.model_dictionary import load_model_dictionary, training_dictionary
 from bio_roberta_core.provenance import (
     atomic_write_json,
@@ -114,21 +118,31 @@ def label_names(label_dict: Path) -> list[str]:
     ]
 
 
-def entity_label_names(tags: list[str], label_dict: Path) -> list[str]:
+def finetuned_task(task_dir: Optional[Path]) -> tuple[Optional[TaskSpec], str]:
+    """(the registry task of finetune-bin/<task>/manifest.json in task_dir, why there is none):
+    data binarised by hand has no manifest; its head is exported as classes of label/dict.txt."""
+    from bio_roberta.predictions import task_spec_of
+
+    if task_dir is None:
+        return None, "the checkpoint does not name its data dir"
+    try:
+        return task_spec_of(task_dir), ""
+    except (OSError, ValueError) as error:
+        return None, str(error)
+
+
+def entity_label_names(tags: list[str], spec: Optional[TaskSpec], no_task: str) -> list[str]:
     """Tags named with their entity type: BioBERT's untyped B/I/O files give B/I tags, which
     transformers' token-classification pipeline takes for two entity types named "B" and "I"; the
     registry's entity type of the task (finetune-bin/<task>/manifest.json beside label/) makes them
     B-<Type>/I-<Type>, which it groups into entities. Typed tags are kept."""
-    from bio_roberta.predictions import task_spec_of
     from bio_roberta_core.tagging import entity_types, typed_tags
 
     if entity_types(tags) != ("",):
         return tags
-    try:
-        spec = task_spec_of(label_dict.parent.parent)
-    except (OSError, ValueError) as error:
+    if spec is None:
         logger.warning(
-            "labels %s stay untyped: no task to take their entity type from (%s)", tags, error
+            "labels %s stay untyped: no task to take their entity type from (%s)", tags, no_task
         )
         return tags
     if spec.entity_type is None:
@@ -157,14 +171,32 @@ def export(
     )
     check_dictionary(vocab.dict_txt, checkpoint, dictionary, data_dir)
     kind, head = head_of(state, head)
-    labels = None
+    labels, hf_export = None, HFExport()
     if kind != MASKED_LM:
-        label_dict = Path(label_dict) if label_dict else default_label_dict(data_dir, checkpoint)
-        labels = label_names(label_dict)
-        if kind == TOKEN_CLASSIFICATION:
-            labels = entity_label_names(labels, label_dict)
+        label_dict = Path(label_dict) if label_dict else None
+        task_dir = label_dict.parent.parent if label_dict else first_data_dir(data_dir)
+        spec, no_task = finetuned_task(task_dir)
+        if spec is not None:
+            hf_export = spec.task_kind.hf_export
+        if hf_export.output_names is not None:
+            labels = list(hf_export.output_names)
+        elif spec is None or spec.task_kind.has_label_dictionary:
+            label_dict = label_dict or default_label_dict(data_dir, checkpoint)
+            labels = label_names(label_dict)
+            if kind == TOKEN_CLASSIFICATION:
+                labels = entity_label_names(labels, spec, no_task)
+    read_label_dict = labels is not None and hf_export.output_names is None
     vocab_size = len(load_model_dictionary(vocab.dict_txt))
-    model = build_hf_model(state, model_cfg, vocab_size, kind, head, labels)
+    model = build_hf_model(
+        state,
+        model_cfg,
+        vocab_size,
+        kind,
+        head,
+        labels,
+        problem_type=hf_export.problem_type,
+        decoding=hf_export.decoding,
+    )
     out_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out_dir)
     vocab.save_tokenizer(tokenizer, out_dir)
@@ -176,11 +208,16 @@ def export(
         "vocab_size": vocab_size,
         "checkpoint": file_record(checkpoint),
         "vocabulary": {name: file_record(path) for name, path in vocab.files().items()},
-        "label_dict": file_record(label_dict) if labels is not None else None,
+        "label_dict": file_record(label_dict) if read_label_dict else None,
         **environment_record(),
     }
     atomic_write_json(out_dir / "manifest.json", manifest)
     return manifest
+
+
+def first_data_dir(data_dir: Optional[str]) -> Optional[Path]:
+    """The fine-tuning run's data dir (the first of fairseq's os.pathsep-separated list)."""
+    return None if data_dir is None else Path(str(data_dir).split(os.pathsep)[0])
 
 
 def default_label_dict(data_dir: Optional[str], checkpoint) -> Path:
@@ -188,7 +225,7 @@ def default_label_dict(data_dir: Optional[str], checkpoint) -> Path:
     hint = f"pass --label-dict (the label/dict.txt of the data {checkpoint} was fine-tuned on)"
     if data_dir is None:
         raise ExportError(f"the checkpoint does not name its data dir; {hint}")
-    path = Path(str(data_dir).split(os.pathsep)[0]) / "label" / "dict.txt"
+    path = first_data_dir(data_dir) / "label" / "dict.txt"
     if not path.exists():
         raise ExportError(f"{path} does not exist; {hint}")
     return path

@@ -179,22 +179,38 @@ def hf_head_state(
     }
 
 
-def build_hf_model(state, model_cfg, vocab_size: int, kind: str, head: Optional[str], labels):
+def build_hf_model(
+    state,
+    model_cfg,
+    vocab_size: int,
+    kind: str,
+    head: Optional[str],
+    labels: Optional[list[str]],
+    problem_type: Optional[str] = None,
+    decoding: Optional[str] = None,
+):
     """The transformers model holding exactly the checkpoint's weights (missing keys are an
-    error)."""
+    error). A head's outputs are named by labels, or left unnamed (labels None: a score);
+    problem_type and decoding go to the config (bio_roberta.tasks.kinds.HFExport)."""
     import transformers
 
     config = hf_config(state, model_cfg, vocab_size, kind, labels)
     head_state = hf_head_state(state, kind, head, model_cfg)
-    if labels is not None:
-        classes = head_state[
+    if kind != MASKED_LM:
+        outputs = head_state[
             "classifier.out_proj.bias" if kind == SEQUENCE_CLASSIFICATION else "classifier.bias"
         ].shape[0]
-        if classes != len(labels):
+        if labels is None:
+            config.num_labels = outputs
+        elif outputs != len(labels):
             raise ExportError(
-                f"head {head!r} has {classes} outputs but the label dictionary "
-                f"lists {len(labels)} labels"
+                f"head {head!r} has {outputs} outputs but there are {len(labels)} labels "
+                f"({', '.join(labels)}): is it a model of that task?"
             )
+        if problem_type is not None:
+            config.problem_type = problem_type
+        if decoding is not None:
+            config.decoding = decoding
     if config.tie_word_embeddings:
         del head_state["lm_head.decoder.weight"]
     model = getattr(transformers, HF_MODEL_CLASSES[kind])(config)

@@ -10,6 +10,11 @@ shape the task's metric scores, so the file alone reproduces the score:
                  read as one label per example.
   LABEL_SETS     the same columns, each cell the comma-separated label symbols (possibly none);
                  read as the union of each group's label sets (HOC: an abstract's sentences).
+  SCORES         the same columns, each cell a number (gold score, predicted score; BIOSSES);
+                 read as one float per example.
+  ELEMENT_SET_WORDS  CoNLL columns as TAGGED_WORDS, each tag a set of elements (``I-PAR+I-INT``,
+                 bio_roberta_core.tagging.pico_tag; O when none), written as predicted (no scheme:
+                 the model decides each element separately, sigmoid >= 0.5); read as sentences.
 
 Rows come from the fine-tuning plugin's tasks (user_dir); like the finetune-bin files, everything
 is in label symbols.
@@ -100,8 +105,7 @@ class TaggedWords(PredictionFile):
             raise PredictionFileError(
                 f"{conll} has {len(blocks)} examples but {split}.ids has {len(ids)}"
             )
-        # (id, word rows, predicted tags in the model's scheme) of each sentence
-        sentences: list[tuple[str, list, list]] = []
+        sentences: list[tuple[str, list, list]] = []  # (id, word rows, predicted tags)
         for index, ((example_id, _group), block) in enumerate(zip(ids, blocks)):
             predicted = outputs[index][1]
             if len(predicted) != len(block):
@@ -116,11 +120,16 @@ class TaggedWords(PredictionFile):
                 sentences.append((example_id, list(block), list(predicted)))
         lines = []
         for _id, rows, predicted in sentences:
-            tags = convert_tags(predicted, BIO)
+            tags = self.written_tags(predicted)
             lines += [f"{word}\t{gold}\t{tag}\n" for (word, gold), tag in zip(rows, tags)]
             lines.append("\n")
         atomic_write_text(output, "".join(lines))
         return len(sentences)
+
+    def written_tags(self, predicted: list[str]) -> list[str]:
+        """A sentence's predicted tags as the file holds them: in BIO, whatever the model's
+        scheme."""
+        return convert_tags(predicted, BIO)
 
     def read(self, path):
         blocks = read_conll(path, 3)
@@ -226,8 +235,53 @@ class LabelSets(ClassificationTable):
         return group_label_sets(groups, sets(2)), group_label_sets(groups, sets(3))
 
 
+class ElementSetWords(TaggedWords):
+    """A set of elements per word (multi_element_tagging): CoNLL, tags as predicted."""
+
+    def rows(self, model, task, sample):
+        from user_dir.criterions.multi_element_tagging import word_element_tags
+        from user_dir.models.token_classification_head import token_classification_logits
+
+        target = sample["target"]
+        logits = token_classification_logits(
+            model, task.cfg.classification_head_name, sample["net_input"]["src_tokens"]
+        )
+        return zip(word_element_tags(target > 0, target), word_element_tags(logits > 0, target))
+
+    def written_tags(self, predicted):
+        return list(predicted)
+
+
+class Scores(ClassificationTable):
+    """A number per example (sentence_prediction with --regression-target)."""
+
+    def rows(self, model, task, sample):
+        predicted = self.head_logits(model, task, sample).view(-1)
+        return zip(sample["target"].view(-1).tolist(), predicted.tolist())
+
+    def cell(self, value):
+        # 9 significant digits: a float32 (the model's output) read back exactly
+        return format(float(value), ".9g")
+
+    def read(self, path):
+        def number(text, line, column):
+            try:
+                return float(text)
+            except ValueError:
+                raise PredictionFileError(
+                    f"{path}:{line}: {column} {text!r} is not a number"
+                ) from None
+
+        rows = self.table_rows(path)
+        return (
+            [number(row[2], line, "gold") for line, row in enumerate(rows, 2)],
+            [number(row[3], line, "predicted") for line, row in enumerate(rows, 2)],
+        )
+
+
 def _label_names(dictionary, class_ids) -> list[str]:
     return [dictionary[i + dictionary.nspecial] for i in class_ids]
 
 
 TAGGED_WORDS, SINGLE_LABELS, LABEL_SETS = TaggedWords(), SingleLabels(), LabelSets()
+SCORES, ELEMENT_SET_WORDS = Scores(), ElementSetWords()

@@ -1,12 +1,20 @@
-"""The median report of a fine-tuning sweep (paper §5.2, Table 2 layout).
+"""The median report of a fine-tuning sweep: Lewis et al.'s Table 2 layout (paper §5.2), BLURB's
+Table 6 layout (Gu et al. 2021), or both, from the same result records.
 
-Per task: the median test score over seeds with its spread (min-max) and the number of seeds,
-beside the paper's Table 2 columns; summary rows (Seq. Lab., Classif., PubMed, Clinical, All) are
-means of the task medians over the tasks present, and say how many of the group's tasks that is
-(the paper columns of a summary row are averaged over the same tasks). A cross-validation task's
-seed score is the median over its evaluation folds (bio_roberta.finetune). A median over fewer
-seeds (or folds) than asked is marked with '*', failed runs are listed. Written as report.md,
-report.csv and scores.png (every seed's score per task) in the output dir.
+Lewis: per task the median test score over seeds with its spread (min-max) and the number of
+seeds, beside the paper's Table 2 columns; summary rows (Seq. Lab., Classif., PubMed, Clinical,
+All) are means of the task medians over the tasks present, and say how many of the group's tasks
+that is (the paper columns of a summary row are averaged over the same tasks). A cross-validation
+task's seed score is the median over its evaluation folds (bio_roberta.finetune). A median over
+fewer seeds (or folds) than asked is marked with '*', failed runs are listed.
+
+BLURB: per dataset the same median and spread beside Table 6's PubMedBERT and BioBERT, and the
+BLURB score (bio_roberta.blurb.score) of the mean over runs; a dataset whose runs do not follow
+BLURB's split or metric (bio_roberta.blurb.suite, the data manifest's blurb_split_check) shows
+why instead of a score and is left out of the score, which is then marked partial.
+
+Written as report.md, report.csv (Lewis), blurb.csv (BLURB) and scores.png (every seed's score
+per task or dataset) in the output dir.
 """
 
 from __future__ import annotations
@@ -20,9 +28,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from bio_roberta.blurb.score import blurb_score, mean_over_runs, table6_results
+from bio_roberta.blurb.suite import (
+    BLURB_DATASETS,
+    NO_CHECK,
+    NOT_REBUILT,
+    TABLE6_BLURB_SCORES,
+    TABLE6_COLUMNS,
+    TASK_TYPES,
+    BlurbDataset,
+    metric_gap,
+    split_gap,
+)
 from bio_roberta.finetune import EVALUATION, OK, RESULT_FILE, RESULT_SCHEMA, SINGLE
-from bio_roberta.tasks.registry import PAPER_COLUMNS, TASKS, summary_groups
-from bio_roberta_core.provenance import atomic_write_bytes, atomic_write_text
+from bio_roberta.suites import BLURB, BOTH, LEWIS, SUITES, lewis_tasks
+from bio_roberta.tasks.registry import DEFAULT_SEEDS, PAPER_COLUMNS, TASKS, summary_groups
+from bio_roberta_core.provenance import atomic_write_bytes, atomic_write_text, sha256_file
 
 SHORT = "*"
 
@@ -64,12 +85,17 @@ def load_records(results_dir: str | os.PathLike) -> list[dict[str, Any]]:
     return records
 
 
+def is_scored(record: dict[str, Any]) -> bool:
+    """A finished run whose test score enters a median (not a model-selection fold)."""
+    return record["status"] == OK and record.get("role", SINGLE) in (SINGLE, EVALUATION)
+
+
 def task_results(records: list[dict[str, Any]]) -> dict[str, TaskResult]:
     """Seed scores per task, in registry order: a run's test score, or the median of its folds."""
     folds: dict[tuple[str, int], list[float]] = {}
     results: dict[str, TaskResult] = {}
     for record in records:
-        if record["status"] != OK or record.get("role", SINGLE) not in (SINGLE, EVALUATION):
+        if not is_scored(record):
             continue
         result = results.setdefault(record["task"], TaskResult(record["task"]))
         if record["role"] == SINGLE:
@@ -94,12 +120,33 @@ def percent(value: Optional[float]) -> str:
     return "" if value is None else f"{100 * value:.1f}"
 
 
-def task_rows(results: dict[str, TaskResult], expected_seeds: int) -> list[dict[str, Any]]:
+def seeds_asked(task: str, expected_seeds: Optional[int]) -> int:
+    """How many seeds a task was asked: the first expected_seeds of its TaskSpec.seeds (all of
+    them when None), as `bio-roberta sweep --seeds` picks them."""
+    seeds = TASKS[task].seeds if task in TASKS else DEFAULT_SEEDS
+    return len(seeds[:expected_seeds])
+
+
+def lewis_results(results: dict[str, TaskResult]) -> dict[str, TaskResult]:
+    """The tasks of Lewis et al.'s table: registry tasks with Table 2 numbers, and names that are
+    neither registry nor BLURB tasks (listed, so no record goes unreported)."""
+    lewis, blurb = lewis_tasks(), {d.task for d in BLURB_DATASETS}
+    return {
+        name: result
+        for name, result in results.items()
+        if name in lewis or (name not in TASKS and name not in blurb)
+    }
+
+
+def task_rows(
+    results: dict[str, TaskResult], expected_seeds: Optional[int]
+) -> list[dict[str, Any]]:
     rows = []
     for name, result in results.items():
         spec = TASKS.get(name)
         scores = list(result.seed_scores.values())
-        short = len(scores) < expected_seeds or bool(result.short_folds)
+        asked = seeds_asked(name, expected_seeds)
+        short = len(scores) < asked or bool(result.short_folds)
         rows.append(
             {
                 "task": spec.display if spec else name,
@@ -108,7 +155,7 @@ def task_rows(results: dict[str, TaskResult], expected_seeds: int) -> list[dict[
                 "median": result.median,
                 "min": min(scores),
                 "max": max(scores),
-                "seeds": f"{len(scores)}/{expected_seeds}",
+                "seeds": f"{len(scores)}/{asked}",
                 "short": short,
                 "note": "; ".join(f"seed {s}: {n}" for s, n in sorted(result.short_folds.items())),
                 **{
@@ -121,8 +168,10 @@ def task_rows(results: dict[str, TaskResult], expected_seeds: int) -> list[dict[
 
 
 def summary_rows(results: dict[str, TaskResult]) -> list[dict[str, Any]]:
+    lewis = lewis_tasks()
     rows = []
     for group, members in summary_groups().items():
+        members = [name for name in members if name in lewis]
         present = [name for name in members if name in results]
         row = {
             "task": group,
@@ -137,17 +186,113 @@ def summary_rows(results: dict[str, TaskResult]) -> list[dict[str, Any]]:
     return rows
 
 
+def manifest_split_check(record: dict[str, Any]):
+    """The blurb_split_check of the data manifest a run trained on (bio-roberta convert-task
+    writes it: None = BLURB's split, else how it differs), NO_CHECK when the manifest holds none,
+    or a note when it is gone or changed since the run."""
+    manifest = (record.get("data") or {}).get("manifest")
+    if not manifest:
+        return NO_CHECK, ""
+    path = Path(manifest["path"])
+    if not path.is_file() or sha256_file(path) != manifest.get("sha256"):
+        return NO_CHECK, f"data manifest {path} gone or changed since the run: split unchecked"
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as error:
+        raise ReportError(
+            f"{path} (data manifest of {record['_path']}): not JSON ({error})"
+        ) from None
+    check = data.get("blurb_split_check", NO_CHECK)
+    if check is not NO_CHECK and check is not None and not isinstance(check, str):
+        raise ReportError(
+            f"{path} (data manifest of {record['_path']}): blurb_split_check {check!r} is "
+            "neither null nor a reason string"
+        )
+    return check, ""
+
+
+def blurb_gap(dataset: BlurbDataset, records: list[dict[str, Any]]) -> tuple[Optional[str], str]:
+    """Why a dataset's runs (or, without runs, its registry task) are not BLURB's, or None; and a
+    note on manifests that could not be checked."""
+    metrics = {record["metric"] for record in records} or (
+        {TASKS[dataset.task].metric} if dataset.task in TASKS else set()
+    )
+    gaps = [gap for metric in sorted(metrics) if (gap := metric_gap(dataset, metric))]
+    checks, notes = [], []
+    for record in records:
+        check, note = manifest_split_check(record)
+        checks.append(check)
+        notes.append(note)
+    reasons = sorted({check for check in checks if isinstance(check, str)})
+    if reasons:
+        gaps += reasons
+    elif records and NO_CHECK in checks or not records and dataset.split == NOT_REBUILT:
+        gaps += [gap] if (gap := split_gap(dataset)) else []
+    return ("; ".join(gaps) or None), "; ".join(sorted(set(filter(None, notes))))
+
+
+def blurb_rows(
+    records: list[dict[str, Any]],
+    results: dict[str, TaskResult],
+    expected_seeds: Optional[int],
+) -> list[dict[str, Any]]:
+    """One row per BLURB dataset, Table 6's order: ours, or the reason the runs are not BLURB's."""
+    rows = []
+    for dataset in BLURB_DATASETS:
+        runs = [r for r in records if r["task"] == dataset.task and is_scored(r)]
+        reason, note = blurb_gap(dataset, runs)
+        result = results.get(dataset.task)
+        scores = list(result.seed_scores.values()) if result else []
+        asked = seeds_asked(dataset.task, expected_seeds)
+        scored = bool(scores) and reason is None
+        rows.append(
+            {
+                "dataset": dataset.display,
+                "task": dataset.task,
+                "type": dataset.task_type,
+                "metric": dataset.metric,
+                "median": result.median if scored else None,
+                "min": min(scores) if scored else None,
+                "max": max(scores) if scored else None,
+                "mean": mean_over_runs(scores) if scored else None,
+                "done": len(scores),
+                "seeds": f"{len(scores)}/{asked}",
+                "short": len(scores) < asked or bool(result and result.short_folds),
+                "reason": reason,
+                "note": note,
+                **dict(zip(TABLE6_COLUMNS, dataset.table6)),
+            }
+        )
+    return rows
+
+
+def blurb_summary(rows: list[dict[str, Any]]) -> Optional[dict[str, Any]]:
+    """The BLURB score of the datasets with a result (x100, Table 6's unit), with Table 6's
+    columns over the same datasets; None when no dataset has one."""
+    ours = {row["task"]: 100 * row["mean"] for row in rows if row["mean"] is not None}
+    if not ours:
+        return None
+    same = {
+        column: blurb_score({t: v for t, v in table6_results(column).items() if t in ours})
+        for column in TABLE6_COLUMNS
+    }
+    return {"ours": blurb_score(ours), "table6_same_datasets": same}
+
+
 def failed_runs(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [r for r in records if r["status"] != OK]
 
 
-def markdown(rows, summaries, failures, expected_seeds: int, results_dir: Path, records) -> str:
+def paper_cells(row: dict[str, Any], columns, digits: int) -> str:
+    return " | ".join("" if row[c] is None else f"{row[c]:.{digits}f}" for c in columns)
+
+
+def lewis_lines(rows, summaries) -> list[str]:
+    asked = ", ".join(sorted({row["seeds"].split("/")[1] for row in rows}, key=int)) or "-"
     paper = " | ".join(PAPER_COLUMNS)
     lines = [
-        f"# Fine-tuning report: {results_dir}",
-        "",
         (
-            f"Test scores x100, median over seeds (asked: {expected_seeds}); spread = min-max "
+            f"Test scores x100, median over seeds (asked: {asked}); spread = min-max "
             f"over seeds. `{SHORT}` marks a median over fewer seeds (or folds) than asked. Paper: "
             "Lewis et al. (2020) Table 2."
         ),
@@ -158,10 +303,10 @@ def markdown(rows, summaries, failures, expected_seeds: int, results_dir: Path, 
     for row in rows:
         mark = SHORT if row["short"] else ""
         note = f" ({row['note']})" if row["note"] else ""
-        paper_cells = " | ".join("" if row[c] is None else f"{row[c]:.1f}" for c in PAPER_COLUMNS)
         lines.append(
             f"| {row['task']} | {row['metric']} | {percent(row['median'])}{mark} | "
-            f"{percent(row['min'])}-{percent(row['max'])} | {row['seeds']}{note} | {paper_cells} |"
+            f"{percent(row['min'])}-{percent(row['max'])} | {row['seeds']}{note} | "
+            f"{paper_cells(row, PAPER_COLUMNS, 1)} |"
         )
     lines += [
         "",
@@ -174,11 +319,87 @@ def markdown(rows, summaries, failures, expected_seeds: int, results_dir: Path, 
         "|---|---|---|" + "---|" * len(PAPER_COLUMNS),
     ]
     for row in summaries:
-        paper_cells = " | ".join("" if row[c] is None else f"{row[c]:.1f}" for c in PAPER_COLUMNS)
         lines.append(
-            f"| {row['task']} | {row['tasks']} | {percent(row['median'])} | {paper_cells} |"
+            f"| {row['task']} | {row['tasks']} | {percent(row['median'])} | "
+            f"{paper_cells(row, PAPER_COLUMNS, 1)} |"
         )
-    lines += ["", f"## Failed runs ({len(failures)})", ""]
+    return lines
+
+
+def hundredths(value: Optional[float]) -> str:
+    """A fraction x100 with Table 6's two decimals."""
+    return "" if value is None else f"{100 * value:.2f}"
+
+
+def missing_text(score) -> str:
+    displays = {d.task: d.display for d in BLURB_DATASETS}
+    return (
+        f"partial: {len(BLURB_DATASETS) - len(score.missing)}/{len(BLURB_DATASETS)} datasets, "
+        f"missing {', '.join(displays[t] for t in score.missing)}; not comparable with Table 6"
+    )
+
+
+def blurb_lines(rows, summary) -> list[str]:
+    table6 = " | ".join(TABLE6_COLUMNS)
+    lines = [
+        "## BLURB (Gu et al. 2021)",
+        "",
+        (
+            "Test scores x100 per dataset, Table 6's names and order: ours the median over seeds "
+            f"with its min-max spread and the seeds done/asked (`{SHORT}`: fewer than asked); "
+            "mean = the mean over runs, the dataset's result in the BLURB score (Table 6 averages "
+            "runs). PubMedBERT and BioBERT: Table 6. A dataset whose split or metric is not "
+            "BLURB's gives the reason instead of a score and is left out of the BLURB score."
+        ),
+        "",
+        f"| Dataset | Type | Metric | Ours (median) | min-max | seeds | mean | {table6} |",
+        "|---|---|---|---|---|---|---|" + "---|" * len(TABLE6_COLUMNS),
+    ]
+    for row in rows:
+        if row["median"] is not None:
+            ours = hundredths(row["median"]) + (SHORT if row["short"] else "")
+            spread = f"{hundredths(row['min'])}-{hundredths(row['max'])}"
+        else:
+            not_blurbs = f"not BLURB's: {row['reason']}".replace("|", "/") if row["reason"] else ""
+            ours, spread = (
+                "; ".join(filter(None, ["" if row["done"] else "no runs", not_blurbs])),
+                "",
+            )
+        note = f" ({row['note']})" if row["note"] else ""
+        lines.append(
+            f"| {row['dataset']} | {row['type']} | {row['metric']} | {ours} | {spread} | "
+            f"{row['seeds']}{note} | {hundredths(row['mean'])} | "
+            f"{paper_cells(row, TABLE6_COLUMNS, 2)} |"
+        )
+    lines += [
+        "",
+        (
+            "BLURB score: the macro average over the six task types of the average result within "
+            "each type (Table 6's caption). Type rows: Table 6's columns over the datasets we have."
+        ),
+        "",
+        f"| | Ours | {table6} |",
+        "|---|---|" + "---|" * len(TABLE6_COLUMNS),
+    ]
+    if summary is None:
+        printed = " | ".join(f"{TABLE6_BLURB_SCORES[c]:.2f}" for c in TABLE6_COLUMNS)
+        return lines + [f"| BLURB score | none: no dataset has a BLURB result | {printed} |"]
+    ours, same = summary["ours"], summary["table6_same_datasets"]
+    for task_type in TASK_TYPES:
+        if task_type in ours.type_averages:
+            columns = " | ".join(f"{same[c].type_averages[task_type]:.2f}" for c in TABLE6_COLUMNS)
+            lines.append(f"| {task_type} | {ours.type_averages[task_type]:.2f} | {columns} |")
+    printed = " | ".join(f"{TABLE6_BLURB_SCORES[c]:.2f}" for c in TABLE6_COLUMNS)
+    partial = f" ({missing_text(ours)})" if ours.partial else ""
+    lines.append(f"| BLURB score | {ours.score:.2f}{partial} | {printed} |")
+    if ours.partial:
+        columns = " | ".join(f"{same[c].score:.2f}" for c in TABLE6_COLUMNS)
+        lines.append(f"| Table 6 over the same datasets | | {columns} |")
+    return lines
+
+
+def failure_lines(failures) -> list[str]:
+    lines = [f"## Failed runs ({len(failures)})", ""]
     for record in failures:
         fold = f" fold {record['fold']}" if record.get("fold") is not None else ""
         error = (
@@ -191,10 +412,13 @@ def markdown(rows, summaries, failures, expected_seeds: int, results_dir: Path, 
         )
     if not failures:
         lines.append("none")
+    return lines
+
+
+def provenance_lines(records) -> list[str]:
     pretrained = sorted({r["pretrained"]["sha256"] for r in records if r.get("pretrained")})
     revisions = sorted({str(r.get("git_revision")) for r in records})
-    lines += [
-        "",
+    return [
         "## Provenance",
         "",
         f"- result records: {len(records)}",
@@ -202,32 +426,27 @@ def markdown(rows, summaries, failures, expected_seeds: int, results_dir: Path, 
         f"- git revisions: {', '.join(revisions)}",
         "",
     ]
+
+
+def markdown(sections: list[list[str]], results_dir: Path, records) -> str:
+    """The title, then the suite sections, failed runs and provenance, a blank line between."""
+    lines = [f"# Fine-tuning report: {results_dir}"]
+    for section in [*sections, failure_lines(failed_runs(records)), provenance_lines(records)]:
+        lines += ["", *section]
     return "\n".join(lines)
 
 
-def csv_text(rows, summaries) -> str:
-    columns = [
-        "task",
-        "domain",
-        "metric",
-        "median",
-        "min",
-        "max",
-        "seeds",
-        "short",
-        "note",
-        "tasks",
-        *PAPER_COLUMNS,
-    ]
+def csv_text(columns: list[str], rows: list[dict[str, Any]], fractions: tuple[str, ...]) -> str:
+    """rows as CSV; the fractions keys x100, rounded to 0.01."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=columns, extrasaction="ignore")
     writer.writeheader()
-    for row in rows + summaries:
+    for row in rows:
         writer.writerow(
             {
                 key: (
                     round(100 * row[key], 2)
-                    if key in ("median", "min", "max") and row.get(key) is not None
+                    if key in fractions and row.get(key) is not None
                     else row.get(key, "")
                 )
                 for key in columns
@@ -236,41 +455,136 @@ def csv_text(rows, summaries) -> str:
     return buffer.getvalue()
 
 
-def scores_png(results: dict[str, TaskResult]) -> bytes:
-    """Every seed's test score per task, the median as a bar, the paper's Ours-base as a cross."""
+LEWIS_CSV_COLUMNS = [
+    "task",
+    "domain",
+    "metric",
+    "median",
+    "min",
+    "max",
+    "seeds",
+    "short",
+    "note",
+    "tasks",
+    *PAPER_COLUMNS,
+]
+BLURB_CSV_COLUMNS = [
+    "dataset",
+    "task",
+    "type",
+    "metric",
+    "median",
+    "min",
+    "max",
+    "mean",
+    "seeds",
+    "short",
+    "reason",
+    "note",
+    *TABLE6_COLUMNS,
+]
+
+
+def blurb_csv_rows(rows, summary) -> list[dict[str, Any]]:
+    """The dataset rows, then the type averages and the BLURB score (in `mean`; the score's `note`
+    says when it is partial), all x100 as Table 6 prints them."""
+    scaled = ("median", "min", "max", "mean")
+    dataset_rows = [
+        {**row, **{k: round(100 * row[k], 2) for k in scaled if row[k] is not None}} for row in rows
+    ]
+    score = {"dataset": "BLURB score", **TABLE6_BLURB_SCORES}
+    if summary is None:
+        return dataset_rows + [{**score, "note": "none: no dataset has a BLURB result"}]
+    ours, same = summary["ours"], summary["table6_same_datasets"]
+    types = [
+        {
+            "dataset": task_type,
+            "type": "type average",
+            "mean": round(average, 2),
+            **{c: round(same[c].type_averages[task_type], 2) for c in TABLE6_COLUMNS},
+        }
+        for task_type, average in ours.type_averages.items()
+    ]
+    score.update(mean=round(ours.score, 2), note=missing_text(ours) if ours.partial else "")
+    return dataset_rows + types + [score]
+
+
+def draw_seeds(axes, names, labels, results, references) -> None:
+    """Every seed's test score x100 per name, the median as a bar, and reference scores
+    (legend label -> (marker, colour, {name: score x100})) as markers."""
+    labelled = set()
+
+    def once(label):
+        if label in labelled:
+            return None
+        labelled.add(label)
+        return label
+
+    for x, name in enumerate(names):
+        if name in results:
+            scores = [100 * s for s in results[name].seed_scores.values()]
+            axes.scatter([x] * len(scores), scores, color="tab:blue", alpha=0.7, label=once("seed"))
+            axes.hlines(
+                100 * results[name].median, x - 0.3, x + 0.3, color="black", label=once("median")
+            )
+        for label, (marker, colour, values) in references.items():
+            if name in values:
+                axes.scatter([x], [values[name]], marker=marker, color=colour, label=once(label))
+    axes.set_xticks(range(len(names)))
+    axes.set_xticklabels(labels, rotation=45, ha="right")
+    axes.set_ylabel("test score x100")
+    axes.legend(loc="best", fontsize="small")
+
+
+def scores_png(lewis: Optional[dict[str, TaskResult]], blurb: Optional[tuple]) -> bytes:
+    """One panel per suite: Lewis' tasks beside the paper's Ours-base; BLURB's datasets beside
+    Table 6's PubMedBERT and BioBERT, titled with the BLURB score."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    names = list(results)
-    figure, axes = plt.subplots(figsize=(max(4.0, 0.8 * len(names) + 2), 4))
-    for x, name in enumerate(names):
-        scores = [100 * s for s in results[name].seed_scores.values()]
-        axes.scatter(
-            [x] * len(scores), scores, color="tab:blue", alpha=0.7, label="seed" if x == 0 else None
-        )
-        axes.hlines(
-            100 * results[name].median,
-            x - 0.3,
-            x + 0.3,
-            color="black",
-            label="median" if x == 0 else None,
-        )
-        if name in TASKS:
-            axes.scatter(
-                [x],
-                [TASKS[name].paper[PAPER_COLUMNS.index("Ours-base")]],
-                marker="x",
-                color="tab:red",
-                label="paper Ours-base" if x == 0 else None,
-            )
-    axes.set_xticks(range(len(names)))
-    axes.set_xticklabels(
-        [TASKS[n].display if n in TASKS else n for n in names], rotation=45, ha="right"
+    widths = [len(lewis)] if lewis is not None else []
+    widths += [len(BLURB_DATASETS)] if blurb is not None else []
+    figure, panels = plt.subplots(
+        len(widths), 1, figsize=(max(4.0, 0.8 * max(widths) + 2), 4.5 * len(widths)), squeeze=False
     )
-    axes.set_ylabel("test score x100")
-    axes.legend(loc="best", fontsize="small")
+    panels = list(panels[:, 0])
+    if lewis is not None:
+        ours_base = PAPER_COLUMNS.index("Ours-base")
+        draw_seeds(
+            panels.pop(0),
+            list(lewis),
+            [TASKS[n].display if n in TASKS else n for n in lewis],
+            lewis,
+            {
+                "paper Ours-base": (
+                    "x",
+                    "tab:red",
+                    {n: TASKS[n].paper[ours_base] for n in lewis if n in TASKS},
+                )
+            },
+        )
+    if blurb is not None:
+        rows, summary, results = blurb
+        axes = panels.pop(0)
+        draw_seeds(
+            axes,
+            [row["task"] for row in rows],
+            [row["dataset"] + (" (not BLURB's)" if row["reason"] else "") for row in rows],
+            {row["task"]: results[row["task"]] for row in rows if row["mean"] is not None},
+            {
+                f"{column} (Table 6)": (marker, colour, {row["task"]: row[column] for row in rows})
+                for column, marker, colour in zip(TABLE6_COLUMNS, "x+", ("tab:red", "tab:green"))
+            },
+        )
+        printed = ", ".join(f"{c} {TABLE6_BLURB_SCORES[c]:.2f}" for c in TABLE6_COLUMNS)
+        if summary is None:
+            ours = "none"
+        else:
+            score = summary["ours"]
+            ours = f"{score.score:.2f}" + (" (partial)" if score.partial else "")
+        axes.set_title(f"BLURB score: ours {ours}; Table 6: {printed}", fontsize="medium")
     figure.tight_layout()
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=100)
@@ -279,23 +593,39 @@ def scores_png(results: dict[str, TaskResult]) -> bytes:
 
 
 def write_report(
-    results_dir: str | os.PathLike, out_dir: str | os.PathLike, expected_seeds: int
+    results_dir: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    expected_seeds: Optional[int] = None,
+    suite: str = LEWIS,
 ) -> dict[str, Path]:
-    """report.md, report.csv and scores.png of the records under results_dir; returns their
-    paths."""
+    """report.md, and report.csv (Lewis) and/or blurb.csv (BLURB), and scores.png of the records
+    under results_dir for a suite (bio_roberta.suites.SUITES); returns their paths.
+    expected_seeds: the first N of each task's seeds were asked (None: all of them)."""
+    if suite not in SUITES:
+        raise ReportError(f"unknown suite {suite!r}; known: {', '.join(SUITES)}")
     records = load_records(results_dir)
     results = task_results(records)
-    rows, summaries = task_rows(results, expected_seeds), summary_rows(results)
     out_dir = Path(out_dir)
-    paths = {
-        "markdown": out_dir / "report.md",
-        "csv": out_dir / "report.csv",
-        "png": out_dir / "scores.png",
-    }
-    atomic_write_text(
-        paths["markdown"],
-        markdown(rows, summaries, failed_runs(records), expected_seeds, Path(results_dir), records),
-    )
-    atomic_write_text(paths["csv"], csv_text(rows, summaries))
-    atomic_write_bytes(paths["png"], scores_png(results))
+    paths, sections = {"markdown": out_dir / "report.md"}, []
+    lewis = blurb = None
+    if suite in (LEWIS, BOTH):
+        lewis = lewis_results(results)
+        rows, summaries = task_rows(lewis, expected_seeds), summary_rows(lewis)
+        sections.append(lewis_lines(rows, summaries))
+        paths["csv"] = out_dir / "report.csv"
+        atomic_write_text(
+            paths["csv"], csv_text(LEWIS_CSV_COLUMNS, rows + summaries, ("median", "min", "max"))
+        )
+    if suite in (BLURB, BOTH):
+        rows = blurb_rows(records, results, expected_seeds)
+        summary = blurb_summary(rows)
+        blurb = (rows, summary, results)
+        sections.append(blurb_lines(rows, summary))
+        paths["blurb_csv"] = out_dir / "blurb.csv"
+        atomic_write_text(
+            paths["blurb_csv"], csv_text(BLURB_CSV_COLUMNS, blurb_csv_rows(rows, summary), ())
+        )
+    atomic_write_text(paths["markdown"], markdown(sections, Path(results_dir), records))
+    paths["png"] = out_dir / "scores.png"
+    atomic_write_bytes(paths["png"], scores_png(lewis, blurb))
     return paths

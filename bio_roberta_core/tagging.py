@@ -124,3 +124,56 @@ def scheme_tags(types: Sequence[str], scheme: str) -> tuple[str, ...]:
     """Every tag of ``scheme`` over ``types``: O first, then each type's tags."""
     letters = {BIO: "BI", IO: "I", BIOUL: "BILU"}[check_scheme(scheme)]
     return (OUTSIDE,) + tuple(_tag(letter, t) for t in types for letter in letters)
+
+
+# --- element sets (EBM-PICO) -------------------------------------------------------------------
+# A word's tag is O, or the elements it carries joined by PICO_SEPARATOR in PICO_ELEMENTS'
+# order ("I-PAR+I-INT" for a participant word inside an intervention span): a set, not a scheme,
+# so these tags are never converted between schemes.
+PICO_ELEMENTS = ("I-PAR", "I-INT", "I-OUT")
+PICO_SEPARATOR = "+"
+
+
+def pico_elements(tag: str) -> frozenset[str]:
+    """The elements of one word's tag: 'O' -> {}, 'I-PAR+I-INT' -> {'I-PAR', 'I-INT'}."""
+    if tag == OUTSIDE:
+        return frozenset()
+    elements = tag.split(PICO_SEPARATOR)
+    unknown = [e for e in elements if e not in PICO_ELEMENTS]
+    if unknown or len(set(elements)) != len(elements):
+        raise ValueError(
+            f"not an EBM-PICO tag: {tag!r} (O, or elements of "
+            f"{', '.join(PICO_ELEMENTS)} joined by {PICO_SEPARATOR!r})"
+        )
+    return frozenset(elements)
+
+
+def pico_tag(elements: Iterable[str]) -> str:
+    """The tag of a word carrying these elements (PICO_ELEMENTS order; O when none)."""
+    elements = set(elements)
+    unknown = elements - set(PICO_ELEMENTS)
+    if unknown:
+        raise ValueError(f"unknown EBM-PICO elements {sorted(unknown)}")
+    return PICO_SEPARATOR.join(e for e in PICO_ELEMENTS if e in elements) or OUTSIDE
+
+
+def pico_tags() -> tuple[str, ...]:
+    """Every element-set tag, O first, then by number of elements (a label dictionary's order)."""
+    subsets = [
+        [e for k, e in enumerate(PICO_ELEMENTS) if mask >> k & 1]
+        for mask in range(2 ** len(PICO_ELEMENTS))
+    ]
+    order = {element: k for k, element in enumerate(PICO_ELEMENTS)}
+    subsets.sort(key=lambda subset: (len(subset), [order[e] for e in subset]))
+    return tuple(pico_tag(subset) for subset in subsets)
+
+
+def blurb_release_tags(tags: Sequence[str]) -> tuple[str, ...]:
+    """The single tags BLURB's released EBM-PICO files give these words (its preprocessor, after
+    EBM-NLP's build_data.py): of a word's elements the last in P, I, O order, so an outcome wins
+    over an intervention and both over a participant. Scoring through these reproduces the gold
+    of BLURB's files, which drops the ~3% overlaps; pico_macro_word_f1 keeps them."""
+    return tuple(
+        next((e for e in reversed(PICO_ELEMENTS) if e in pico_elements(tag)), OUTSIDE)
+        for tag in tags
+    )

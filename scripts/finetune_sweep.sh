@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Stage 3: fine-tune every public task x 5 seeds from a pretrained checkpoint, then the median report.
+# Stage 3: fine-tune every converted task x its seeds (the registry's: 5, or 10 for BLURB's small
+# tasks; SEEDS=N takes the first N of each) from a pretrained checkpoint, then the median report of
+# SUITE=lewis (default) | blurb | both.
 #
 #   scripts/finetune_sweep.sh CHECKPOINT FINETUNE_BIN RESULTS [local|joblib|slurm] [hydra overrides...]
 #
@@ -13,7 +15,7 @@
 # the architecture is the checkpoint's own unless arch=NAME is given. Re-running skips finished runs; failed runs are re-tried.
 set -euo pipefail
 if [[ $# -lt 3 ]]; then
-    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
 fi
 checkpoint=$1 data_root=$2 results=$3 launcher=${4:-local}
@@ -31,6 +33,10 @@ case $launcher in
 esac
 
 tasks=${TASKS:-$(ls "$data_root" | paste -sd, -)}  # default: every converted task
-bio-roberta sweep --tasks "$tasks" --seeds "${SEEDS:-5}" --pretrained "$checkpoint" \
+seeds=()
+[[ -n "${SEEDS:-}" ]] && seeds=(--seeds "$SEEDS")
+bio-roberta sweep --tasks "$tasks" "${seeds[@]}" --pretrained "$checkpoint" \
     --data-root "$data_root" --results "$results" "${launch[@]}" "$@"
-bio-roberta report "$results" --out "$results/report" --expected-seeds "${SEEDS:-5}"
+expected=()
+[[ -n "${SEEDS:-}" ]] && expected=(--expected-seeds "$SEEDS")
+bio-roberta report "$results" --out "$results/report" --suite "${SUITE:-lewis}" "${expected[@]}"

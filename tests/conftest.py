@@ -98,18 +98,17 @@ def tiny_databin(tmp_path_factory) -> Path:
     return fairseq_preprocess(write_tiny_corpus(root / "text"), root / "bin")
 
 
-@pytest.fixture(scope="session")
-def tiny_roberta_checkpoint(tiny_databin, tmp_path_factory) -> Path:
-    """checkpoint_last.pt of roberta_tiny trained 6 updates on tiny_databin; its dir also holds
-    dict.txt."""
-    import shutil
+def pretrain_tiny_roberta(
+    databin: Path, save_dir: Path, max_update: int, tokens_per_sample: int = 32
+) -> Path:
+    """checkpoint_last.pt of roberta_tiny trained max_update masked-LM updates on databin (its
+    dict.txt and train split) with stock fairseq-train on the CPU."""
     import subprocess
     import sys
 
-    save_dir = tmp_path_factory.mktemp("tiny_roberta")
     cmd = [
         Path(sys.executable).parent / "fairseq-train",
-        tiny_databin,
+        databin,
         "--user-dir",
         USER_DIR,
         "--task",
@@ -122,13 +121,13 @@ def tiny_roberta_checkpoint(tiny_databin, tmp_path_factory) -> Path:
         "--batch-size",
         "8",
         "--tokens-per-sample",
-        "32",
+        str(tokens_per_sample),
         "--optimizer",
         "adam",
         "--lr",
         "1e-3",
         "--max-update",
-        "6",
+        str(max_update),
         "--save-dir",
         save_dir,
         "--no-epoch-checkpoints",
@@ -140,8 +139,19 @@ def tiny_roberta_checkpoint(tiny_databin, tmp_path_factory) -> Path:
     ]
     run = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr[-3000:]
-    shutil.copy(tiny_databin / "dict.txt", save_dir / "dict.txt")
     return save_dir / "checkpoint_last.pt"
+
+
+@pytest.fixture(scope="session")
+def tiny_roberta_checkpoint(tiny_databin, tmp_path_factory) -> Path:
+    """checkpoint_last.pt of roberta_tiny trained 6 updates on tiny_databin; its dir also holds
+    dict.txt."""
+    import shutil
+
+    save_dir = tmp_path_factory.mktemp("tiny_roberta")
+    checkpoint = pretrain_tiny_roberta(tiny_databin, save_dir, max_update=6)
+    shutil.copy(tiny_databin / "dict.txt", save_dir / "dict.txt")
+    return checkpoint
 
 
 @pytest.fixture(scope="session")

@@ -16,6 +16,14 @@ from bio_roberta.tasks.registry import HOC_HALLMARKS, get_task
 from bio_roberta_core.provenance import sha256_file
 from bio_roberta_core.tagging import BIO, BIOUL, IO, convert_tags
 from conftest import SAMPLE_DIR, shared_data_path
+from test_blurb_readers import (
+    jsonl_record,
+    write_bioasq_jsonl,
+    write_blurb_id_lists,
+    write_ebm_nlp,
+    write_jsonl,
+    write_scibert,
+)
 from test_readers import hoc_dir, write, write_euadr_folds
 
 NER_SAMPLE = SAMPLE_DIR / "tasks" / "ncbi-disease"
@@ -214,6 +222,85 @@ def test_nli_pairs_truncated_longest_first(tmp_path, vocab_dir):
     assert len(first[0]) - 1 + len(second[0]) - 1 == 16 - 4
     assert len(first[0]) >= len(second[0])
     assert manifest["split_details"]["test"]["converted"]["truncated"] == 1
+
+
+def test_qa_pairs_keep_the_question_and_cut_the_context_from_its_end(tmp_path, vocab_dir, capsys):
+    """BioASQ in BLURB's JSON lines: <s> Q </s></s> C </s> fits the positions by cutting C only."""
+    from preprocess.bpe import load_dictionary, open_bpe
+
+    data = write_bioasq_jsonl(tmp_path / "bioasq")
+    short, long = jsonl_record(20), jsonl_record(21)
+    short["context"] = "Aspirin was given."
+    long["question"] = "Does aspirin, given with metformin to adults with diabetes, reduce pain?"
+    long["context"] = " ".join(
+        f"Snippet sentence {i} on aspirin and renal function." for i in range(9)
+    )
+    write_jsonl(data / "test.jsonl", [short, long])
+    max_positions = 96
+    (manifest,) = convert_task(
+        get_task("bioasq"), data, vocab_dir, tmp_path / "out", max_positions=max_positions
+    )
+
+    bpe, dictionary = open_bpe(vocab_dir), load_dictionary(vocab_dir)
+
+    def ids(text):
+        return [dictionary.index(piece) for piece in bpe.encode(text).split()]
+
+    out = tmp_path / "out"
+    questions, _ = load(out / "input0" / "test", out / "input0" / "dict.txt")
+    contexts, _ = load(out / "input1" / "test", out / "input1" / "dict.txt")
+    eos = [dictionary.eos()]
+    assert questions[0].tolist() == ids(short["question"]) + eos
+    assert contexts[0].tolist() == ids(short["context"]) + eos  # fits: kept whole
+    question, context = ids(long["question"]), ids(long["context"])
+    budget = max_positions - 4  # <s> Q </s></s> C </s>
+    # longer than half the budget: cutting the longer text first would cut the question too
+    assert budget < 2 * len(question) and len(question) < budget < len(question) + len(context)
+    assert questions[1].tolist() == question + eos
+    assert contexts[1].tolist() == context[: budget - len(question)] + eos
+    converted = manifest["split_details"]["test"]["converted"]
+    assert converted["truncated"] == 1
+    assert converted["tokens_cut"] == len(question) + len(context) - budget
+
+    # a question that leaves no room for its context is an error naming the example
+    too_long = jsonl_record(22)
+    too_long["question"] = "Is " + " and ".join(["aspirin"] * 60) + " safe?"
+    write_jsonl(data / "test.jsonl", [short, too_long])
+    assert len(ids(too_long["question"])) >= budget
+    argv = ["convert-task", "bioasq", "--data", str(data), "--vocab", str(vocab_dir)]
+    argv += ["--out", str(tmp_path / "refused"), "--max-positions", str(max_positions)]
+    assert cli_main(argv) == 2
+    error = capsys.readouterr().err
+    assert error.startswith(
+        f"bio-roberta convert-task: error: {too_long['id']}: the question alone has "
+    ) and error.endswith(
+        f"the budget is {budget}: no room for its context; convert with more --max-positions\n"
+    )
+    assert error.count("\n") == 1
+    assert not (tmp_path / "refused" / "manifest.json").exists()
+
+
+def test_ebm_pico_manifest_says_when_the_split_is_blurbs(tmp_path, vocab_dir):
+    """Table 3's EBM-PICO sizes count nothing we can count: the reader says whether the split is
+    BLURB's (SciBERT's files; EBM-NLP with BLURB's PMID lists) or why not (EBM-NLP alone)."""
+
+    def split_check(data):
+        (manifest,) = convert_task(get_task("ebm-pico"), data, vocab_dir, data.parent / "out")
+        return manifest["blurb_split_check"]
+
+    assert split_check(write_scibert(tmp_path / "scibert" / "data")) is None
+    listed = write_ebm_nlp(tmp_path / "listed" / "data", train=range(1, 8), gold=(50, 51))
+    write_blurb_id_lists(listed, "pmid", {"train": [1, 2, 3, 4], "dev": [5, 6], "test": [50, 51]})
+    assert split_check(listed) is None
+    unlisted = write_ebm_nlp(tmp_path / "unlisted" / "data", train=range(1, 41))
+    not_given = (
+        "BLURB's id lists (train_pmid.tsv, dev_pmid.tsv, test_pmid.tsv) not given beside the data"
+    )
+    assert split_check(unlisted) == (
+        "EBM PICO: train is starting_spans train documents less our dev, not BLURB's "
+        f"({not_given}); valid is ours, 1 in 10 of starting_spans train documents by id hash "
+        f"({not_given})"
+    )
 
 
 def test_folds_converted_into_fold_dirs_and_missing_fold_writes_nothing(tmp_path, vocab_dir):

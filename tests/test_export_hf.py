@@ -16,6 +16,8 @@ import torch
 from bio_roberta_core.checkpoints import read_checkpoint
 from bio_roberta_core.provenance import sha256_file
 from conftest import TINY_WORDS, USER_DIR, fairseq_preprocess, write_text_manifest
+from test_blurb_readers import EBM_TOKENS, SENTENCES, write_biosses, write_ebm_nlp
+from tiny_finetune import fine_tune, tiny_vocab
 
 BIN = Path(sys.executable).parent
 # Sample sentences with punctuation, digits, capitals, a leading space and bytes the tiny corpus
@@ -657,6 +659,174 @@ def test_token_classification_pipeline_groups_the_exported_entities(
     assert [(e["entity_group"], e["start"], e["end"]) for e in entities] == [
         ("Disease", start, end)
     ], entities
+
+
+@pytest.fixture(scope="module")
+def biosses_run(tmp_path_factory):
+    """A tiny BIOSSES (regression) model fine-tuned by bio_roberta.finetune: (vocabulary dir,
+    finetune-bin/biosses, the run's record)."""
+    root = tmp_path_factory.mktemp("export_biosses")
+    vocab = tiny_vocab(root, " ".join(SENTENCES))
+    _, record = fine_tune(root, "biosses", write_biosses(root / "biosses"), vocab)
+    return vocab, root / "finetune-bin" / "biosses", record
+
+
+@pytest.fixture(scope="module")
+def ebm_pico_run(tmp_path_factory):
+    """A tiny EBM-PICO (multi_element_tagging) model, as biosses_run."""
+    root = tmp_path_factory.mktemp("export_ebm_pico")
+    data = write_ebm_nlp(root / "ebm-nlp", train=range(1, 41), gold=(50, 51, 52))
+    vocab = tiny_vocab(root, EBM_TOKENS)
+    _, record = fine_tune(root, "ebm-pico", data, vocab)
+    return vocab, root / "finetune-bin" / "ebm-pico", record
+
+
+HOC_SENTENCES = (
+    "Tumour cells evade apoptosis and resist cell death .",
+    "Angiogenesis sustains the growth of the tumour .",
+    "The cells proliferate without growth signals .",
+    "Patients were enrolled in the trial .",
+)
+
+
+def write_hoc(folder: Path) -> Path:
+    """BLUE's HoC tsv files: 10 hallmarks a row, each on when its keyword is in the sentence."""
+    from bio_roberta.tasks.registry import HOC_HALLMARKS
+
+    rng = random.Random(3)
+    keywords = ("apoptosis", "Angiogenesis", "proliferate")
+    folder.mkdir(parents=True)
+    for split, first_pmid, abstracts in (("train", 1000, 24), ("dev", 2000, 6), ("test", 3000, 6)):
+        rows = ["labels\tsentence\tindex"]
+        for pmid in range(first_pmid, first_pmid + abstracts):
+            for number in range(3):
+                sentence = rng.choice(HOC_SENTENCES)
+                on = {k for k, word in enumerate(keywords) if word in sentence}
+                labels = ",".join(f"{k}_{int(k in on)}" for k in range(len(HOC_HALLMARKS)))
+                rows.append(f"{labels}\t{sentence}\t{pmid}_s{number}")
+        (folder / f"{split}.tsv").write_text("\n".join(rows) + "\n")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def hoc_run(tmp_path_factory):
+    """A tiny HoC (multilabel) model, as biosses_run."""
+    root = tmp_path_factory.mktemp("export_hoc")
+    vocab = tiny_vocab(root, " ".join(HOC_SENTENCES))
+    _, record = fine_tune(root, "hoc", write_hoc(root / "hoc"), vocab)
+    return vocab, root / "finetune-bin" / "hoc", record
+
+
+def fairseq_test_batch(checkpoint, data):
+    """(fairseq model, its task, the test split as one batch in example order)."""
+    from bio_roberta.predictions import load_finetuned
+
+    model, task = load_finetuned(checkpoint, data)
+    task.load_dataset("test")
+    dataset = task.dataset("test")
+    sample = dataset.collater([dataset[i] for i in range(len(dataset))])
+    assert sample["id"].tolist() == list(range(len(dataset)))
+    return model, task, sample
+
+
+def test_regression_export_outputs_fairseqs_predicted_scores(biosses_run, tmp_path):
+    from transformers import RobertaForSequenceClassification
+
+    from bio_roberta.prediction_files import SCORES
+
+    vocab_dir, data, record = biosses_run
+    checkpoint = Path(record["checkpoint"]["path"])
+    assert not (data / "label" / "dict.txt").exists()  # regression has no label dictionary
+    out = tmp_path / "hf"
+    run = export_cli(checkpoint, out, "--vocab", vocab_dir)
+    assert run.returncode == 0, run.stderr[-3000:]
+    model = RobertaForSequenceClassification.from_pretrained(str(out)).eval()
+    assert model.config.num_labels == 1 and model.config.problem_type == "regression"
+    assert model.config.id2label == {0: "LABEL_0"}  # transformers' own name of its one output
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["hf_model_class"] == "RobertaForSequenceClassification"
+    assert manifest["labels"] is None and manifest["label_dict"] is None
+
+    fairseq_model, _, sample = fairseq_test_batch(checkpoint, data)
+    tokens = sample["net_input"]["src_tokens"]  # <s> sentence1 </s></s> sentence2 </s>, padded
+    with torch.no_grad():
+        expected, _ = fairseq_model(
+            tokens, features_only=True, classification_head_name="sentence_classification_head"
+        )
+        actual = model(tokens, attention_mask=tokens.ne(1)).logits
+    assert actual.shape == expected.shape == (20, 1)
+    assert torch.allclose(actual, expected, atol=TOLERANCE), (actual - expected).abs().max()
+    # ... which are the scores the run's prediction file holds for the test pairs
+    _, predicted = SCORES.read(Path(record["predictions"]["path"]))
+    assert len(set(predicted)) > 1
+    assert actual.view(-1).tolist() == pytest.approx(predicted, abs=TOLERANCE)
+
+
+def test_multi_element_tagging_export_gives_fairseqs_logits_and_says_how_to_decode_them(
+    ebm_pico_run, tmp_path
+):
+    from transformers import AutoConfig, RobertaForTokenClassification
+
+    from bio_roberta.prediction_files import ELEMENT_SET_WORDS
+    from user_dir.criterions.multi_element_tagging import word_element_tags
+    from user_dir.models.token_classification_head import token_classification_logits
+
+    vocab_dir, data, record = ebm_pico_run
+    checkpoint = Path(record["checkpoint"]["path"])
+    out = tmp_path / "hf"
+    run = export_cli(checkpoint, out, "--vocab", vocab_dir)
+    assert run.returncode == 0, run.stderr[-3000:]
+    config = AutoConfig.from_pretrained(str(out))
+    assert config.id2label == {0: "I-PAR", 1: "I-INT", 2: "I-OUT"}
+    assert config.problem_type == "multi_label_classification"
+    assert "sigmoid per element" in config.decoding and "argmax" in config.decoding
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["hf_model_class"] == "RobertaForTokenClassification"
+    assert manifest["labels"] == ["I-PAR", "I-INT", "I-OUT"] and manifest["label_dict"] is None
+
+    model = RobertaForTokenClassification.from_pretrained(str(out)).eval()
+    fairseq_model, task, sample = fairseq_test_batch(checkpoint, data)
+    tokens = sample["net_input"]["src_tokens"]
+    with torch.no_grad():
+        expected = token_classification_logits(
+            fairseq_model, task.cfg.classification_head_name, tokens
+        )
+        actual = model(tokens, attention_mask=tokens.ne(1)).logits
+    real = tokens.ne(1)
+    assert torch.allclose(actual[real], expected[real], atol=TOLERANCE), (
+        (actual - expected)[real].abs().max()
+    )
+    # decoded as the config says (logit > 0 per element), the words get the run's predicted tags
+    _, predicted = ELEMENT_SET_WORDS.read(Path(record["predictions"]["path"]))
+    decoded = word_element_tags(actual > 0, sample["target"])
+    assert sum(decoded, []) == sum(predicted, []) and len(sum(predicted, [])) == 3 * 14
+
+
+def test_multilabel_export_scores_each_label_with_a_sigmoid(hoc_run, tmp_path):
+    """HoC's labels are independent (the criterion's BCE): the exported config says so, and
+    transformers' text-classification pipeline gives sigmoid(fairseq's logits), not a softmax."""
+    from transformers import pipeline
+
+    from bio_roberta.prediction_files import ClassificationTable
+    from bio_roberta.tasks.registry import HOC_HALLMARKS
+
+    vocab_dir, data, record = hoc_run
+    checkpoint = Path(record["checkpoint"]["path"])
+    out = tmp_path / "hf"
+    run = export_cli(checkpoint, out, "--vocab", vocab_dir)
+    assert run.returncode == 0, run.stderr[-3000:]
+    classifier = pipeline("text-classification", model=str(out), top_k=None)
+    assert classifier.model.config.problem_type == "multi_label_classification"
+    fairseq_model, task, sample = fairseq_test_batch(checkpoint, data)
+    with torch.no_grad():
+        expected = torch.sigmoid(ClassificationTable.head_logits(fairseq_model, task, sample))
+    first = sample["net_input"]["src_tokens"][0]
+    text = classifier.tokenizer.decode(first[first.ne(1)], skip_special_tokens=True)
+    scores = {item["label"]: item["score"] for item in classifier([text])[0]}
+    assert sorted(scores) == sorted(label.replace(" ", "_") for label in HOC_HALLMARKS)
+    names = task.label_names
+    assert [scores[name] for name in names] == pytest.approx(expected[0].tolist(), abs=1e-4)
+    assert sum(scores.values()) != pytest.approx(1.0, abs=1e-3)  # not a softmax
 
 
 def test_a_vocabulary_other_than_the_training_one_is_refused(bpe_vocab, mlm_checkpoint, tmp_path):

@@ -432,6 +432,17 @@ def blue_dir(root: Path, train_rows: str, header: str = "index\tsentence\tlabel\
             ),
             r"mli_train_v1\.jsonl:1: field 'sentence2' missing",
         ),
+        (
+            "mednli",
+            lambda p: (
+                [
+                    write(p / n, '["a", "b", "neutral"]\n')
+                    for n in ("mli_train_v1.jsonl", "mli_dev_v1.jsonl", "mli_test_v1.jsonl")
+                ]
+                and p
+            ),
+            r"mli_train_v1\.jsonl:1: expected one MedNLI object .* a line, found a JSON list",
+        ),
     ],
 )
 def test_malformed_input_names_file_and_line(tmp_path, task, make, message):

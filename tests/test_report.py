@@ -3,6 +3,7 @@ the tasks present, marks for medians over fewer seeds or folds than asked, faile
 Records here are written in the result schema by hand (the sweep test makes real ones)."""
 
 import csv
+import dataclasses
 import json
 import statistics
 import subprocess
@@ -11,9 +12,19 @@ from pathlib import Path
 
 import pytest
 
+from bio_roberta.blurb.suite import BLURB_DATASETS, TABLE6_BLURB_SCORES, TABLE6_COLUMNS
 from bio_roberta.finetune import EVALUATION, MODEL_SELECTION, RESULT_SCHEMA, SINGLE, run_dir
-from bio_roberta.report import ReportError, load_records, summary_rows, task_results
-from bio_roberta_core.provenance import atomic_write_json
+from bio_roberta.report import (
+    ReportError,
+    blurb_rows,
+    blurb_summary,
+    load_records,
+    summary_rows,
+    task_results,
+    write_report,
+)
+from bio_roberta.tasks.registry import TASKS, TEN_SEEDS, get_task
+from bio_roberta_core.provenance import atomic_write_json, file_record
 
 BIN = Path(sys.executable).parent
 NCBI = {10: 0.80, 42: 0.90, 1234: 0.85, 12345: 0.70, 666: 0.95}
@@ -21,14 +32,26 @@ CHEMPROT = {10: 0.60, 42: 0.70}
 GAD_FOLDS = {2: 0.70, 3: 0.90, 4: 0.80}
 
 
-def write(results, task, seed, score, fold=None, role=SINGLE, status="ok", error=None):
+def write(
+    results,
+    task,
+    seed,
+    score,
+    fold=None,
+    role=SINGLE,
+    status="ok",
+    error=None,
+    metric="m",
+    manifest=None,
+):
+    """A result record; manifest: the data manifest's path, recorded as finetune.py records it."""
     record = {
         "schema": RESULT_SCHEMA,
         "task": task,
         "seed": seed,
         "fold": fold,
         "role": role,
-        "metric": "m",
+        "metric": metric,
         "status": status,
         "test_score": score,
         "error": error,
@@ -36,6 +59,8 @@ def write(results, task, seed, score, fold=None, role=SINGLE, status="ok", error
         "pretrained": {"sha256": "abc"},
         "git_revision": "rev",
     }
+    if manifest is not None:
+        record["data"] = {"manifest": file_record(manifest)}
     atomic_write_json(run_dir(results, task, seed, fold) / "result.json", record)
 
 
@@ -118,3 +143,173 @@ def test_report_errors(tmp_path):
         text=True,
     )
     assert run.returncode == 2 and "no such results dir" in run.stderr
+
+
+def data_manifest(root, task, **fields):
+    """A finetune-bin manifest for task (convert-task writes blurb_split_check into it)."""
+    path = root / "finetune-bin" / task / "manifest.json"
+    atomic_write_json(path, {"task": task, **fields})
+    return path
+
+
+def blurb_markdown_rows(markdown):
+    table = markdown.split("## BLURB")[1]
+    return {
+        line.split("|")[1].strip(): line for line in table.splitlines() if line.startswith("| ")
+    }
+
+
+@pytest.fixture
+def blurb_results(tmp_path, monkeypatch):
+    """Runs of some BLURB datasets: scored ones, short ones, and ones whose split or metric is not
+    BLURB's. biosses is given the registry's ten seeds (its entry comes with the kinds branch)."""
+    monkeypatch.setitem(
+        TASKS,
+        "biosses",
+        dataclasses.replace(get_task("mednli"), name="biosses", paper=(), seeds=TEN_SEEDS),
+    )
+    root = tmp_path / "results"
+    for seed, score in NCBI.items():
+        write(root, "ncbi-disease", seed, score, metric="entity_f1")
+    for seed, score in {10: 0.90, 42: 0.94, 1234: 0.92}.items():
+        write(root, "bc5cdr-chem", seed, score, metric="entity_f1")
+    for seed, score in zip(TEN_SEEDS, (0.80, 0.90, 0.85, 0.88, 0.70, 0.95, 0.86, 0.84, 0.83, 0.89)):
+        write(root, "biosses", seed, score, metric="pearson")
+    for seed, score in {10: 0.81, 42: 0.83}.items():
+        write(root, "gad-blurb", seed, score, metric="binary_f1")  # GAD's F1 = BLURB's micro-F1
+    rebuilt = data_manifest(tmp_path, "pubmedqa", blurb_split_check=None)
+    for seed, score in {10: 0.50, 42: 0.60, 1234: 0.58}.items():
+        write(root, "pubmedqa", seed, score, metric="accuracy", manifest=rebuilt)
+    write(root, "chemprot", 10, 0.70, metric="macro_f1")  # Lewis et al.'s ChemProt runs
+    write(root, "ddi", 10, 0.80, metric="micro_f1")  # our DDI: BLURB's test, not its train/dev
+    hoc = data_manifest(tmp_path, "hoc", blurb_split_check="HoC: train/dev/test abstracts 1/2/3")
+    write(root, "hoc", 10, 0.80, metric="hoc_micro_f1", manifest=hoc)
+    no_check = data_manifest(tmp_path, "bioasq")  # written before convert-task checked splits
+    write(root, "bioasq", 10, 0.80, metric="accuracy", manifest=no_check)
+    return root
+
+
+def test_blurb_rows_reasons_and_partial_score(blurb_results):
+    records = load_records(blurb_results)
+    rows = {row["task"]: row for row in blurb_rows(records, task_results(records), None)}
+    assert [row["dataset"] for row in rows.values()] == [d.display for d in BLURB_DATASETS]
+    ncbi = rows["ncbi-disease"]
+    assert (ncbi["median"], ncbi["min"], ncbi["max"], ncbi["seeds"]) == (0.85, 0.70, 0.95, "5/5")
+    assert ncbi["mean"] == pytest.approx(statistics.fmean(NCBI.values())) and not ncbi["short"]
+    assert rows["bc5cdr-chem"]["seeds"] == "3/5" and rows["bc5cdr-chem"]["short"]
+    assert rows["biosses"]["seeds"] == "10/10" and rows["biosses"]["median"] == pytest.approx(0.855)
+    assert rows["gad-blurb"]["mean"] == pytest.approx(0.82) and rows["gad-blurb"]["reason"] is None
+    assert rows["pubmedqa"]["reason"] is None and rows["pubmedqa"]["mean"] == pytest.approx(0.56)
+    assert rows["chemprot"]["reason"].startswith("scored by macro_f1 here, by micro_f1 in BLURB")
+    assert "our files do not rebuild BLURB's split (original corpus" in rows["ddi"]["reason"]
+    assert rows["hoc"]["reason"] == "HoC: train/dev/test abstracts 1/2/3"
+    assert rows["bioasq"]["reason"].startswith("BLURB's split needs its id lists")
+    for task in ("chemprot", "ddi", "hoc", "bioasq"):
+        assert rows[task]["median"] is None and rows[task]["mean"] is None
+    assert rows["jnlpba"]["seeds"] == "0/5" and rows["jnlpba"]["reason"] is None
+
+    ours = blurb_summary(list(rows.values()))["ours"]
+    scored = {t: 100 * rows[t]["mean"] for t in ("ncbi-disease", "bc5cdr-chem", "gad-blurb")}
+    scored |= {t: 100 * rows[t]["mean"] for t in ("biosses", "pubmedqa")}
+    ner = (scored["ncbi-disease"] + scored["bc5cdr-chem"]) / 2
+    by_hand = (ner + scored["gad-blurb"] + scored["biosses"] + scored["pubmedqa"]) / 4
+    assert ours.score == pytest.approx(by_hand) and ours.partial
+    assert set(ours.missing) == {d.task for d in BLURB_DATASETS} - set(scored)
+
+
+def test_report_suite_blurb_files(blurb_results, tmp_path):
+    out = tmp_path / "report"
+    paths = write_report(blurb_results, out, suite="blurb")
+    assert set(paths) == {"markdown", "blurb_csv", "png"}
+    markdown = (out / "report.md").read_text()
+    assert "Lewis et al. (2020) Table 2" not in markdown and not (out / "report.csv").exists()
+    lines = blurb_markdown_rows(markdown)
+    assert (
+        "| NCBI-disease | NER | entity_f1 | 85.00 | 70.00-95.00 | 5/5 | 84.00 | 87.82 | 89.13 |"
+        in (lines["NCBI-disease"])
+    )
+    assert "| 92.00* | 90.00-94.00 | 3/5 |" in lines["BC5-chem"]
+    assert "| not BLURB's: HoC: train/dev/test abstracts 1/2/3 |  | 1/5 |  |" in lines["HoC"]
+    assert "| no runs |  | 0/5 |  | 80.06 | 79.35 |" in lines["JNLPBA"]
+    assert "| not BLURB's: our files do not rebuild BLURB's split (original corpus;" in lines["DDI"]
+    score = lines["BLURB score"]
+    assert (
+        "(partial: 5/13 datasets, missing BC5-disease, BC2GM, JNLPBA, EBM PICO, ChemProt, DDI, "
+        in (score)
+    )
+    assert score.endswith("HoC, BioASQ; not comparable with Table 6) | 81.10 | 80.29 |")
+    assert "| NER | 88.00 |" in lines["NER"] and "PICO" not in lines
+    assert "| Table 6 over the same datasets | |" in markdown
+    rows = {row["dataset"]: row for row in csv.DictReader((out / "blurb.csv").open())}
+    assert rows["NCBI-disease"]["mean"] == "84.0" and rows["BC5-chem"]["short"] == "True"
+    assert rows["HoC"]["reason"] == "HoC: train/dev/test abstracts 1/2/3"
+    assert rows["BLURB score"]["note"].startswith("partial: 5/13 datasets")
+    assert rows["BLURB score"]["PubMedBERT"] == "81.1" and rows["NER"]["type"] == "type average"
+    assert (out / "scores.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_table6_pubmedbert_results_give_81_10_through_the_report(
+    tmp_path, without_parse_dependencies
+):
+    """Every dataset's runs average to Table 6's PubMedBERT result, every split checked as BLURB's
+    by its manifest: the report's BLURB score is Table 6's 81.10, not partial."""
+    root = tmp_path / "results"
+    for dataset in BLURB_DATASETS:
+        manifest = data_manifest(tmp_path, dataset.task, blurb_split_check=None)
+        value = dataset.table6[TABLE6_COLUMNS.index("PubMedBERT")] / 100
+        for seed, spread in ((10, -0.01), (42, 0.0), (1234, 0.01)):
+            write(
+                root, dataset.task, seed, value + spread, metric=dataset.metric, manifest=manifest
+            )
+    out = tmp_path / "report"
+    run = subprocess.run(
+        [str(BIN / "bio-roberta"), "report", str(root), "--out", str(out), "--suite", "blurb"],
+        capture_output=True,
+        text=True,
+        env=without_parse_dependencies,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    lines = blurb_markdown_rows((out / "report.md").read_text())
+    printed = TABLE6_BLURB_SCORES["PubMedBERT"]
+    assert lines["BLURB score"].startswith(
+        f"| BLURB score | {printed:.2f} | {printed:.2f} | 80.29 |"
+    )
+    assert "| 87.82* | 86.82-88.82 | 3/5 | 87.82 | 87.82 | 89.13 |" in lines["NCBI-disease"]
+    rows = {row["dataset"]: row for row in csv.DictReader((out / "blurb.csv").open())}
+    assert float(rows["BLURB score"]["mean"]) == printed and rows["BLURB score"]["note"] == ""
+
+
+def test_report_suite_both_holds_both_tables(blurb_results, tmp_path):
+    lewis = write_report(blurb_results, tmp_path / "lewis")
+    both = write_report(blurb_results, tmp_path / "both", suite="both")
+    assert set(both) == {"markdown", "csv", "blurb_csv", "png"}
+    lewis_md, both_md = lewis["markdown"].read_text(), both["markdown"].read_text()
+    assert both_md.startswith(lewis_md.split("\n## Failed runs")[0] + "\n## BLURB (Gu et al. 2021)")
+    assert lewis["csv"].read_text() == both["csv"].read_text()
+    lewis_tasks = {line.split("|")[1].strip() for line in lewis_md.splitlines() if "| " in line}
+    assert {"NCBI-disease", "ChemProt", "HOC"} <= lewis_tasks
+    assert not {"BIOSSES", "GAD", "PubMedQA", "gad-blurb", "biosses"} & lewis_tasks
+
+
+def test_unreadable_or_changed_manifests(blurb_results, tmp_path):
+    manifest = tmp_path / "finetune-bin" / "pubmedqa" / "manifest.json"
+    manifest.write_text("{not json")
+    write(blurb_results, "pubmedqa", 10, 0.5, metric="accuracy", manifest=manifest)
+    with pytest.raises(
+        ReportError,
+        match=r"pubmedqa/manifest.json \(data manifest of .*pubmedqa/seed10/result.json\): not ",
+    ):
+        write_report(blurb_results, tmp_path / "out", suite="blurb")
+    atomic_write_json(manifest, {"blurb_split_check": 3})
+    write(blurb_results, "pubmedqa", 10, 0.5, metric="accuracy", manifest=manifest)
+    with pytest.raises(ReportError, match="blurb_split_check 3 is neither null nor a reason"):
+        write_report(blurb_results, tmp_path / "out", suite="blurb")
+    atomic_write_json(manifest, {"blurb_split_check": None})
+    write(blurb_results, "pubmedqa", 10, 0.5, metric="accuracy", manifest=manifest)
+    manifest.write_text(json.dumps({"blurb_split_check": None, "changed": True}))
+    records = load_records(blurb_results)
+    row = next(
+        r for r in blurb_rows(records, task_results(records), None) if r["task"] == "pubmedqa"
+    )
+    assert "gone or changed since the run: split unchecked" in row["note"]
+    assert row["reason"] is None  # PubMedQA's split is rebuilt from our files (suite.py)

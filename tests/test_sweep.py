@@ -300,3 +300,133 @@ def test_an_unreadable_pretrained_checkpoint_is_a_one_line_error(data_root, tmp_
         f"bio-roberta sweep: error: --pretrained {empty}: empty (0 bytes), a write that was "
         "cut short; use another checkpoint"
     )
+
+
+def sweep_args(tmp_path, tasks, seeds=None, seed_list=None):
+    import argparse
+
+    for task in tasks.split(","):
+        (tmp_path / "finetune-bin" / task).mkdir(parents=True, exist_ok=True)
+    return argparse.Namespace(
+        tasks=tasks,
+        seeds=seeds,
+        seed_list=seed_list,
+        pretrained=str(tmp_path / "checkpoint.pt"),
+        data_root=str(tmp_path / "finetune-bin"),
+        results=str(tmp_path / "results"),
+        arch=None,
+        overrides=[],
+    )
+
+
+@pytest.fixture
+def fake_multirun(monkeypatch):
+    """`bio-roberta sweep` with each multirun replaced by one that writes an ok record for every
+    (task, seed) of its command line (or a failed one for the pairs in `fail`); returns the
+    (task, seed) pairs each multirun got."""
+    from bio_roberta.commands import sweep as command
+    from bio_roberta.finetune import RESULT_SCHEMA, run_dir
+    from bio_roberta_core.provenance import atomic_write_json
+
+    multiruns, fail = [], set()
+
+    def multirun(argv):
+        options = dict(arg.split("=", 1) for arg in argv if "=" in arg)
+        pairs = [
+            (task, int(seed))
+            for task in options["task_name"].split(",")
+            for seed in options["seed"].split(",")
+        ]
+        multiruns.append(pairs)
+        for task, seed in pairs:
+            status = "failed" if (task, seed) in fail else "ok"
+            record = {"schema": RESULT_SCHEMA, "status": status, "error": "boom", "log": None}
+            atomic_write_json(run_dir(options["results_dir"], task, seed) / "result.json", record)
+        return subprocess.CompletedProcess(argv, 0)
+
+    monkeypatch.setattr(command, "check_pretrained", lambda path: None)
+    monkeypatch.setattr(subprocess, "run", multirun)
+    return command, multiruns, fail
+
+
+def test_each_task_runs_its_own_seeds_and_no_other(fake_multirun, tmp_path, monkeypatch, capsys):
+    """A ten-seed task beside five-seed ones: one multirun per seed list, every (task, seed) of
+    each task's seeds run once, none outside them."""
+    import dataclasses
+
+    from bio_roberta.tasks.registry import DEFAULT_SEEDS, TASKS, TEN_SEEDS
+
+    command, multiruns, _ = fake_multirun
+    monkeypatch.setitem(TASKS, "bc2gm", dataclasses.replace(TASKS["bc2gm"], seeds=TEN_SEEDS))
+    tasks = "ncbi-disease,bc2gm,chemprot"
+    assert command.run(sweep_args(tmp_path, tasks)) == 0
+    assert multiruns == [
+        [(t, s) for t in ("ncbi-disease", "chemprot") for s in DEFAULT_SEEDS],
+        [("bc2gm", s) for s in TEN_SEEDS],
+    ]
+    assert "multirun 2/2: bc2gm x seeds 10,42,1234,12345,666,1,2,3,4,5 (10 jobs)" in (
+        capsys.readouterr().err
+    )
+
+    multiruns.clear()
+    assert command.run(sweep_args(tmp_path, tasks, seeds=3)) == 0
+    assert multiruns == [[(t, s) for t in tasks.split(",") for s in DEFAULT_SEEDS[:3]]]
+    multiruns.clear()
+    assert command.run(sweep_args(tmp_path, tasks, seed_list="7,8")) == 0
+    assert multiruns == [[(t, s) for t in tasks.split(",") for s in (7, 8)]]
+
+    from bio_roberta.cli import UsageError
+
+    with pytest.raises(UsageError, match="--seeds 6: .*ncbi-disease has 5; chemprot has 5"):
+        command.run(sweep_args(tmp_path, tasks, seeds=6))
+    with pytest.raises(UsageError, match="--seeds 0"):
+        command.run(sweep_args(tmp_path, tasks, seeds=0))
+
+
+def test_failed_runs_of_every_seed_list_set_the_exit_status(
+    fake_multirun, tmp_path, monkeypatch, capsys
+):
+    import dataclasses
+
+    from bio_roberta.tasks.registry import TASKS, TEN_SEEDS
+
+    command, multiruns, fail = fake_multirun
+    monkeypatch.setitem(TASKS, "bc2gm", dataclasses.replace(TASKS["bc2gm"], seeds=TEN_SEEDS))
+    fail.add(("bc2gm", 5))  # the tenth seed, in the second multirun
+    assert command.run(sweep_args(tmp_path, "ncbi-disease,bc2gm")) == 1
+    assert capsys.readouterr().err.strip().splitlines()[-2:] == [
+        "bio-roberta: 1 run(s) failed:",
+        "  bc2gm seed 5: boom (stopped before training, no log)",
+    ]
+
+
+def test_suites_select_registry_tasks():
+    from bio_roberta.commands.sweep import selected_tasks
+    from bio_roberta.tasks.registry import TASKS
+
+    lewis = selected_tasks("lewis")
+    assert len(lewis) == 18 and selected_tasks("all") == lewis
+    assert selected_tasks("public") == [t for t in lewis if TASKS[t].public]
+    assert all(TASKS[t].paper for t in lewis)
+
+
+def test_blurb_suite_tasks():
+    """Needs the registry entries of BLURB's new tasks (biosses, pubmedqa, bioasq, ebm-pico,
+    gad-blurb): ChemProt, DDI and HoC are left out, their BLURB rows say why."""
+    from bio_roberta.commands.sweep import selected_tasks
+
+    blurb = selected_tasks("blurb")
+    assert set(blurb) == {
+        "bc5cdr-chem",
+        "bc5cdr-disease",
+        "ncbi-disease",
+        "bc2gm",
+        "jnlpba",
+        "ebm-pico",
+        "gad-blurb",
+        "biosses",
+        "pubmedqa",
+        "bioasq",
+    }
+    both = selected_tasks("both")
+    assert set(both) == set(blurb) | set(selected_tasks("lewis")) and len(both) == 18 + 5

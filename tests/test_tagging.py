@@ -5,7 +5,7 @@ import random
 import pytest
 from seqeval.metrics.sequence_labeling import get_entities
 
-from bio_roberta.tasks.kinds import label_symbols
+from bio_roberta.tasks.kinds import SCHEME_TAGS, label_symbols
 from bio_roberta.tasks.registry import TASKS, get_task
 from bio_roberta_core.tagging import (
     BIO,
@@ -14,6 +14,7 @@ from bio_roberta_core.tagging import (
     SCHEMES,
     convert_tags,
     entity_types,
+    pico_elements,
     scheme_tags,
     spans_to_tags,
     split_tag,
@@ -129,8 +130,12 @@ def test_label_symbols_of_registry_tasks():
     assert label_symbols(get_task("chemprot")) == get_task("chemprot").labels
     hoc = label_symbols(get_task("hoc"))
     assert len(hoc) == 10 and all(" " not in s for s in hoc)
+    # element sets: every subset of P, I, O, each word's set as one symbol
+    pico = label_symbols(get_task("ebm-pico"))
+    assert len(pico) == 8 == len({pico_elements(tag) for tag in pico}) and pico[0] == "O"
+    assert label_symbols(get_task("biosses")) == ()
     for spec in TASKS.values():
-        if spec.is_sequence_labelling:
+        if spec.task_kind.label_encoding == SCHEME_TAGS:
             assert (
                 label_symbols(spec, BIO)
                 == spec.labels

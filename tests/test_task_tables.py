@@ -33,6 +33,15 @@ VALIDATION_OUTPUTS = {
         "predicted_1": 1,
         "gold_1": 2,
     },
+    "regression": {**BATCH, "pred": [0.5, 2.5], "targ": [1.0, 3.0]},
+    "multi_element_tagging": {
+        **BATCH,
+        **{
+            f"{count}_{k}": 1
+            for count in ("element_tp", "element_predicted", "element_gold")
+            for k in range(3)
+        },
+    },
     "multilabel_classification": {
         **BATCH,
         "group": torch.tensor([0, 0]),
@@ -75,17 +84,21 @@ def test_a_task_whose_kind_does_not_log_its_metric_is_refused():
         match="task ncbi-disease: criterion sequence_labeling of kind ner does not log macro_f1",
     ):
         dataclasses.replace(get_task("ncbi-disease"), metric="macro_f1")
-    with pytest.raises(ValueError, match="task chemprot: metric 'pearson' is not one of"):
-        dataclasses.replace(get_task("chemprot"), metric="pearson")
-    with pytest.raises(ValueError, match="task chemprot: kind 'regression' is not one of"):
-        dataclasses.replace(get_task("chemprot"), kind="regression")
+    with pytest.raises(ValueError, match="task chemprot: metric 'spearman' is not one of"):
+        dataclasses.replace(get_task("chemprot"), metric="spearman")
+    with pytest.raises(ValueError, match="task chemprot: kind 'ranking' is not one of"):
+        dataclasses.replace(get_task("chemprot"), kind="ranking")
+    with pytest.raises(
+        ValueError, match="task biosses: criterion regression of kind regression does not log"
+    ):
+        dataclasses.replace(get_task("biosses"), metric="accuracy")
 
 
 def test_a_new_kind_is_one_row(tmp_path, monkeypatch):
-    """A question-answer pair kind (PubMedQA-like) declared as a row: conversion writes both inputs
-    and fine-tuning gets its fairseq task and criterion, with no branch on the kind's name."""
-    monkeypatch.setitem(KINDS, "qa_pair", dataclasses.replace(KINDS[NLI], inputs=2))
-    spec = dataclasses.replace(get_task("mednli"), name="toy-qa", kind="qa_pair")
+    """A sentence-pair kind declared as a row: conversion writes both inputs and fine-tuning gets
+    its fairseq task and criterion, with no branch on the kind's name."""
+    monkeypatch.setitem(KINDS, "toy_pair", dataclasses.replace(KINDS[NLI], inputs=2))
+    spec = dataclasses.replace(get_task("mednli"), name="toy-qa", kind="toy_pair")
     data = tmp_path / "qa"
     data.mkdir()
     for name in ("mli_train_v1.jsonl", "mli_dev_v1.jsonl", "mli_test_v1.jsonl"):
@@ -100,7 +113,7 @@ def test_a_new_kind_is_one_row(tmp_path, monkeypatch):
         (data / name).write_text("".join(json.dumps(row) + "\n" for row in rows))
     out = tmp_path / "finetune-bin"
     (manifest,) = convert_task(spec, data, _tiny_vocab(tmp_path), out)
-    assert manifest["kind"] == "qa_pair" and (out / "input1" / "train.bin").is_file()
+    assert manifest["kind"] == "toy_pair" and (out / "input1" / "train.bin").is_file()
     assert task_options(spec, 64)[:4] == [
         "--task",
         "sentence_prediction",

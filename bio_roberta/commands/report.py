@@ -1,22 +1,30 @@
-"""Median report of a fine-tuning sweep: per task the median test score over seeds with its
-min-max spread beside the paper's Table 2, the summary rows (Seq. Lab., Classif., PubMed,
-Clinical, All) and the failed runs, as report.md + report.csv, and scores.png of every seed."""
+"""Median report of a fine-tuning sweep for a suite: Lewis et al.'s (per task the median test
+score over seeds with its min-max spread beside the paper's Table 2, the summary rows and the
+failed runs: report.md + report.csv), BLURB's (per dataset beside Table 6's PubMedBERT and
+BioBERT, and the BLURB score: report.md + blurb.csv) or both; scores.png of every seed."""
 
 HELP = "median-over-seeds report (markdown, CSV, PNG) of a sweep's result records"
 
 
 def add_arguments(parser):
-    from bio_roberta.tasks.registry import DEFAULT_SEEDS
+    from bio_roberta.suites import LEWIS, SUITES
 
     parser.add_argument("results", help="results dir written by `bio-roberta sweep`")
     parser.add_argument(
-        "--out", required=True, help="output dir for report.md, report.csv, scores.png"
+        "--out", required=True, help="output dir for report.md, report.csv/blurb.csv, scores.png"
+    )
+    parser.add_argument(
+        "--suite",
+        choices=SUITES,
+        default=LEWIS,
+        help="lewis: Lewis et al.'s Table 2 layout; blurb: BLURB's Table 6 and BLURB score; both",
     )
     parser.add_argument(
         "--expected-seeds",
         type=int,
-        default=len(DEFAULT_SEEDS),
-        help="seeds asked per task; medians over fewer are marked",
+        default=None,
+        help="the first N of each task's seeds were asked (default: all of its TaskSpec.seeds); "
+        "medians over fewer are marked",
     )
 
 
@@ -24,10 +32,10 @@ def run(args):
     from bio_roberta.cli import UsageError
     from bio_roberta.report import ReportError, write_report
 
-    if args.expected_seeds < 1:
+    if args.expected_seeds is not None and args.expected_seeds < 1:
         raise UsageError("--expected-seeds must be at least 1")
     try:
-        paths = write_report(args.results, args.out, args.expected_seeds)
+        paths = write_report(args.results, args.out, args.expected_seeds, args.suite)
     except ReportError as error:
         raise UsageError(str(error)) from None
     for path in paths.values():

@@ -1,10 +1,12 @@
 """Convert a task's source files into finetune-bin/<task> with the model's vocabulary.
 
 The layout is the finetune-bin contract of docs/artifacts.md: input0/ (input1/ for the kinds of
-sentence pairs) with the model's dict.txt, label/ with bio_roberta.tasks.kinds.label_symbols,
-{split}.ids, {split}.conll for the kinds that tag words, and manifest.json. Everything is binarised
-with fairseq's own Dictionary and mmap indexed-dataset builder, as fairseq-preprocess does (an eos
-after every line).
+sentence pairs) with the model's dict.txt, label/ with bio_roberta.tasks.kinds.label_symbols (or,
+for scores, label/{split}.label with one number a line, as fairseq's sentence_prediction reads
+with --regression-target), {split}.ids, {split}.conll for the kinds that tag words, and
+manifest.json. A pair too long for the positions is cut by its kind's rule (TaskKind.truncate).
+Everything is binarised with fairseq's own Dictionary and mmap indexed-dataset builder, as
+fairseq-preprocess does (an eos after every line).
 
 Words keep their identity through BPE: a word is encoded with a leading space except at the start
 of its sentence (as RoBERTa encodes running text), its first subword carries the word's tag and
@@ -21,9 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
-from bio_roberta.tasks.kinds import label_symbols
-from bio_roberta.tasks.readers import SPLITS, TaggedSentence, TaskData, TextExample, read_task
+from bio_roberta.tasks.kinds import SCHEME_TAGS, SCORES_PER_LINE, label_symbols
+from bio_roberta.tasks.readers import read_task
 from bio_roberta.tasks.registry import TaskSpec
+from bio_roberta.tasks.source_files import SPLITS, TaggedSentence, TaskData, TextExample
 from bio_roberta_core.provenance import (
     atomic_write_json,
     atomic_write_text,
@@ -51,6 +54,7 @@ class EncodedSplit:
     input0: list[list[int]] = field(default_factory=list)
     input1: list[list[int]] = field(default_factory=list)
     labels: list[list[int]] = field(default_factory=list)
+    scores: list[str] = field(default_factory=list)  # SCORES_PER_LINE: each example's, as read
     ids: list[str] = field(default_factory=list)
     conll: list[str] = field(default_factory=list)
     counts: Counter = field(default_factory=Counter)
@@ -96,7 +100,9 @@ class TaskEncoder:
         return index
 
     def add_sentence(self, sentence: TaggedSentence, out: EncodedSplit) -> None:
-        tags = convert_tags(sentence.tags, self.scheme)
+        tags = sentence.tags
+        if self.spec.task_kind.label_encoding == SCHEME_TAGS:
+            tags = convert_tags(tags, self.scheme)
         words = []
         for position, word in enumerate(sentence.words):
             pieces = self.token_ids(word if position == 0 else " " + word, out.counts)
@@ -145,15 +151,26 @@ class TaskEncoder:
             self.token_ids(example.text_pair, out.counts) if example.text_pair is not None else []
         )
         if len(first) + len(second) > self.max_tokens:
+            tokens = len(first) + len(second)
+            try:
+                first, second = self.spec.task_kind.truncate(
+                    first, second, self.max_tokens, example.id
+                )
+            except ValueError as error:  # a rule's "cannot fit" (names the example)
+                raise ConversionError(str(error)) from None
             out.counts["truncated"] += 1
-            first, second = truncate_longest_first(first, second, self.max_tokens)
+            out.counts["tokens_cut"] += tokens - len(first) - len(second)
         out.input0.append(first + [self.dictionary.eos()])
         if self.spec.task_kind.inputs == 2:
             out.input1.append(second + [self.dictionary.eos()])
-        out.labels.append(
-            [self.label_id(self.symbol_of[label]) for label in example.labels]
-            + [self.label_dictionary.eos()]
-        )
+        if self.spec.task_kind.label_encoding == SCORES_PER_LINE:
+            (score,) = example.labels
+            out.scores.append(score)
+        else:
+            out.labels.append(
+                [self.label_id(self.symbol_of[label]) for label in example.labels]
+                + [self.label_dictionary.eos()]
+            )
         out.ids.append(example.id if example.group is None else f"{example.id}\t{example.group}")
         out.counts["examples"] += 1
         out.counts["tokens"] += len(first) + len(second)
@@ -166,16 +183,6 @@ class TaskEncoder:
             else:
                 self.add_text(example, out)
         return out
-
-
-def truncate_longest_first(
-    first: list[int], second: list[int], budget: int
-) -> tuple[list[int], list[int]]:
-    """Drop tokens from the end of the longer sequence until both fit in budget."""
-    first, second = list(first), list(second)
-    while len(first) + len(second) > budget:
-        (first if len(first) >= len(second) else second).pop()
-    return first, second
 
 
 def write_indexed(rows: list[list[int]], prefix: Path, vocab_size: int) -> None:
@@ -220,7 +227,12 @@ def write_finetune_bin(
     for split, rows in encoded.items():
         for name, input_rows in zip(inputs, (rows.input0, rows.input1)):
             write_indexed(input_rows, out_dir / name / split, len(encoder.dictionary))
-        write_indexed(rows.labels, out_dir / "label" / split, len(encoder.label_dictionary))
+        if spec.task_kind.label_encoding == SCORES_PER_LINE:
+            atomic_write_text(
+                out_dir / "label" / f"{split}.label", "".join(f"{s}\n" for s in rows.scores)
+            )
+        else:
+            write_indexed(rows.labels, out_dir / "label" / split, len(encoder.label_dictionary))
         atomic_write_text(out_dir / f"{split}.ids", "".join(f"{i}\n" for i in rows.ids))
         if spec.is_sequence_labelling:
             atomic_write_text(
@@ -230,13 +242,16 @@ def write_finetune_bin(
     label_counts = Counter(i for row in encoded["train"].labels for i in row)
     for index in range(encoder.label_dictionary.nspecial, len(encoder.label_dictionary)):
         encoder.label_dictionary.count[index] = label_counts[index]
-    encoder.label_dictionary.save(str(out_dir / "label" / "dict.txt"))
+    if encoder.label_symbols:
+        encoder.label_dictionary.save(str(out_dir / "label" / "dict.txt"))
     sources = sorted({path for split in data.splits.values() for path in split.sources})
     manifest = {
         "task": spec.name,
         "kind": spec.kind,
         "fold": data.fold,
-        "tagging_scheme": encoder.scheme if spec.is_sequence_labelling else None,
+        "tagging_scheme": (
+            encoder.scheme if spec.task_kind.label_encoding == SCHEME_TAGS else None
+        ),
         "labels": list(encoder.label_symbols),
         "counts": {split: rows.counts["examples"] for split, rows in encoded.items()},
         "split_details": {
@@ -247,6 +262,7 @@ def write_finetune_bin(
             for split in SPLITS
         },
         "max_positions": options["max_positions"],
+        **blurb_split_check(data),
         "vocab": vocab,
         "inputs": [file_record(path) for path in sources],
         "options": options,
@@ -256,6 +272,17 @@ def write_finetune_bin(
     for split in SPLITS:
         logger.info("%s -> %s: %s", split, out_dir, dict(encoded[split].counts))
     return manifest
+
+
+def blurb_split_check(data: TaskData) -> dict:
+    """For a BLURB dataset, {"blurb_split_check": None when the data read is BLURB's split, else
+    the one-line reason} (bio_roberta/blurb/suite.py check_split); nothing for other tasks."""
+    from bio_roberta.blurb.suite import BLURB, check_split
+
+    dataset = BLURB.get(data.spec.name)
+    if dataset is None:
+        return {}
+    return {"blurb_split_check": check_split(dataset, data)}
 
 
 def check_splits_not_empty(data: TaskData) -> None:
@@ -288,9 +315,9 @@ def convert_task(
     half-converted output behind.
     """
     data_dir, vocab_dir, out_dir = Path(data_dir), Path(vocab_dir), Path(out_dir)
-    if scheme != BIO and not spec.is_sequence_labelling:
+    if scheme != BIO and spec.task_kind.label_encoding != SCHEME_TAGS:
         raise ConversionError(
-            f"{spec.name} is not a sequence labelling task; --scheme applies to NER only"
+            f"{spec.name} has no tags in a tagging scheme; --scheme applies to NER only"
         )
     if out_dir.exists() and not out_dir.is_dir():
         raise ConversionError(

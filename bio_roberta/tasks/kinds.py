@@ -12,16 +12,34 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Optional
 
-from bio_roberta.prediction_files import LABEL_SETS, SINGLE_LABELS, TAGGED_WORDS, PredictionFile
-from bio_roberta_core.tagging import BIO, entity_types, scheme_tags
+from bio_roberta.prediction_files import (
+    ELEMENT_SET_WORDS,
+    LABEL_SETS,
+    SCORES,
+    SINGLE_LABELS,
+    TAGGED_WORDS,
+    PredictionFile,
+)
+from bio_roberta.tasks.truncation import truncate_context, truncate_longest_first
+from bio_roberta_core.tagging import BIO, PICO_ELEMENTS, entity_types, pico_tags, scheme_tags
 
 NER = "ner"  # token tagging, entity F1
 MULTILABEL = "multilabel"  # several labels per document (HOC)
 RELATION = "relation"  # single-label sentence classification with a negative class
 BINARY_RELATION = "binary_relation"  # 0/1 relation, 10 cross-validation folds (GAD, EU-ADR)
 NLI = "nli"  # sentence-pair classification (MedNLI)
+REGRESSION = "regression"  # a score per sentence pair (BIOSSES)
+QA_PAIR = "qa_pair"  # question + context -> one label, the context cut from its end (PubMedQA)
+MULTI_ELEMENT_TAGGING = "multi_element_tagging"  # per word, any subset of elements (EBM-PICO)
+
+# How a kind's labels are written to finetune-bin/<task>/label/ (TaskKind.label_encoding):
+CLASS_SYMBOLS = "class_symbols"  # an example's label symbols, binarised with label/dict.txt
+SCHEME_TAGS = "scheme_tags"  # a tag per word, converted to the tagging scheme (BIO, IO, BIOUL)
+ELEMENT_SETS = "element_sets"  # a tag per word naming its set of elements, written as read
+SCORES_PER_LINE = "scores_per_line"  # label/{split}.label, one float a line (no dictionary)
+WORD_TAGS = (SCHEME_TAGS, ELEMENT_SETS)
 
 
 # The functions of a row take the TaskSpec (bio_roberta/tasks/registry.py imports this table).
@@ -45,6 +63,35 @@ def sentence_prediction_options(spec) -> list[str]:
     return options
 
 
+def regression_options(spec) -> list[str]:
+    """fairseq's sentence_prediction reading label/{split}.label: one target, RoBERTa's ids."""
+    return [
+        "--num-classes",
+        "1",
+        "--regression-target",
+        "--init-token",
+        "0",
+        "--separator-token",
+        "2",
+    ]
+
+
+@dataclass(frozen=True)
+class HFExport:
+    """How `bio-roberta export-hf` writes a fine-tuned model of the kind (bio_roberta/export_hf.py):
+    what transformers must be told so that its model reads the head's outputs as fairseq's
+    criterion does."""
+
+    # transformers' config.problem_type (its loss, and how its text-classification pipeline
+    # turns outputs into scores); None leaves it to transformers, which takes classes
+    problem_type: Optional[str] = None
+    # the names of the head's outputs where the kind fixes them; None: the classes of
+    # label/dict.txt, or unnamed outputs where the kind has no label dictionary (a score)
+    output_names: Optional[tuple[str, ...]] = None
+    # written to config.json ("decoding") where transformers' pipelines decode the outputs wrongly
+    decoding: Optional[str] = None
+
+
 @dataclass(frozen=True)
 class TaskKind:
     """One row of KINDS."""
@@ -52,17 +99,31 @@ class TaskKind:
     fairseq_task: str  # --task, registered by fairseq or user_dir/tasks
     criterion: str  # --criterion (user_dir/criterions); logs the validation metric
     inputs: int  # texts per example: 1 (input0/) or a pair, 2 (input0/, input1/)
-    tags_words: bool  # labels: a tag per word in a tagging scheme, else per example
+    label_encoding: str  # CLASS_SYMBOLS, SCHEME_TAGS, ELEMENT_SETS or SCORES_PER_LINE
     predictions: PredictionFile  # how predictions are written and read back for the score
     # further fairseq-train options of the task and criterion for a TaskSpec of this kind
     fairseq_options: Callable[..., list[str]] = no_options
+    # how a text (pair) longer than the positions is cut: bio_roberta/tasks/truncation.py
+    truncate: Callable[..., tuple[list[int], list[int]]] = truncate_longest_first
+    # how a fine-tuned model of the kind is exported to transformers
+    hf_export: HFExport = HFExport()
+
+    @property
+    def tags_words(self) -> bool:
+        """Labels are a tag per word (sequence labelling), not one per example."""
+        return self.label_encoding in WORD_TAGS
+
+    @property
+    def has_label_dictionary(self) -> bool:
+        """finetune-bin/<task>/label/dict.txt exists (every kind but scores)."""
+        return self.label_encoding != SCORES_PER_LINE
 
 
 _SENTENCE_PREDICTION = TaskKind(
     "sentence_prediction",
     "single_label_classification",
     inputs=1,
-    tags_words=False,
+    label_encoding=CLASS_SYMBOLS,
     predictions=SINGLE_LABELS,
     fairseq_options=sentence_prediction_options,
 )
@@ -72,28 +133,65 @@ KINDS: dict[str, TaskKind] = {
         "sequence_labeling",
         "sequence_labeling",
         inputs=1,
-        tags_words=True,
+        label_encoding=SCHEME_TAGS,
         predictions=TAGGED_WORDS,
     ),
+    # one sigmoid per label (the criterion's BCE): transformers' pipeline must not softmax them
     MULTILABEL: TaskKind(
         "multilabel_classification",
         "multilabel_classification",
         inputs=1,
-        tags_words=False,
+        label_encoding=CLASS_SYMBOLS,
         predictions=LABEL_SETS,
+        hf_export=HFExport(problem_type="multi_label_classification"),
     ),
     RELATION: _SENTENCE_PREDICTION,
     BINARY_RELATION: _SENTENCE_PREDICTION,
     NLI: dataclasses.replace(_SENTENCE_PREDICTION, inputs=2),
+    # fairseq's sentence_prediction with --regression-target (MSE); the criterion adds Pearson.
+    REGRESSION: TaskKind(
+        "sentence_prediction",
+        "regression",
+        inputs=2,
+        label_encoding=SCORES_PER_LINE,
+        predictions=SCORES,
+        fairseq_options=regression_options,
+        hf_export=HFExport(problem_type="regression"),
+    ),
+    QA_PAIR: dataclasses.replace(_SENTENCE_PREDICTION, inputs=2, truncate=truncate_context),
+    # one sigmoid per element per word (Gu et al. §5.2: a word may carry several elements)
+    MULTI_ELEMENT_TAGGING: TaskKind(
+        "multi_element_tagging",
+        "multi_element_tagging",
+        inputs=1,
+        label_encoding=ELEMENT_SETS,
+        predictions=ELEMENT_SET_WORDS,
+        hf_export=HFExport(
+            problem_type="multi_label_classification",
+            output_names=PICO_ELEMENTS,
+            decoding=(
+                "multi-label: one sigmoid per element and word (elements "
+                f"{', '.join(PICO_ELEMENTS)}), a word is in every element whose logit is > 0; "
+                "transformers' token-classification pipeline takes the argmax, which is wrong "
+                "for this model"
+            ),
+        ),
+    ),
 }
 
 
 def label_symbols(spec, scheme: str = BIO) -> tuple[str, ...]:
     """The label dictionary of a task (finetune-bin/<task>/label/dict.txt), class ids in order.
 
-    Word tags: the scheme's tags over the registry's entity types. Otherwise the registry's labels
+    Scheme tags: the scheme's tags over the registry's entity types. Element sets: every set of
+    EBM-PICO elements as a tag. Scores: none (no dictionary). Otherwise the registry's labels
     with spaces written as '_' (a fairseq dictionary symbol cannot hold a space).
     """
-    if spec.task_kind.tags_words:
+    encoding = spec.task_kind.label_encoding
+    if encoding == SCHEME_TAGS:
         return scheme_tags(entity_types(spec.labels), scheme)
+    if encoding == ELEMENT_SETS:
+        return pico_tags()
+    if not spec.task_kind.has_label_dictionary:
+        return ()
     return tuple(label.replace(" ", "_") for label in spec.labels)

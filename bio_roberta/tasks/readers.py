@@ -8,21 +8,32 @@ file and line. The formats are described in docs/finetune.md.
 
 from __future__ import annotations
 
-import codecs
-import hashlib
-import json
 import logging
 import re
 from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator, Optional, Union
+from typing import Callable, Optional
 
+from bio_roberta.blurb.readers import BLURB_READERS
 from bio_roberta.tasks.registry import TaskSpec
+from bio_roberta.tasks.source_files import (
+    Split,
+    TaggedSentence,
+    TaskData,
+    TaskFormatError,
+    TextExample,
+    _check_label,
+    _columns,
+    _in_valid_slice,
+    _json_line_objects,
+    _lines,
+    _read_indexed_tsv,
+    _read_split_files,
+    _require_file,
+    _rows_after_header,
+)
 
 logger = logging.getLogger(__name__)
-
-SPLITS = ("train", "valid", "test")
 
 # A row of GAD / EU-ADR train.tsv goes to valid when the hash of its sentence falls in this
 # slice (1 in N): the folds have no dev split, and the fold's test must not pick checkpoints.
@@ -31,67 +42,6 @@ RE_FOLDS_VALID_ONE_IN = 10
 # DDI's dev split: whole Train documents whose id hashes into 1 in N (BLUE's dev is ~1/4 of Train).
 DDI_VALID_ONE_IN = 4
 DDI_PLACEHOLDER = "@DRUG$"
-
-
-class TaskFormatError(ValueError):
-    """A task file that does not match its format: the message names the file and line."""
-
-
-@dataclass(frozen=True)
-class TaggedSentence:
-    """One NER sentence: words and their tags (one tag per word, as in the source file)."""
-
-    id: str  # "<file name>:<line of the first word>"
-    words: tuple[str, ...]
-    tags: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class TextExample:
-    """One classification example (a sentence, or a sentence pair for NLI)."""
-
-    id: str  # the source's own row id (BLUE index, DDI pair id, ...) or file:line
-    text: str
-    labels: tuple[str, ...]  # exactly one label; HOC: the hallmarks present (possibly none)
-    text_pair: Optional[str] = None
-    group: Optional[str] = None  # HOC: the abstract's PMID (scored at abstract level)
-
-
-Example = Union[TaggedSentence, TextExample]
-
-
-@dataclass
-class Split:
-    name: str
-    examples: list[Example] = field(default_factory=list)
-    sources: list[Path] = field(default_factory=list)
-    counts: Counter = field(default_factory=Counter)  # lines, examples, skipped_<why>, ...
-    label_counts: Counter = field(default_factory=Counter)
-    derivation: str = ""  # how the split was formed
-
-    def add(self, example: Example) -> None:
-        self.examples.append(example)
-        self.counts["examples"] += 1
-        if isinstance(example, TaggedSentence):
-            self.counts["words"] += len(example.words)
-            self.label_counts.update(example.tags)
-        else:
-            self.label_counts.update(example.labels)
-
-    def summary(self) -> dict:
-        return {
-            "sources": [str(path) for path in self.sources],
-            "derivation": self.derivation,
-            "counts": dict(sorted(self.counts.items())),
-            "label_counts": dict(sorted(self.label_counts.items())),
-        }
-
-
-@dataclass
-class TaskData:
-    spec: TaskSpec
-    fold: Optional[int]
-    splits: dict[str, Split]
 
 
 def read_task(spec: TaskSpec, data_dir: str | Path, fold: Optional[int] = None) -> TaskData:
@@ -126,90 +76,6 @@ def read_task(spec: TaskSpec, data_dir: str | Path, fold: Optional[int] = None) 
     return TaskData(spec=spec, fold=fold, splits=splits)
 
 
-def _require_file(path: Path, what: str) -> Path:
-    if not path.is_file():
-        raise TaskFormatError(f"{path}: missing ({what})")
-    return path
-
-
-def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    """(line number, text without its line ending); a byte that is not UTF-8 is an error, a UTF-8
-    byte order mark at the start is dropped (it would stick to the first token)."""
-    data = path.read_bytes().removeprefix(codecs.BOM_UTF8)
-    raw_lines = data.split(b"\n")
-    if raw_lines and raw_lines[-1] == b"":
-        raw_lines.pop()
-    for number, raw in enumerate(raw_lines, 1):
-        try:
-            yield number, raw.rstrip(b"\r").decode("utf-8")
-        except UnicodeDecodeError as error:
-            raise TaskFormatError(
-                f"{path}:{number}: not UTF-8 ({error.reason} at byte {error.start})"
-            ) from None
-
-
-def _check_label(spec: TaskSpec, label: str, where: str) -> str:
-    if label not in spec.labels:
-        raise TaskFormatError(
-            f"{where}: unknown label {label!r} for {spec.name}; the registry "
-            f"allows {', '.join(spec.labels)}"
-        )
-    return label
-
-
-def _columns(line: str, expected: int, where: str, layout: str) -> list[str]:
-    columns = line.split("\t")
-    if len(columns) != expected:
-        raise TaskFormatError(
-            f"{where}: expected {expected} TAB-separated columns ({layout}), found {len(columns)}"
-        )
-    return columns
-
-
-def _check_header(line: str, expected: list[str], where: str) -> None:
-    if line.split("\t") != expected:
-        raise TaskFormatError(
-            f"{where}: expected the TAB-separated header "
-            f"{' '.join(expected)!r}, found {line[:80]!r}"
-        )
-
-
-def _rows_after_header(
-    path: Path, split: Split, header: list[str]
-) -> Iterator[tuple[int, str, list[str]]]:
-    """(line number, "path:line", columns) of each row after the TAB-separated header line; every
-    line counts in split.counts["lines"]."""
-    for number, line in _lines(path):
-        split.counts["lines"] += 1
-        where = f"{path}:{number}"
-        if number == 1:
-            _check_header(line, header, where)
-            continue
-        yield number, where, _columns(line, len(header), where, ", ".join(header))
-
-
-def _in_valid_slice(key: str, one_in: int) -> bool:
-    """Deterministic, platform-independent choice of 1 in `one_in` keys."""
-    return int(hashlib.sha256(key.encode("utf-8")).hexdigest(), 16) % one_in == 0
-
-
-def _read_split_files(
-    spec: TaskSpec,
-    data_dir: Path,
-    files: dict[str, str],
-    what: str,
-    read_file: Callable[[TaskSpec, Path, Split], None],
-) -> dict[str, Split]:
-    """One Split per entry of `files` (split name -> file in data_dir, of format `what`), filled by
-    read_file; for the tasks whose source already comes as train / dev / test files."""
-    splits = {}
-    for name, file_name in files.items():
-        path = _require_file(data_dir / file_name, f"{spec.name} {name} split, {what}")
-        splits[name] = Split(name, sources=[path], derivation=file_name)
-        read_file(spec, path, splits[name])
-    return splits
-
-
 # BioBERT NER: token<TAB>tag per line, a blank line after each sentence.
 BIOBERT_NER_FILES = {"train": "train.tsv", "valid": "devel.tsv", "test": "test.tsv"}
 
@@ -242,19 +108,6 @@ def read_biobert_ner(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
 
 # BLUE sentence classification (ChemProt, DDI's ddi2013-type, i2b2-2010 relations).
 BLUE_FILES = {"train": "train.tsv", "valid": "dev.tsv", "test": "test.tsv"}
-BLUE_HEADER = ["index", "sentence", "label"]
-
-
-def _read_indexed_tsv(spec: TaskSpec, path: Path, split: Split) -> None:
-    """`index sentence label` rows after that header (BLUE tsv, BioBERT RE test.tsv)."""
-    seen = {}
-    for number, where, (index, sentence, label) in _rows_after_header(path, split, BLUE_HEADER):
-        if index in seen:
-            raise TaskFormatError(f"{where}: index {index!r} already used on line {seen[index]}")
-        seen[index] = number
-        if not sentence.strip():
-            raise TaskFormatError(f"{where}: empty sentence")
-        split.add(TextExample(index, sentence, (_check_label(spec, label, where),)))
 
 
 def read_blue_tsv(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
@@ -352,20 +205,8 @@ MEDNLI_FILES = {
 
 
 def _read_mednli_file(spec: TaskSpec, path: Path, split: Split) -> None:
-    for number, line in _lines(path):
-        split.counts["lines"] += 1
-        where = f"{path}:{number}"
-        if not line.strip():
-            split.counts["skipped_blank_lines"] += 1
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise TaskFormatError(
-                f"{where}: not JSON ({error.msg} at column {error.colno})"
-            ) from None
-        if not isinstance(record, dict):
-            raise TaskFormatError(f"{where}: expected a JSON object, found {type(record).__name__}")
+    expected = "one MedNLI object (sentence1, sentence2, gold_label) a line"
+    for number, where, record in _json_line_objects(path, split, expected):
         for key in ("sentence1", "sentence2", "gold_label"):
             if not isinstance(record.get(key), str) or not record[key].strip():
                 raise TaskFormatError(f"{where}: field {key!r} missing or empty")
@@ -514,4 +355,5 @@ READERS: dict[str, Callable[[TaskSpec, Path], dict[str, Split]]] = {
     "biobert_re_folds": read_biobert_re_folds,
     "mednli_jsonl": read_mednli_jsonl,
     "ddi_xml": read_ddi_xml,
+    **BLURB_READERS,  # BIOSSES, PubMedQA, BioASQ, EBM-PICO and BLURB's GAD split
 }

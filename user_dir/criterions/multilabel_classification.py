@@ -1,9 +1,9 @@
 """Binary cross-entropy per label for multi-label classification, and HOC F1 at validation.
 
-HOC is scored per abstract (the union of its sentences' labels,
-bio_roberta_core.metrics.hoc_abstract_f1), which is not a sum of per-batch counts: validation keeps
-every example's group, gold and predicted labels (concatenated over the validation set) and
-derives ``hoc_abstract_f1`` from them.
+HOC is scored per abstract (the union of its sentences' labels), which is not a sum of per-batch
+counts: validation keeps every example's group, gold and predicted labels (concatenated over the
+validation set) and derives from them ``hoc_abstract_f1`` (BLUE's, the recipe's) and
+``hoc_micro_f1`` (BLURB's), both of bio_roberta_core.metrics.
 """
 
 import torch
@@ -12,7 +12,13 @@ from fairseq import metrics
 from fairseq.criterions import FairseqCriterion, register_criterion
 from fairseq.dataclass import FairseqDataclass
 
-from bio_roberta_core.metrics import HOC_ABSTRACT_F1, group_label_sets, hoc_abstract_f1
+from bio_roberta_core.metrics import (
+    HOC_ABSTRACT_F1,
+    HOC_MICRO_F1,
+    group_label_sets,
+    hoc_abstract_f1,
+    hoc_micro_f1,
+)
 from user_dir.criterions._finetune_metrics import finetune_logging_output, log_loss, log_percentage
 
 VALIDATION_TENSORS = ("group", "gold", "predicted")
@@ -22,11 +28,12 @@ def _label_sets(rows: torch.Tensor) -> list[set]:
     return [set(row.nonzero().flatten().tolist()) for row in rows]
 
 
-def hoc_abstract_f1_of_tensors(
-    groups: torch.Tensor, gold: torch.Tensor, predicted: torch.Tensor
+def abstract_score_of_tensors(
+    score, groups: torch.Tensor, gold: torch.Tensor, predicted: torch.Tensor
 ) -> float:
+    """score(gold, predicted) of the abstracts' label sets, from per-sentence tensors."""
     group_list = groups.tolist()
-    return hoc_abstract_f1(
+    return score(
         group_label_sets(group_list, _label_sets(gold)),
         group_label_sets(group_list, _label_sets(predicted)),
     )
@@ -61,12 +68,13 @@ class MultilabelClassificationCriterion(FairseqCriterion):
         if validation:
             for key in VALIDATION_TENSORS:
                 metrics.log_concat_tensor("_" + key, torch.cat([log[key] for log in validation]))
-            log_percentage(
-                HOC_ABSTRACT_F1,
-                lambda meters: hoc_abstract_f1_of_tensors(
-                    *(meters["_" + k].tensor for k in VALIDATION_TENSORS)
-                ),
-            )
+            for name, score in ((HOC_ABSTRACT_F1, hoc_abstract_f1), (HOC_MICRO_F1, hoc_micro_f1)):
+                log_percentage(
+                    name,
+                    lambda meters, score=score: abstract_score_of_tensors(
+                        score, *(meters["_" + k].tensor for k in VALIDATION_TENSORS)
+                    ),
+                )
 
     @staticmethod
     def logging_outputs_can_be_summed() -> bool:

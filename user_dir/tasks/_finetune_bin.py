@@ -2,7 +2,7 @@
 docs/artifacts.md) and ``FinetuneBinTask``, the base of the tasks that read one.
 
 Not registered itself (the leading underscore keeps user_dir/__init__.py from importing it as a
-component); sequence_labeling and multilabel_classification subclass it.
+component); the plugin's fine-tuning tasks subclass it.
 """
 
 import abc
@@ -79,6 +79,20 @@ class FinetuneBinTask(FairseqTask, metaclass=abc.ABCMeta):
     @abc.abstractmethod
     def targets(self, split: str, input0, labels) -> dict:
         """The sample entries built from label/ (at least "target"), checked against input0."""
+
+    def check_word_labels_aligned(self, split: str, input0, labels) -> None:
+        """Word tagging: label/ holds one symbol per BPE token of input0 (docs/artifacts.md)."""
+        mismatched = np.flatnonzero(np.asarray(input0.sizes) != np.asarray(labels.sizes))
+        if len(input0) != len(labels) or len(mismatched):
+            where = (
+                f"example {mismatched[0]}"
+                if len(mismatched)
+                else f"{len(input0)} vs {len(labels)} examples"
+            )
+            raise ValueError(
+                f"{self.cfg.data}: input0/{split} and label/{split} are not aligned ({where}); "
+                "label/ must hold one symbol per BPE token of input0, eos included"
+            )
 
     @abc.abstractmethod
     def add_head(self, model) -> None:

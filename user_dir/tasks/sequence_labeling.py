@@ -13,7 +13,6 @@ Validation logs ``entity_f1`` (from entity counts summed over the whole validati
 
 from dataclasses import dataclass, field
 
-import numpy as np
 from fairseq.data import OffsetTokensDataset, PrependTokenDataset, RightPadDataset
 from fairseq.tasks import register_task
 
@@ -46,17 +45,7 @@ class SequenceLabelingTask(FinetuneBinTask):
         return self.label_names
 
     def targets(self, split, input0, labels):
-        mismatched = np.flatnonzero(np.asarray(input0.sizes) != np.asarray(labels.sizes))
-        if len(input0) != len(labels) or len(mismatched):
-            where = (
-                f"example {mismatched[0]}"
-                if len(mismatched)
-                else f"{len(input0)} vs {len(labels)} examples"
-            )
-            raise ValueError(
-                f"{self.cfg.data}: input0/{split} and label/{split} are not aligned ({where}); "
-                "label/ must hold one symbol per BPE token of input0, eos included"
-            )
+        self.check_word_labels_aligned(split, input0, labels)
         target = OffsetTokensDataset(
             PrependTokenDataset(labels, self.label_dictionary.pad()),
             -self.label_dictionary.nspecial,

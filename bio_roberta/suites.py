@@ -1,0 +1,50 @@
+"""The suites a sweep runs and a report prints, both drawn from the one task registry.
+
+lewis  the 18 tasks of Lewis et al. (2020): the registry tasks with Table 2 numbers
+blurb  the registry tasks whose runs give a BLURB dataset's result under BLURB's protocol with
+       the files we support (bio_roberta.blurb.suite: split and metric); ChemProt, DDI and HoC
+       are not among them, their BLURB rows say why
+both   the union, in registry order: the five NER tasks both suites share run once
+"""
+
+from __future__ import annotations
+
+from bio_roberta.blurb.suite import BLURB_DATASETS, NOT_REBUILT, metric_gap
+from bio_roberta.tasks.registry import TASKS
+
+LEWIS, BLURB, BOTH = "lewis", "blurb", "both"
+SUITES = (LEWIS, BLURB, BOTH)
+
+
+def lewis_tasks() -> tuple[str, ...]:
+    """Registry tasks of Lewis et al.'s Table 2 (TaskSpec.paper is () for the others)."""
+    return tuple(name for name, spec in TASKS.items() if spec.paper)
+
+
+def blurb_tasks() -> tuple[str, ...]:
+    """Registry tasks a BLURB sweep runs, in registry order: the datasets our files can give
+    BLURB's split for (given BLURB's id lists where it takes them) and whose metric is BLURB's."""
+    missing = [d.task for d in BLURB_DATASETS if d.task not in TASKS]
+    if missing:
+        raise KeyError(
+            f"BLURB datasets without a registry task: {', '.join(missing)} "
+            "(bio_roberta/blurb/suite.py names them; bio_roberta/tasks/registry.py lacks them)"
+        )
+    runnable = {
+        d.task
+        for d in BLURB_DATASETS
+        if d.split != NOT_REBUILT and metric_gap(d, TASKS[d.task].metric) is None
+    }
+    return tuple(name for name in TASKS if name in runnable)
+
+
+def suite_tasks(suite: str) -> tuple[str, ...]:
+    """The registry tasks of a suite (SUITES), in registry order."""
+    if suite not in SUITES:
+        raise ValueError(f"unknown suite {suite!r}; known: {', '.join(SUITES)}")
+    names = set()
+    if suite in (LEWIS, BOTH):
+        names.update(lewis_tasks())
+    if suite in (BLURB, BOTH):
+        names.update(blurb_tasks())
+    return tuple(name for name in TASKS if name in names)

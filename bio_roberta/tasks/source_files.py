@@ -1,0 +1,219 @@
+"""What the readers of bio_roberta.tasks.readers (and bio_roberta.blurb.readers) produce, and
+the helpers they share to read source files: ``TaskData`` of train / valid / test ``Split``s of
+``TaggedSentence`` or ``TextExample``, and ``TaskFormatError`` naming the file and line of what does
+not match a format. Kept apart from the READERS table, which imports every reader.
+"""
+
+from __future__ import annotations
+
+import codecs
+import hashlib
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator, Optional, Union
+
+from bio_roberta.tasks.registry import TaskSpec
+
+SPLITS = ("train", "valid", "test")
+
+
+class TaskFormatError(ValueError):
+    """A task file that does not match its format: the message names the file and line."""
+
+
+@dataclass(frozen=True)
+class TaggedSentence:
+    """One NER sentence: words and their tags (one tag per word, as in the source file)."""
+
+    id: str  # "<file name>:<line of the first word>"
+    words: tuple[str, ...]
+    tags: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TextExample:
+    """One classification example (a sentence, or a sentence pair for NLI)."""
+
+    id: str  # the source's own row id (BLUE index, DDI pair id, ...) or file:line
+    text: str
+    labels: tuple[str, ...]  # exactly one label; HOC: the hallmarks present (possibly none)
+    text_pair: Optional[str] = None
+    group: Optional[str] = None  # HOC: the abstract's PMID (scored at abstract level)
+
+
+Example = Union[TaggedSentence, TextExample]
+
+
+@dataclass(frozen=True)
+class BlurbSplit:
+    """What a reader knows of a split of a BLURB dataset (Gu et al. 2021): it is BLURB's (why_not
+    None: files that are BLURB's, or BLURB's id lists), or why it is not. Sizes cannot tell where
+    Table 3 gives none we can count (EBM-PICO) or where ours could match by chance."""
+
+    why_not: Optional[str] = None
+
+
+IS_BLURBS = BlurbSplit()
+
+
+@dataclass
+class Split:
+    name: str
+    examples: list[Example] = field(default_factory=list)
+    sources: list[Path] = field(default_factory=list)
+    counts: Counter = field(default_factory=Counter)  # lines, examples, skipped_<why>, ...
+    label_counts: Counter = field(default_factory=Counter)
+    derivation: str = ""  # how the split was formed
+    # whether it is BLURB's split, as the reader knows; None: it does not know (the sizes decide,
+    # bio_roberta/blurb/suite.py check_split)
+    blurb: Optional[BlurbSplit] = None
+
+    def add(self, example: Example) -> None:
+        self.examples.append(example)
+        self.counts["examples"] += 1
+        if isinstance(example, TaggedSentence):
+            self.counts["words"] += len(example.words)
+            self.label_counts.update(example.tags)
+        else:
+            self.label_counts.update(example.labels)
+
+    def summary(self) -> dict:
+        return {
+            "sources": [str(path) for path in self.sources],
+            "derivation": self.derivation,
+            "counts": dict(sorted(self.counts.items())),
+            "label_counts": dict(sorted(self.label_counts.items())),
+        }
+
+
+@dataclass
+class TaskData:
+    spec: TaskSpec
+    fold: Optional[int]
+    splits: dict[str, Split]
+
+
+def _require_file(path: Path, what: str) -> Path:
+    if not path.is_file():
+        raise TaskFormatError(f"{path}: missing ({what})")
+    return path
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(line number, text without its line ending); a byte that is not UTF-8 is an error, a UTF-8
+    byte order mark at the start is dropped (it would stick to the first token)."""
+    data = path.read_bytes().removeprefix(codecs.BOM_UTF8)
+    raw_lines = data.split(b"\n")
+    if raw_lines and raw_lines[-1] == b"":
+        raw_lines.pop()
+    for number, raw in enumerate(raw_lines, 1):
+        try:
+            yield number, raw.rstrip(b"\r").decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise TaskFormatError(
+                f"{path}:{number}: not UTF-8 ({error.reason} at byte {error.start})"
+            ) from None
+
+
+def _json_line_objects(path: Path, split: Split, expected: str) -> Iterator[tuple[int, str, dict]]:
+    """(line number, "file:line", object) of each line of a JSON-lines file, blank lines counted
+    and skipped; a line that is not one JSON object is an error naming the file, the line and
+    what was expected there."""
+    for number, line in _lines(path):
+        split.counts["lines"] += 1
+        where = f"{path}:{number}"
+        if not line.strip():
+            split.counts["skipped_blank_lines"] += 1
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise TaskFormatError(
+                f"{where}: not JSON ({error.msg} at column {error.colno}); expected {expected}"
+            ) from None
+        if not isinstance(record, dict):
+            raise TaskFormatError(
+                f"{where}: expected {expected}, found a JSON {type(record).__name__}"
+            )
+        yield number, where, record
+
+
+def _check_label(spec: TaskSpec, label: str, where: str) -> str:
+    if label not in spec.labels:
+        raise TaskFormatError(
+            f"{where}: unknown label {label!r} for {spec.name}; the registry "
+            f"allows {', '.join(spec.labels)}"
+        )
+    return label
+
+
+def _columns(line: str, expected: int, where: str, layout: str) -> list[str]:
+    columns = line.split("\t")
+    if len(columns) != expected:
+        raise TaskFormatError(
+            f"{where}: expected {expected} TAB-separated columns ({layout}), found {len(columns)}"
+        )
+    return columns
+
+
+def _check_header(line: str, expected: list[str], where: str) -> None:
+    if line.split("\t") != expected:
+        raise TaskFormatError(
+            f"{where}: expected the TAB-separated header "
+            f"{' '.join(expected)!r}, found {line[:80]!r}"
+        )
+
+
+def _rows_after_header(
+    path: Path, split: Split, header: list[str]
+) -> Iterator[tuple[int, str, list[str]]]:
+    """(line number, "path:line", columns) of each row after the TAB-separated header line; every
+    line counts in split.counts["lines"]."""
+    for number, line in _lines(path):
+        split.counts["lines"] += 1
+        where = f"{path}:{number}"
+        if number == 1:
+            _check_header(line, header, where)
+            continue
+        yield number, where, _columns(line, len(header), where, ", ".join(header))
+
+
+def _in_valid_slice(key: str, one_in: int) -> bool:
+    """Deterministic, platform-independent choice of 1 in `one_in` keys."""
+    return int(hashlib.sha256(key.encode("utf-8")).hexdigest(), 16) % one_in == 0
+
+
+def _read_split_files(
+    spec: TaskSpec,
+    data_dir: Path,
+    files: dict[str, str],
+    what: str,
+    read_file: Callable[[TaskSpec, Path, Split], None],
+) -> dict[str, Split]:
+    """One Split per entry of `files` (split name -> file in data_dir, of format `what`), filled by
+    read_file; for the tasks whose source already comes as train / dev / test files."""
+    splits = {}
+    for name, file_name in files.items():
+        path = _require_file(data_dir / file_name, f"{spec.name} {name} split, {what}")
+        splits[name] = Split(name, sources=[path], derivation=file_name)
+        read_file(spec, path, splits[name])
+    return splits
+
+
+# BLUE sentence classification rows (ChemProt, DDI's ddi2013-type, i2b2-2010 relations) and
+# BioBERT RE test.tsv.
+BLUE_HEADER = ["index", "sentence", "label"]
+
+
+def _read_indexed_tsv(spec: TaskSpec, path: Path, split: Split) -> None:
+    """`index sentence label` rows after that header (BLUE tsv, BioBERT RE test.tsv)."""
+    seen = {}
+    for number, where, (index, sentence, label) in _rows_after_header(path, split, BLUE_HEADER):
+        if index in seen:
+            raise TaskFormatError(f"{where}: index {index!r} already used on line {seen[index]}")
+        seen[index] = number
+        if not sentence.strip():
+            raise TaskFormatError(f"{where}: empty sentence")
+        split.add(TextExample(index, sentence, (_check_label(spec, label, where),)))

@@ -1,0 +1,84 @@
+"""Binary cross-entropy per element per word (multi_element_tagging), and EBM-PICO's macro
+word-level F1 at validation.
+
+A word is predicted in an element when its logit is > 0 (sigmoid >= 0.5), independently of the
+other elements. Validation counts words per element (true positives, predicted, gold), summed
+over the whole set, and derives ``pico_macro_word_f1`` (bio_roberta_core.metrics: each element's
+F1, then their mean; a word in two elements counts for each).
+"""
+
+import torch
+import torch.nn.functional as F
+from fairseq.criterions import FairseqCriterion, register_criterion
+from fairseq.dataclass import FairseqDataclass
+
+from bio_roberta_core.metrics import PICO_MACRO_WORD_F1, macro_f1_from_counts
+from bio_roberta_core.tagging import PICO_ELEMENTS, pico_tag
+from user_dir.criterions._finetune_metrics import (
+    finetune_logging_output,
+    log_loss,
+    log_percentage,
+    log_summed_counts,
+    summed_counts,
+)
+from user_dir.models.token_classification_head import token_classification_logits
+
+ELEMENT_COUNTS = tuple(
+    tuple(f"{count}_{k}" for k in range(len(PICO_ELEMENTS)))
+    for count in ("element_tp", "element_predicted", "element_gold")
+)
+
+
+def word_element_tags(decisions: torch.Tensor, target: torch.Tensor) -> list[list[str]]:
+    """The element-set tag of each word (positions whose target is not UNLABELLED) of each
+    sequence, from 0/1 decisions (batch x positions x elements)."""
+    tagged = target[..., 0] >= 0
+    return [
+        [pico_tag(e for e, on in zip(PICO_ELEMENTS, word) if on) for word in row[mask].tolist()]
+        for row, mask in zip(decisions, tagged)
+    ]
+
+
+@register_criterion("multi_element_tagging", dataclass=FairseqDataclass)
+class MultiElementTaggingCriterion(FairseqCriterion):
+    """BCE with logits summed over words and elements; the gradient is normalised by words."""
+
+    def __init__(self, task):
+        super().__init__(task)
+        self.head_name = task.cfg.classification_head_name
+
+    def forward(self, model, sample, reduce=True):
+        logits = token_classification_logits(
+            model, self.head_name, sample["net_input"]["src_tokens"]
+        )
+        target = sample["target"]
+        tagged = target[..., 0] >= 0
+        gold = target[tagged]
+        word_logits = logits[tagged].float()
+        loss = F.binary_cross_entropy_with_logits(word_logits, gold, reduction="sum")
+        sample_size = int(tagged.sum())
+        logging_output = finetune_logging_output(loss, sample, sample_size)
+        if not model.training:
+            predicted, gold = word_logits > 0, gold > 0
+            for keys, counts in zip(
+                ELEMENT_COUNTS, ((predicted & gold).sum(0), predicted.sum(0), gold.sum(0))
+            ):
+                logging_output.update(zip(keys, counts.tolist()))
+        return loss, sample_size, logging_output
+
+    @staticmethod
+    def reduce_metrics(logging_outputs) -> None:
+        log_loss(logging_outputs)
+        if any(ELEMENT_COUNTS[0][0] in log for log in logging_outputs):
+            for keys in ELEMENT_COUNTS:
+                log_summed_counts(logging_outputs, keys)
+            log_percentage(
+                PICO_MACRO_WORD_F1,
+                lambda meters: macro_f1_from_counts(
+                    *(summed_counts(meters, keys) for keys in ELEMENT_COUNTS)
+                ),
+            )
+
+    @staticmethod
+    def logging_outputs_can_be_summed() -> bool:
+        return True
