@@ -10,6 +10,9 @@ fairseq's (dropout off) and, with --profile, the GPU kernels that take the time.
 no data loading: benchmark_train.py measures whole training routes.
     python scripts/benchmark_encoder.py [--batches 32,128 --vocabs 50265,50304 --profile DIR]
     python scripts/benchmark_encoder.py --cpu --arch roberta_tiny --seq 64 --batches 4   (CI size)
+With --lengths 512,497,505,489 the timed steps take those batch lengths in turn, shorter rows
+padded, as real data's batches of complete sentences come (the compiled encoder's static shapes
+are for them); tokens/s then counts each step's padded batch.
 """
 
 import argparse
@@ -50,13 +53,19 @@ def build_model(arch: str, vocab: int, seq: int, dropout: float):
     return RobertaModel.build_model(args, Task())
 
 
-def synthetic_batch(batch: int, seq: int, vocab: int, device):
+def synthetic_batch(batch: int, seq: int, vocab: int, device, length: int | None = None):
+    """Random tokens and 15% masked positions. With a length: a batch that long whose rows after
+    the first end at random points past 80% of it and are padded (fairseq's pad, 1)."""
     import torch
 
     generator = torch.Generator().manual_seed(batch)
-    tokens = torch.randint(4, vocab, (batch, seq), generator=generator)
+    tokens = torch.randint(4, vocab, (batch, length or seq), generator=generator)
     tokens[:, 0] = 0
-    masked = torch.rand((batch, seq), generator=generator) < MASK_PROB
+    if length:
+        ends = torch.randint(int(0.8 * length), length + 1, (batch,), generator=generator)
+        ends[0] = length
+        tokens[torch.arange(length)[None, :] >= ends[:, None]] = 1
+    masked = (torch.rand(tokens.shape, generator=generator) < MASK_PROB) & tokens.ne(1)
     return tokens.to(device), masked.to(device)
 
 
@@ -76,19 +85,21 @@ def synchronize(device):
         torch.cuda.synchronize()
 
 
-def time_steps(model, tokens, masked, steps: int, device) -> list:
-    """Seconds of each forward + backward, after two untimed ones (compilation, allocator
-    warm-up)."""
-    seconds = []
-    for step in range(steps + 2):
+def time_steps(model, batches, steps: int, device) -> list:
+    """(tokens, seconds) of each forward + backward, the batches taken in turn, after untimed
+    passes over them (at least two: compilation, allocator warm-up)."""
+    warmup = max(2, len(batches))
+    timed = []
+    for step in range(warmup + steps):
+        tokens, masked = batches[step % len(batches)]
         model.zero_grad(set_to_none=True)
         synchronize(device)
         start = time.perf_counter()
         loss_of(model, tokens, masked)[0].backward()
         synchronize(device)
-        if step >= 2:
-            seconds.append(time.perf_counter() - start)
-    return seconds
+        if step >= warmup:
+            timed.append((tokens.numel(), time.perf_counter() - start))
+    return timed
 
 
 def differences(reference, candidate, tokens, masked) -> dict:
@@ -135,6 +146,11 @@ def main():
     parser.add_argument("--implementations", default="fairseq,fused,compiled")
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument(
+        "--lengths",
+        help="comma-separated batch lengths (at most --seq) the timed steps take in turn, shorter "
+        "rows padded: real data's varying batches; default: every step --seq, no padding",
+    )
+    parser.add_argument(
         "--cpu", action="store_true", help="fp32 on the CPU (CI size), else bf16 on the GPU"
     )
     parser.add_argument(
@@ -156,6 +172,9 @@ def main():
     peak = args.peak_tflops or (None if args.cpu else peak_bf16_tflops(name))
     shape = architecture_shape(args.arch)
     implementations = args.implementations.split(",")
+    lengths = [int(n) for n in args.lengths.split(",")] if args.lengths else [None]
+    if any(n and not 1 < n <= args.seq for n in lengths):
+        parser.error(f"--lengths must lie in 2..--seq ({args.seq})")
     report = {
         "device": name,
         "dtype": str(dtype),
@@ -163,6 +182,7 @@ def main():
         **shape,
         "seq": args.seq,
         "steps": args.steps,
+        "lengths": args.lengths,
         "torch": torch.__version__,
         "runs": [],
     }
@@ -180,13 +200,17 @@ def main():
             models[implementation] = copy.deepcopy(stock)
             use_fused_encoder(models[implementation], implementation)
         for batch in (int(b) for b in args.batches.split(",")):
-            tokens, masked = synthetic_batch(batch, args.seq, vocab, device)
+            batches = [
+                synthetic_batch(batch, args.seq, vocab, device, length) for length in lengths
+            ]
+            tokens, masked = batches[0]
             for implementation, model in models.items():
                 if device.type == "cuda":
                     torch.cuda.empty_cache()
                     torch.cuda.reset_peak_memory_stats()
-                seconds = time_steps(model, tokens, masked, args.steps, device)
-                tokens_per_s = batch * args.seq / statistics.median(seconds)
+                timed = time_steps(model, batches, args.steps, device)
+                seconds = [step_seconds for _, step_seconds in timed]
+                tokens_per_s = statistics.median(n / step_seconds for n, step_seconds in timed)
                 run = {
                     "implementation": implementation,
                     "vocab": vocab,

@@ -171,6 +171,8 @@ def test_encoder_benchmark_compares_implementations_on_the_same_weights():
             "1000",
             "--steps",
             "2",
+            "--lengths",
+            "64,57",  # real data's batches: lengths vary, shorter rows padded
         ],
         capture_output=True,
         text=True,
@@ -178,6 +180,7 @@ def test_encoder_benchmark_compares_implementations_on_the_same_weights():
     )
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout)
+    assert report["lengths"] == "64,57"
     assert [run["implementation"] for run in report["runs"]] == ["fairseq", "fused", "compiled"]
     assert all(run["tokens_per_s"] > 0 for run in report["runs"])
     for implementation, difference in report["difference_from_fairseq"]["1000"].items():
