@@ -10,6 +10,7 @@ tests and demos (hparams.max_epoch=1, max_update=4, ...), is a Hydra override.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from pathlib import Path
 from typing import Any
@@ -26,14 +27,33 @@ CONFIG_DIR = str(Path(__file__).resolve().parent / "configs" / "finetune")
 CONFIG_NAME = "sweep"
 
 
+HYDRA_VERSION_BASE = "1.3"
+
+
+@contextlib.contextmanager
+def hydra_version_base_kept():
+    """Hydra's process-wide version base as it was before the block: Hydra sets it for good, and
+    under 1.2 or later fairseq's own Hydra use in the same process (hydra.experimental, e.g.
+    convert_namespace_to_omegaconf when a checkpoint holds argparse args) fails."""
+    from hydra import version
+
+    previous = version.VersionBase.instance().getbase()
+    try:
+        yield
+    finally:
+        version.VersionBase.instance().version_base = previous
+
+
 def compose_config(overrides: list[str]) -> dict[str, Any]:
     """The config one job of the sweep gets, as a plain dict (for running a job in-process)."""
-    with hydra.initialize_config_dir(config_dir=CONFIG_DIR, version_base="1.3"):
+    with (
+        hydra_version_base_kept(),
+        hydra.initialize_config_dir(config_dir=CONFIG_DIR, version_base=HYDRA_VERSION_BASE),
+    ):
         return OmegaConf.to_container(hydra.compose(CONFIG_NAME, overrides), resolve=True)
 
 
-@hydra.main(config_path=CONFIG_DIR, config_name=CONFIG_NAME, version_base="1.3")
-def main(cfg: DictConfig) -> int:
+def run_job(cfg: DictConfig) -> int:
     """One Hydra job: every run of cfg.task_name with cfg.seed; returns the number of failed
     runs."""
     records = run_task_seed(OmegaConf.to_container(cfg, resolve=True))
@@ -51,6 +71,14 @@ def main(cfg: DictConfig) -> int:
         "%s seed %s: %d runs, %d failed", cfg.task_name, cfg.seed, len(records), len(failed)
     )
     return len(failed)
+
+
+def main() -> None:
+    """The sweep's Hydra app (`python -m bio_roberta.sweep`). Decorated when it runs, not at
+    import: hydra.main sets Hydra's process-wide version base as it decorates."""
+    hydra.main(config_path=CONFIG_DIR, config_name=CONFIG_NAME, version_base=HYDRA_VERSION_BASE)(
+        run_job
+    )()
 
 
 if __name__ == "__main__":

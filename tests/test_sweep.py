@@ -170,6 +170,24 @@ def test_sweep_records_reruns_failures_and_report(
     assert (out / "report.csv").exists() and (out / "scores.png").stat().st_size > 0
 
 
+def test_the_sweep_module_leaves_fairseqs_hydra_working_in_the_same_process():
+    """Importing bio_roberta.sweep and composing a job's config keep Hydra's process-wide version
+    base, under which fairseq's own Hydra use (hydra.experimental) still composes its config."""
+    import importlib
+
+    from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+    from fairseq.options import get_training_parser, parse_args_and_arch
+
+    import bio_roberta.sweep
+
+    importlib.reload(bio_roberta.sweep)
+    bio_roberta.sweep.compose_config(["task_name=ncbi-disease", "pretrained=x", "data_root=y"])
+    args = parse_args_and_arch(
+        get_training_parser(), ["data", "--task", "masked_lm", "--arch", "roberta_base"]
+    )
+    assert convert_namespace_to_omegaconf(args).task._name == "masked_lm"
+
+
 def test_cross_validation_fold_one_sets_the_updates_of_the_other_folds(
     tmp_path, tiny_roberta_checkpoint, monkeypatch
 ):
