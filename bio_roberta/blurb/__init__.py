@@ -1,12 +1,14 @@
-"""BLURB (Gu et al. 2021, ../shared/papers/gu2021_pubmedbert_blurb.txt) beside the paper's 18 tasks.
+"""BLURB (Gu et al. 2021, "Domain-Specific Language Model Pretraining for Biomedical Natural
+Language Processing", Tables 3 and 6) beside Lewis et al.'s 18 tasks: what is BLURB's own.
 
 suite     the 13 datasets as data: task types and metrics (Table 3), split sizes, Table 6's
-          PubMedBERT and BioBERT columns, where each split comes from
-tasks     registry entries of the 4 new tasks (BIOSSES, PubMedQA, BioASQ, EBM-PICO)
-readers   their readers, and BLURB's single GAD split
-metrics   Pearson, PICO word-level F1, BLURB's HoC micro-F1, one scorer per BLURB metric
+          PubMedBERT and BioBERT columns, where each split comes from and whether our files
+          rebuild it
+readers   the readers of BIOSSES, PubMedQA, BioASQ, EBM-PICO and BLURB's single GAD split (rows
+          of bio_roberta/tasks/readers.py's READERS)
 score     the BLURB score
-encoding  how a question + context pair is cut to the model's positions
 
-DESIGN.md (beside this file) is the plan for folding these into the registry's tables.
+Its tasks are registry entries (bio_roberta/tasks/registry.py), their kinds rows of
+bio_roberta/tasks/kinds.py, their metrics rows of bio_roberta_core/metrics.py; docs/finetune.md
+says how a sweep and the report run the suite.
 """

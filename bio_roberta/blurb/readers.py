@@ -773,8 +773,8 @@ def read_ebm_pico(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
     Overlaps (Gu et al. §4.2: about 3% of PIO words lie in two elements): from the original
     EBM-NLP files a word keeps every element whose span covers it (tag 'I-PAR+I-INT'), as BLURB
     means to ("we instead use the original dataset"), and the model predicts a set per word
-    (DESIGN.md). SciBERT's release already removed overlapping words from the larger span, so its
-    words carry one tag: read as given, its gold differs from BLURB's on those words.
+    (docs/finetune.md). SciBERT's release already removed overlapping words from the larger span,
+    so its words carry one tag: read as given, its gold differs from BLURB's on those words.
 
     EBM-NLP: documents/<PMID>.tokens + starting_spans aggregated annotations, split into
     sentences after each '.' token (as EBM-NLP's and BLURB's preprocessing do); test = test/gold.
