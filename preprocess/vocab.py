@@ -33,7 +33,7 @@ from bio_roberta_core.provenance import (
     file_record,
 )
 from bio_roberta_core.vocab_files import KIND_FILES
-from preprocess.gpt2_encoder import BatchGPT2Encoder
+from preprocess.gpt2_encoder import BatchGPT2Encoder, read_dictionary_indices
 
 logger = logging.getLogger(__name__)
 
@@ -146,12 +146,10 @@ def dictionary_padding(dict_txt: Path) -> list[str]:
     """The madeupwordNNNN entries (fairseq's padding entries, count 0) that dict_txt needs so that
     its dictionary with <mask> has a multiple of DICT_MULTIPLE entries; none when it already has.
     Appended at the end they leave every other id as it is."""
-    from fairseq.data import Dictionary
-
-    dictionary = Dictionary.load(str(dict_txt))
-    needed = -(len(dictionary) + 1) % DICT_MULTIPLE
-    names = (f"{MADEUP_WORD_PREFIX}{i:04d}" for i in range(len(dictionary) + DICT_MULTIPLE))
-    return [name for name in names if name not in dictionary.indices][:needed]
+    indices, size = read_dictionary_indices(dict_txt)  # as fairseq reads it, without importing it
+    needed = -(size + 1) % DICT_MULTIPLE
+    names = (f"{MADEUP_WORD_PREFIX}{i:04d}" for i in range(size + DICT_MULTIPLE))
+    return [name for name in names if name not in indices][:needed]
 
 
 def write_padded_dict(source: Path, target: Path) -> int:

@@ -25,21 +25,29 @@ fixed=()
 [ -n "${MICRO_BATCH:-}" ] && { set -- "$@" "dataset.batch_size=$MICRO_BATCH"; fixed=(--fixed); }
 for override in "$@"; do case $override in dataset.batch_size=*) fixed=(--fixed) ;; esac; done
 [ "${CHECKPOINT_ACTIVATIONS:-0}" = 1 ] && set -- "$@" "+model.checkpoint_activations=true"
-# the composed config (overrides on the command line win); one that does not compose stops here
-# with Hydra's own message
-composed=$($PY -m user_dir.distributed_launch fairseq-hydra-train --config-dir "$CONFIG_DIR" --config-name base \
-  "${recipe_args[@]}" "task.data=$DATA" "common.user_dir=$REPO/user_dir" "$@" --cfg job) \
-  || { echo "launch_fairseq.sh: the config in $CONFIG_DIR does not compose with these overrides" >&2; exit 2; }
-gpu_memory=()
-[ "$GPUS" -eq 0 ] && gpu_memory=(--gpu-memory-gb 0)
-plan=$($PY -m user_dir.batch_plan --world "$WORLD" --effective-batch "$EFFECTIVE_BATCH" "${gpu_memory[@]}" \
-  "${fixed[@]}" <<<"$composed") || exit 2
-read -r BATCH UPDATE_FREQ <<<"$(head -1 <<<"$plan")"
-echo "world size $WORLD x batch $BATCH x update_freq $UPDATE_FREQ = $(( WORLD * BATCH * UPDATE_FREQ )) sequences" \
-  "per update (micro-batch: $(tail -1 <<<"$plan"))" >&2
+batch_args=()
+if [ "$GPUS" -eq 0 ] && [ "$EFFECTIVE_BATCH" -eq 0 ]; then
+  # on CPU with the recipe's own batch and update_freq (tiny): nothing to plan, and composing the
+  # config only to read them back would cost two more starts of fairseq
+  echo "world size $WORLD x the recipe's own batch and update_freq (CPU)" >&2
+else
+  # the composed config (overrides on the command line win); one that does not compose stops here
+  # with Hydra's own message
+  composed=$($PY -m user_dir.distributed_launch fairseq-hydra-train --config-dir "$CONFIG_DIR" --config-name base \
+    "${recipe_args[@]}" "task.data=$DATA" "common.user_dir=$REPO/user_dir" "$@" --cfg job) \
+    || { echo "launch_fairseq.sh: the config in $CONFIG_DIR does not compose with these overrides" >&2; exit 2; }
+  gpu_memory=()
+  [ "$GPUS" -eq 0 ] && gpu_memory=(--gpu-memory-gb 0)
+  plan=$($PY -m user_dir.batch_plan --world "$WORLD" --effective-batch "$EFFECTIVE_BATCH" "${gpu_memory[@]}" \
+    "${fixed[@]}" <<<"$composed") || exit 2
+  read -r BATCH UPDATE_FREQ <<<"$(head -1 <<<"$plan")"
+  echo "world size $WORLD x batch $BATCH x update_freq $UPDATE_FREQ = $(( WORLD * BATCH * UPDATE_FREQ )) sequences" \
+    "per update (micro-batch: $(tail -1 <<<"$plan"))" >&2
+  batch_args=("dataset.batch_size=$BATCH" "optimization.update_freq=[$UPDATE_FREQ]")
+fi
 cmd=(-m user_dir.distributed_launch fairseq-hydra-train --config-dir "$CONFIG_DIR" --config-name base
      "${recipe_args[@]}" "task.data=$DATA" "checkpoint.save_dir=$SAVE" "common.user_dir=$REPO/user_dir"
-     "dataset.batch_size=$BATCH" "optimization.update_freq=[$UPDATE_FREQ]")
+     "${batch_args[@]}")
 if [ "$WORLD" -gt 1 ]; then
   exec "$(dirname "$PY")/torchrun" --nnodes "$NNODES" --node_rank "${NODE_RANK:-0}" --nproc_per_node "$PROCS" \
     --master_addr "${MASTER_ADDR:-localhost}" --master_port "${MASTER_PORT:-29500}" "${cmd[@]}" "$@"

@@ -123,3 +123,50 @@ def test_the_launch_plans_from_the_composed_config(tiny_databin, tiny_roberta_ch
     )
     assert distill.returncode == 0, distill.stderr[-2000:]
     assert "and the teacher" in plan(distill.stdout, "--world", "1", "--gpu-memory-gb", "80")[1]
+
+
+@pytest.mark.slow
+def test_the_launch_script_trains_with_the_planned_update_freq(tiny_databin, tmp_path):
+    """scripts/pretrain.sh on CPU: the base recipe (shrunk by overrides) with EFFECTIVE_BATCH=32
+    and batch 8 trains with update_freq 4; the tiny recipe keeps its own batch and update_freq,
+    with nothing to plan."""
+    import os
+
+    def pretrain(recipe: str, *overrides: str) -> subprocess.CompletedProcess:
+        done = subprocess.run(
+            [
+                "bash",
+                str(REPO_ROOT / "scripts" / "pretrain.sh"),
+                str(tiny_databin),
+                str(tmp_path / recipe),
+                recipe,
+                "optimization.max_update=2",
+                "common.log_format=simple",
+                "common.log_interval=1",
+                *overrides,
+            ],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "GPUS": "0", "EFFECTIVE_BATCH": "32"},
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        return done
+
+    base = pretrain(
+        "base",
+        "common.fp16=false",
+        "common.cpu=true",
+        "model._name=roberta_tiny",
+        "model.max_positions=32",
+        "task.tokens_per_sample=32",
+        "dataset.batch_size=8",
+        "dataset.num_workers=0",
+        "checkpoint.save_interval_updates=0",
+        "dataset.validate_interval_updates=0",
+    )
+    assert "world size 1 x batch 8 x update_freq 4 = 32 sequences per update" in base.stderr
+    assert "'update_freq': [4]" in base.stdout + base.stderr
+    assert (tmp_path / "base" / "checkpoint_last.pt").is_file()
+    tiny = pretrain("tiny")
+    assert "world size 1 x the recipe's own batch and update_freq (CPU)" in tiny.stderr
+    assert "'update_freq': [1]" in tiny.stdout + tiny.stderr
