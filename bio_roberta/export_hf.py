@@ -27,7 +27,7 @@ from bio_roberta.hf_weights import (
     head_of,
     option,
 )
-from bio_roberta.tasks.kinds import HFExport
+from bio_roberta.tasks.kinds import HFExport, TaskKind, kind_trained_by
 from bio_roberta.tasks.registry import TaskSpec
 from bio_roberta_core.model_dictionary import load_model_dictionary, training_dictionary
 from bio_roberta_core.provenance import (
@@ -42,10 +42,10 @@ logger = logging.getLogger(__name__)
 
 def load_checkpoint(
     path: str | os.PathLike,
-) -> tuple[dict[str, Any], Any, Optional[str], Optional[dict]]:
-    """The model state dict, model options, training data dir and training dictionary record
-    (user_dir/checkpointing.py; None in checkpoints written before it) of a fairseq checkpoint
-    file."""
+) -> tuple[dict[str, Any], Any, Optional[str], Optional[dict], Optional[TaskKind]]:
+    """The model state dict, model options, training data dir, training dictionary record
+    (user_dir/checkpointing.py; None in checkpoints written before it) and the task kind its fairseq
+    task and criterion were (None: not a kind's, or not recorded) of a fairseq checkpoint file."""
     from fairseq import checkpoint_utils
 
     import user_dir  # noqa: F401  (allowlist for torch's weights_only load; unreadable files as CheckpointError)
@@ -61,11 +61,17 @@ def load_checkpoint(
             f"{path} holds no model options (cfg.model / args); not a fairseq checkpoint?"
         )
     task_cfg = cfg["task"] if "task" in cfg and cfg["task"] is not None else model_cfg
+    criterion_cfg = cfg["criterion"] if "criterion" in cfg and cfg["criterion"] else None
+    trained_by = (
+        option(task_cfg, "_name"),
+        option(criterion_cfg, "_name") if criterion_cfg is not None else None,
+    )
     return (
         state["model"],
         model_cfg,
         option(task_cfg, "data"),
         (state.get("extra_state") or {}).get("dictionary"),
+        kind_trained_by(*trained_by) if None not in trained_by else None,
     )
 
 
@@ -164,7 +170,7 @@ def export(
     """Write the transformers model + tokenizer + manifest.json to out_dir; returns the manifest."""
     out_dir = Path(out_dir)
     vocab = open_vocabulary(vocab_dir, dict_txt)
-    state, model_cfg, data_dir, dictionary = load_checkpoint(checkpoint)
+    state, model_cfg, data_dir, dictionary, trained_kind = load_checkpoint(checkpoint)
     # fairseq's learned positions reserve padding_idx + 1 = 2 rows
     tokenizer = vocab.hf_tokenizer(
         model_max_length=state[ENCODER + "embed_positions.weight"].shape[0] - 2
@@ -176,11 +182,14 @@ def export(
         label_dict = Path(label_dict) if label_dict else None
         task_dir = label_dict.parent.parent if label_dict else first_data_dir(data_dir)
         spec, no_task = finetuned_task(task_dir)
-        if spec is not None:
-            hf_export = spec.task_kind.hf_export
+        # the task's kind; without its finetune-bin manifest, the kind its fairseq task and
+        # criterion train
+        task_kind = spec.task_kind if spec is not None else trained_kind
+        if task_kind is not None:
+            hf_export = task_kind.hf_export
         if hf_export.output_names is not None:
             labels = list(hf_export.output_names)
-        elif spec is None or spec.task_kind.has_label_dictionary:
+        elif task_kind is None or task_kind.has_label_dictionary:
             label_dict = label_dict or default_label_dict(data_dir, checkpoint)
             labels = label_names(label_dict)
             if kind == TOKEN_CLASSIFICATION:

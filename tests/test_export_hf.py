@@ -761,6 +761,16 @@ def test_regression_export_outputs_fairseqs_predicted_scores(biosses_run, tmp_pa
     assert len(set(predicted)) > 1
     assert actual.view(-1).tolist() == pytest.approx(predicted, abs=TOLERANCE)
 
+    # without its finetune-bin manifest, the checkpoint's own task and criterion say regression
+    (data / "manifest.json").rename(tmp_path / "manifest.json")
+    try:
+        run = export_cli(checkpoint, tmp_path / "hf-no-manifest", "--vocab", vocab_dir)
+    finally:
+        (tmp_path / "manifest.json").rename(data / "manifest.json")
+    assert run.returncode == 0, run.stderr[-3000:]
+    again = RobertaForSequenceClassification.from_pretrained(str(tmp_path / "hf-no-manifest"))
+    assert again.config.num_labels == 1 and again.config.problem_type == "regression"
+
 
 def test_multi_element_tagging_export_gives_fairseqs_logits_and_says_how_to_decode_them(
     ebm_pico_run, tmp_path

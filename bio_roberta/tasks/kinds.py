@@ -180,6 +180,21 @@ KINDS: dict[str, TaskKind] = {
 }
 
 
+def kind_trained_by(fairseq_task: str, criterion: str) -> Optional[TaskKind]:
+    """The row of KINDS a model fine-tuned with this fairseq task and criterion (its checkpoint's
+    cfg) belongs to, as far as reading its head goes: kinds that share both (sentence_prediction
+    with single_label_classification: relations, NLI, QA pairs) export alike. None for another
+    pair."""
+    matches = [
+        kind
+        for kind in KINDS.values()
+        if (kind.fairseq_task, kind.criterion) == (fairseq_task, criterion)
+    ]
+    if len({(kind.has_label_dictionary, kind.hf_export) for kind in matches}) != 1:
+        return None
+    return matches[0]
+
+
 def label_symbols(spec, scheme: str = BIO) -> tuple[str, ...]:
     """The label dictionary of a task (finetune-bin/<task>/label/dict.txt), class ids in order.
 
