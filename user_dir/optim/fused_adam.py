@@ -26,7 +26,11 @@ class FusedAdam(fairseq_adam.Adam):
         self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, use_fp16_stats=False
     ):
         if use_fp16_stats:
-            raise NotImplementedError("--fp16-adam-stats needs apex's FusedAdamV1")
+            # fairseq refuses it the same way without apex: its own Adam keeps fp32 moments too
+            raise NotImplementedError(
+                "--fp16-adam-stats needs apex's FusedAdamV1 (fp16 Adam moments); install apex or "
+                "drop the option (the moments then stay fp32)"
+            )
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
 
     def fusable(self) -> bool:
