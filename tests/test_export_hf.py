@@ -112,10 +112,8 @@ def bpe_vocab(tmp_path_factory):
     return vocab_dir, fairseq_preprocess(text, root / "mlm-bin", srcdict=vocab_dir / "dict.txt")
 
 
-@pytest.fixture(scope="module")
-def mlm_checkpoint(bpe_vocab, tmp_path_factory):
-    vocab_dir, databin = bpe_vocab
-    save_dir = tmp_path_factory.mktemp("export_mlm")
+def pretrain_masked_lm(databin, save_dir, max_update: int):
+    """checkpoint_last.pt of a roberta_tiny masked LM trained max_update updates on databin."""
     fairseq_train(
         databin,
         "--task",
@@ -135,12 +133,19 @@ def mlm_checkpoint(bpe_vocab, tmp_path_factory):
         "--lr",
         "1e-3",
         "--max-update",
-        "6",
+        str(max_update),
         "--save-dir",
         save_dir,
         "--disable-validation",
     )
     return save_dir / "checkpoint_last.pt"
+
+
+@pytest.fixture(scope="module")
+def mlm_checkpoint(bpe_vocab, tmp_path_factory):
+    vocab_dir, databin = bpe_vocab
+    save_dir = tmp_path_factory.mktemp("export_mlm")
+    return pretrain_masked_lm(databin, save_dir, max_update=6)
 
 
 @pytest.fixture(scope="module", params=["unigram", "bpe"])
@@ -168,31 +173,7 @@ def sentencepiece_vocab(request, tmp_path_factory):
 def sentencepiece_checkpoint(sentencepiece_vocab, tmp_path_factory):
     _, databin = sentencepiece_vocab
     save_dir = tmp_path_factory.mktemp("export_spm_mlm")
-    fairseq_train(
-        databin,
-        "--task",
-        "masked_lm",
-        "--criterion",
-        "masked_lm",
-        "--arch",
-        "roberta_tiny",
-        "--batch-size",
-        "8",
-        "--tokens-per-sample",
-        "64",
-        "--max-positions",
-        "512",
-        "--optimizer",
-        "adam",
-        "--lr",
-        "1e-3",
-        "--max-update",
-        "4",
-        "--save-dir",
-        save_dir,
-        "--disable-validation",
-    )
-    return save_dir / "checkpoint_last.pt"
+    return pretrain_masked_lm(databin, save_dir, max_update=4)
 
 
 @pytest.fixture(scope="module")
