@@ -218,11 +218,14 @@ def blurb_gap(dataset: BlurbDataset, records: list[dict[str, Any]]) -> tuple[Opt
         {TASKS[dataset.task].metric} if dataset.task in TASKS else set()
     )
     gaps = [gap for metric in sorted(metrics) if (gap := metric_gap(dataset, metric))]
-    checks, notes = [], []
+    # one data manifest is read once, however many runs trained on it
+    by_manifest = {}
     for record in records:
-        check, note = manifest_split_check(record)
-        checks.append(check)
-        notes.append(note)
+        manifest = json.dumps((record.get("data") or {}).get("manifest"), sort_keys=True)
+        if manifest not in by_manifest:
+            by_manifest[manifest] = manifest_split_check(record)
+    checks = [check for check, _ in by_manifest.values()]
+    notes = [note for _, note in by_manifest.values()]
     reasons = sorted({check for check in checks if isinstance(check, str)})
     if reasons:
         gaps += reasons
