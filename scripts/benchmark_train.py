@@ -3,9 +3,9 @@
 
 Same shape, batch and masking everywhere (RoBERTa, LAYERS x WIDTH, VOCAB entries, BATCH x SEQ
 tokens, 15% masked 80/10/10): tokens/s and peak RSS of our route (fairseq-train --user-dir with
-corpora_masked_lm and our lr schedule), of stock fairseq masked_lm, and of Hugging Face
-transformers' RobertaForMaskedLM; then the distillation step against student MLM step + teacher
-forward. Each measurement runs in its own process so peak memory is its own.
+corpora_masked_lm, masked_lm_positions and our lr schedule), of stock fairseq masked_lm, and of
+Hugging Face transformers' RobertaForMaskedLM; then the distillation step against student MLM
+step + teacher forward. Each measurement runs in its own process so peak memory is its own.
     .venv/bin/python scripts/benchmark_train.py [--steps 12] [--threads 2] [--repeats 3]
 
 On a GPU, --mfu measures instead the paper's model at scale: roberta-base, 512-token sequences,
@@ -158,7 +158,7 @@ def fairseq_args(
         str(databin),
         *task,
         "--criterion",
-        "masked_lm",
+        "masked_lm_positions" if ours else "masked_lm",
         *model_args,
         "--num-workers",
         "0",
@@ -436,6 +436,7 @@ def measure_distillation(
     from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 
     import user_dir  # noqa: F401
+    from user_dir.tasks.corpora_masked_lm import lm_inputs
 
     device_args = ("--cpu",) if cpu else ("--bf16",)
     student_args = fairseq_args(databin, "/tmp", steps, True, model_args, batch, seq, device_args)
@@ -505,7 +506,7 @@ def measure_distillation(
     def teacher_forward(batch):
         teacher = distill.teacher_on(next(student.parameters()))
         with torch.no_grad():
-            teacher(**batch["net_input"], masked_tokens=batch["target"].ne(task.dictionary.pad()))
+            teacher(**batch["net_input"], **lm_inputs(teacher, batch, task.dictionary.pad()))
 
     # interleaved batch by batch, in an order rotated every round, so that load from other processes
     # and whatever ran just before hit all three alike; the ratio is taken within each round

@@ -83,7 +83,7 @@ PRETRAIN = {
     "task.mask_prob": 0.15,
     "task.leave_unmasked_prob": 0.1,
     "task.random_token_prob": 0.1,
-    "criterion": "masked_lm",
+    "criterion": "masked_lm_positions",
     "optimizer._name": "adam",
     "optimizer.adam_betas": "(0.9,0.98)",
     "optimizer.adam_eps": 1e-6,

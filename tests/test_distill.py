@@ -19,6 +19,7 @@ from fairseq.checkpoint_utils import load_checkpoint_to_cpu
 
 from bio_roberta_core.checkpoints import read_checkpoint
 from conftest import USER_DIR, fairseq_preprocess, write_tiny_corpus
+from host_waits import HostWaits
 from user_dir.criterions.distillation import (
     DistillationLoss,
     DistillationLossConfig,
@@ -29,10 +30,14 @@ from user_dir.tasks.distillation import DistillationConfig, DistillationTask
 BIN = Path(sys.executable).parent
 
 
-def distill_task(databin, teacher):
+def distill_task(databin, teacher, encoder_implementation="auto"):
     return DistillationTask.setup_task(
         DistillationConfig(
-            data=str(databin), teacher_path=str(teacher), tokens_per_sample=32, seed=5
+            data=str(databin),
+            teacher_path=str(teacher),
+            tokens_per_sample=32,
+            seed=5,
+            encoder_implementation=encoder_implementation,
         )
     )
 
@@ -50,10 +55,11 @@ def fixed_batch(task):
     return dataset.collater([dataset[i] for i in range(6)])
 
 
-@pytest.fixture(scope="module")
-def setup(tiny_databin, tiny_roberta_checkpoint):
+@pytest.fixture(scope="module", params=["fairseq", "fused"])
+def setup(request, tiny_databin, tiny_roberta_checkpoint):
+    """Task (teacher and student on fairseq's encoder or ours), student, criterion and batch."""
     torch.manual_seed(0)
-    task = distill_task(tiny_databin, tiny_roberta_checkpoint)
+    task = distill_task(tiny_databin, tiny_roberta_checkpoint, request.param)
     student = student_model(task, 32).eval()
     criterion = DistillationLoss(
         DistillationLossConfig(alpha_mlm=5.0, alpha_kl=2.0, alpha_cos=1.0, temperature=2.0), task
@@ -140,6 +146,19 @@ def test_gradients_reach_the_projection_and_never_the_teacher(setup):
     saved = set(criterion.state_dict()) | {f"model.{k}" for k in student.state_dict()}
     assert set(criterion.state_dict()) == {"projection.weight", "projection.bias"}
     assert len(saved) == len(student.state_dict()) + 2
+
+
+def test_a_distillation_micro_batch_never_makes_the_host_wait(setup):
+    """On our encoder, student, teacher and criterion read no value back from the GPU in forward
+    or backward (tests/host_waits.py; fairseq's encoder checks each layer for padding)."""
+    task, student, criterion, batch = setup
+    with HostWaits() as recorded:
+        loss, _, _ = criterion(student, batch)
+        loss.backward()
+    if type(student.encoder).__name__ == "FusedRobertaEncoder":
+        assert recorded.waits == []
+    else:
+        assert "_local_scalar_dense" in recorded.waits
 
 
 def test_a_teacher_with_another_vocabulary_is_refused(tiny_roberta_checkpoint, tmp_path):

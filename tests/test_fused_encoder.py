@@ -21,6 +21,7 @@ import torch.nn.functional as F
 
 import user_dir  # noqa: F401
 from conftest import USER_DIR
+from host_waits import HostWaits
 from user_dir.models.fused_roberta_encoder import FusedRobertaEncoder, use_fused_encoder
 
 BIN = Path(sys.executable).parent
@@ -208,8 +209,6 @@ def train_losses(databin, save_dir, *extra) -> list:
                 databin,
                 "--user-dir",
                 USER_DIR,
-                "--criterion",
-                "masked_lm",
                 "--arch",
                 "roberta_tiny",
                 "--cpu",
@@ -256,12 +255,16 @@ def train_losses(databin, save_dir, *extra) -> list:
 def test_training_follows_stock_fairseq_and_its_checkpoint_loads_there(
     tiny_databin, tmp_path, implementation
 ):
-    stock = train_losses(tiny_databin, tmp_path / "stock", "--task", "masked_lm")
+    stock = train_losses(
+        tiny_databin, tmp_path / "stock", "--task", "masked_lm", "--criterion", "masked_lm"
+    )
     ours = train_losses(
         tiny_databin,
         tmp_path / "ours",
         "--task",
         "corpora_masked_lm",
+        "--criterion",
+        "masked_lm_positions",
         "--encoder-implementation",
         implementation,
     )
@@ -286,3 +289,110 @@ def test_training_follows_stock_fairseq_and_its_checkpoint_loads_there(
         [str(tmp_path / "ours" / "checkpoint_last.pt")], task=stock_task
     )
     assert type(model.encoder).__name__ == "RobertaEncoder"
+
+
+def masked_lm_setup(databin, criterion: str, implementation: str, task: str = "corpora_masked_lm"):
+    """Task, roberta_tiny (dropout off), criterion and Adam as fairseq-train builds them, and one
+    training batch of the task's (padded: its blocks are complete sentences of different
+    lengths)."""
+    from fairseq import optim, options, tasks
+    from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+
+    extra = ["--encoder-implementation", implementation] if task == "corpora_masked_lm" else []
+    args = options.parse_args_and_arch(
+        options.get_training_parser(),
+        [
+            str(databin),
+            "--user-dir",
+            str(USER_DIR),
+            "--task",
+            task,
+            "--criterion",
+            criterion,
+            "--arch",
+            "roberta_tiny",
+            "--cpu",
+            "--tokens-per-sample",
+            "32",
+            "--dropout",
+            "0",
+            "--attention-dropout",
+            "0",
+            "--optimizer",
+            "adam",
+            "--lr",
+            "1e-3",
+            *extra,
+        ],
+    )
+    cfg = convert_namespace_to_omegaconf(args)
+    fairseq_task = tasks.setup_task(cfg.task)
+    fairseq_task.load_dataset("train")
+    torch.manual_seed(0)
+    model = fairseq_task.build_model(cfg.model)
+    optimizer = optim.build_optimizer(cfg.optimizer, list(model.parameters()))
+    sample = next(
+        fairseq_task.get_batch_iterator(
+            fairseq_task.dataset("train"), max_sentences=8, seed=1
+        ).next_epoch_itr(shuffle=False)
+    )
+    return fairseq_task, model, fairseq_task.build_criterion(cfg.criterion), optimizer, sample
+
+
+@pytest.mark.parametrize("implementation", ["fairseq", "fused", "compiled"])
+def test_masked_lm_positions_is_fairseq_s_masked_lm(tiny_databin, implementation):
+    """The same batch and weights: masked_lm_positions, on our task's host-side positions, gives
+    stock masked_lm's loss, sample size and gradients."""
+    task, model, criterion, optimizer, sample = masked_lm_setup(
+        tiny_databin, "masked_lm_positions", implementation
+    )
+    _, stock_model, stock_criterion, stock_optimizer, _ = masked_lm_setup(
+        tiny_databin, "masked_lm", "fairseq"
+    )
+    stock_model.load_state_dict(model.state_dict())
+    assert sample["non_padding_positions"].numel() < sample["net_input"]["src_tokens"].numel()
+
+    loss, sample_size, log = task.train_step(sample, model, criterion, optimizer, 0)
+    stock_loss, stock_sample_size, stock_log = task.train_step(
+        sample, stock_model, stock_criterion, stock_optimizer, 0
+    )
+    assert sample_size == int(stock_sample_size) == int(sample["target"].ne(1).sum()) > 0
+    assert loss.item() == pytest.approx(stock_loss.item(), rel=TOLERANCE)
+    grads = {name: p.grad for name, p in model.named_parameters()}
+    stock_grads = {name: p.grad for name, p in stock_model.named_parameters()}
+    largest_gradient = max(g.abs().max() for g in stock_grads.values())
+    for name, grad in stock_grads.items():
+        assert (grads[name] - grad).abs().max() <= TOLERANCE * largest_gradient, name
+
+
+@pytest.mark.parametrize(
+    "task, criterion, implementation",
+    [
+        ("corpora_masked_lm", "masked_lm_positions", "fused"),
+        ("corpora_masked_lm", "masked_lm_positions", "compiled"),
+        ("masked_lm", "masked_lm", "fairseq"),
+    ],
+)
+def test_a_micro_batch_never_makes_the_host_wait(
+    tiny_databin, monkeypatch, task, criterion, implementation
+):
+    """Forward and backward of one micro-batch (what fairseq's trainer runs update_freq times per
+    update) on our route read no value of the GPU's back, so the host keeps queueing kernels;
+    fairseq's own route waits in its LM head and for its targets (the check can fail).
+    torch.compile does not run under a dispatch mode: the compiled path is checked with its code
+    around the layers (bucket padding) and plain layers; the compiled layers themselves are one
+    graph each (fullgraph=True: reading a value back would break the graph and fail)."""
+    from user_dir.models import fused_roberta_encoder
+
+    monkeypatch.setattr(
+        fused_roberta_encoder, "compiled_encoder_layer", fused_roberta_encoder.encoder_layer
+    )
+    fairseq_task, model, fairseq_criterion, optimizer, sample = masked_lm_setup(
+        tiny_databin, criterion, implementation, task=task
+    )
+    with HostWaits() as recorded:
+        fairseq_task.train_step(sample, model, fairseq_criterion, optimizer, 0)
+    if task == "masked_lm":
+        assert "index with a boolean mask" in recorded.waits
+    else:
+        assert recorded.waits == []

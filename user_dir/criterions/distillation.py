@@ -22,6 +22,8 @@ from fairseq.criterions import FairseqCriterion, register_criterion
 from fairseq.dataclass import FairseqDataclass
 from fairseq.logging import metrics
 
+from user_dir.tasks.corpora_masked_lm import lm_inputs
+
 
 def softmax_in_place(shifted: torch.Tensor) -> torch.Tensor:
     """Rows already shifted by their maximum become log-probabilities in place; returns the
@@ -86,6 +88,11 @@ class MaskedLogitLoss(torch.autograd.Function):
         return grad.mul_(grad_loss).to(ctx.dtype), None, None, None, None, None
 
 
+def real_rows(states: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+    """The rows of T x B x C STATES at flat batch-major POSITIONS (row * T + column)."""
+    return states.transpose(0, 1).flatten(0, 1).index_select(0, positions)
+
+
 @dataclass
 class DistillationLossConfig(FairseqDataclass):
     alpha_mlm: float = field(
@@ -135,27 +142,30 @@ class DistillationLoss(FairseqCriterion):
         return teacher
 
     def forward(self, model, sample, reduce=True):
-        src_tokens = sample["net_input"]["src_tokens"]
-        targets = sample["target"]
-        masked = targets.ne(self.padding_idx)
-        not_padding = src_tokens.ne(self.padding_idx)
-        sample_size = masked.int().sum()
+        """The distillation task's batches carry their masked and real positions (found while
+        collating, on the host): logits, targets and states are gathered there, with no wait for
+        the GPU."""
+        positions = sample["masked_positions"]
+        real = sample["non_padding_positions"]
+        sample_size = len(positions)
 
         student_logits, student_extra = model(
-            **sample["net_input"], masked_tokens=masked, return_all_hiddens=self.cfg.alpha_cos > 0
+            **sample["net_input"],
+            **lm_inputs(model, sample, self.padding_idx),
+            return_all_hiddens=self.cfg.alpha_cos > 0,
         )
         teacher = self.teacher_on(student_logits)
         with torch.no_grad():
             teacher_logits, teacher_extra = teacher(
                 **sample["net_input"],
-                masked_tokens=masked,
+                **lm_inputs(teacher, sample, self.padding_idx),
                 return_all_hiddens=self.cfg.alpha_cos > 0,
             )
 
         logit_loss, mlm_loss, kl_loss = MaskedLogitLoss.apply(
             student_logits,
             teacher_logits,
-            targets[masked],
+            sample["target"].view(-1).index_select(0, positions),
             self.cfg.temperature,
             self.cfg.alpha_mlm,
             self.cfg.alpha_kl,
@@ -163,10 +173,8 @@ class DistillationLoss(FairseqCriterion):
         if self.cfg.alpha_cos > 0:
             # inner_states are T x B x C; the last one is the final layer (RoBERTa has no final
             # norm)
-            student_states = self.projection(
-                student_extra["inner_states"][-1].transpose(0, 1)[not_padding]
-            )
-            teacher_states = teacher_extra["inner_states"][-1].transpose(0, 1)[not_padding]
+            student_states = self.projection(real_rows(student_extra["inner_states"][-1], real))
+            teacher_states = real_rows(teacher_extra["inner_states"][-1], real)
             cos_mean = (
                 1 - F.cosine_similarity(student_states.float(), teacher_states.float(), dim=-1)
             ).mean()

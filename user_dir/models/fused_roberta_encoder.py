@@ -4,9 +4,12 @@ fairseq's TransformerEncoder runs time-major (T x B x C) through torch's
 multi_head_attention_forward: three separate Q/K/V projections, copies to split and merge the heads
 around attention, a `has_pads` check that waits for the GPU in every layer, and separate kernels
 for each bias, GELU, dropout, residual add and LayerNorm. This forward runs batch-major, projects
-Q, K and V with one GEMM whose output feeds scaled_dot_product_attention as views, checks for
-padding once per batch, adds biases inside the GEMMs, and (``compiled``) runs each layer through
-torch.compile so that bias+GELU and dropout+residual+LayerNorm become single kernels.
+Q, K and V with one GEMM whose output feeds scaled_dot_product_attention as views, adds biases
+inside the GEMMs, and (``compiled``) runs each layer through torch.compile so that bias+GELU and
+dropout+residual+LayerNorm become single kernels. It need not wait for the GPU at all: told by
+the caller whether the batch has padding (``has_padding``, which the masked-LM batches know on
+the host), it checks no tensor for it, and the LM head also takes the masked tokens as flat
+positions, gathered at a size known on the host, where a boolean mask has a data-dependent one.
 
 Compiled layers see a few static shapes only. Batches of real data vary in length (blocks of
 complete sentences, `sample_break_mode: complete`), and torch.compile, given a second length,
@@ -155,18 +158,42 @@ class FusedRobertaEncoder(RobertaEncoder):
 
     implementation = "fused"
 
+    def forward(
+        self,
+        src_tokens,
+        features_only=False,
+        return_all_hiddens=False,
+        masked_tokens=None,
+        has_padding=None,
+        **unused,
+    ):
+        """fairseq's RobertaEncoder.forward; ``has_padding`` (see extract_features) and
+        ``masked_tokens`` as a boolean mask or as flat positions (see output_layer) added."""
+        x, extra = self.extract_features(
+            src_tokens, return_all_hiddens=return_all_hiddens, has_padding=has_padding
+        )
+        if not features_only:
+            x = self.output_layer(x, masked_tokens=masked_tokens)
+        return x, extra
+
     def extract_features(self, src_tokens, return_all_hiddens=False, **kwargs):
+        """fairseq's features; ``has_padding``, when the caller knows it, spares the check of
+        src_tokens for padding, a wait for the GPU (fairseq's encoder has one per layer)."""
         encoder = self.sentence_encoder
         length = src_tokens.size(1)
         compiled = self.implementation == "compiled"
 
         token_embeddings = kwargs.get("token_embeddings")
+        has_padding = kwargs.get("has_padding")
         if compiled and token_embeddings is None:
-            src_tokens = pad_to_bucket(src_tokens, encoder.padding_idx)
+            bucketed = pad_to_bucket(src_tokens, encoder.padding_idx)
+            if bucketed is not src_tokens:
+                has_padding, src_tokens = True, bucketed
         padding = src_tokens.eq(encoder.padding_idx)
-        # one wait for the GPU per batch (fairseq's encoder has one per layer): flash attention
-        # takes no mask, so it only runs when the batch has no padding
-        keep = ~padding[:, None, None, :] if padding.any() else None
+        if has_padding is None:
+            has_padding = bool(padding.any())
+        # flash attention takes no mask: it only runs when the batch has no padding
+        keep = ~padding[:, None, None, :] if has_padding else None
         x, _ = encoder.forward_embedding(src_tokens, token_embeddings)
         if keep is not None:
             x = x.masked_fill(padding.unsqueeze(-1), 0)
@@ -202,10 +229,14 @@ class FusedRobertaEncoder(RobertaEncoder):
         }
 
     def output_layer(self, features, masked_tokens=None, **unused):
-        """RobertaLMHead with its output bias added inside the vocabulary GEMM."""
+        """RobertaLMHead with its output bias added inside the vocabulary GEMM. ``masked_tokens``
+        is fairseq's boolean B x T mask or the same tokens' flat positions (row * T + column,
+        ascending: the mask's order), which are gathered without a wait for the GPU."""
         head = self.lm_head
-        if masked_tokens is not None:
+        if masked_tokens is not None and masked_tokens.dtype == torch.bool:
             features = features[masked_tokens, :]
+        elif masked_tokens is not None:
+            features = features.flatten(0, 1).index_select(0, masked_tokens)
         x = head.layer_norm(head.activation_fn(head.dense(features)))
         return F.linear(x, head.weight, head.bias)
 

@@ -8,6 +8,11 @@ into one training set, optionally resampled each epoch to a per-corpus share. It
 general vocabulary; here the BPE comes from the local vocabulary dir (encoder.json + vocab.bpe).
 The models it builds (and the distillation teacher) run the encoder implementation chosen by
 `encoder_implementation` (user_dir/models/fused_roberta_encoder.py); checkpoints are the same.
+
+Its batches also say, found on the host while collating, where the masked and the real tokens are
+(HostPositionsDataset): with them the masked_lm_positions and distillation criteria gather the
+masked rows without a boolean index, whose data-dependent size makes the host wait for the GPU
+in every micro-batch.
 """
 
 import logging
@@ -17,14 +22,18 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 from fairseq import utils
-from fairseq.data import ConcatDataset, ResamplingDataset
+from fairseq.data import BaseWrapperDataset, ConcatDataset, ResamplingDataset
 from fairseq.dataclass import ChoiceEnum
 from fairseq.tasks import register_task
 from fairseq.tasks.masked_lm import MaskedLMConfig, MaskedLMTask
 from omegaconf import II
 
 from bio_roberta_core.vocab_files import bpe_options
-from user_dir.models.fused_roberta_encoder import IMPLEMENTATIONS, use_fused_encoder
+from user_dir.models.fused_roberta_encoder import (
+    IMPLEMENTATIONS,
+    FusedRobertaEncoder,
+    use_fused_encoder,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -55,6 +64,40 @@ class CorporaMaskedLMConfig(MaskedLMConfig):
         },
     )
     cpu: bool = II("common.cpu")
+
+
+class HostPositionsDataset(BaseWrapperDataset):
+    """A masked-LM dataset whose batches add the flat positions (row * length + column) of their
+    masked tokens (``masked_positions``) and of their real, non-padding ones
+    (``non_padding_positions``), computed by the collater on the host: their sizes are known
+    there, so the model gathers those rows with no wait for the GPU (lm_inputs)."""
+
+    def __init__(self, dataset, padding_idx: int):
+        super().__init__(dataset)
+        self.padding_idx = padding_idx
+
+    def collater(self, samples):
+        batch = self.dataset.collater(samples)
+        if batch:
+            for key, tokens in (
+                ("masked_positions", batch["target"]),
+                ("non_padding_positions", batch["net_input"]["src_tokens"]),
+            ):
+                batch[key] = tokens.ne(self.padding_idx).view(-1).nonzero().squeeze(1)
+        return batch
+
+
+def lm_inputs(model, sample, padding_idx: int) -> dict:
+    """The LM-head keyword arguments for ``model(**sample["net_input"], ...)``: a
+    FusedRobertaEncoder takes the batch's host-side positions (no host synchronisation), fairseq's
+    encoder its boolean mask of the masked tokens."""
+    if "masked_positions" not in sample or not isinstance(model.encoder, FusedRobertaEncoder):
+        return {"masked_tokens": sample["target"].ne(padding_idx)}
+    return {
+        "masked_tokens": sample["masked_positions"],
+        "has_padding": len(sample["non_padding_positions"])
+        < sample["net_input"]["src_tokens"].numel(),
+    }
 
 
 def parse_sampling_ratios(text: str, num_corpora: int) -> list:
@@ -94,6 +137,13 @@ class CorporaMaskedLMTask(MaskedLMTask):
             )
         logger.info("%s: %d blocks from %d corpora", split, len(dataset), num_corpora)
         return dataset
+
+    def load_dataset(self, split, epoch=1, combine=False, **kwargs):
+        super().load_dataset(split, epoch, combine, **kwargs)
+        if not self.cfg.d2v2_multi:  # data2vec batches have no targets
+            self.datasets[split] = HostPositionsDataset(
+                self.datasets[split], self.source_dictionary.pad()
+            )
 
     def build_model(self, cfg, from_checkpoint=False):
         model = super().build_model(cfg, from_checkpoint)
