@@ -77,8 +77,46 @@ def test_what_it_does_not_fuse_takes_fairseq_s_loop():
     )
     for p, q in zip(reference, ours):
         assert torch.equal(p, q)
-    with pytest.raises(NotImplementedError, match="fp16-adam-stats"):
-        FusedAdam(ours, use_fp16_stats=True)
+
+
+class Fp16StatsAdam(fairseq_adam.Adam):
+    """The reference: fairseq's own Adam step, with the moments rounded after each step to fp16 of
+    moment / (1e-8 + max |moment| / 65504) and back, as apex's FusedAdamV1 stores them."""
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        super().step(closure)
+        for state in self.state.values():
+            for key in ("exp_avg", "exp_avg_sq"):
+                scale = 1e-8 + state[key].abs().max() / 65504.0
+                state[key] = (state[key] / scale).half().float() * scale
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])  # fused kernel, fairseq's loop
+def test_fp16_adam_stats_store_scaled_fp16_moments(dtype):
+    """--fp16-adam-stats: moments stored in fp16 with apex's per-tensor scales; the update equals
+    fairseq's Adam on moments rounded that way, stays near full-precision Adam, and resumes from
+    its state dict."""
+    reference, ours = twin_params(dtype)
+    reference_optimizer = Fp16StatsAdam(reference, **HYPER)
+    fused = FusedAdam(ours, use_fp16_stats=True, **HYPER)
+    step_both(reference, ours, [reference_optimizer, fused], steps=10)
+    state = fused.state_dict()["state"][0]
+    assert state["exp_avg"].dtype == state["exp_avg_sq"].dtype == torch.float16
+    assert state["exp_avg_scale"] > 0 and state["exp_avg_sq_scale"] > 0
+    if dtype == torch.float32:
+        assert_same(reference, ours, rel=1e-5)
+    else:
+        for p, q in zip(reference, ours):
+            assert torch.equal(p, q)
+    _, full_precision = twin_params(dtype)  # the same gradients, fp32 moments
+    step_both(_, full_precision, [fairseq_adam.Adam(full_precision, **HYPER)], steps=10)
+    assert_same(full_precision, ours, rel=2e-2)
+
+    resumed = FusedAdam(ours, use_fp16_stats=True, **HYPER)
+    resumed.load_state_dict(copy.deepcopy(fused.state_dict()))  # as a checkpoint file gives it
+    step_both(reference, ours, [reference_optimizer, resumed], steps=5, seed=2)
+    assert_same(reference, ours, rel=1e-5 if dtype == torch.float32 else 1e-2)
 
 
 def test_fairseq_adam_finds_it_where_it_looks_for_apex():

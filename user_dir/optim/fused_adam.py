@@ -8,6 +8,10 @@ fused AdamW kernel (one pass, all tensors in a few launches) whose update equals
 which are the same for eps' = eps / sqrt(1 - b2^t). ``install`` offers this class where fairseq
 looks for apex's (fairseq.optim.adam.get_fused_adam_class), so `--optimizer adam` uses it on GPUs;
 the optimizer state (step, exp_avg, exp_avg_sq) is fairseq's own, so checkpoints resume either way.
+
+`--fp16-adam-stats` keeps both moments in fp16, each tensor scaled by its largest value as apex's
+FusedAdamV1 does (state keys exp_avg_scale, exp_avg_sq_scale: its checkpoints and ours are alike);
+fairseq without apex refuses the option.
 """
 
 import math
@@ -20,18 +24,15 @@ from fairseq.optim import adam as fairseq_adam
 class FusedAdam(fairseq_adam.Adam):
     """fairseq.optim.adam.Adam whose step on fp32 parameters and gradients is torch._fused_adamw_;
     anything else (fp16/bf16 parameters of --memory-efficient-*, amsgrad, sparse gradients) takes
-    fairseq's own loop."""
+    fairseq's own loop. With ``use_fp16_stats`` the moments are stored in fp16 between steps."""
+
+    FLOAT16_MAX = 65504.0
 
     def __init__(
         self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, use_fp16_stats=False
     ):
-        if use_fp16_stats:
-            # fairseq refuses it the same way without apex: its own Adam keeps fp32 moments too
-            raise NotImplementedError(
-                "--fp16-adam-stats needs apex's FusedAdamV1 (fp16 Adam moments); install apex or "
-                "drop the option (the moments then stay fp32)"
-            )
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
+        self.use_fp16_stats = use_fp16_stats
 
     def fusable(self) -> bool:
         return all(
@@ -46,8 +47,31 @@ class FusedAdam(fairseq_adam.Adam):
 
     @torch.no_grad()
     def step(self, closure=None):
-        if not self.fusable():
-            return super().step(closure)
+        if self.use_fp16_stats:
+            self.moments_to_fp32()
+        loss = self.fused_step(closure) if self.fusable() else super().step(closure)
+        if self.use_fp16_stats:
+            self.moments_to_fp16()
+        return loss
+
+    def moments_to_fp32(self) -> None:
+        """Stored fp16 moments back to fp32 values (moment x its scale) for the step."""
+        for state in self.state.values():
+            for key in ("exp_avg", "exp_avg_sq"):
+                if f"{key}_scale" in state:
+                    state[key] = state[key].float() * state[f"{key}_scale"]
+
+    def moments_to_fp16(self) -> None:
+        """Each fp32 moment stored as fp16 of moment / scale, scale = 1e-8 + its largest absolute
+        value / the largest fp16 (apex's FusedAdamV1, after OpenAI's jukebox)."""
+        for state in self.state.values():
+            for key in ("exp_avg", "exp_avg_sq"):
+                if key in state:
+                    scale = 1e-8 + state[key].abs().max() / self.FLOAT16_MAX
+                    state[key], state[f"{key}_scale"] = (state[key] / scale).half(), scale
+
+    def fused_step(self, closure=None):
+        """fairseq's update of fp32 parameters through torch._fused_adamw_ (see module doc)."""
         loss = closure() if closure is not None else None
         for group in self.param_groups:
             beta1, beta2 = group["betas"]
