@@ -352,8 +352,8 @@ def test_masked_lm_positions_is_fairseq_s_masked_lm(tiny_databin, implementation
     stock_model.load_state_dict(model.state_dict())
     assert sample["non_padding_positions"].numel() < sample["net_input"]["src_tokens"].numel()
 
-    loss, sample_size, log = task.train_step(sample, model, criterion, optimizer, 0)
-    stock_loss, stock_sample_size, stock_log = task.train_step(
+    loss, sample_size, _ = task.train_step(sample, model, criterion, optimizer, 0)
+    stock_loss, stock_sample_size, _ = task.train_step(
         sample, stock_model, stock_criterion, stock_optimizer, 0
     )
     assert sample_size == int(stock_sample_size) == int(sample["target"].ne(1).sum()) > 0

@@ -26,8 +26,6 @@ class FusedAdam(fairseq_adam.Adam):
     anything else (fp16/bf16 parameters of --memory-efficient-*, amsgrad, sparse gradients) takes
     fairseq's own loop. With ``use_fp16_stats`` the moments are stored in fp16 between steps."""
 
-    FLOAT16_MAX = 65504.0
-
     def __init__(
         self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, use_fp16_stats=False
     ):
@@ -67,7 +65,7 @@ class FusedAdam(fairseq_adam.Adam):
         for state in self.state.values():
             for key in ("exp_avg", "exp_avg_sq"):
                 if key in state:
-                    scale = 1e-8 + state[key].abs().max() / self.FLOAT16_MAX
+                    scale = 1e-8 + state[key].abs().max() / torch.finfo(torch.float16).max
                     state[key], state[f"{key}_scale"] = (state[key] / scale).half(), scale
 
     def fused_step(self, closure=None):
