@@ -13,11 +13,11 @@ from bio_roberta.errors import UsageError
 def selected_tasks(names: str) -> list[str]:
     """Registry task names from comma-separated names, a suite, or 'public' (lewis' public
     tasks)."""
-    from bio_roberta.suites import LEWIS, SUITES, lewis_tasks, suite_tasks
+    from bio_roberta.suites import LEWIS, SUITES, lewis_tasks, public_tasks, suite_tasks
     from bio_roberta.tasks.registry import TASKS
 
     if names in ("all", "public"):
-        return [name for name in lewis_tasks() if names == "all" or TASKS[name].public]
+        return list(lewis_tasks() if names == "all" else public_tasks())
     if names in SUITES:
         try:
             return list(suite_tasks(names))
