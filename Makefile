@@ -24,10 +24,10 @@ $(FAIRSEQ_STAMP): constraints.txt scripts/install.sh
 	bash scripts/install.sh --python $(BIN)/python --only fairseq
 	touch $@
 
-# seqeval (a reference scorer for the tests) builds only with an older setuptools_scm, which
-# install.sh installs.
+# seqeval (a reference scorer for the tests) builds only with an older setuptools_scm.
 $(PROJECT_STAMP): $(FAIRSEQ_STAMP) setup.py constraints.txt Makefile
 	bash scripts/install.sh --python $(BIN)/python --editable --extras hf,test
+	$(PIP_INSTALL) --no-warn-conflicts 'setuptools_scm<9'
 	$(PIP_INSTALL) --no-build-isolation --no-warn-conflicts seqeval==1.2.2
 	$(BIN)/python -c "import torch; assert torch.__version__.startswith('2.13.0'), torch.__version__"
 	touch $@

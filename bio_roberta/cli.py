@@ -94,18 +94,18 @@ def main(argv: list[str] | None = None) -> int:
     # the subcommand is the first argument that is no option: bio-roberta's own options take no
     # values
     command = next((arg for arg in argv if not arg.startswith("-")), "")
+    args = build_parser(command).parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s | %(levelname)s | %(name)s | %(message)s",
+        stream=sys.stderr,
+    )
+    # fairseq announces an optional speech dependency (tensorboardX) on every import.
+    logging.getLogger("fairseq.tasks.text_to_speech").setLevel(logging.WARNING)
     try:
-        args = build_parser(command).parse_args(argv)
-        logging.basicConfig(
-            level=logging.DEBUG if args.verbose else logging.INFO,
-            format="%(asctime)s | %(levelname)s | %(name)s | %(message)s",
-            stream=sys.stderr,
-        )
-        # fairseq announces an optional speech dependency (tensorboardX) on every import.
-        logging.getLogger("fairseq.tasks.text_to_speech").setLevel(logging.WARNING)
         return args.run(args) or 0
     except UsageError as error:
-        print(f"bio-roberta {command}: error: {error}", file=sys.stderr)
+        print(f"bio-roberta {args.command}: error: {error}", file=sys.stderr)
         return 2
     except ModuleNotFoundError as error:
         package = (error.name or "").partition(".")[0]
@@ -113,8 +113,8 @@ def main(argv: list[str] | None = None) -> int:
             raise
         hint = INSTALL_HINTS.get(package, f"install it into {sys.prefix}")
         print(
-            f"bio-roberta {command}: error: needs the Python package {package!r}, which is not "
-            f"installed here; {hint}",
+            f"bio-roberta {args.command}: error: needs the Python package {package!r}, which is "
+            f"not installed here; {hint}",
             file=sys.stderr,
         )
         return 2

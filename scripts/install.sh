@@ -42,13 +42,12 @@ echo "install.sh: installing into $("$PYTHON" -c 'import sys; print(sys.prefix)'
 
 # 1-2. fairseq (compiles its C++ extensions for a few minutes; pip's wheel cache keeps the build)
 "${PIP[@]}" 'setuptools<81' wheel cython numpy
-"${PIP[@]}" --no-build-isolation --no-deps fairseq-fixed==0.12.3.1
+# pip's resolver would report fairseq-fixed's missing torchaudio after each install from here on:
+# left out on purpose, so conflicts are checked once at the end with that one explained.
+"${PIP[@]}" --no-warn-conflicts --no-build-isolation --no-deps fairseq-fixed==0.12.3.1
 [ "$ONLY" = fairseq ] && exit 0
 
-# 3. the package; seqeval-like sdists and our setup.py build against the setuptools above.
-# pip's resolver would report fairseq-fixed's missing torchaudio after each install: left out on
-# purpose (step 2), so conflicts are checked once below with that one explained.
-"${PIP[@]}" --no-warn-conflicts 'setuptools_scm<9'
+# 3. the package; our setup.py builds against the setuptools above.
 "${PIP[@]}" --no-warn-conflicts --no-build-isolation $EDITABLE "$REPO${EXTRAS:+[$EXTRAS]}"
 conflicts=$("$PYTHON" -m pip check 2>&1 | grep -v -e '^fairseq-fixed .* requires torchaudio' \
   -e '^No broken requirements' || true)
