@@ -132,16 +132,17 @@ def markdown_table() -> str:
     from bio_roberta.suites import blurb_tasks, lewis_tasks, public_tasks
     from bio_roberta.tasks.registry import TASKS
 
-    rows = [
-        "| task | suites | `--tasks public` | source | licence | files in `--data` | convert |",
-        "|---|---|---|---|---|---|---|",
-    ]
+    columns = ("task", "suites", "access", "`--tasks public`", "source", "licence")
+    columns += ("files in `--data`", "convert")
+    rows = ["| " + " | ".join(columns) + " |", "|---" * len(columns) + "|"]
     lewis, blurb, public = lewis_tasks(), blurb_tasks(), public_tasks()
     for name, spec in TASKS.items():
         source = DATA_SOURCES[name]
         suites = ", ".join(s for s, tasks in (("lewis", lewis), ("blurb", blurb)) if name in tasks)
         rows.append(
-            f"| `{name}` ({spec.display}) | {suites or '-'} | {'yes' if name in public else 'no'} "
+            f"| `{name}` ({spec.display}) | {suites or '-'} "
+            f"| {'open' if spec.public else 'licence or registration'} "
+            f"| {'yes' if name in public else 'no'} "
             f"| {source.source} | {source.licence} | {FORMAT_FILES[spec.source_format]} "
             f"| `{convert_line(name)}` |"
         )
