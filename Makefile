@@ -4,7 +4,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
-PIP_INSTALL := $(PIP) install --quiet --constraint constraints.txt
+# pip's resolver would report fairseq's torchaudio, left out on purpose, after every install:
+# scripts/install.sh checks the environment once, with that one explained.
+PIP_INSTALL := $(PIP) install --quiet --no-warn-conflicts --constraint constraints.txt
 FAIRSEQ_STAMP := $(VENV)/.fairseq-installed
 PROJECT_STAMP := $(VENV)/.project-installed
 DEMO_OUT ?= demo-out
@@ -27,8 +29,8 @@ $(FAIRSEQ_STAMP): constraints.txt scripts/install.sh
 # seqeval (a reference scorer for the tests) builds only with an older setuptools_scm.
 $(PROJECT_STAMP): $(FAIRSEQ_STAMP) setup.py constraints.txt Makefile
 	bash scripts/install.sh --python $(BIN)/python --editable --extras hf,test
-	$(PIP_INSTALL) --no-warn-conflicts 'setuptools_scm<9'
-	$(PIP_INSTALL) --no-build-isolation --no-warn-conflicts seqeval==1.2.2
+	$(PIP_INSTALL) 'setuptools_scm<9'
+	$(PIP_INSTALL) --no-build-isolation seqeval==1.2.2
 	$(BIN)/python -c "import torch; assert torch.__version__.startswith('2.13.0'), torch.__version__"
 	touch $@
 
