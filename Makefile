@@ -4,32 +4,40 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
-PIP_INSTALL := $(PIP) install --quiet --constraint constraints.txt
+# pip's resolver would report fairseq's torchaudio, left out on purpose, after every install:
+# scripts/install.sh checks the environment once, with that one explained.
+PIP_INSTALL := $(PIP) install --quiet --no-warn-conflicts --constraint constraints.txt
 FAIRSEQ_STAMP := $(VENV)/.fairseq-installed
 PROJECT_STAMP := $(VENV)/.project-installed
 DEMO_OUT ?= demo-out
 PYTEST_ARGS ?=
+EXTRAS ?= hf
 
-.PHONY: venv test lint demo clean-venv
+.PHONY: venv install test lint demo clean-venv
 
 venv: $(PROJECT_STAMP)
 
-# torch first (the CPU wheel), then fairseq without build isolation or deps: isolation would
-# download another torch, and its torchaudio requirement would replace ours.
-$(FAIRSEQ_STAMP): constraints.txt
+# The CPU torch first, then scripts/install.sh (the route for any environment with its torch):
+# fairseq built against that torch, then the package, torch kept as it is.
+$(FAIRSEQ_STAMP): constraints.txt scripts/install.sh
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(PIP_INSTALL) --upgrade pip 'setuptools<81' wheel
-	$(PIP_INSTALL) torch==2.13.0 cython numpy
-	$(PIP_INSTALL) --no-build-isolation --no-deps fairseq-fixed==0.12.3.1
+	$(PIP_INSTALL) torch==2.13.0
+	bash scripts/install.sh --python $(BIN)/python --only fairseq
 	touch $@
 
 # seqeval (a reference scorer for the tests) builds only with an older setuptools_scm.
 $(PROJECT_STAMP): $(FAIRSEQ_STAMP) setup.py constraints.txt Makefile
+	bash scripts/install.sh --python $(BIN)/python --editable --extras hf,test
 	$(PIP_INSTALL) 'setuptools_scm<9'
-	$(PIP_INSTALL) --no-build-isolation -e '.[hf,test]'
 	$(PIP_INSTALL) --no-build-isolation seqeval==1.2.2
-	$(BIN)/python -c "import torch, fairseq, bio_roberta, user_dir; assert torch.__version__.startswith('2.13.0'), torch.__version__"
+	$(BIN)/python -c "import torch; assert torch.__version__.startswith('2.13.0'), torch.__version__"
 	touch $@
+
+# Into another environment with its own torch (CUDA or CPU), which stays:
+#   make install PYTHON=/path/to/env/bin/python EXTRAS=hf,slurm
+install:
+	bash scripts/install.sh --python $(PYTHON) --extras '$(EXTRAS)'
 
 test: $(PROJECT_STAMP)
 	$(BIN)/python -m pytest tests $(PYTEST_ARGS)

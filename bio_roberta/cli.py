@@ -16,11 +16,45 @@ import importlib
 import logging
 import pkgutil
 import sys
+import textwrap
 
 import bio_roberta.commands as commands_package
+from bio_roberta import __version__
 from bio_roberta.errors import UsageError
 
 __all__ = ["UsageError", "build_parser", "main"]
+
+# What to do when a command meets a missing package; the route itself is scripts/install.sh.
+INSTALL_HINTS = {
+    "fairseq": "install it without replacing your torch: scripts/install.sh (README: Install)",
+    "transformers": "install the hf extra: scripts/install.sh --extras hf (README: Install)",
+}
+# a missing module of ours is a bug to show, not a package to install
+OUR_PACKAGES = ("bio_roberta", "bio_roberta_core", "preprocess", "user_dir")
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Appends "(default: X)" only where there is a default to state and the help does not
+    already say it: no "(default: None)" on required or optional-without-default options. Lines
+    break between words only, never inside a task name (i2b2-2010-re)."""
+
+    def _split_lines(self, text, width):
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
+
+    def _fill_text(self, text, width, indent):
+        return textwrap.fill(
+            " ".join(text.split()),
+            width,
+            initial_indent=indent,
+            subsequent_indent=indent,
+            break_on_hyphens=False,
+        )
+
+    def _get_help_string(self, action):
+        nothing = action.default is None or action.default is False or action.default == []
+        if nothing or action.default is argparse.SUPPRESS or "default" in (action.help or ""):
+            return action.help
+        return super()._get_help_string(action)
 
 
 def discover_commands() -> dict[str, str]:
@@ -39,6 +73,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         description="RoBERTa-style biomedical and clinical language models on fairseq.",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, module_name in sorted(discover_commands().items()):
         module = importlib.import_module(module_name)
@@ -46,7 +81,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             name,
             help=module.HELP,
             description=module.__doc__ or module.HELP,
-            formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+            formatter_class=HelpFormatter,
         )
         if command in (None, name):
             module.add_arguments(sub)
@@ -71,6 +106,17 @@ def main(argv: list[str] | None = None) -> int:
         return args.run(args) or 0
     except UsageError as error:
         print(f"bio-roberta {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as error:
+        package = (error.name or "").partition(".")[0]
+        if package in OUR_PACKAGES:
+            raise
+        hint = INSTALL_HINTS.get(package, f"install it into {sys.prefix}")
+        print(
+            f"bio-roberta {args.command}: error: needs the Python package {package!r}, which is "
+            f"not installed here; {hint}",
+            file=sys.stderr,
+        )
         return 2
 
 

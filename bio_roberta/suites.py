@@ -21,6 +21,11 @@ def lewis_tasks() -> tuple[str, ...]:
     return tuple(name for name, spec in TASKS.items() if spec.paper)
 
 
+def public_tasks() -> tuple[str, ...]:
+    """Lewis et al.'s tasks whose files need no licence or registration (`--tasks public`)."""
+    return tuple(name for name in lewis_tasks() if TASKS[name].public)
+
+
 def blurb_tasks() -> tuple[str, ...]:
     """Registry tasks a BLURB sweep runs, in registry order: the datasets our files can give
     BLURB's split for (given BLURB's id lists where it takes them) and whose metric is BLURB's."""

@@ -53,7 +53,10 @@ def read_dictionary_indices(dict_path: str | os.PathLike) -> tuple[dict[str, int
 def fairseq_gpt2_bpe_utils():
     """fairseq's data/encoders/gpt2_bpe_utils.py (json + regex only), loaded from its file without
     running the fairseq package's __init__."""
-    package_dir = Path(importlib.util.find_spec("fairseq").submodule_search_locations[0])
+    fairseq = importlib.util.find_spec("fairseq")
+    if fairseq is None:
+        raise ModuleNotFoundError("No module named 'fairseq'", name="fairseq")
+    package_dir = Path(fairseq.submodule_search_locations[0])
     spec = importlib.util.spec_from_file_location(
         "fairseq_gpt2_bpe_utils", package_dir / "data" / "encoders" / "gpt2_bpe_utils.py"
     )

@@ -12,7 +12,11 @@ def add_arguments(parser):
     from bio_roberta.tasks.registry import TASKS
 
     parser.add_argument(
-        "task", choices=sorted(TASKS), metavar="TASK", help="registry name of the task"
+        "task",
+        choices=sorted(TASKS),
+        metavar="TASK",
+        help=f"registry name of the task: {', '.join(TASKS)}; docs/data.md says where to get "
+        "each task's files and which layout --data holds",
     )
     parser.add_argument("--data", required=True, help="folder holding the task's source files")
     parser.add_argument(

@@ -30,8 +30,18 @@ def add_arguments(parser):
     parser.add_argument(
         "--max-lines", type=int, default=None, help="learn from the first N non-empty lines only"
     )
-    parser.add_argument("--sentencepiece-type", choices=("bpe", "unigram"), default="bpe")
-    parser.add_argument("--character-coverage", type=float, default=0.9999, help="sentencepiece")
+    parser.add_argument(
+        "--sentencepiece-type",
+        choices=("bpe", "unigram"),
+        default="bpe",
+        help="--kind sentencepiece: the SentencePiece model type",
+    )
+    parser.add_argument(
+        "--character-coverage",
+        type=float,
+        default=0.9999,
+        help="--kind sentencepiece: share of characters the model covers",
+    )
     existing = parser.add_argument_group(
         "import an existing RoBERTa vocabulary instead of learning one"
     )

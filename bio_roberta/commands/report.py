@@ -23,7 +23,7 @@ def add_arguments(parser):
         "--expected-seeds",
         type=int,
         default=None,
-        help="the first N of each task's seeds were asked (default: all of its TaskSpec.seeds); "
+        help="the first N of each task's seeds were asked (default: all of them); "
         "medians over fewer are marked",
     )
 

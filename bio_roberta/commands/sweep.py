@@ -1,10 +1,21 @@
-"""Fine-tune tasks x seeds from a pretrained checkpoint as Hydra multiruns (bio_roberta/configs/
-finetune/sweep.yaml) and write one result record per run; finished runs are skipped on re-run,
-failed runs are recorded as failed, listed on stderr and make the exit status 1. Each task runs
-its own seeds (TaskSpec.seeds, ten for BIOSSES, PubMedQA and BioASQ): tasks with the same seed
-list share one multirun over task x seed, so no job runs a seed outside its task's list. Extra
-arguments are Hydra overrides, e.g. hparams.max_epoch=1 hydra/launcher=joblib
+"""Fine-tune tasks x seeds from a pretrained checkpoint as Hydra multiruns
+(bio_roberta/configs/finetune/sweep.yaml) and write one result record per run; finished runs are
+skipped on re-run, failed runs are recorded as failed, listed on stderr and make the exit status
+1. Each task runs its own seeds (five; ten for BIOSSES, PubMedQA and BioASQ): tasks with the same
+seed list share one multirun over task x seed, so no job runs a seed outside its task's list.
+Extra arguments are Hydra overrides, e.g. hparams.max_epoch=1 hydra/launcher=joblib
 hydra.launcher.n_jobs=2, or hydra/launcher=submitit_slurm (extra `slurm`)."""
+
+import sys
+
+from bio_roberta.commands._finetune_runs import (
+    check_converted,
+    check_pretrained,
+    exit_status,
+    hydra_command,
+    selected_tasks,
+)
+from bio_roberta.errors import UsageError
 
 HELP = "fine-tune tasks x seeds (Hydra multirun) and write result records"
 
@@ -20,7 +31,7 @@ def add_arguments(parser):
         "--seeds",
         type=int,
         default=None,
-        help="the first N of each task's seeds (default: all of them, TaskSpec.seeds)",
+        help="run the first N of each task's seeds (default: all of them)",
     )
     parser.add_argument(
         "--seed-list", default=None, help="comma-separated seeds for every task, instead of --seeds"
@@ -36,34 +47,11 @@ def add_arguments(parser):
     parser.add_argument("overrides", nargs="*", help="further Hydra overrides (key=value)")
 
 
-def selected_tasks(names: str) -> list[str]:
-    from bio_roberta.cli import UsageError
-    from bio_roberta.suites import LEWIS, SUITES, lewis_tasks, suite_tasks
-    from bio_roberta.tasks.registry import TASKS
-
-    if names in ("all", "public"):
-        return [name for name in lewis_tasks() if names == "all" or TASKS[name].public]
-    if names in SUITES:
-        try:
-            return list(suite_tasks(names))
-        except KeyError as error:
-            raise UsageError(f"--tasks {names}: {error.args[0]}") from None
-    tasks = [name.strip() for name in names.split(",") if name.strip()]
-    unknown = [name for name in tasks if name not in TASKS]
-    if unknown or not tasks:
-        raise UsageError(
-            f"unknown task(s) {unknown}; known: {', '.join(TASKS)}, or a suite: "
-            f"{', '.join(SUITES)} ({LEWIS} = all), public"
-        )
-    return tasks
-
-
 def seed_plan(args, tasks: list[str]) -> list[tuple[list[str], list[int]]]:
     """(tasks, seeds) groups, one multirun each: tasks sharing a seed list, in first-seen order.
 
     --seed-list gives every task the same seeds; else each task runs the first --seeds of its
     TaskSpec.seeds (all of them by default)."""
-    from bio_roberta.cli import UsageError
     from bio_roberta.tasks.registry import TASKS
 
     if args.seed_list:
@@ -89,48 +77,13 @@ def seed_plan(args, tasks: list[str]) -> list[tuple[list[str], list[int]]]:
     return [(names, list(seeds)) for seeds, names in groups.items()]
 
 
-def check_pretrained(path: str) -> None:
-    """The checkpoint to fine-tune from loads (cheaply: mmap), or a one-line UsageError."""
-    from bio_roberta.cli import UsageError
-    from bio_roberta_core.checkpoints import CheckpointError, read_checkpoint
-
-    try:
-        read_checkpoint(path, mmap=True)
-    except CheckpointError as error:
-        raise UsageError(f"--pretrained {error}") from None
-
-
-def exit_status(
-    hydra_statuses: list[int], results: str, plan: list[tuple[list[str], list[int]]]
-) -> int:
-    """Non-zero when a multirun failed or any run of the plan failed or is missing, after a summary
-    on stderr naming each and its log."""
-    import sys
-
-    from bio_roberta.finetune import failed_runs
-
-    failed = [line for tasks, seeds in plan for line in failed_runs(results, tasks, seeds)]
-    if failed:
-        print(f"bio-roberta: {len(failed)} run(s) failed:", *failed, sep="\n  ", file=sys.stderr)
-    return next((status for status in hydra_statuses if status), 1 if failed else 0)
-
-
 def run(args):
     import subprocess
-    import sys
-    from pathlib import Path
-
-    from bio_roberta.cli import UsageError
 
     tasks = selected_tasks(args.tasks)
     plan = seed_plan(args, tasks)
     check_pretrained(args.pretrained)
-    missing = [task for task in tasks if not (Path(args.data_root) / task).is_dir()]
-    if missing:
-        raise UsageError(
-            f"no converted data for {missing} under {args.data_root}; run "
-            "bio-roberta convert-task first"
-        )
+    check_converted(args.data_root, tasks)
     statuses = []
     for number, (group, seeds) in enumerate(plan, 1):
         print(
@@ -139,18 +92,6 @@ def run(args):
             file=sys.stderr,
             flush=True,
         )
-        command = [
-            sys.executable,
-            "-m",
-            "bio_roberta.sweep",
-            "--multirun",
-            f"task_name={','.join(group)}",
-            f"seed={','.join(map(str, seeds))}",
-            f"pretrained={Path(args.pretrained).resolve()}",
-            f"data_root={Path(args.data_root).resolve()}",
-            f"results_dir={Path(args.results).resolve()}",
-            *([f"arch={args.arch}"] if args.arch else []),
-            *args.overrides,
-        ]
+        command = hydra_command(args, group, seeds, multirun=True)
         statuses.append(subprocess.run(command).returncode)
     return exit_status(statuses, args.results, plan)

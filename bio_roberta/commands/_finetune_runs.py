@@ -1,0 +1,84 @@
+"""What the finetune and sweep commands share: choosing registry tasks, checking the checkpoint and
+the converted data before any job starts, the command line of a Hydra run of
+bio_roberta/sweep.py, and the exit status with the failed runs listed."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from bio_roberta.errors import UsageError
+
+
+def selected_tasks(names: str) -> list[str]:
+    """Registry task names from comma-separated names, a suite, or 'public' (lewis' public
+    tasks)."""
+    from bio_roberta.suites import LEWIS, SUITES, lewis_tasks, public_tasks, suite_tasks
+    from bio_roberta.tasks.registry import TASKS
+
+    if names in ("all", "public"):
+        return list(lewis_tasks() if names == "all" else public_tasks())
+    if names in SUITES:
+        try:
+            return list(suite_tasks(names))
+        except KeyError as error:
+            raise UsageError(f"--tasks {names}: {error.args[0]}") from None
+    tasks = [name.strip() for name in names.split(",") if name.strip()]
+    unknown = [name for name in tasks if name not in TASKS]
+    if unknown or not tasks:
+        raise UsageError(
+            f"unknown task(s) {unknown}; known: {', '.join(TASKS)}, or a suite: "
+            f"{', '.join(SUITES)} ({LEWIS} = all), public"
+        )
+    return tasks
+
+
+def check_pretrained(path: str) -> None:
+    """The checkpoint to fine-tune from loads (cheaply: mmap), or a one-line UsageError."""
+    from bio_roberta_core.checkpoints import CheckpointError, read_checkpoint
+
+    try:
+        read_checkpoint(path, mmap=True)
+    except CheckpointError as error:
+        raise UsageError(f"--pretrained {error}") from None
+
+
+def check_converted(data_root: str, tasks: list[str]) -> None:
+    """Every task has its finetune-bin/<task> under data_root, or a one-line UsageError."""
+    missing = [task for task in tasks if not (Path(data_root) / task).is_dir()]
+    if missing:
+        raise UsageError(
+            f"no converted data for {', '.join(missing)} under {data_root}; run "
+            "bio-roberta convert-task first"
+        )
+
+
+def hydra_command(args, tasks: list[str], seeds: list[int], multirun: bool) -> list[str]:
+    """The command line of bio_roberta/sweep.py for tasks x seeds with the command's options;
+    without --arch the job fine-tunes the pretrained checkpoint's own architecture."""
+    return [
+        sys.executable,
+        "-m",
+        "bio_roberta.sweep",
+        *(["--multirun"] if multirun else []),
+        f"task_name={','.join(tasks)}",
+        f"seed={','.join(map(str, seeds))}",
+        f"pretrained={Path(args.pretrained).resolve()}",
+        f"data_root={Path(args.data_root).resolve()}",
+        f"results_dir={Path(args.results).resolve()}",
+        *([f"arch={args.arch}"] if args.arch else []),
+        *args.overrides,
+    ]
+
+
+def exit_status(
+    hydra_statuses: list[int], results: str, plan: list[tuple[list[str], list[int]]]
+) -> int:
+    """Non-zero when a Hydra run failed or any run of the plan ((tasks, seeds) groups) failed or is
+    missing, after a summary on stderr naming each and its log."""
+    from bio_roberta.finetune import failed_runs
+
+    failed = [line for tasks, seeds in plan for line in failed_runs(results, tasks, seeds)]
+    if failed:
+        print(f"bio-roberta: {len(failed)} run(s) failed:", *failed, sep="\n  ", file=sys.stderr)
+    return next((status for status in hydra_statuses if status), 1 if failed else 0)

@@ -1,0 +1,238 @@
+"""Every command README.md and docs/*.md show (tests/doc_commands.py extracts them) is accounted
+for here, and most of them run exactly as written:
+
+- RUN (every command not listed below): test_documented_commands_run_as_written runs it,
+  unchanged, with bash, at its stage of the pipeline (STAGES) in a
+  workspace laid out with the paths the docs name (data/downloads/..., data/text/...,
+  data/vocab/pm-50k, data/bin/pm, ckpt/pm-base, BioBERT/..., DDICorpus, finetune-bin, results, hf).
+  Only the data is small: the bundled sample (sample/) as the PubMed, PMC and MIMIC-III downloads,
+  the sample's NCBI-disease files as BioBERT's BC5CDR-chem folder (the same format), and small
+  synthetic GAD folds and DDI corpus XML (tests/test_readers.py's writers). The options are the
+  docs' own (a 50k vocabulary learned on the sample stops where its merges run out). What the
+  docs take from an earlier stage that runs at real scale only is made small here:
+  ckpt/pm-base/checkpoint_best.pt is a roberta_tiny trained 3 updates on data/bin/pm (the
+  pretraining command itself is NOT_RUN), RoBERTa's files to import are this vocabulary's and
+  checkpoint, and results/bc5cdr-chem/seed10 comes from `bio-roberta finetune`.
+- SYNOPSIS: lines with PLACEHOLDERS and [optional] parts run in the form given beside each, the
+  placeholders filled in from the workspace.
+- ELSEWHERE: run as written by another test (named).
+- NOT_RUN: needs the network, GPUs and days of training, licensed data or tens of fine-tuning
+  runs (the reason is given, and which test runs the same code small). Their `bio-roberta`
+  options are parsed by the real parser, their scripts and fairseq commands must exist.
+A command added to the docs without an entry fails test_every_documented_command_is_accounted_for.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO_ROOT, SAMPLE_DIR, pretrain_tiny_roberta
+from doc_commands import documented_commands
+
+BIN = Path(sys.executable).parent
+
+SYNOPSIS = {
+    "bio-roberta parse-mimic NOTEEVENTS.csv.gz --out data/text/mimic [--category NAME ...] "
+    "[--all-categories] [--placeholders keep|type]": "bio-roberta parse-mimic NOTEEVENTS.csv.gz "
+    "--out data/text/mimic-all --all-categories --placeholders type",
+    "bio-roberta vocab-stats --vocab data/vocab/pm-50k data/vocab/roberta --ner "
+    "bc5cdr-chem=BC5CDR-chem --text data/text/pubmed [--max-lines N] [--out stats.json]": (
+        "bio-roberta vocab-stats --vocab data/vocab/pm-50k data/vocab/roberta --ner "
+        "bc5cdr-chem=BC5CDR-chem --text data/text/pubmed --max-lines 100 --out stats.json"
+    ),
+    "bio-roberta convert-task TASK --data SOURCE_DIR --vocab VOCAB_DIR --out finetune-bin/TASK "
+    "[--scheme BIO|IO|BIOUL] [--max-positions N]": "bio-roberta convert-task ncbi-disease --data "
+    "BioBERT/NERdata/BC5CDR-chem --vocab data/vocab/pm-50k --out finetune-bin/ncbi-disease "
+    "--scheme BIOUL --max-positions 128",
+    "bio-roberta report results --out results/report [--suite lewis|blurb|both] "
+    "[--expected-seeds N]": "bio-roberta report results --out results/report-1 --suite lewis "
+    "--expected-seeds 1",
+    "bio-roberta export-hf CHECKPOINT OUT_DIR --vocab VOCAB_DIR [--dict DICT] "
+    "[--label-dict LABEL_DICT] [--head NAME]": "bio-roberta export-hf "
+    "results/bc5cdr-chem/seed10/checkpoints/checkpoint_best.pt hf/bc5cdr-chem-2 --vocab "
+    "data/vocab/pm-50k --dict data/vocab/pm-50k/dict.txt --label-dict "
+    "finetune-bin/bc5cdr-chem/label/dict.txt",
+}
+ELSEWHERE = {
+    "make demo": "tests/test_demo.py (scripts/demo.sh)",
+    "make test": "the suite itself",
+    "make venv": "make test and make demo, which set .venv up first",
+    "source /path/to/env/bin/activate && scripts/install.sh --extras hf,slurm": "tests/"
+    "test_install.py runs scripts/install.sh through make install into a fresh venv",
+    "make install PYTHON=/path/to/env/bin/python EXTRAS=hf,slurm": "tests/test_install.py, with "
+    "the fresh venv's python and EXTRAS=hf",
+    "bio-roberta finetune --task ncbi-disease --seed 10 --pretrained CKPT --data-root "
+    "finetune-bin --results results": "tests/test_finetune_command.py",
+}
+# (command prefix, why it does not run here)
+NOT_RUN = [
+    (
+        "source .venv/bin/activate",
+        "the checkout's .venv; here each command runs with bin/ first on PATH, as activating does",
+    ),
+    ("bio-roberta download", "fetches from NCBI; tests/test_download.py runs it on a local server"),
+    ("GPUS=8 scripts/pretrain.sh", "GPUs and days; the tiny recipe runs in tests/test_pretrain.py"),
+    ("NNODES=4", "several nodes; tests/test_distributed.py launches on CPU"),
+    ("GPUS=8 scripts/distill.sh", "GPUs and days; the tiny recipe runs in tests/test_distill.py"),
+    ("fairseq-hydra-train", "GPUs and days; tests/test_configs.py composes these configs"),
+    ("fairseq-train", "GPUs and days (--fp16, 500k updates); tests/test_pretrain.py"),
+    ("bio-roberta sweep", "tens to hundreds of runs; tests/test_sweep.py runs two tiny tasks"),
+    ("scripts/finetune_sweep.sh", "a SLURM cluster"),
+    (".venv/bin/python scripts/benchmark_", "minutes, or a GPU; tests/test_benchmark_train.py"),
+]
+
+
+def not_run_reason(command: str) -> str | None:
+    return next((why for prefix, why in NOT_RUN if command.startswith(prefix)), None)
+
+
+def runnable(command: str) -> str | None:
+    """The form of a documented command that runs in the workspace: itself, or its synopsis
+    filled in; None when it runs elsewhere or not at all."""
+    if command in ELSEWHERE or not_run_reason(command):
+        return None
+    return SYNOPSIS.get(command, command)
+
+
+def stage_of(command: str) -> int | None:
+    return next(
+        (
+            i
+            for i, stage in enumerate(STAGES)
+            if isinstance(stage, str) and command.startswith(stage)
+        ),
+        None,
+    )
+
+
+def test_every_documented_command_is_accounted_for():
+    unaccounted = [
+        f"{page}: {command}"
+        for page, commands in documented_commands().items()
+        for command in commands
+        if runnable(command) is not None and stage_of(runnable(command)) is None
+    ]
+    assert not unaccounted, "run these in this test or say why not:\n" + "\n".join(unaccounted)
+
+
+def test_commands_not_run_name_real_options_and_files():
+    """What cannot run here still names options the parser has and files that exist."""
+    from bio_roberta.cli import build_parser
+
+    for commands in documented_commands().values():
+        for command in (c for c in commands if not_run_reason(c)):
+            argv = shlex.split(command.replace("$i", "0"))
+            while "=" in argv[0]:  # GPUS=8 ...
+                argv.pop(0)
+            program = argv[0]
+            if program == "bio-roberta" and "..." not in argv:
+                build_parser(argv[1]).parse_args(argv[1:])  # SystemExit on a wrong option
+            elif program == "source":
+                assert (BIN / "activate").is_file()  # a virtual environment's bin/
+            elif program.startswith(("scripts/", ".venv/bin/python")):
+                script = REPO_ROOT / (argv[1] if program.endswith("python") else program)
+                assert script.is_file(), command
+            else:
+                assert (BIN / program).is_file(), command
+
+
+def bash(workspace: Path, command: str) -> str:
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+    run = subprocess.run(
+        ["bash", "-c", command], cwd=workspace, env=env, capture_output=True, text=True
+    )
+    assert run.returncode == 0, f"{command}\n{(run.stdout + run.stderr)[-3000:]}"
+    return run.stdout
+
+
+def lay_out_downloads(workspace: Path) -> None:
+    """The docs' inputs: the sample as the corpora's downloads and BioBERT's, GAD's and the DDI
+    corpus' folders with small files of their formats."""
+    from test_readers import write_ddi_corpus, write_euadr_folds
+
+    downloads = workspace / "data" / "downloads"
+    shutil.copytree(SAMPLE_DIR / "corpus" / "pubmed", downloads / "pubmed")
+    shutil.copytree(SAMPLE_DIR / "corpus" / "pmc", downloads / "pmc")
+    notes = (SAMPLE_DIR / "corpus" / "mimic" / "NOTEEVENTS.csv").read_bytes()
+    (workspace / "NOTEEVENTS.csv.gz").write_bytes(gzip.compress(notes))
+    shutil.copytree(SAMPLE_DIR / "tasks" / "ncbi-disease", workspace / "BC5CDR-chem")
+    shutil.copytree(
+        SAMPLE_DIR / "tasks" / "ncbi-disease", workspace / "BioBERT" / "NERdata" / "BC5CDR-chem"
+    )
+    write_euadr_folds(workspace / "BioBERT" / "REdata" / "GAD")
+    write_ddi_corpus(workspace / "DDICorpus")
+
+
+def make_pretrained(workspace: Path) -> None:
+    """ckpt/pm-base/checkpoint_best.pt: a roberta_tiny on data/bin/pm (the real-scale pretraining
+    is NOT_RUN), and RoBERTa's files to import taken from it and the vocabulary."""
+    ckpt = workspace / "ckpt" / "pm-base"
+    # 512 positions, as the tasks are converted by default
+    checkpoint = pretrain_tiny_roberta(
+        workspace / "data" / "bin" / "pm", ckpt, max_update=3, tokens_per_sample=512
+    )
+    shutil.copy(checkpoint, ckpt / "checkpoint_best.pt")
+    vocab = workspace / "data" / "vocab" / "pm-50k"
+    (workspace / "roberta.base").mkdir()
+    shutil.copy(checkpoint, workspace / "roberta.base" / "model.pt")
+    for name in ("encoder.json", "vocab.bpe", "dict.txt"):
+        shutil.copy(vocab / name, workspace / name)
+
+
+def finetune_bc5cdr_chem(workspace: Path) -> None:
+    """results/bc5cdr-chem/seed10, which the docs' export and report commands read."""
+    bash(
+        workspace,
+        "bio-roberta finetune --task bc5cdr-chem --seed 10 --pretrained "
+        "ckpt/pm-base/checkpoint_best.pt --data-root finetune-bin --results results",
+    )
+
+
+# Pipeline order: documented commands starting with a stage's text run there, between set-ups.
+STAGES = [
+    "bio-roberta --version",
+    "python -m bio_roberta --version",
+    "bio-roberta parse-",
+    "bio-roberta learn-vocab data/",
+    "bio-roberta vocab-stats --vocab data/vocab/pm-50k --ner",
+    "bio-roberta binarize",
+    make_pretrained,
+    "bio-roberta convert-task",
+    "bio-roberta export-hf ckpt/",
+    "bio-roberta learn-vocab --encoder-json",
+    "bio-roberta vocab-stats --vocab data/vocab/pm-50k data/vocab/roberta",
+    finetune_bc5cdr_chem,
+    "bio-roberta report",
+    "bio-roberta export-hf",
+]
+
+
+@pytest.mark.slow
+def test_documented_commands_run_as_written(tmp_path):
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    lay_out_downloads(workspace)
+    commands = {
+        runnable(command): None
+        for commands in documented_commands().values()
+        for command in commands
+        if runnable(command) is not None
+    }
+    for number, stage in enumerate(STAGES):
+        if callable(stage):
+            stage(workspace)
+        for command in (c for c in commands if stage_of(c) == number):
+            bash(workspace, command)
+    assert (workspace / "hf" / "bc5cdr-chem" / "config.json").is_file()
+    assert (workspace / "hf" / "bio-roberta-base" / "config.json").is_file()
+    assert (workspace / "results" / "report" / "report.md").is_file()
+    assert (workspace / "data" / "vocab" / "roberta" / "model.pt").is_file()
+    assert len(list((workspace / "finetune-bin" / "gad").glob("fold*"))) == 10
