@@ -19,6 +19,7 @@ import sys
 
 import bio_roberta.commands as commands_package
 from bio_roberta.errors import UsageError
+from bio_roberta_core.output_dir import OutputDirError
 
 __all__ = ["UsageError", "build_parser", "main"]
 
@@ -69,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("fairseq.tasks.text_to_speech").setLevel(logging.WARNING)
     try:
         return args.run(args) or 0
-    except UsageError as error:
+    except (UsageError, OutputDirError) as error:  # refused, busy or disk full: one line
         print(f"bio-roberta {args.command}: error: {error}", file=sys.stderr)
         return 2
 

@@ -11,7 +11,6 @@ import hashlib
 import importlib.metadata
 import json
 import os
-import shutil
 import signal
 import subprocess
 import tempfile
@@ -120,27 +119,6 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
 
 def atomic_write_json(path: str | os.PathLike, obj: Any) -> None:
     atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
-
-
-def replace_dir(new: str | os.PathLike, target: str | os.PathLike) -> None:
-    """Put the finished dir `new` (beside `target`, on its file system) in target's place: readers
-    see the old dir whole, then no dir, then the new one whole; never a mix of both."""
-    new, target = Path(new), Path(target)
-    for path in [*new.iterdir(), new]:  # on disk before the rename makes them visible
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-    old = target.with_name(f".{target.name}.old")
-    shutil.rmtree(old, ignore_errors=True)  # left by a run killed between the renames
-    if not target.exists():
-        os.rename(new, target)
-        return
-    os.rename(target, old)
-    kill_point("replace_dir:old-moved-aside")
-    os.rename(new, target)
-    shutil.rmtree(old)
 
 
 def kill_point(name: str) -> None:
