@@ -136,8 +136,9 @@ def disk_full_named(directory: Path) -> Iterator[None]:
         free = shutil.disk_usage(directory if directory.is_dir() else directory.parent).free
         raise DiskFullError(
             f"{file}: {error.strerror}: the output needed more than the {used:,} bytes written "
-            f"under {directory} ({free:,} bytes free on that file system); nothing was put in "
-            "place of the output: make room (or raise the limit) and re-run"
+            f"under {directory} ({free:,} bytes free on that file system); the run's partial "
+            "files are removed and nothing was put in place of a finished file: make room (or "
+            "raise the limit) and re-run"
         ) from None
 
 

@@ -235,9 +235,13 @@ def parse_inputs(
                 ): i
                 for i in todo
             }
-            for future in concurrent.futures.as_completed(futures):
-                summaries[futures[future]] = future.result()
-                progress.update()
+            try:
+                for future in concurrent.futures.as_completed(futures):
+                    summaries[futures[future]] = future.result()
+                    progress.update()
+            except BaseException:  # e.g. disk full: parse no further input
+                pool.shutdown(cancel_futures=True)
+                raise
     else:
         for i in todo:
             summaries[i] = parse_input_to_work(

@@ -121,6 +121,7 @@ def run(args):
     from pathlib import Path
 
     from bio_roberta.cli import UsageError
+    from bio_roberta_core.output_dir import output_lock
 
     tasks = selected_tasks(args.tasks)
     plan = seed_plan(args, tasks)
@@ -132,25 +133,26 @@ def run(args):
             "bio-roberta convert-task first"
         )
     statuses = []
-    for number, (group, seeds) in enumerate(plan, 1):
-        print(
-            f"bio-roberta sweep: multirun {number}/{len(plan)}: {', '.join(group)} x seeds "
-            f"{','.join(map(str, seeds))} ({len(group) * len(seeds)} jobs)",
-            file=sys.stderr,
-            flush=True,
-        )
-        command = [
-            sys.executable,
-            "-m",
-            "bio_roberta.sweep",
-            "--multirun",
-            f"task_name={','.join(group)}",
-            f"seed={','.join(map(str, seeds))}",
-            f"pretrained={Path(args.pretrained).resolve()}",
-            f"data_root={Path(args.data_root).resolve()}",
-            f"results_dir={Path(args.results).resolve()}",
-            *([f"arch={args.arch}"] if args.arch else []),
-            *args.overrides,
-        ]
-        statuses.append(subprocess.run(command).returncode)
+    with output_lock(args.results):  # one sweep per results dir
+        for number, (group, seeds) in enumerate(plan, 1):
+            print(
+                f"bio-roberta sweep: multirun {number}/{len(plan)}: {', '.join(group)} x seeds "
+                f"{','.join(map(str, seeds))} ({len(group) * len(seeds)} jobs)",
+                file=sys.stderr,
+                flush=True,
+            )
+            command = [
+                sys.executable,
+                "-m",
+                "bio_roberta.sweep",
+                "--multirun",
+                f"task_name={','.join(group)}",
+                f"seed={','.join(map(str, seeds))}",
+                f"pretrained={Path(args.pretrained).resolve()}",
+                f"data_root={Path(args.data_root).resolve()}",
+                f"results_dir={Path(args.results).resolve()}",
+                *([f"arch={args.arch}"] if args.arch else []),
+                *args.overrides,
+            ]
+            statuses.append(subprocess.run(command).returncode)
     return exit_status(statuses, args.results, plan)
