@@ -18,21 +18,19 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-import errno
 import fcntl
 import json
 import os
 import re
 import shutil
 import socket
+import sqlite3
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from bio_roberta_core.provenance import file_record, kill_point
-
-NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)  # disk full, quota, file size limit
+from bio_roberta_core.provenance import NO_ROOM, file_record, kill_point
 
 
 class OutputDirError(ValueError):
@@ -116,30 +114,34 @@ def output_lock(target: str | os.PathLike) -> Iterator[None]:
         os.close(fd)
 
 
-def _files_under(directory: Path) -> list[Path]:
-    return [Path(root) / name for root, _, names in os.walk(directory) for name in names]
-
-
 @contextlib.contextmanager
 def disk_full_named(directory: Path) -> Iterator[None]:
     """Turn running out of room while writing under `directory` into one DiskFullError line: the
-    file being written (the error's, else the newest file there), and the bytes written there."""
+    file being written (the error's, provenance.naming_file; else the newest file there), and the
+    bytes written there."""
     try:
         yield
     except OSError as error:
         if error.errno not in NO_ROOM:
             raise
-        files = _files_under(directory)
-        newest = max(files, key=lambda path: path.stat().st_mtime_ns, default=directory)
-        file = error.filename or newest
-        used = sum(path.stat().st_size for path in files)
-        free = shutil.disk_usage(directory if directory.is_dir() else directory.parent).free
-        raise DiskFullError(
-            f"{file}: {error.strerror}: the output needed more than the {used:,} bytes written "
-            f"under {directory} ({free:,} bytes free on that file system); the run's partial "
-            "files are removed and nothing was put in place of a finished file: make room (or "
-            "raise the limit) and re-run"
-        ) from None
+        raise _no_room(directory, error.filename, error.strerror) from None
+    except sqlite3.Error as error:  # an on-disk index (the parse's) on a full disk
+        if getattr(error, "sqlite_errorcode", None) != sqlite3.SQLITE_FULL:
+            raise
+        raise _no_room(directory, None, str(error)) from None
+
+
+def _no_room(directory: Path, file: str | None, reason: str) -> DiskFullError:
+    files = [Path(root) / name for root, _, names in os.walk(directory) for name in names]
+    newest = max(files, key=lambda path: path.stat().st_mtime_ns, default=directory)
+    used = sum(path.stat().st_size for path in files)
+    free = shutil.disk_usage(directory if directory.is_dir() else directory.parent).free
+    return DiskFullError(
+        f"{file or newest}: {reason}: the output needed more than the {used:,} bytes written "
+        f"under {directory} ({free:,} bytes free on that file system); the run's partial "
+        "files are removed and nothing was put in place of a finished file: make room (or "
+        "raise the limit) and re-run"
+    )
 
 
 def check_replaceable(target: Path, own_file: re.Pattern[str]) -> None:

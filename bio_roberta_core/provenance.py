@@ -7,6 +7,7 @@ back to the bytes it came from (see docs/artifacts.md).
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import importlib.metadata
 import json
@@ -81,6 +82,25 @@ def environment_record() -> dict[str, Any]:
     return {"git_revision": git_revision(), "package_versions": package_versions()}
 
 
+NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)  # disk full, quota, file size limit
+
+
+@contextlib.contextmanager
+def naming_file(path: str | os.PathLike) -> Iterator[None]:
+    """Name `path` in an error of running out of room while the block writes it (a write's
+    OSError names no file); an error that a named one caused (a file closed after its failed
+    flush) is replaced by that one."""
+    try:
+        yield
+    except OSError as error:
+        if error.errno not in NO_ROOM or error.filename:
+            raise
+        cause = error.__context__
+        if isinstance(cause, OSError) and cause.errno in NO_ROOM and cause.filename:
+            raise cause from None
+        raise OSError(error.errno, error.strerror, str(path)) from None
+
+
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 
@@ -95,7 +115,7 @@ def atomic_file(path: str | os.PathLike) -> Iterator[BinaryIO]:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp creates 0600; give the file the usual mode
-        with os.fdopen(fd, "wb") as handle:
+        with naming_file(path), os.fdopen(fd, "wb") as handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())

@@ -34,6 +34,7 @@ from bio_roberta_core.provenance import (
     file_record,
     json_hash,
     kill_point,
+    naming_file,
     sha256_file,
 )
 from preprocess.gpt2_encoder import EOS_INDEX, UNK_INDEX, BatchGPT2Encoder, read_dictionary_indices
@@ -162,14 +163,15 @@ class MMapDatasetWriter:
 
     def append_chunk(self, chunk_prefix: str) -> None:
         for suffix, out in ((".bin", self.data), (".sizes", self.sizes)):
-            with open(chunk_prefix + suffix, "rb") as part:
+            with naming_file(f"{self.prefix}{suffix}"), open(chunk_prefix + suffix, "rb") as part:
                 shutil.copyfileobj(part, out, 1 << 20)
             os.unlink(chunk_prefix + suffix)
         self.count = self.sizes.tell() // 4
 
     def finalize(self, index_path: Path) -> None:
-        self.data.close()
-        with open(index_path, "wb") as index:
+        with naming_file(f"{self.prefix}.bin"):
+            self.data.close()
+        with naming_file(index_path), open(index_path, "wb") as index:
             index.write(
                 INDEX_MAGIC
                 + struct.pack("<QBQ", INDEX_VERSION, INDEX_DTYPE_CODES[self.dtype], self.count)
@@ -218,6 +220,7 @@ def binarize_chunk(chunk: Chunk) -> dict[str, int]:
     dtype = token_dtype(encoder.dictionary_size)
     counts = {"sentences": 0, "empty_lines": 0, "sequences": 0, "tokens": 0, "unk_tokens": 0}
     with (
+        naming_file(chunk.prefix + ".bin"),
         open(chunk.prefix + ".bin", "wb") as data,
         open(chunk.prefix + ".sizes", "wb") as sizes_out,
     ):
