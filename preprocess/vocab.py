@@ -44,6 +44,7 @@ MANIFEST = "manifest.json"
 DICT_FILE = "dict.txt"
 TRAIN_SPLIT = "train"
 COUNT_BATCH_LINES = 10_000
+COUNT_BATCH_CHARS = 4_000_000  # memory of counting a batch: long lines make fewer per batch
 # fairseq's RoBERTa dict.txt pads the GPT-2 vocabulary with these to a multiple of 8.
 MADEUP_WORD_PREFIX = "madeupword"
 # Our dictionaries have a multiple of this many entries, fairseq's 4 specials and the <mask> that
@@ -124,17 +125,19 @@ def text_files(inputs: Iterable[str | os.PathLike], split: str = TRAIN_SPLIT) ->
     return files
 
 
-def line_pieces(line: str) -> list[str]:
+def line_pieces(line: str) -> Iterator[str]:
     """A line as the learners take it: one over MAX_LEARN_LINE_CHARS characters cut at its last
     space before each bound (or at the bound, where there is none)."""
-    pieces, start = [], 0
-    while len(line) - start > MAX_LEARN_LINE_CHARS:
-        cut = line.rfind(" ", start + 1, start + MAX_LEARN_LINE_CHARS + 1)
-        cut = cut if cut != -1 else start + MAX_LEARN_LINE_CHARS
-        pieces.append(line[start:cut].strip())
-        start = cut
-    pieces.append(line[start:].strip())
-    return [piece for piece in pieces if piece]
+    start = 0
+    while start < len(line):
+        end = start + MAX_LEARN_LINE_CHARS
+        if end < len(line):
+            cut = line.rfind(" ", start + 1, end + 1)
+            end = cut if cut != -1 else end
+        piece = line[start:end].strip()
+        if piece:
+            yield piece
+        start = end
 
 
 def iter_lines(
@@ -159,13 +162,18 @@ def iter_lines(
                 yield from line_pieces(line)
 
 
-def batched(lines: Iterable[str], size: int = COUNT_BATCH_LINES) -> Iterator[list[str]]:
+def batched(
+    lines: Iterable[str], size: int = COUNT_BATCH_LINES, max_chars: int | None = None
+) -> Iterator[list[str]]:
+    """Lists of `size` lines, or fewer once they hold `max_chars` characters."""
     batch: list[str] = []
+    chars = 0
     for line in lines:
         batch.append(line)
-        if len(batch) == size:
+        chars += len(line)
+        if len(batch) == size or (max_chars is not None and chars >= max_chars):
             yield batch
-            batch = []
+            batch, chars = [], 0
     if batch:
         yield batch
 
@@ -226,7 +234,7 @@ def learn_byte_bpe(
     encoder = BatchGPT2Encoder(out_dir / "encoder.json", out_dir / "vocab.bpe")
     id_counts = np.zeros(len(vocab), dtype=np.int64)
     text_counts: Counter = Counter()
-    for batch in batched(iter_lines(files, max_lines, text_counts)):
+    for batch in batched(iter_lines(files, max_lines, text_counts), max_chars=COUNT_BATCH_CHARS):
         ids, _ = encoder.encode_lines(batch)
         id_counts += np.bincount(ids[ids != encoder.LINE_END], minlength=len(vocab))
     counts = Counter({unit: int(count) for unit, count in zip(units, id_counts)})
@@ -271,7 +279,7 @@ def learn_sentencepiece(
     ]
     counts: Counter = Counter()
     text_counts: Counter = Counter()
-    for batch in batched(iter_lines(files, max_lines, text_counts)):
+    for batch in batched(iter_lines(files, max_lines, text_counts), max_chars=COUNT_BATCH_CHARS):
         for pieces in processor.encode(batch, out_type=str):
             counts.update(pieces)
     known = set(units)

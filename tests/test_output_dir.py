@@ -204,11 +204,11 @@ def test_an_out_that_is_a_file_is_one_line(text_dir, tmp_path):
 def test_over_long_lines_reach_the_learner_in_bounded_pieces(tmp_path):
     words = [f"w{i % 997}" for i in range(3 * MAX_LEARN_LINE_CHARS // 4)]
     line = " ".join(words)
-    pieces = line_pieces(line)
+    pieces = list(line_pieces(line))
     assert len(pieces) > 1 and max(map(len, pieces)) <= MAX_LEARN_LINE_CHARS
     assert " ".join(pieces) == line  # cut at spaces: no word is split
     unbroken = "x" * (2 * MAX_LEARN_LINE_CHARS + 5)
-    assert line_pieces(unbroken) == [
+    assert list(line_pieces(unbroken)) == [
         "x" * MAX_LEARN_LINE_CHARS,
         "x" * MAX_LEARN_LINE_CHARS,
         "xxxxx",
