@@ -34,6 +34,7 @@ from bio_roberta_core.provenance import (
     environment_record,
     file_record,
     kill_point,
+    sha256_file,
 )
 from bio_roberta_core.vocab_files import KIND_FILES
 from preprocess.gpt2_encoder import BatchGPT2Encoder, read_dictionary_indices
@@ -97,9 +98,17 @@ def read_vocab_dir(vocab_dir: str | os.PathLike) -> VocabularyDir:
     if kind not in KIND_FILES:
         raise VocabDirError(f"{manifest_path}: kind {kind!r} is not one of {sorted(KIND_FILES)}")
     vocab = VocabularyDir(path=path, kind=kind, manifest=manifest)
+    recorded = {
+        Path(output["path"]).name: output["sha256"] for output in manifest.get("outputs", [])
+    }
     for file in [*vocab.bpe_files.values(), vocab.dict_path]:
         if not file.is_file():
             raise VocabDirError(f"{file}: missing from the {kind} vocabulary dir {path}")
+        if file.name in recorded and sha256_file(file) != recorded[file.name]:
+            raise VocabDirError(
+                f"{file}: not the file {manifest_path} lists (another sha256): the dir mixes two "
+                "vocabularies; re-run `bio-roberta learn-vocab` into it"
+            )
     return vocab
 
 

@@ -9,6 +9,7 @@ import json
 import os
 import re
 import resource
+import shutil
 import signal
 import socket
 import subprocess
@@ -241,3 +242,27 @@ def test_a_pmc_article_over_the_size_limit_is_skipped_and_reported(tmp_path):
         "article of 2,097,171 bytes is over --max-article-mb 1: skipped (raise the limit to "
         "read it)"
     )
+
+
+def test_a_vocabulary_dir_mixing_two_vocabularies_is_refused(text_dir, vocab, tmp_path):
+    """What a learn-vocab killed before the swap left (encoder.json and vocab.bpe of the new run,
+    dict.txt and manifest of the old) is refused by binarize and convert-task."""
+    other = tmp_path / "other"
+    learn_vocabulary("gpt2", [text_dir], other, vocab_size=300)
+    mixed = tmp_path / "mixed"
+    shutil.copytree(vocab, mixed)
+    for name in ("encoder.json", "vocab.bpe"):
+        shutil.copyfile(other / name, mixed / name)
+    expected = (
+        f"{mixed / 'encoder.json'}: not the file {mixed / 'manifest.json'} lists (another "
+        "sha256): the dir mixes two vocabularies; re-run `bio-roberta learn-vocab` into it"
+    )
+    for command in (
+        ["binarize", text_dir, "--vocab", mixed, "--out", tmp_path / "bin"],
+        ["convert-task", "chemprot", "--data", CHEMPROT_SAMPLE, "--vocab", mixed, "--out"]
+        + [tmp_path / "chemprot"],
+    ):
+        run = bio_roberta(*command)
+        assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr[-3000:]
+        assert run.stderr.strip().splitlines()[-1] == f"bio-roberta {command[0]}: error: {expected}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mixed", "other"]
