@@ -58,10 +58,6 @@ def _close_locks_in_child() -> None:
 os.register_at_fork(after_in_child=_close_locks_in_child)
 
 
-def lock_path(target: Path) -> Path:
-    return target.with_name(f".{target.name}.lock")
-
-
 def _holder(lock_file: Path) -> str:
     try:
         holder = json.loads(lock_file.read_text(encoding="utf-8"))
@@ -79,7 +75,7 @@ def output_lock(target: str | os.PathLike) -> Iterator[None]:
     holder if another run has it. The lock file is removed when the block ends."""
     target = Path(target).resolve()
     target.parent.mkdir(parents=True, exist_ok=True)
-    path = lock_path(target)
+    path = target.with_name(f".{target.name}.lock")
     while True:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         try:
@@ -103,13 +99,14 @@ def output_lock(target: str | os.PathLike) -> Iterator[None]:
         "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
     }
-    os.ftruncate(fd, 0)
-    os.write(fd, json.dumps(holder).encode("utf-8"))
+    with contextlib.suppress(OSError):  # who holds it is for the message only (a full disk...)
+        os.ftruncate(fd, 0)  # a killed run's file may be there still
+        os.write(fd, json.dumps(holder).encode("utf-8"))
     _held_locks.append(fd)
     try:
         yield
     finally:
-        os.unlink(path)  # before the unlock: a run waiting on this file then retries the path
+        path.unlink(missing_ok=True)  # before the unlock: a run waiting on this file retries
         _held_locks.remove(fd)
         os.close(fd)
 
@@ -148,11 +145,8 @@ def check_replaceable(target: Path, own_file: re.Pattern[str]) -> None:
     """Refuse a target that is a file, or a dir holding entries whose names are not `own_file`."""
     if target.exists() and not target.is_dir():
         raise OutputDirError(f"{target}: exists and is not a directory; pass a directory for --out")
-    foreign = (
-        sorted(p.name for p in target.iterdir() if not own_file.match(p.name))
-        if (target.is_dir())
-        else []
-    )
+    names = sorted(p.name for p in target.iterdir()) if target.is_dir() else []
+    foreign = [name for name in names if not own_file.match(name)]
     if foreign:
         raise OutputDirError(
             f"{target}: holds {foreign[0]!r}{' and more' if len(foreign) > 1 else ''}, which is "
