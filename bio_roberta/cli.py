@@ -21,6 +21,7 @@ import textwrap
 import bio_roberta.commands as commands_package
 from bio_roberta import __version__
 from bio_roberta.errors import UsageError
+from bio_roberta_core.output_dir import OutputDirError
 
 __all__ = ["UsageError", "build_parser", "main"]
 
@@ -104,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("fairseq.tasks.text_to_speech").setLevel(logging.WARNING)
     try:
         return args.run(args) or 0
-    except UsageError as error:
+    except (UsageError, OutputDirError) as error:  # refused, busy or disk full: one line
         print(f"bio-roberta {args.command}: error: {error}", file=sys.stderr)
         return 2
     except ModuleNotFoundError as error:

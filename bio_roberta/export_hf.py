@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from pathlib import Path
 from typing import Any, Optional
 
@@ -30,14 +31,24 @@ from bio_roberta.hf_weights import (
 from bio_roberta.tasks.kinds import HFExport, TaskKind, kind_trained_by
 from bio_roberta.tasks.registry import TaskSpec
 from bio_roberta_core.model_dictionary import load_model_dictionary, training_dictionary
+from bio_roberta_core.output_dir import new_output_dir
 from bio_roberta_core.provenance import (
     atomic_write_json,
     environment_record,
     file_record,
+    kill_point,
     sha256_file,
 )
 
 logger = logging.getLogger(__name__)
+
+# What an export dir may hold (transformers' model and tokenizer files, the manifest): export-hf
+# replaces such a dir whole, so it holds exactly what the export wrote.
+EXPORT_FILE = re.compile(
+    r"^(manifest\.json|(generation_)?config\.json|model.*\.safetensors(\.index\.json)?|"
+    r"pytorch_model.*\.bin(\.index\.json)?|tokenizer(_config)?\.json|special_tokens_map\.json|"
+    r"added_tokens\.json|vocab\.json|merges\.txt|[^/]*\.model)$"
+)
 
 
 def load_checkpoint(
@@ -206,21 +217,22 @@ def export(
         problem_type=hf_export.problem_type,
         decoding=hf_export.decoding,
     )
-    out_dir.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(out_dir)
-    vocab.save_tokenizer(tokenizer, out_dir)
-    manifest = {
-        "kind": kind,
-        "hf_model_class": HF_MODEL_CLASSES[kind],
-        "head": head,
-        "labels": labels,
-        "vocab_size": vocab_size,
-        "checkpoint": file_record(checkpoint),
-        "vocabulary": {name: file_record(path) for name, path in vocab.files().items()},
-        "label_dict": file_record(label_dict) if read_label_dict else None,
-        **environment_record(),
-    }
-    atomic_write_json(out_dir / "manifest.json", manifest)
+    with new_output_dir(out_dir, EXPORT_FILE) as build:
+        model.save_pretrained(build.path)
+        kill_point("export_hf:weights-written")
+        vocab.save_tokenizer(tokenizer, build.path)
+        manifest = {
+            "kind": kind,
+            "hf_model_class": HF_MODEL_CLASSES[kind],
+            "head": head,
+            "labels": labels,
+            "vocab_size": vocab_size,
+            "checkpoint": file_record(checkpoint),
+            "vocabulary": {name: file_record(path) for name, path in vocab.files().items()},
+            "label_dict": file_record(label_dict) if read_label_dict else None,
+            **environment_record(),
+        }
+        atomic_write_json(build.path / "manifest.json", manifest)  # last
     return manifest
 
 

@@ -23,6 +23,7 @@ import csv
 import io
 import json
 import os
+import re
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,9 +44,18 @@ from bio_roberta.blurb.suite import (
 from bio_roberta.finetune import EVALUATION, OK, RESULT_FILE, RESULT_SCHEMA, SINGLE
 from bio_roberta.suites import BLURB, BOTH, LEWIS, SUITES, lewis_tasks
 from bio_roberta.tasks.registry import DEFAULT_SEEDS, PAPER_COLUMNS, TASKS, summary_groups
+from bio_roberta_core.output_dir import new_output_dir
 from bio_roberta_core.provenance import atomic_write_bytes, atomic_write_text, sha256_file
 
 SHORT = "*"
+# The files of a report dir, by key of write_report's result: the dir is replaced whole.
+REPORT_FILES = {
+    "markdown": "report.md",
+    "csv": "report.csv",
+    "blurb_csv": "blurb.csv",
+    "png": "scores.png",
+}
+REPORT_FILE = re.compile("^(" + "|".join(map(re.escape, REPORT_FILES.values())) + ")$")
 
 
 class ReportError(ValueError):
@@ -609,26 +619,25 @@ def write_report(
     records = load_records(results_dir)
     results = task_results(records)
     out_dir = Path(out_dir)
-    paths, sections = {"markdown": out_dir / "report.md"}, []
+    texts, sections = {}, []
     lewis = blurb = None
     if suite in (LEWIS, BOTH):
         lewis = lewis_results(results)
         rows, summaries = task_rows(lewis, expected_seeds), summary_rows(lewis)
         sections.append(lewis_lines(rows, summaries))
-        paths["csv"] = out_dir / "report.csv"
-        atomic_write_text(
-            paths["csv"], csv_text(LEWIS_CSV_COLUMNS, rows + summaries, ("median", "min", "max"))
-        )
+        texts["csv"] = csv_text(LEWIS_CSV_COLUMNS, rows + summaries, ("median", "min", "max"))
     if suite in (BLURB, BOTH):
         rows = blurb_rows(records, results, expected_seeds)
         summary = blurb_summary(rows)
         blurb = (rows, summary, results)
         sections.append(blurb_lines(rows, summary))
-        paths["blurb_csv"] = out_dir / "blurb.csv"
-        atomic_write_text(
-            paths["blurb_csv"], csv_text(BLURB_CSV_COLUMNS, blurb_csv_rows(rows, summary), ())
-        )
-    atomic_write_text(paths["markdown"], markdown(sections, Path(results_dir), records))
-    paths["png"] = out_dir / "scores.png"
-    atomic_write_bytes(paths["png"], scores_png(lewis, blurb))
+        texts["blurb_csv"] = csv_text(BLURB_CSV_COLUMNS, blurb_csv_rows(rows, summary), ())
+    texts["markdown"] = markdown(sections, Path(results_dir), records)
+    paths = {
+        key: out_dir / name for key, name in REPORT_FILES.items() if key in texts or key == "png"
+    }
+    with new_output_dir(out_dir, REPORT_FILE) as build:
+        for key, text in texts.items():
+            atomic_write_text(build.path / REPORT_FILES[key], text)
+        atomic_write_bytes(build.path / REPORT_FILES["png"], scores_png(lewis, blurb))
     return paths

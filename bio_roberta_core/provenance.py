@@ -7,11 +7,11 @@ back to the bytes it came from (see docs/artifacts.md).
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import importlib.metadata
 import json
 import os
-import shutil
 import signal
 import subprocess
 import tempfile
@@ -82,6 +82,25 @@ def environment_record() -> dict[str, Any]:
     return {"git_revision": git_revision(), "package_versions": package_versions()}
 
 
+NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)  # disk full, quota, file size limit
+
+
+@contextlib.contextmanager
+def naming_file(path: str | os.PathLike) -> Iterator[None]:
+    """Name `path` in an error of running out of room while the block writes it (a write's
+    OSError names no file); an error that a named one caused (a file closed after its failed
+    flush) is replaced by that one."""
+    try:
+        yield
+    except OSError as error:
+        if error.errno not in NO_ROOM or error.filename:
+            raise
+        cause = error.__context__
+        if isinstance(cause, OSError) and cause.errno in NO_ROOM and cause.filename:
+            raise cause from None
+        raise OSError(error.errno, error.strerror, str(path)) from None
+
+
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 
@@ -96,7 +115,7 @@ def atomic_file(path: str | os.PathLike) -> Iterator[BinaryIO]:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp creates 0600; give the file the usual mode
-        with os.fdopen(fd, "wb") as handle:
+        with naming_file(path), os.fdopen(fd, "wb") as handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
@@ -120,27 +139,6 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
 
 def atomic_write_json(path: str | os.PathLike, obj: Any) -> None:
     atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
-
-
-def replace_dir(new: str | os.PathLike, target: str | os.PathLike) -> None:
-    """Put the finished dir `new` (beside `target`, on its file system) in target's place: readers
-    see the old dir whole, then no dir, then the new one whole; never a mix of both."""
-    new, target = Path(new), Path(target)
-    for path in [*new.iterdir(), new]:  # on disk before the rename makes them visible
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-    old = target.with_name(f".{target.name}.old")
-    shutil.rmtree(old, ignore_errors=True)  # left by a run killed between the renames
-    if not target.exists():
-        os.rename(new, target)
-        return
-    os.rename(target, old)
-    kill_point("replace_dir:old-moved-aside")
-    os.rename(new, target)
-    shutil.rmtree(old)
 
 
 def kill_point(name: str) -> None:

@@ -27,13 +27,14 @@ from typing import Any
 
 import numpy as np
 
+from bio_roberta_core.output_dir import OutputBuild, new_output_dir
 from bio_roberta_core.provenance import (
     atomic_write_json,
     environment_record,
     file_record,
     json_hash,
     kill_point,
-    replace_dir,
+    naming_file,
     sha256_file,
 )
 from preprocess.gpt2_encoder import EOS_INDEX, UNK_INDEX, BatchGPT2Encoder, read_dictionary_indices
@@ -62,9 +63,7 @@ INDEX_DTYPE_CODES = {
 }  # fairseq's codes
 # What a data-bin dir holds (fairseq-preprocess adds preprocess.log); binarize replaces the whole
 # dir.
-DATA_BIN_FILE = re.compile(
-    r"^([^.]+\.(bin|idx)|dict\.txt|manifest\.json|preprocess\.log|\.binarize-tmp)$"
-)
+DATA_BIN_FILE = re.compile(r"^([^.]+\.(bin|idx)|dict\.txt|manifest\.json|preprocess\.log)$")
 
 
 class BinarizeError(ValueError):
@@ -164,14 +163,15 @@ class MMapDatasetWriter:
 
     def append_chunk(self, chunk_prefix: str) -> None:
         for suffix, out in ((".bin", self.data), (".sizes", self.sizes)):
-            with open(chunk_prefix + suffix, "rb") as part:
+            with naming_file(f"{self.prefix}{suffix}"), open(chunk_prefix + suffix, "rb") as part:
                 shutil.copyfileobj(part, out, 1 << 20)
             os.unlink(chunk_prefix + suffix)
         self.count = self.sizes.tell() // 4
 
     def finalize(self, index_path: Path) -> None:
-        self.data.close()
-        with open(index_path, "wb") as index:
+        with naming_file(f"{self.prefix}.bin"):
+            self.data.close()
+        with naming_file(index_path), open(index_path, "wb") as index:
             index.write(
                 INDEX_MAGIC
                 + struct.pack("<QBQ", INDEX_VERSION, INDEX_DTYPE_CODES[self.dtype], self.count)
@@ -220,6 +220,7 @@ def binarize_chunk(chunk: Chunk) -> dict[str, int]:
     dtype = token_dtype(encoder.dictionary_size)
     counts = {"sentences": 0, "empty_lines": 0, "sequences": 0, "tokens": 0, "unk_tokens": 0}
     with (
+        naming_file(chunk.prefix + ".bin"),
         open(chunk.prefix + ".bin", "wb") as data,
         open(chunk.prefix + ".sizes", "wb") as sizes_out,
     ):
@@ -265,23 +266,6 @@ def plan_chunks(
     return chunks
 
 
-def check_out_dir(out: Path) -> None:
-    """Refuse an --out that is a file or a dir holding more than a data-bin: binarize replaces the
-    whole dir."""
-    if out.exists() and not out.is_dir():
-        raise BinarizeError(f"{out}: exists and is not a directory; pass a directory for --out")
-    foreign = (
-        sorted(p.name for p in out.iterdir() if not DATA_BIN_FILE.match(p.name))
-        if out.is_dir()
-        else []
-    )
-    if foreign:
-        raise BinarizeError(
-            f"{out}: holds {foreign[0]!r}{' and more' if len(foreign) > 1 else ''}, which is not "
-            f"part of a data-bin, and binarize replaces the whole dir; choose another --out"
-        )
-
-
 def binarize(
     text_dirs: str | os.PathLike | list[str | os.PathLike],
     vocab_dir: str | os.PathLike,
@@ -295,13 +279,10 @@ def binarize(
     """Binarize each split's shards of the text dirs (in the order given: e.g. PubMed then PMC for
     PM) into `out_dir`/{split}.bin/.idx + dict.txt + manifest.json.
 
-    The data-bin is built in a dir beside `out_dir`, manifest last, and then takes its place
-    (bio_roberta_core.provenance.replace_dir): a killed run leaves the previous data-bin whole, or
-    none.
-    Text dirs whose parse has not finished (no manifest) are refused.
+    The data-bin is built beside `out_dir`, manifest last, and then takes its place
+    (bio_roberta_core.output_dir.new_output_dir): a killed run leaves the previous data-bin whole,
+    or none. Text dirs whose parse has not finished (no manifest) are refused.
     """
-    from tqdm import tqdm
-
     text_dirs = [
         Path(d) for d in (text_dirs if isinstance(text_dirs, (list, tuple)) else [text_dirs])
     ]
@@ -313,7 +294,6 @@ def binarize(
         finished_manifest(text_dir)
     if workers < 1:
         raise BinarizeError(f"--workers must be at least 1, got {workers}")
-    check_out_dir(out)
     found = {
         split: [f for text_dir in text_dirs for f in shard_files(text_dir, split)]
         for split in splits
@@ -323,11 +303,25 @@ def binarize(
             f"{', '.join(map(str, text_dirs))}: no shards named "
             f"{', '.join(s + '.*' for s in splits)}"
         )
-    target = out.resolve()
-    building = target.with_name(f".{target.name}.binarize-new")
-    shutil.rmtree(building, ignore_errors=True)  # left by a killed run
+    with new_output_dir(out, DATA_BIN_FILE) as build:
+        return _write_data_bin(build, text_dirs, vocab, found, workers, chunk_bytes, progress)
+
+
+def _write_data_bin(
+    build: OutputBuild,
+    text_dirs: list[Path],
+    vocab,
+    found: dict[str, list[Path]],
+    workers: int,
+    chunk_bytes: int,
+    progress: bool,
+) -> dict[str, Any]:
+    """The data-bin's files and manifest (last) in build.path."""
+    from tqdm import tqdm
+
+    building = build.path
     tmp_dir = building / ".binarize-tmp"
-    tmp_dir.mkdir(parents=True)
+    tmp_dir.mkdir()
     write_padded_dict(
         vocab.dict_path, building / DICT_FILE
     )  # as learn-vocab wrote it, or padded now
@@ -341,7 +335,6 @@ def binarize(
     )
     if pool is None:
         _init_worker(str(vocab.path), workers)
-    written = False
     try:
         for split, files in found.items():
             if not files:
@@ -374,12 +367,11 @@ def binarize(
                 os.replace(tmp_dir / f"{split}{suffix}", building / f"{split}{suffix}")
             split_records[split] = {"inputs": [file_record(f) for f in files], **totals}
             kill_point("binarize:split-written")
-        written = True
     finally:
-        if pool is not None:
-            pool.close()
+        if pool is not None:  # all results are in, or the run failed: no task is worth finishing
+            pool.terminate()
             pool.join()
-        shutil.rmtree(tmp_dir if written else building, ignore_errors=True)
+    shutil.rmtree(tmp_dir)
     manifest = {
         "text_dirs": [
             {"path": str(d.resolve()), "manifest": file_record(d / MANIFEST)} for d in text_dirs
@@ -395,13 +387,12 @@ def binarize(
         "dict_size": dict_size,
         "splits": split_records,
         "outputs": [
-            {**file_record(building / name), "path": str(target / name)}
+            build.file_record(name)
             for split in split_records
             for name in (f"{split}.bin", f"{split}.idx")
         ],
-        "options": {"workers": workers, "chunk_bytes": chunk_bytes, "splits": list(splits)},
+        "options": {"workers": workers, "chunk_bytes": chunk_bytes, "splits": list(found)},
         **environment_record(),
     }
     atomic_write_json(building / MANIFEST, manifest)
-    replace_dir(building, target)
     return manifest

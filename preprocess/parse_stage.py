@@ -15,6 +15,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Sequence
 
+from bio_roberta_core.output_dir import disk_full_named, output_lock
 from bio_roberta_core.provenance import atomic_write_json, environment_record, kill_point
 from preprocess.sentences import SPLITTER
 from preprocess.shard_writer import Totals, write_shards
@@ -107,9 +108,34 @@ def build_text_shards(
 ) -> dict[str, Any]:
     """Parse `inputs` (already expanded and ordered) with `reader` into text shards in `out_dir`;
     returns the manifest (also written to out_dir/manifest.json). `overwrite` lets the run replace a
-    dir of another source or options (TextDirError otherwise)."""
-    reader_options = dict(reader_options or {})
+    dir of another source or options (TextDirError otherwise).
+
+    The dir is written in place, so a killed run resumes (its parsed inputs are reused), but under
+    the output's lock (one run per output); a run that fails (disk full: one line) removes its
+    temporary files, and manifest.json, written last, is missing until a run finishes."""
     out_dir = Path(out_dir)
+    with output_lock(out_dir):
+        try:
+            with disk_full_named(out_dir):
+                return _build_text_shards(
+                    source, reader, inputs, out_dir, options, reader_options, overwrite
+                )
+        except BaseException:
+            if (out_dir / WORK_DIR).is_dir():
+                _remove_leftovers(out_dir, out_dir / WORK_DIR)
+            raise
+
+
+def _build_text_shards(
+    source: str,
+    reader: Reader,
+    inputs: Sequence[Path],
+    out_dir: Path,
+    options: ShardOptions,
+    reader_options: dict[str, Any] | None,
+    overwrite: bool,
+) -> dict[str, Any]:
+    reader_options = dict(reader_options or {})
     work = out_dir / WORK_DIR
     manifest_options = {**asdict(options), "reader": reader_options, "sentence_splitter": SPLITTER}
     _check_out_dir(out_dir, _run_identity(source, manifest_options), overwrite)

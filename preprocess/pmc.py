@@ -42,6 +42,9 @@ from preprocess.text_shards import Document, Record, ShardOptions, expand_inputs
 SOURCE = "pmc"
 INPUT_PATTERNS = ("*.nxml", "*.tar.gz", "*.tgz", "*.tar")
 ARTICLE_SUFFIX = ".nxml"
+# Articles are parsed whole in memory (lxml, pubmed_parser: about twice their size); a larger one
+# (a 1 GB member of a 1 MB package) is skipped and reported, never read.
+DEFAULT_MAX_ARTICLE_MB = 256.0
 
 
 def unsafe_member_reason(member: tarfile.TarInfo) -> str | None:
@@ -93,7 +96,20 @@ def read_article(path: Path, name: str, log: InputLog) -> Document | None:
     return Document(doc_id, tuple(text for text in texts if text.strip()))
 
 
-def _iter_package(path: Path, log: InputLog) -> Iterator[Document]:
+def too_large(size: int, max_article_mb: float, where: str, log: InputLog) -> bool:
+    """Whether an article of `size` bytes is over the limit; if so it is counted and reported."""
+    if size <= max_article_mb * (1 << 20):
+        return False
+    log.skip("article_too_large")
+    log.problem(
+        where,
+        f"article of {size:,} bytes is over --max-article-mb {max_article_mb:g}: skipped "
+        "(raise the limit to read it)",
+    )
+    return True
+
+
+def _iter_package(path: Path, log: InputLog, max_article_mb: float) -> Iterator[Document]:
     scratch = Path(tempfile.mkdtemp(prefix="bio-roberta-pmc-"))
     article_path = scratch / f"article{ARTICLE_SUFFIX}"
     where = "package header"
@@ -111,6 +127,8 @@ def _iter_package(path: Path, log: InputLog) -> Iterator[Document]:
                 if not member.name.endswith(ARTICLE_SUFFIX):
                     log.other["other_members"] += 1
                     continue
+                if too_large(member.size, max_article_mb, where, log):
+                    continue
                 source = package.extractfile(member)
                 with open(article_path, "wb") as article:
                     shutil.copyfileobj(source, article)
@@ -123,16 +141,23 @@ def _iter_package(path: Path, log: InputLog) -> Iterator[Document]:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def iter_pmc_records(path: str | os.PathLike, log: InputLog | None = None) -> Iterator[Record]:
-    """Documents of one .nxml file or one tar package of them, in package order."""
+def iter_pmc_records(
+    path: str | os.PathLike,
+    log: InputLog | None = None,
+    max_article_mb: float = DEFAULT_MAX_ARTICLE_MB,
+) -> Iterator[Record]:
+    """Documents of one .nxml file or one tar package of them, in package order; articles over
+    `max_article_mb` are skipped (`article_too_large`) and reported."""
     path = Path(path)
     log = log if log is not None else InputLog(str(path))
     if path.suffix in (ARTICLE_SUFFIX, ".xml"):
+        if too_large(path.stat().st_size, max_article_mb, path.name, log):
+            return
         document = read_article(path, path.name, log)
         if document is not None:
             yield document
     else:
-        yield from _iter_package(path, log)
+        yield from _iter_package(path, log, max_article_mb)
 
 
 def find_pmc_inputs(paths: Sequence[str | os.PathLike]) -> list[Path]:
@@ -144,9 +169,18 @@ def parse_pmc(
     out_dir: str | os.PathLike,
     options: ShardOptions = ShardOptions(),
     overwrite: bool = False,
+    max_article_mb: float = DEFAULT_MAX_ARTICLE_MB,
 ) -> dict[str, Any]:
     """PMC .nxml files and packages (or directories of them) -> text shards; returns the
     manifest."""
+    if max_article_mb <= 0:
+        raise ValueError(f"--max-article-mb must be positive, got {max_article_mb:g}")
     return build_text_shards(
-        SOURCE, iter_pmc_records, find_pmc_inputs(inputs), out_dir, options, overwrite=overwrite
+        SOURCE,
+        iter_pmc_records,
+        find_pmc_inputs(inputs),
+        out_dir,
+        options,
+        {"max_article_mb": max_article_mb},
+        overwrite=overwrite,
     )

@@ -18,7 +18,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from bio_roberta_core.provenance import sha256_file
+from bio_roberta_core.provenance import naming_file, sha256_file
 from preprocess.text_shards import SPLITS, ShardOptions, valid_split
 from preprocess.work_files import WRITE_BUFFER, temporary_path, work_records
 
@@ -42,7 +42,8 @@ class ShardWriter:
             self._file = open(temporary_path(self._target), "wb", buffering=WRITE_BUFFER)
             self._digest = hashlib.sha256()
             self._size = self._documents = self._sentences = self._characters = 0
-        self._file.write(data)
+        with naming_file(self._target):
+            self._file.write(data)
         self._digest.update(data)
         self._size += len(data)
         self._documents += 1
@@ -62,8 +63,9 @@ class ShardWriter:
             self._file.close()
             temporary.unlink()
         else:
-            self._file.flush()
-            os.fsync(self._file.fileno())
+            with naming_file(target):
+                self._file.flush()
+                os.fsync(self._file.fileno())
             self._file.close()
             os.replace(temporary, target)
             self.rewritten += 1

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import shutil
 import tempfile
 from collections import Counter
@@ -24,6 +25,7 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
+from bio_roberta_core.output_dir import OutputBuild, new_output_dir
 from bio_roberta_core.provenance import (
     atomic_file,
     atomic_write_bytes,
@@ -31,6 +33,8 @@ from bio_roberta_core.provenance import (
     atomic_write_text,
     environment_record,
     file_record,
+    kill_point,
+    sha256_file,
 )
 from bio_roberta_core.vocab_files import KIND_FILES
 from preprocess.gpt2_encoder import BatchGPT2Encoder, read_dictionary_indices
@@ -41,6 +45,7 @@ MANIFEST = "manifest.json"
 DICT_FILE = "dict.txt"
 TRAIN_SPLIT = "train"
 COUNT_BATCH_LINES = 10_000
+COUNT_BATCH_CHARS = 4_000_000  # memory of counting a batch: long lines make fewer per batch
 # fairseq's RoBERTa dict.txt pads the GPT-2 vocabulary with these to a multiple of 8.
 MADEUP_WORD_PREFIX = "madeupword"
 # Our dictionaries have a multiple of this many entries, fairseq's 4 specials and the <mask> that
@@ -48,6 +53,11 @@ MADEUP_WORD_PREFIX = "madeupword"
 # on aligned sizes (RoBERTa's 50,265 entries took a slow unaligned kernel, 12% of a step on an
 # H100).
 DICT_MULTIPLE = 64
+# The longest line a BPE learner is given: a longer one (a document without sentence breaks) is cut
+# at spaces into pieces of at most this many characters, so memory does not grow with it (the
+# trainer held 80x a 100 MB line); only the pre-tokens at the cuts can differ. Counted in the
+# manifest (counts.long_lines_split).
+MAX_LEARN_LINE_CHARS = 100_000
 
 
 class VocabDirError(ValueError):
@@ -88,9 +98,17 @@ def read_vocab_dir(vocab_dir: str | os.PathLike) -> VocabularyDir:
     if kind not in KIND_FILES:
         raise VocabDirError(f"{manifest_path}: kind {kind!r} is not one of {sorted(KIND_FILES)}")
     vocab = VocabularyDir(path=path, kind=kind, manifest=manifest)
+    recorded = {
+        Path(output["path"]).name: output["sha256"] for output in manifest.get("outputs", [])
+    }
     for file in [*vocab.bpe_files.values(), vocab.dict_path]:
         if not file.is_file():
             raise VocabDirError(f"{file}: missing from the {kind} vocabulary dir {path}")
+        if file.name in recorded and sha256_file(file) != recorded[file.name]:
+            raise VocabDirError(
+                f"{file}: not the file {manifest_path} lists (another sha256): the dir mixes two "
+                "vocabularies; re-run `bio-roberta learn-vocab` into it"
+            )
     return vocab
 
 
@@ -116,28 +134,55 @@ def text_files(inputs: Iterable[str | os.PathLike], split: str = TRAIN_SPLIT) ->
     return files
 
 
-def iter_lines(files: Iterable[Path], max_lines: int | None = None) -> Iterator[str]:
-    """Non-empty lines, stripped as fairseq's multiprocessing_bpe_encoder strips them."""
-    taken = 0
+def line_pieces(line: str) -> Iterator[str]:
+    """A line as the learners take it: one over MAX_LEARN_LINE_CHARS characters cut at its last
+    space before each bound (or at the bound, where there is none)."""
+    start = 0
+    while start < len(line):
+        end = start + MAX_LEARN_LINE_CHARS
+        if end < len(line):
+            cut = line.rfind(" ", start + 1, end + 1)
+            end = cut if cut != -1 else end
+        piece = line[start:end].strip()
+        if piece:
+            yield piece
+        start = end
+
+
+def iter_lines(
+    files: Iterable[Path], max_lines: int | None = None, counts: Counter | None = None
+) -> Iterator[str]:
+    """Non-empty lines, stripped as fairseq's multiprocessing_bpe_encoder strips them, an over-long
+    one as its line_pieces; `counts` gets the `lines` read and the `long_lines_split`."""
+    counts = Counter() if counts is None else counts
     for file in files:
         with open(file, encoding="utf-8") as handle:
             for line in handle:
                 line = line.strip()
                 if not line:
                     continue
-                if max_lines is not None and taken >= max_lines:
+                if max_lines is not None and counts["lines"] >= max_lines:
                     return
-                taken += 1
-                yield line
+                counts["lines"] += 1
+                if len(line) <= MAX_LEARN_LINE_CHARS:
+                    yield line
+                    continue
+                counts["long_lines_split"] += 1
+                yield from line_pieces(line)
 
 
-def batched(lines: Iterable[str], size: int = COUNT_BATCH_LINES) -> Iterator[list[str]]:
+def batched(
+    lines: Iterable[str], size: int = COUNT_BATCH_LINES, max_chars: int | None = None
+) -> Iterator[list[str]]:
+    """Lists of `size` lines, or fewer once they hold `max_chars` characters."""
     batch: list[str] = []
+    chars = 0
     for line in lines:
         batch.append(line)
-        if len(batch) == size:
+        chars += len(line)
+        if len(batch) == size or (max_chars is not None and chars >= max_chars):
             yield batch
-            batch = []
+            batch, chars = [], 0
     if batch:
         yield batch
 
@@ -197,16 +242,16 @@ def learn_byte_bpe(
     units = [str(i) for i in range(len(vocab))]
     encoder = BatchGPT2Encoder(out_dir / "encoder.json", out_dir / "vocab.bpe")
     id_counts = np.zeros(len(vocab), dtype=np.int64)
-    lines = 0
-    for batch in batched(iter_lines(files, max_lines)):
-        lines += len(batch)
+    text_counts: Counter = Counter()
+    for batch in batched(iter_lines(files, max_lines, text_counts), max_chars=COUNT_BATCH_CHARS):
         ids, _ = encoder.encode_lines(batch)
         id_counts += np.bincount(ids[ids != encoder.LINE_END], minlength=len(vocab))
     counts = Counter({unit: int(count) for unit, count in zip(units, id_counts)})
     write_dict(out_dir / DICT_FILE, units, counts)
     return {
         "bpe_units": len(vocab),
-        "lines": lines,
+        "lines": text_counts["lines"],
+        "long_lines_split": text_counts["long_lines_split"],
         "tokens": sum(counts.values()),
         "units_never_seen": sum(1 for u in units if counts[u] == 0),
     }
@@ -242,9 +287,8 @@ def learn_sentencepiece(
         if not (processor.is_control(i) or processor.is_unknown(i))
     ]
     counts: Counter = Counter()
-    lines = 0
-    for batch in batched(iter_lines(files, max_lines)):
-        lines += len(batch)
+    text_counts: Counter = Counter()
+    for batch in batched(iter_lines(files, max_lines, text_counts), max_chars=COUNT_BATCH_CHARS):
         for pieces in processor.encode(batch, out_type=str):
             counts.update(pieces)
     known = set(units)
@@ -252,7 +296,8 @@ def learn_sentencepiece(
     write_dict(out_dir / DICT_FILE, units, counts)
     return {
         "bpe_units": processor.get_piece_size(),
-        "lines": lines,
+        "lines": text_counts["lines"],
+        "long_lines_split": text_counts["long_lines_split"],
         "tokens": sum(counts.values()),
         "unknown_tokens": unknown,
         "units_never_seen": sum(1 for u in units if counts[u] == 0),
@@ -285,9 +330,8 @@ def learn_fastbpe(
     merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in merges]
 
     word_counts: Counter = Counter()
-    lines = 0
-    for line in iter_lines(files, max_lines):
-        lines += 1
+    text_counts: Counter = Counter()
+    for line in iter_lines(files, max_lines, text_counts):
         word_counts.update(line.split())
     # Apply the merges with fastBPE itself to the distinct words; rebuild which merges fired.
     produced_by = {left + right: (left, right) for left, right in merges}
@@ -318,7 +362,8 @@ def learn_fastbpe(
     write_dict(out_dir / DICT_FILE, units, unit_counts)
     return {
         "bpe_units": len(merges),
-        "lines": lines,
+        "lines": text_counts["lines"],
+        "long_lines_split": text_counts["long_lines_split"],
         "tokens": sum(unit_counts.values()),
         "units_never_seen": sum(1 for u in units if unit_counts[u] == 0),
     }
@@ -378,8 +423,24 @@ def learn_vocabulary(
     if kind not in KIND_FILES:
         raise VocabDirError(f"unknown vocabulary kind {kind!r}; choose one of {sorted(KIND_FILES)}")
     files = text_files(inputs)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    with new_output_dir(out_dir, VOCAB_DIR_FILE) as build:
+        out = build.path
+        counts, options = _learn(
+            kind, files, out, vocab_size, min_frequency, max_lines, model_type, character_coverage
+        )
+        kill_point("learn_vocab:learned")
+        if counts["long_lines_split"]:
+            logger.warning(
+                "%d lines over %d characters were cut at spaces into pieces for the learner",
+                counts["long_lines_split"],
+                MAX_LEARN_LINE_CHARS,
+            )
+        counts["padding_entries"] = write_padded_dict(out / DICT_FILE, out / DICT_FILE)
+        return write_manifest(build, kind, [file_record(f) for f in files], counts, options)
+
+
+def _learn(kind, files, out, vocab_size, min_frequency, max_lines, model_type, character_coverage):
+    """(counts, options) of learning the `kind` BPE and dict.txt into `out`."""
     if kind == "gpt2":
         counts = learn_byte_bpe(files, out, vocab_size, min_frequency, max_lines)
         options = {"vocab_size": vocab_size, "min_frequency": min_frequency}
@@ -400,12 +461,21 @@ def learn_vocabulary(
         raise VocabDirError(
             f"no non-empty lines in {[str(f) for f in files]}; nothing to learn from"
         )
-    counts["padding_entries"] = write_padded_dict(out / DICT_FILE, out / DICT_FILE)
-    return write_manifest(out, kind, [file_record(f) for f in files], counts, options)
+    return counts, options
 
 
 VOCABULARY_ROWS = ("embed_tokens.weight", "lm_head.weight", "lm_head.bias")
 IMPORTED_CHECKPOINT = "model.pt"
+# What a vocabulary dir holds (and the tmp* dir of a learner killed before its files moved in)
+VOCAB_DIR_FILE = re.compile(
+    "^("
+    + "|".join(
+        re.escape(name)
+        for name in [MANIFEST, DICT_FILE, IMPORTED_CHECKPOINT]
+        + [name for files in KIND_FILES.values() for name in files.values()]
+    )
+    + r"|tmp\w+)$"
+)
 
 
 def pad_checkpoint_vocabulary(checkpoint: Path, dict_txt: Path, out: Path) -> int:
@@ -458,25 +528,28 @@ def import_vocabulary(
     """A vocabulary dir from RoBERTa's files, dict.txt padded; with `checkpoint` (the RoBERTa
     model.pt of that dict.txt) also OUT/model.pt with its vocabulary rows padded alike, the
     checkpoint that continued pretraining (recipe continue_roberta) starts from."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     paths = [Path(encoder_json), Path(vocab_bpe), Path(dict_txt)] + (
         [Path(checkpoint)] if checkpoint else []
     )
     for path in paths:
         if not path.is_file():
             raise VocabDirError(f"{path}: no such file (need encoder.json, vocab.bpe and dict.txt)")
-    counts = import_roberta_vocab(*paths[:3], out)
-    options = {"imported": True}
-    if checkpoint:
-        pad_checkpoint_vocabulary(Path(checkpoint), Path(dict_txt), out / IMPORTED_CHECKPOINT)
-        options["checkpoint"] = IMPORTED_CHECKPOINT
-    return write_manifest(out, "gpt2", [file_record(p) for p in paths], counts, options)
+    with new_output_dir(out_dir, VOCAB_DIR_FILE) as build:
+        counts = import_roberta_vocab(*paths[:3], build.path)
+        options = {"imported": True}
+        if checkpoint:
+            pad_checkpoint_vocabulary(
+                Path(checkpoint), Path(dict_txt), build.path / IMPORTED_CHECKPOINT
+            )
+            options["checkpoint"] = IMPORTED_CHECKPOINT
+        return write_manifest(build, "gpt2", [file_record(p) for p in paths], counts, options)
 
 
 def write_manifest(
-    out: Path, kind: str, inputs: list[dict], counts: dict, options: dict
+    build: OutputBuild, kind: str, inputs: list[dict], counts: dict, options: dict
 ) -> dict[str, Any]:
+    """manifest.json of the vocabulary dir being built, its last file."""
+    out = build.path
     files = {key: name for key, name in KIND_FILES[kind].items()}
     files["dict"] = DICT_FILE
     with open(out / DICT_FILE, encoding="utf-8") as handle:
@@ -486,7 +559,7 @@ def write_manifest(
         "files": files,
         "dict_size": dict_size,
         "inputs": inputs,
-        "outputs": [file_record(out / name) for name in files.values()],
+        "outputs": [build.file_record(name) for name in files.values()],
         "counts": counts,
         "options": options,
         **environment_record(),
@@ -495,7 +568,7 @@ def write_manifest(
     logger.info(
         "%s vocabulary in %s: %d BPE units, %d dict.txt entries",
         kind,
-        out,
+        build.target,
         counts["bpe_units"],
         dict_size,
     )

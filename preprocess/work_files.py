@@ -22,7 +22,7 @@ from typing import Any, Iterator, NamedTuple, Sequence
 
 from tqdm import tqdm
 
-from bio_roberta_core.provenance import atomic_write_json, file_record
+from bio_roberta_core.provenance import atomic_write_json, file_record, naming_file
 from preprocess.errors import InputLog
 from preprocess.sentences import SPLITTER, normalize_whitespace, split_sentences
 from preprocess.text_shards import Deletion, Reader
@@ -123,6 +123,7 @@ def parse_input_to_work(
     documents_yielded = empty = deletions = 0
     docs_path, records_path = work / f"{key}.docs.txt", work / f"{key}.records.tsv"
     with (
+        naming_file(docs_path),
         open(temporary_path(docs_path), "wb", buffering=WRITE_BUFFER) as docs_out,
         open(
             temporary_path(records_path), "w", encoding="utf-8", buffering=WRITE_BUFFER
@@ -145,7 +146,8 @@ def parse_input_to_work(
             )
             if sentences:
                 data = ("\n".join(sentences) + "\n\n").encode("utf-8")
-                docs_out.write(data)
+                with naming_file(docs_path):  # where a full disk shows first
+                    docs_out.write(data)
                 records_out.write(
                     WorkRecord(
                         seq,
@@ -164,9 +166,10 @@ def parse_input_to_work(
                 records_out.write(
                     WorkRecord(seq, "E", record.version, 0, 0, 0, "-", record.doc_id).line()
                 )
-        for handle in (docs_out, records_out):
-            handle.flush()
-            os.fsync(handle.fileno())
+        for handle, target in ((docs_out, docs_path), (records_out, records_path)):
+            with naming_file(target):
+                handle.flush()
+                os.fsync(handle.fileno())
     os.replace(temporary_path(docs_path), docs_path)
     os.replace(temporary_path(records_path), records_path)
     # records the reader skipped without yielding them (bad rows, filtered notes...) were read too
@@ -235,9 +238,13 @@ def parse_inputs(
                 ): i
                 for i in todo
             }
-            for future in concurrent.futures.as_completed(futures):
-                summaries[futures[future]] = future.result()
-                progress.update()
+            try:
+                for future in concurrent.futures.as_completed(futures):
+                    summaries[futures[future]] = future.result()
+                    progress.update()
+            except BaseException:  # e.g. disk full: parse no further input
+                pool.shutdown(cancel_futures=True)
+                raise
     else:
         for i in todo:
             summaries[i] = parse_input_to_work(

@@ -16,6 +16,7 @@ import pytest
 from fairseq.data.indexed_dataset import MMapIndexedDataset
 
 from bio_roberta.cli import main as cli_main
+from bio_roberta_core.output_dir import OutputDirError
 from bio_roberta_core.provenance import sha256_file
 from conftest import SAMPLE_DIR, write_text_manifest
 from preprocess.binarize import BinarizeError, binarize
@@ -315,10 +316,10 @@ def test_out_dir_holding_other_files_or_a_file_is_refused(text_dir, gpt2_vocab, 
     (tmp_path / "mixed").mkdir()
     (tmp_path / "mixed" / "notes.md").write_text("mine\n")
     with pytest.raises(
-        BinarizeError, match="mixed: holds 'notes.md', which is not part of a data-bin"
+        OutputDirError, match="mixed: holds 'notes.md', which is not of this output"
     ):
         binarize(text_dir, gpt2_vocab, tmp_path / "mixed", progress=False)
-    with pytest.raises(BinarizeError, match="notes.md: exists and is not a directory"):
+    with pytest.raises(OutputDirError, match="notes.md: exists and is not a directory"):
         binarize(text_dir, gpt2_vocab, tmp_path / "mixed" / "notes.md", progress=False)
     assert sorted(p.name for p in (tmp_path / "mixed").iterdir()) == ["notes.md"]
 

@@ -953,3 +953,57 @@ def test_a_checkpoint_trained_through_the_compiled_encoder_exports_with_its_logi
     hub = fairseq_hub(checkpoint, databin, vocab_dir)
     assert type(hub.model.encoder).__name__ == "FusedRobertaEncoder"
     assert_same_ids_and_mlm_logits(hub, tmp_path / "hf", SAMPLE_SENTENCES)
+
+
+def test_an_export_dir_is_replaced_whole_or_not_at_all(bpe_vocab, mlm_checkpoint, tmp_path):
+    """A re-export killed between the weights and the tokenizer leaves the older export whole; a
+    file the export does not write (a stray special_tokens_map.json naming another mask token) does
+    not survive the next export; a dir of other files, or an --out that is a file, is refused in one
+    line."""
+    from transformers import AutoTokenizer
+
+    from test_text_shards import tree_bytes
+
+    vocab_dir, _ = bpe_vocab
+    retrained = tmp_path / "retrained.pt"  # other weights, the same vocabulary
+    state = read_checkpoint(mlm_checkpoint)
+    state["model"] = {name: tensor + 0.5 for name, tensor in state["model"].items()}
+    torch.save(state, retrained)
+    out = tmp_path / "hf"
+    assert export_cli(mlm_checkpoint, out, "--vocab", vocab_dir).returncode == 0
+    older = tree_bytes(out)
+    killed = subprocess.run(
+        [str(BIN / "bio-roberta"), "export-hf", str(retrained), str(out), "--vocab", vocab_dir],
+        capture_output=True,
+        env=dict(os.environ, BIO_ROBERTA_KILL_AT="export_hf:weights-written"),
+    )
+    assert killed.returncode == -9
+    assert tree_bytes(out) == older
+
+    (out / "special_tokens_map.json").write_text(json.dumps({"mask_token": "[MASK]"}))
+    run = export_cli(retrained, out, "--vocab", vocab_dir)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert not (out / "special_tokens_map.json").exists()
+    assert json.loads((out / "manifest.json").read_text())["checkpoint"]["sha256"] == (
+        sha256_file(retrained)
+    )
+    tokenizer = AutoTokenizer.from_pretrained(str(out))
+    dict_size = len((vocab_dir / "dict.txt").read_text().splitlines()) + 4 + 1
+    assert tokenizer.mask_token == "<mask>" and tokenizer.mask_token_id == dict_size - 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hf", "retrained.pt"]  # nothing beside
+
+    (out / "notes.md").write_text("mine\n")
+    refused = export_cli(mlm_checkpoint, out, "--vocab", vocab_dir)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert refused.stderr.strip().splitlines()[-1] == (
+        f"bio-roberta export-hf: error: {out.resolve()}: holds 'notes.md', which is not of this "
+        "output, and "
+        "the output replaces the whole dir; choose another --out"
+    )
+    a_file = export_cli(mlm_checkpoint, out / "notes.md", "--vocab", vocab_dir)
+    assert a_file.returncode == 2 and "Traceback" not in a_file.stderr
+    assert a_file.stderr.strip().splitlines()[-1] == (
+        f"bio-roberta export-hf: error: {(out / 'notes.md').resolve()}: exists and is not a "
+        "directory; pass "
+        "a directory for --out"
+    )

@@ -313,3 +313,23 @@ def test_unreadable_or_changed_manifests(blurb_results, tmp_path):
     )
     assert "gone or changed since the run: split unchecked" in row["note"]
     assert row["reason"] is None  # PubMedQA's split is rebuilt from our files (suite.py)
+
+
+def test_report_dir_is_replaced_whole_and_an_out_file_is_refused(results, tmp_path):
+    out = tmp_path / "report"
+    report = [str(BIN / "bio-roberta"), "report", str(results), "--out"]
+    both = subprocess.run([*report, str(out), "--suite", "both"], capture_output=True, text=True)
+    assert both.returncode == 0, both.stderr[-2000:]
+    assert (out / "blurb.csv").is_file()
+    # a Lewis report in its place: no blurb.csv of the earlier report stays beside it
+    lewis = subprocess.run([*report, str(out)], capture_output=True, text=True)
+    assert lewis.returncode == 0, lewis.stderr[-2000:]
+    assert sorted(p.name for p in out.iterdir()) == ["report.csv", "report.md", "scores.png"]
+    a_file = subprocess.run([*report, str(out / "report.md")], capture_output=True, text=True)
+    assert a_file.returncode == 2 and "Traceback" not in a_file.stderr
+    assert a_file.stderr.strip().splitlines() == [
+        (
+            f"bio-roberta report: error: {(out / 'report.md').resolve()}: exists and is not a "
+            "directory; pass a directory for --out"
+        )
+    ]

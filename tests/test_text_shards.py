@@ -199,7 +199,8 @@ def test_out_dir_of_another_source_options_or_files_is_refused_unless_overwrite(
     with pytest.raises(
         TextDirError,
         match=r"pubmed: holds the text shards of another run \(source 'pubmed' \(this "
-        r"run: 'pmc'\); valid_fraction 0.2 \(this run: 0.005\)\).*--overwrite",
+        r"run: 'pmc'\); valid_fraction 0.2 \(this run: 0.005\); reader \{\} \(this run: "
+        r"\{'max_article_mb': 256.0\}\)\).*--overwrite",
     ):
         parse_pmc([pmc_sample], out)
     with pytest.raises(TextDirError, match=r"valid_fraction 0.2 \(this run: 0.1\)"):

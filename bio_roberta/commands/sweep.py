@@ -80,18 +80,21 @@ def seed_plan(args, tasks: list[str]) -> list[tuple[list[str], list[int]]]:
 def run(args):
     import subprocess
 
+    from bio_roberta_core.output_dir import output_lock
+
     tasks = selected_tasks(args.tasks)
     plan = seed_plan(args, tasks)
     check_pretrained(args.pretrained)
     check_converted(args.data_root, tasks)
     statuses = []
-    for number, (group, seeds) in enumerate(plan, 1):
-        print(
-            f"bio-roberta sweep: multirun {number}/{len(plan)}: {', '.join(group)} x seeds "
-            f"{','.join(map(str, seeds))} ({len(group) * len(seeds)} jobs)",
-            file=sys.stderr,
-            flush=True,
-        )
-        command = hydra_command(args, group, seeds, multirun=True)
-        statuses.append(subprocess.run(command).returncode)
+    with output_lock(args.results):  # one sweep per results dir
+        for number, (group, seeds) in enumerate(plan, 1):
+            print(
+                f"bio-roberta sweep: multirun {number}/{len(plan)}: {', '.join(group)} x seeds "
+                f"{','.join(map(str, seeds))} ({len(group) * len(seeds)} jobs)",
+                file=sys.stderr,
+                flush=True,
+            )
+            command = hydra_command(args, group, seeds, multirun=True)
+            statuses.append(subprocess.run(command).returncode)
     return exit_status(statuses, args.results, plan)

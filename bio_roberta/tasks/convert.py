@@ -18,6 +18,7 @@ continuation keeps its words' in-sentence encoding (its first word keeps the lea
 from __future__ import annotations
 
 import logging
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,7 @@ from bio_roberta.tasks.kinds import SCHEME_TAGS, SCORES_PER_LINE, label_symbols
 from bio_roberta.tasks.readers import read_task
 from bio_roberta.tasks.registry import TaskSpec
 from bio_roberta.tasks.source_files import SPLITS, TaggedSentence, TaskData, TextExample
+from bio_roberta_core.output_dir import new_output_dir
 from bio_roberta_core.provenance import (
     atomic_write_json,
     atomic_write_text,
@@ -37,6 +39,9 @@ from bio_roberta_core.tagging import BIO, check_scheme, convert_tags
 from preprocess.vocab import write_padded_dict
 
 logger = logging.getLogger(__name__)
+
+# What a finetune-bin/<task> dir holds: convert-task replaces such a dir whole.
+FINETUNE_BIN_FILE = re.compile(r"^(manifest\.json|input[01]|label|\w+\.(ids|conll)|fold\d+)$")
 
 # Special tokens around an example of 1 or 2 texts: <s> s1 </s>, or <s> s1 </s> </s> s2 </s>
 # (fairseq sentence_prediction prepends the separator </s> to input1).
@@ -311,8 +316,9 @@ def convert_task(
 ) -> list[dict]:
     """Convert every fold (or the one split set) of a task; returns the manifests written.
 
-    All folds are read before anything is written, so a missing or malformed fold leaves no
-    half-converted output behind.
+    All folds are read before anything is written, and the output is built beside out_dir and
+    swapped in whole (bio_roberta_core.output_dir), so a missing or malformed fold or a killed run
+    leaves the previous output as it was.
     """
     data_dir, vocab_dir, out_dir = Path(data_dir), Path(vocab_dir), Path(out_dir)
     if scheme != BIO and spec.task_kind.label_encoding != SCHEME_TAGS:
@@ -335,8 +341,9 @@ def convert_task(
         "max_positions": max_positions,
     }
     manifests = []
-    for data in datasets:
-        encoder = TaskEncoder(spec, vocab_dir, scheme, max_positions)
-        target = out_dir / f"fold{data.fold}" if data.fold else out_dir
-        manifests.append(write_finetune_bin(data, encoder, target, vocab, options))
+    with new_output_dir(out_dir, FINETUNE_BIN_FILE) as build:
+        for data in datasets:
+            encoder = TaskEncoder(spec, vocab_dir, scheme, max_positions)
+            target = build.path / f"fold{data.fold}" if data.fold else build.path
+            manifests.append(write_finetune_bin(data, encoder, target, vocab, options))
     return manifests
