@@ -10,12 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from bio_roberta.tasks.readers import (
-    DDI_PLACEHOLDER,
-    TaggedSentence,
-    TaskFormatError,
-    read_task,
-)
+from bio_roberta.readers import TaskFormatError, read_task
+from bio_roberta.readers.formats.ddi_xml import PLACEHOLDER as DDI_PLACEHOLDER
+from bio_roberta.readers.source_files import TaggedSentence
 from bio_roberta.tasks.registry import HOC_HALLMARKS, get_task
 from conftest import SAMPLE_DIR, shared_data_path
 
