@@ -8,7 +8,7 @@ from bio_roberta import finetune
 from bio_roberta.convert import convert_task
 from bio_roberta.sweep import compose_config
 from bio_roberta.tasks.registry import get_task
-from conftest import pretrain_tiny_roberta
+from tiny_training import pretrain_tiny_roberta
 
 POSITIONS = 32
 TINY = [
