@@ -27,6 +27,21 @@ def shared_data():
     return shared_data_path
 
 
+def write_text_manifest(text_dir: Path) -> Path:
+    """A manifest.json like parse-*'s for a text dir a test wrote itself, which `binarize` then
+    takes as a finished one (it refuses dirs without one: their parse did not finish)."""
+    import json
+
+    shards = [
+        {"name": p.name, "split": p.name.split(".")[0], "bytes": p.stat().st_size}
+        for p in sorted(text_dir.iterdir())
+        if p.suffix == ".txt"
+    ]
+    manifest = {"kind": "text_shards", "source": "test", "shards": shards}
+    (text_dir / "manifest.json").write_text(json.dumps(manifest))
+    return text_dir
+
+
 @pytest.fixture(scope="session")
 def tiny_databin(tmp_path_factory) -> Path:
     """A masked_lm data-bin dir (train/valid .bin/.idx + dict.txt) of a few hundred short lines."""
