@@ -35,7 +35,7 @@ setup(
             "user_dir.*",
         ]
     ),
-    package_data={"bio_roberta": ["py.typed", "configs/finetune/*.yaml"]},
+    package_data={"bio_roberta": ["configs/finetune/*.yaml"]},
     install_requires=FAIRSEQ_RUNTIME
     + [
         "torch==2.13.0",
