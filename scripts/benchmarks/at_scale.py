@@ -19,13 +19,10 @@ from benchmarks.routes import ROUTES
 from benchmarks.synthetic_data import PAD_VOCAB_TO, synthetic_databin
 
 
-def measure_at_scale(args) -> dict:
-    """--mfu: each route at each micro-batch, 256 sequences per update (see the module doc);
-    model-FLOPs utilisation of each by the same FLOPs count, against the device's dense bf16
-    peak."""
+def checked_routes_and_micro_batches(args) -> tuple[list, list]:
+    """The --routes and --micro-batches asked for, once they are known to run here; else a
+    one-line exit saying what to change."""
     import torch
-
-    from user_dir.architectures import architecture_shape
 
     if not args.cpu and not torch.cuda.is_available():
         raise SystemExit(
@@ -49,6 +46,18 @@ def measure_at_scale(args) -> dict:
             "benchmark_train.py: each micro-batch must divide --sequences-per-update "
             f"{args.sequences_per_update}"
         )
+    return routes, micro_batches
+
+
+def measure_at_scale(args) -> dict:
+    """--mfu: each route at each micro-batch, 256 sequences per update (see the module doc);
+    model-FLOPs utilisation of each by the same FLOPs count, against the device's dense bf16
+    peak."""
+    import torch
+
+    from user_dir.architectures import architecture_shape
+
+    routes, micro_batches = checked_routes_and_micro_batches(args)
     device = "cpu" if args.cpu else torch.cuda.get_device_name()
     peak = args.peak_tflops or peak_bf16_tflops(device)
     shape = architecture_shape(args.arch)

@@ -27,19 +27,16 @@ def train_teacher(databin, teacher_dir: Path, model_args, seq=SEQ, device_args=(
     return teacher_dir / "checkpoint_last.pt"
 
 
-def measure_distillation(
-    databin, teacher, steps, model_args=MODEL_ARGS, batch=BATCH, seq=SEQ, cpu=True
-):
-    """Median seconds of: a student MLM step, a teacher forward on the masked positions, a
-    distillation step (with the align term); their ratio is the median over rounds of distill /
-    (student + teacher). On a GPU in bf16 with fairseq's FP16Optimizer, as fairseq-train --bf16 runs
-    it."""
-    import torch
-    from fairseq import criterions, optim, options, utils
+def distillation_setup(databin, teacher, steps, model_args, batch, seq, cpu):
+    """What fairseq-train builds for a distillation run and for the student's own masked-LM run:
+    (config, task, student, distillation criterion, masked-LM criterion, optimizer over the
+    student and the criterion's projection, STEPS batches). On a GPU in bf16 with fairseq's
+    FP16Optimizer, as fairseq-train --bf16 runs it."""
+    from fairseq import criterions, optim, options, tasks, utils
     from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 
     import user_dir  # noqa: F401
-    from user_dir.tasks.corpora_masked_lm import lm_inputs
+    from user_dir.precision import configure_precision
 
     device_args = ("--cpu",) if cpu else ("--bf16",)
     student_args = fairseq_args(databin, "/tmp", steps, True, model_args, batch, seq, device_args)
@@ -59,10 +56,6 @@ def measure_distillation(
         ],
     )
     cfg = convert_namespace_to_omegaconf(args)
-    from fairseq import tasks
-
-    from user_dir.precision import configure_precision
-
     configure_precision(cfg)
     task = tasks.setup_task(cfg.task)
     task.load_dataset("train")
@@ -86,6 +79,22 @@ def measure_distillation(
         task.dataset("train"), max_sentences=batch, seed=1
     ).next_epoch_itr(shuffle=False)
     batches = [next(iterator) if cpu else utils.move_to_cuda(next(iterator)) for _ in range(steps)]
+    return cfg, task, student, distill, mlm, optimizer, batches
+
+
+def measure_distillation(
+    databin, teacher, steps, model_args=MODEL_ARGS, batch=BATCH, seq=SEQ, cpu=True
+):
+    """Median seconds of: a student MLM step, a teacher forward on the masked positions, a
+    distillation step (with the align term); their ratio is the median over rounds of distill /
+    (student + teacher)."""
+    import torch
+
+    from user_dir.tasks.corpora_masked_lm import lm_inputs
+
+    cfg, task, student, distill, mlm, optimizer, batches = distillation_setup(
+        databin, teacher, steps, model_args, batch, seq, cpu
+    )
 
     def synchronized(step):
         def run(batch):
