@@ -79,6 +79,8 @@ def test_architecture_shape_and_gpu_peaks():
     assert peak_bf16_tflops("NVIDIA H200") == 989.4
     with pytest.raises(SystemExit, match="--peak-tflops"):
         peak_bf16_tflops("Some Future GPU")
+    with pytest.raises(ValueError, match="'roberta_huge' is no registered fairseq architecture"):
+        architecture_shape("roberta_huge")
 
 
 @pytest.mark.slow
