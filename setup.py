@@ -37,7 +37,7 @@ setup(
             "user_dir.*",
         ]
     ),
-    package_data={"bio_roberta": ["py.typed", "configs/finetune/*.yaml"]},
+    package_data={"bio_roberta": ["configs/finetune/*.yaml"]},
     install_requires=FAIRSEQ_RUNTIME
     + [
         # torch.load's weights_only default (2.6) and torch._dynamo's recompile_limit (2.7); the

@@ -21,15 +21,6 @@ def bpe_namespace(vocab_dir: str | os.PathLike) -> argparse.Namespace:
     return bpe_options(vocab.kind, vocab.path)
 
 
-def fairseq_bpe_args(vocab_dir: str | os.PathLike) -> list[str]:
-    """The same options as fairseq command-line flags (--bpe gpt2 --gpt2-encoder-json ...)."""
-    namespace = vars(bpe_namespace(vocab_dir))
-    args = ["--bpe", namespace.pop("bpe")]
-    for key, value in namespace.items():
-        args += ["--" + key.replace("_", "-"), value]
-    return args
-
-
 def open_bpe(vocab_dir: str | os.PathLike) -> Any:
     """fairseq's BPE object (encode/decode/is_beginning_of_word) for the vocabulary dir."""
     from fairseq.data.encoders import build_bpe

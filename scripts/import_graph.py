@@ -1,8 +1,9 @@
 #!/usr/bin/env python
 """Print which of our packages imports which (with the importing modules and what they import),
 the imports that break the layering (a package may import only packages of a lower layer, never
-one of its own layer or above) and the modules that import each other. Exit status 1 when there
-is either; tests/test_import_graph.py fails on them too.
+one of its own layer or above; the same inside bio_roberta for the sub-packages of
+SUBPACKAGE_LAYERS) and the modules that import each other. Exit status 1 when there is either;
+tests/test_import_graph.py fails on them too.
 
     python scripts/import_graph.py [REPO]
 """
@@ -15,6 +16,9 @@ from pathlib import Path
 # bio_roberta_core imports nothing of ours; preprocess and user_dir build on it and not on each
 # other; bio_roberta (commands, registry, sweeps, report, export) is on top.
 LAYERS = {"bio_roberta_core": 0, "preprocess": 1, "user_dir": 1, "bio_roberta": 2}
+# Inside bio_roberta: the task declarations, the readers of their source files, BLURB's suite and
+# score; the rest of bio_roberta (commands, convert, sweeps, report) may import any of them.
+SUBPACKAGE_LAYERS = {"bio_roberta.tasks": 0, "bio_roberta.readers": 1, "bio_roberta.blurb": 2}
 
 
 def our_modules(repo: Path) -> dict[str, Path]:
@@ -43,21 +47,31 @@ def imported_modules(path: Path, module: str, modules) -> set[str]:
     return {name if name.split(".")[0] in LAYERS else name.split(".")[0] for name in names}
 
 
-def package_edges(repo: Path) -> dict[tuple[str, str], dict[str, set[str]]]:
-    """(importing package, imported package) -> {importing module: the modules it imports there}."""
+def package_of(module: str, layers: dict[str, int]):
+    """The package of `layers` that holds module, or None."""
+    return next(
+        (package for package in layers if module == package or module.startswith(package + ".")),
+        None,
+    )
+
+
+def package_edges(repo: Path, layers=LAYERS) -> dict[tuple[str, str], dict[str, set[str]]]:
+    """(importing package, imported package) -> {importing module: the modules it imports there},
+    for the packages of `layers`."""
     modules = our_modules(repo)
     edges = defaultdict(lambda: defaultdict(set))
     for module, path in modules.items():
+        source = package_of(module, layers)
         for name in imported_modules(path, module, modules):
-            source, target = module.split(".")[0], name.split(".")[0]
-            if target in LAYERS and target != source:
+            target = package_of(name, layers)
+            if source and target and target != source:
                 edges[source, target][module].add(name)
     return edges
 
 
-def layering_violations(edges) -> list[tuple[str, str]]:
+def layering_violations(edges, layers=LAYERS) -> list[tuple[str, str]]:
     """The (importing, imported) package pairs that go up or sideways."""
-    return [pair for pair in sorted(edges) if LAYERS[pair[1]] >= LAYERS[pair[0]]]
+    return [pair for pair in sorted(edges) if layers[pair[1]] >= layers[pair[0]]]
 
 
 def module_cycles(repo: Path) -> list[list[str]]:
@@ -81,13 +95,15 @@ def module_cycles(repo: Path) -> list[list[str]]:
 
 
 def main(repo: Path) -> int:
-    edges = package_edges(repo)
-    violations = layering_violations(edges)
-    for pair in sorted(edges):
-        note = "   NOT ALLOWED (up or sideways)" if pair in violations else ""
-        print(f"{pair[0]} -> {pair[1]}{note}")
-        for module, names in sorted(edges[pair].items()):
-            print(f"    {module}: {', '.join(sorted(names))}")
+    violations = []
+    for layers in (LAYERS, SUBPACKAGE_LAYERS):
+        edges = package_edges(repo, layers)
+        violations += layering_violations(edges, layers)
+        for pair in sorted(edges):
+            note = "   NOT ALLOWED (up or sideways)" if pair in violations else ""
+            print(f"{pair[0]} -> {pair[1]}{note}")
+            for module, names in sorted(edges[pair].items()):
+                print(f"    {module}: {', '.join(sorted(names))}")
     cycles = module_cycles(repo)
     for group in cycles:
         print(f"NOT ALLOWED: modules that import each other: {', '.join(group)}")

@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 import random
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import torch
@@ -18,11 +16,10 @@ from bio_roberta.predictions import predict
 from bio_roberta.tasks.kinds import MULTILABEL, label_symbols
 from bio_roberta.tasks.registry import get_task
 from bio_roberta_core.tagging import convert_tags
-from conftest import TINY_WORDS, USER_DIR
+from tiny_training import TINY_ROBERTA, TINY_WORDS, fairseq_train, restore_flags
 
 SPLITS = {"train": 48, "valid": 16, "test": 16}
 ENTITY_WORDS = ("aspirin", "insulin", "glucose", "tumour", "diabetes")
-BIN = Path(sys.executable).parent
 
 
 def write_indexed(path: Path, rows: list[list[int]], vocab_size: int) -> None:
@@ -96,27 +93,14 @@ def build_ner(root: Path, dict_txt: Path, scheme: str = "BIO", seed: int = 0) ->
     return root
 
 
-def fairseq_train(
+def fine_tune_from(
     data: Path, save_dir: Path, restore_file: Path, *options: str, max_update: int = 8
 ):
     """fairseq-train from the tiny pretrained checkpoint (32 positions) by the fine-tuning route."""
-    cmd = [
-        BIN / "fairseq-train",
+    return fairseq_train(
         data,
-        "--user-dir",
-        USER_DIR,
-        "--arch",
-        "roberta_tiny",
-        "--cpu",
-        "--restore-file",
-        restore_file,
-        "--reset-optimizer",
-        "--reset-dataloader",
-        "--reset-meters",
-        "--optimizer",
-        "adam",
-        "--lr",
-        "1e-3",
+        *TINY_ROBERTA,
+        *restore_flags(restore_file),
         "--max-update",
         str(max_update),
         "--batch-size",
@@ -126,8 +110,6 @@ def fairseq_train(
         "--no-epoch-checkpoints",
         "--seed",
         "1",
-        "--num-workers",
-        "0",
         "--max-positions",
         "32",
         "--log-format",
@@ -135,8 +117,8 @@ def fairseq_train(
         "--log-interval",
         "1",
         *options,
-    ]
-    return subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
+        check=False,
+    )
 
 
 def fine_tune_selecting_best(
@@ -150,10 +132,10 @@ def fine_tune_selecting_best(
     min_validations: int,
     valid_output: str,
 ) -> str:
-    """fairseq_train keeping checkpoint_best by the task's `metric`, checked end to end: each
+    """fine_tune_from keeping checkpoint_best by the task's `metric`, checked end to end: each
     validation logs it in [0, 100], best_<metric> is their maximum, and checkpoint_best re-scored
     from its valid prediction file (tmp_path/valid_output) gives that number. Returns the log."""
-    run = fairseq_train(
+    run = fine_tune_from(
         data,
         tmp_path / "checkpoints",
         restore_file,

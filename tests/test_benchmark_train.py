@@ -2,7 +2,6 @@
 RoBERTa (torch's FlopCounterMode on the real model, forward + backward), the GPU peaks are looked up
 by name, and the measurement runs end to end (here on the CPU, with a tiny architecture)."""
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -14,11 +13,11 @@ from torch.utils.flop_counter import FlopCounterMode
 
 import user_dir  # noqa: F401
 from conftest import REPO_ROOT
+from user_dir.architectures import architecture_shape
 
 SCRIPT = REPO_ROOT / "scripts" / "benchmark_train.py"
-spec = importlib.util.spec_from_file_location("benchmark_train", SCRIPT)
-benchmark_train = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(benchmark_train)
+sys.path.insert(0, str(SCRIPT.parent))
+from benchmarks.flops import peak_bf16_tflops, training_flops_per_token  # noqa: E402
 
 
 @pytest.mark.parametrize(
@@ -58,30 +57,30 @@ def test_flops_per_token_equals_torch_flop_counter_on_fairseq_roberta(
         logits, _ = model(tokens, masked_tokens=masked_tokens.view(batch, seq))
         logits.float().logsumexp(-1).sum().backward()
     assert logits.shape == (masked, vocab)
-    per_token = benchmark_train.training_flops_per_token(
-        layers, width, ffn, seq, vocab, masked / (batch * seq)
-    )
+    per_token = training_flops_per_token(layers, width, ffn, seq, vocab, masked / (batch * seq))
     assert counter.get_total_flops() == pytest.approx(per_token * batch * seq, rel=1e-9)
 
 
 def test_architecture_shape_and_gpu_peaks():
-    assert benchmark_train.architecture_shape("roberta_base") == {
+    assert architecture_shape("roberta_base") == {
         "layers": 12,
         "width": 768,
         "heads": 12,
         "ffn": 3072,
     }
-    assert benchmark_train.architecture_shape("roberta_large") == {
+    assert architecture_shape("roberta_large") == {
         "layers": 24,
         "width": 1024,
         "heads": 16,
         "ffn": 4096,
     }
-    assert benchmark_train.peak_bf16_tflops("NVIDIA H100 80GB HBM3") == 989.4
-    assert benchmark_train.peak_bf16_tflops("NVIDIA H100 PCIe") == 756.0
-    assert benchmark_train.peak_bf16_tflops("NVIDIA H200") == 989.4
+    assert peak_bf16_tflops("NVIDIA H100 80GB HBM3") == 989.4
+    assert peak_bf16_tflops("NVIDIA H100 PCIe") == 756.0
+    assert peak_bf16_tflops("NVIDIA H200") == 989.4
     with pytest.raises(SystemExit, match="--peak-tflops"):
-        benchmark_train.peak_bf16_tflops("Some Future GPU")
+        peak_bf16_tflops("Some Future GPU")
+    with pytest.raises(ValueError, match="'roberta_huge' is no registered fairseq architecture"):
+        architecture_shape("roberta_huge")
 
 
 @pytest.mark.slow
@@ -129,7 +128,7 @@ def test_mfu_mode_measures_every_route_and_distillation_with_one_flops_count():
         64,
     )
     assert report["dictionary_ours"] == 1024
-    flops = benchmark_train.training_flops_per_token(2, 64, 128, 64, 1000, 0.15)
+    flops = training_flops_per_token(2, 64, 128, 64, 1000, 0.15)
     assert report["model_flops_per_token"] == flops
     runs = report["runs"]
     for name in (

@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from bio_roberta.blurb.readers import BIOSSES_BLURB_SPLIT, BIOSSES_HEADER, VALID_ONE_IN
 from bio_roberta.blurb.suite import BLURB, check_split, check_split_sizes
-from bio_roberta.tasks.readers import TaskFormatError, _in_valid_slice, read_task
+from bio_roberta.readers import TaskFormatError, read_task
+from bio_roberta.readers.blurb_id_lists import VALID_ONE_IN
+from bio_roberta.readers.formats.biosses_blue_rowdata import BIOSSES_BLURB_SPLIT, BIOSSES_HEADER
+from bio_roberta.readers.source_files import in_valid_slice
 from bio_roberta.tasks.registry import get_task
 from bio_roberta_core.tagging import pico_elements
 from conftest import shared_data_path
@@ -446,8 +448,8 @@ def test_bioasq_challenge_json_keeps_yes_no_questions_and_counts_the_rest(tmp_pa
     data = read_task(BIOASQ, write_challenge(tmp_path, training, golden))
     train, valid, test = (data.splits[s] for s in ("train", "valid", "test"))
     pool = [challenge_question(i)["id"] for i in [*range(40), 103] if i != 5]
-    assert ids(valid) == [q for q in pool if _in_valid_slice(q, VALID_ONE_IN)] != []
-    assert ids(train) == [q for q in pool if not _in_valid_slice(q, VALID_ONE_IN)]
+    assert ids(valid) == [q for q in pool if in_valid_slice(q, VALID_ONE_IN)] != []
+    assert ids(train) == [q for q in pool if not in_valid_slice(q, VALID_ONE_IN)]
     assert ids(test) == [challenge_question(i)["id"] for i in [*range(200, 206), 5]]
     assert train.counts["questions_read"] == 46 and test.counts["questions_read"] == 7
     for kind in ("factoid", "list", "summary"):
@@ -633,7 +635,7 @@ def test_ebm_pico_original_layout_keeps_overlapping_elements(tmp_path):
     train, valid, test = (data.splits[s] for s in ("train", "valid", "test"))
     documents = [str(p) for p in range(1, 31)]
     assert train.counts["documents"] + valid.counts["documents"] == 30
-    in_valid = {p for p in documents if _in_valid_slice(p, VALID_ONE_IN)}
+    in_valid = {p for p in documents if in_valid_slice(p, VALID_ONE_IN)}
     assert {e.id.split(":")[0] for e in valid.examples} == in_valid
     assert test.counts["documents"] == 2 and ids(test) == ["50:1", "50:10", "51:1", "51:10"]
     sentence = test.examples[0]

@@ -5,7 +5,7 @@ import random
 import pytest
 
 from bio_roberta.blurb.suite import BLURB
-from bio_roberta.tasks.readers import READERS, read_task
+from bio_roberta.readers import READERS, read_task
 from bio_roberta.tasks.registry import BLURB_GRID, DEFAULT_SEEDS, TASKS, TEN_SEEDS, get_task
 from bio_roberta.tasks.truncation import truncate_context
 from bio_roberta_core.metrics import METRICS

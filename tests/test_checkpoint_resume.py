@@ -15,9 +15,8 @@ import pytest
 import torch
 
 from bio_roberta_core.checkpoints import read_checkpoint
-from conftest import USER_DIR
+from tiny_training import train_masked_lm
 
-BIN = sys.executable.rsplit("/", 1)[0]
 EVERY_2_UPDATES = [
     "--save-interval-updates",
     "2",
@@ -25,39 +24,17 @@ EVERY_2_UPDATES = [
 
 
 def train(databin, save_dir, max_update, *options, env=None):
-    cmd = [
-        f"{BIN}/fairseq-train",
+    return train_masked_lm(
         databin,
-        "--task",
-        "masked_lm",
-        "--criterion",
-        "masked_lm",
-        "--arch",
-        "roberta_tiny",
-        "--cpu",
-        "--batch-size",
-        "8",
-        "--tokens-per-sample",
-        "32",
-        "--optimizer",
-        "adam",
-        "--lr",
-        "1e-3",
-        "--max-update",
-        str(max_update),
-        "--save-dir",
         save_dir,
+        max_update,
         "--log-interval",
         "1",
-        "--no-epoch-checkpoints",
         "--seed",
         "3",
-        "--user-dir",
-        USER_DIR,
         *options,
-    ]
-    return subprocess.run(
-        [str(c) for c in cmd], capture_output=True, text=True, env={**os.environ, **(env or {})}
+        env=env,
+        check=False,
     )
 
 

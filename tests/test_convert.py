@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from bio_roberta.cli import main as cli_main
-from bio_roberta.tasks.convert import ConversionError, convert_task
+from bio_roberta.convert import ConversionError, convert_task
+from bio_roberta.readers import TaskFormatError, read_task
 from bio_roberta.tasks.kinds import label_symbols
-from bio_roberta.tasks.readers import TaskFormatError, read_task
 from bio_roberta.tasks.registry import HOC_HALLMARKS, get_task
 from bio_roberta_core.provenance import sha256_file
 from bio_roberta_core.tagging import BIO, BIOUL, IO, convert_tags

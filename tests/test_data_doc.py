@@ -4,8 +4,8 @@ registry without its source, licence and files fails here."""
 
 import re
 
+from bio_roberta.readers import READERS
 from bio_roberta.tasks.data_sources import DATA_SOURCES, FORMAT_FILES, convert_line, markdown_table
-from bio_roberta.tasks.readers import READERS
 from bio_roberta.tasks.registry import TASKS
 from conftest import REPO_ROOT
 

@@ -18,8 +18,15 @@ import user_dir  # noqa: F401  (registers the distillation task and criterion)
 from fairseq.checkpoint_utils import load_checkpoint_to_cpu
 
 from bio_roberta_core.checkpoints import read_checkpoint
-from conftest import USER_DIR, fairseq_preprocess, write_tiny_corpus
+from conftest import USER_DIR
 from host_waits import HostWaits
+from tiny_training import (
+    NARROW_STUDENT,
+    TINY_ROBERTA,
+    fairseq_preprocess,
+    fairseq_train,
+    write_tiny_corpus,
+)
 from user_dir.criterions.distillation import (
     DistillationLoss,
     DistillationLossConfig,
@@ -169,29 +176,6 @@ def test_a_teacher_with_another_vocabulary_is_refused(tiny_roberta_checkpoint, t
         distill_task(databin, tiny_roberta_checkpoint)
 
 
-def fairseq_train(*args, check=True):
-    run = subprocess.run(
-        [
-            str(a)
-            for a in [
-                BIN / "fairseq-train",
-                "--user-dir",
-                USER_DIR,
-                "--cpu",
-                "--num-workers",
-                "0",
-                *args,
-            ]
-        ],
-        capture_output=True,
-        text=True,
-    )
-    if not check:
-        return run
-    assert run.returncode == 0, run.stderr[-4000:]
-    return run.stdout + run.stderr
-
-
 def distill(databin, teacher, save_dir, *options, check=True):
     """A tiny distillation run: roberta_tiny student and teacher, 32-token sequences."""
     return fairseq_train(
@@ -202,16 +186,11 @@ def distill(databin, teacher, save_dir, *options, check=True):
         teacher,
         "--criterion",
         "distillation",
-        "--arch",
-        "roberta_tiny",
+        *TINY_ROBERTA,
         "--batch-size",
         "8",
         "--tokens-per-sample",
         "32",
-        "--optimizer",
-        "adam",
-        "--lr",
-        "1e-3",
         "--save-dir",
         save_dir,
         "--no-epoch-checkpoints",
@@ -286,41 +265,16 @@ def test_an_unreadable_teacher_ends_the_run_with_one_line(
 def test_pretrain_then_distill_then_load_the_student_as_roberta(
     tiny_databin, tiny_roberta_checkpoint, tmp_path, precision
 ):
-    log = fairseq_train(
+    log = distill(
         tiny_databin,
-        *precision,
-        "--task",
-        "distillation",
-        "--teacher-path",
         tiny_roberta_checkpoint,
-        "--criterion",
-        "distillation",
+        tmp_path,
+        *precision,
         "--alpha-cos",
         "1.0",
-        "--arch",
-        "roberta_tiny",
-        "--encoder-embed-dim",
-        "32",
-        "--encoder-ffn-embed-dim",
-        "64",
-        "--batch-size",
-        "8",
-        "--tokens-per-sample",
-        "32",
-        "--optimizer",
-        "adam",
-        "--lr",
-        "1e-3",
+        *NARROW_STUDENT,
         "--max-update",
         "4",
-        "--save-dir",
-        tmp_path,
-        "--no-epoch-checkpoints",
-        "--log-interval",
-        "1",
-        "--log-format",
-        "simple",
-        "--disable-validation",
     )
     assert "kl_loss" in log and "cos_loss" in log and "mlm_loss" in log, log[-2000:]
     state = load_checkpoint_to_cpu(str(tmp_path / "checkpoint_last.pt"))

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from conftest import REPO_ROOT, USER_DIR
+from tiny_training import ON_CPU, masked_lm_flags
 from user_dir.distributed import free_port
 
 BIN = Path(sys.executable).parent
@@ -30,39 +31,13 @@ def save_on_every_rank(cfg, trainer, epoch_itr, val_loss):
 checkpoint_utils.save_checkpoint = save_on_every_rank
 train.cli_main()
 """  # noqa: E501  (a script's text, kept as it is)
-TRAIN_ARGS = [
-    "--user-dir",
-    USER_DIR,
-    "--task",
-    "masked_lm",
-    "--criterion",
-    "masked_lm",
-    "--arch",
-    "roberta_tiny",
-    "--cpu",
-    "--tokens-per-sample",
-    "32",
-    "--optimizer",
-    "adam",
-    "--lr",
-    "1e-3",
-    "--max-update",
-    "6",
-    "--dropout",
-    "0",
-    "--attention-dropout",
-    "0",
-    "--no-epoch-checkpoints",
-    "--seed",
-    "3",
-    "--num-workers",
-    "0",
-    "--log-interval",
-    "1",
-    "--log-format",
-    "simple",
-    "--disable-validation",
-]
+
+
+def train_args(save_dir) -> list:
+    """The flags after the data dir: 6 masked-LM updates of 4 sequences a process, dropout off."""
+    flags = ["--dropout", "0", "--attention-dropout", "0", "--seed", "3", "--disable-validation"]
+    logging = ["--log-interval", "1", "--log-format", "simple"]
+    return [*ON_CPU, *masked_lm_flags(save_dir, 6, *flags, *logging, batch_size=4)]
 
 
 def losses(log: str) -> list:
@@ -92,11 +67,7 @@ def test_two_gloo_ranks_stay_identical_and_match_one_process(tiny_databin, tmp_p
             free_port(),
             driver,
             tiny_databin,
-            *TRAIN_ARGS,
-            "--batch-size",
-            "4",
-            "--save-dir",
-            two,
+            *train_args(two),
         ]
     )
     assert "training on 2 devices" in log and "distributed init (rank 1)" in log, log[-3000:]
@@ -113,13 +84,9 @@ def test_two_gloo_ranks_stay_identical_and_match_one_process(tiny_databin, tmp_p
             sys.executable,
             driver,
             tiny_databin,
-            *TRAIN_ARGS,
-            "--batch-size",
-            "4",
+            *train_args(one),
             "--update-freq",
             "2",
-            "--save-dir",
-            one,
         ]
     )
     two_curve, one_curve = losses(log), losses(single)
@@ -137,13 +104,9 @@ def test_cpu_world_size_two_spawns_its_own_workers(tiny_databin, tmp_path):
         [
             BIN / "fairseq-train",
             tiny_databin,
-            *TRAIN_ARGS,
-            "--batch-size",
-            "4",
+            *train_args(tmp_path),
             "--distributed-world-size",
             "2",
-            "--save-dir",
-            tmp_path,
         ]
     )
     assert "distributed init (rank 1)" in log and "training on 2 devices" in log, log[-3000:]

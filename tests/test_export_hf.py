@@ -15,9 +15,18 @@ import torch
 
 from bio_roberta_core.checkpoints import read_checkpoint
 from bio_roberta_core.provenance import sha256_file
-from conftest import TINY_WORDS, USER_DIR, fairseq_preprocess, write_text_manifest
+from conftest import USER_DIR, write_text_manifest
 from test_blurb_readers import EBM_TOKENS, SENTENCES, write_biosses, write_ebm_nlp
 from tiny_finetune import fine_tune, tiny_vocab
+from tiny_training import (
+    NARROW_STUDENT,
+    TINY_ROBERTA,
+    TINY_WORDS,
+    fairseq_preprocess,
+    restore_flags,
+    train_masked_lm,
+)
+from tiny_training import fairseq_train as tiny_fairseq_train
 
 BIN = Path(sys.executable).parent
 # Sample sentences with punctuation, digits, capitals, a leading space and bytes the tiny corpus
@@ -68,24 +77,9 @@ def spm_text(rng, n):
     ]
 
 
-def fairseq_train(*args):
-    run = subprocess.run(
-        [
-            str(BIN / "fairseq-train"),
-            *map(str, args),
-            "--user-dir",
-            str(USER_DIR),
-            "--cpu",
-            "--num-workers",
-            "0",
-            "--seed",
-            "1",
-            "--no-epoch-checkpoints",
-        ],
-        capture_output=True,
-        text=True,
-    )
-    assert run.returncode == 0, run.stderr[-3000:]
+def fairseq_train(data_dir, *flags):
+    """tiny_training.fairseq_train, seed 1, the checkpoints written at the end only."""
+    tiny_fairseq_train(data_dir, *flags, "--seed", "1", "--no-epoch-checkpoints")
 
 
 @pytest.fixture(scope="module")
@@ -114,29 +108,16 @@ def bpe_vocab(tmp_path_factory):
 
 def pretrain_masked_lm(databin, save_dir, max_update: int):
     """checkpoint_last.pt of a roberta_tiny masked LM trained max_update updates on databin."""
-    fairseq_train(
+    train_masked_lm(
         databin,
-        "--task",
-        "masked_lm",
-        "--criterion",
-        "masked_lm",
-        "--arch",
-        "roberta_tiny",
-        "--batch-size",
-        "8",
-        "--tokens-per-sample",
-        "64",
+        save_dir,
+        max_update,
         "--max-positions",
         "512",
-        "--optimizer",
-        "adam",
-        "--lr",
-        "1e-3",
-        "--max-update",
-        str(max_update),
-        "--save-dir",
-        save_dir,
+        "--seed",
+        "1",
         "--disable-validation",
+        tokens_per_sample=64,
     )
     return save_dir / "checkpoint_last.pt"
 
@@ -193,22 +174,14 @@ def distilled_checkpoint(bpe_vocab, mlm_checkpoint, tmp_path_factory):
         "distillation",
         "--alpha-cos",
         "1.0",
-        "--arch",
-        "roberta_tiny",
-        "--encoder-embed-dim",
-        "32",
-        "--encoder-ffn-embed-dim",
-        "64",
+        *TINY_ROBERTA,
+        *NARROW_STUDENT,
         "--batch-size",
         "8",
         "--tokens-per-sample",
         "64",
         "--max-positions",
         "512",
-        "--optimizer",
-        "adam",
-        "--lr",
-        "1e-3",
         "--max-update",
         "4",
         "--save-dir",
@@ -264,8 +237,7 @@ def classification_checkpoint(bpe_vocab, mlm_checkpoint, tmp_path_factory):
         "sentence_prediction",
         "--criterion",
         "sentence_prediction",
-        "--arch",
-        "roberta_tiny",
+        *TINY_ROBERTA,
         "--num-classes",
         "3",
         "--init-token",
@@ -276,17 +248,9 @@ def classification_checkpoint(bpe_vocab, mlm_checkpoint, tmp_path_factory):
         "512",
         "--batch-size",
         "8",
-        "--optimizer",
-        "adam",
-        "--lr",
-        "1e-3",
         "--max-update",
         "4",
-        "--restore-file",
-        mlm_checkpoint,
-        "--reset-optimizer",
-        "--reset-dataloader",
-        "--reset-meters",
+        *restore_flags(mlm_checkpoint),
         "--save-dir",
         save_dir,
         "--disable-validation",
@@ -309,23 +273,14 @@ def token_classification_checkpoint(bpe_vocab, mlm_checkpoint, tmp_path_factory)
         "sequence_labeling",
         "--criterion",
         "sequence_labeling",
-        "--arch",
-        "roberta_tiny",
+        *TINY_ROBERTA,
         "--max-positions",
         "512",
         "--batch-size",
         "8",
-        "--optimizer",
-        "adam",
-        "--lr",
-        "1e-3",
         "--max-update",
         "4",
-        "--restore-file",
-        mlm_checkpoint,
-        "--reset-optimizer",
-        "--reset-dataloader",
-        "--reset-meters",
+        *restore_flags(mlm_checkpoint),
         "--save-dir",
         root / "ckpt",
         "--disable-validation",
@@ -921,31 +876,19 @@ def test_a_checkpoint_trained_through_the_compiled_encoder_exports_with_its_logi
     """Issue 10's fast path writes fairseq's checkpoint format: trained through it (CPU, compiled),
     exported, transformers computes the logits the fused encoder computes."""
     vocab_dir, databin = bpe_vocab
-    fairseq_train(
+    train_masked_lm(
         databin,
-        "--task",
-        "corpora_masked_lm",
+        tmp_path / "ckpt",
+        6,
         "--encoder-implementation",
         "compiled",
-        "--criterion",
-        "masked_lm",
-        "--arch",
-        "roberta_tiny",
-        "--batch-size",
-        "8",
-        "--tokens-per-sample",
-        "64",
         "--max-positions",
         "512",
-        "--optimizer",
-        "adam",
-        "--lr",
-        "1e-3",
-        "--max-update",
-        "6",
-        "--save-dir",
-        tmp_path / "ckpt",
+        "--seed",
+        "1",
         "--disable-validation",
+        task="corpora_masked_lm",
+        tokens_per_sample=64,
     )
     checkpoint = tmp_path / "ckpt" / "checkpoint_last.pt"
     run = export_cli(checkpoint, tmp_path / "hf", "--vocab", vocab_dir)

@@ -11,9 +11,6 @@ import argparse
 import copy
 import logging
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 import torch
@@ -22,9 +19,9 @@ import torch.nn.functional as F
 import user_dir  # noqa: F401
 from conftest import USER_DIR
 from host_waits import HostWaits
+from tiny_training import train_masked_lm
 from user_dir.models.fused_roberta_encoder import FusedRobertaEncoder, use_fused_encoder
 
-BIN = Path(sys.executable).parent
 TOLERANCE = 1e-5
 
 
@@ -199,55 +196,28 @@ def test_the_task_option_chooses_the_implementation(tiny_databin):
         )  # auto: CPU
 
 
-def train_losses(databin, save_dir, *extra) -> list:
+def train_losses(databin, save_dir, task, criterion, *extra) -> list:
     """Per-update losses of 16 fairseq-train updates of roberta_tiny, dropout off."""
-    run = subprocess.run(
-        [
-            str(c)
-            for c in [
-                BIN / "fairseq-train",
-                databin,
-                "--user-dir",
-                USER_DIR,
-                "--arch",
-                "roberta_tiny",
-                "--cpu",
-                "--num-workers",
-                "0",
-                "--batch-size",
-                "8",
-                "--tokens-per-sample",
-                "32",
-                "--optimizer",
-                "adam",
-                "--lr",
-                "1e-3",
-                "--max-update",
-                "16",
-                "--seed",
-                "1",
-                "--dropout",
-                "0",
-                "--attention-dropout",
-                "0",
-                "--save-dir",
-                save_dir,
-                "--no-epoch-checkpoints",
-                "--disable-validation",
-                "--log-interval",
-                "1",
-                "--log-format",
-                "simple",
-                *extra,
-            ]
-        ],
-        capture_output=True,
-        text=True,
+    log = train_masked_lm(
+        databin,
+        save_dir,
+        16,
+        "--seed",
+        "1",
+        "--dropout",
+        "0",
+        "--attention-dropout",
+        "0",
+        "--disable-validation",
+        "--log-interval",
+        "1",
+        "--log-format",
+        "simple",
+        *extra,
+        task=task,
+        criterion=criterion,
     )
-    assert run.returncode == 0, run.stderr[-3000:]
-    return [
-        float(x) for x in re.findall(r"train_inner\W.*? loss=([\d.]+)", run.stdout + run.stderr)
-    ]
+    return [float(x) for x in re.findall(r"train_inner\W.*? loss=([\d.]+)", log)]
 
 
 @pytest.mark.slow
@@ -255,15 +225,11 @@ def train_losses(databin, save_dir, *extra) -> list:
 def test_training_follows_stock_fairseq_and_its_checkpoint_loads_there(
     tiny_databin, tmp_path, implementation
 ):
-    stock = train_losses(
-        tiny_databin, tmp_path / "stock", "--task", "masked_lm", "--criterion", "masked_lm"
-    )
+    stock = train_losses(tiny_databin, tmp_path / "stock", "masked_lm", "masked_lm")
     ours = train_losses(
         tiny_databin,
         tmp_path / "ours",
-        "--task",
         "corpora_masked_lm",
-        "--criterion",
         "masked_lm_positions",
         "--encoder-implementation",
         implementation,

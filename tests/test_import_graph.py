@@ -1,5 +1,6 @@
 """The packages import one way: bio_roberta_core imports none of ours, preprocess and user_dir
-import it and not each other, bio_roberta is on top; no two modules import each other
+import it and not each other, bio_roberta is on top; inside it, the task declarations, their
+readers, BLURB's suite (tasks/ never imports blurb/); no two modules import each other
 (scripts/import_graph.py prints the graph)."""
 
 import importlib.util
@@ -21,6 +22,15 @@ def test_no_package_imports_upward_or_sideways():
     assert not [pair for pair in edges if pair[0] == "bio_roberta_core"]
 
 
+def test_no_subpackage_of_bio_roberta_imports_upward_or_sideways():
+    layers = import_graph.SUBPACKAGE_LAYERS
+    edges = import_graph.package_edges(REPO_ROOT, layers)
+    assert import_graph.layering_violations(edges, layers) == [], {
+        pair: dict(edges[pair]) for pair in edges
+    }
+    assert not [pair for pair in edges if pair[0] == "bio_roberta.tasks"]
+
+
 def test_no_modules_import_each_other():
     assert import_graph.module_cycles(REPO_ROOT) == []
 
@@ -32,6 +42,9 @@ def test_the_checks_find_what_they_forbid_anywhere_in_a_module(tmp_path):
         "preprocess/b.py": "def later():\n    from preprocess.a import x\n",
         "user_dir/a.py": "import bio_roberta_core.metrics\n",
         "bio_roberta/tasks/registry.py": "from preprocess.vocab import read_vocab_dir\n",
+        "bio_roberta/tasks/convert.py": "def check():\n    from bio_roberta.blurb import suite\n",
+        "bio_roberta/blurb/suite.py": "from bio_roberta.readers.source_files import TaskData\n",
+        "bio_roberta/report.py": "from bio_roberta.blurb.suite import BLURB\n",
     }.items():
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text(source)
@@ -43,4 +56,13 @@ def test_the_checks_find_what_they_forbid_anywhere_in_a_module(tmp_path):
     assert dict(edges["bio_roberta_core", "bio_roberta"]) == {
         "bio_roberta_core.sub.a": {"bio_roberta.tasks.registry"}
     }
+    layers = import_graph.SUBPACKAGE_LAYERS
+    inner = import_graph.package_edges(tmp_path, layers)
+    assert import_graph.layering_violations(inner, layers) == [
+        ("bio_roberta.tasks", "bio_roberta.blurb")
+    ]
+    assert sorted(inner) == [
+        ("bio_roberta.blurb", "bio_roberta.readers"),
+        ("bio_roberta.tasks", "bio_roberta.blurb"),
+    ]
     assert import_graph.module_cycles(tmp_path) == [["preprocess.a", "preprocess.b"]]

@@ -11,7 +11,8 @@ import pytest
 import torch
 
 import user_dir  # noqa: F401
-from conftest import REPO_ROOT, USER_DIR, fairseq_preprocess, write_tiny_corpus
+from conftest import REPO_ROOT, USER_DIR
+from tiny_training import fairseq_preprocess, train_masked_lm, write_tiny_corpus
 from user_dir.tasks.corpora_masked_lm import CorporaMaskedLMConfig, CorporaMaskedLMTask
 
 BIN = Path(sys.executable).parent
@@ -60,48 +61,24 @@ def test_hydra_recipe_trains_and_warmup_follows_max_update(tiny_databin, tmp_pat
 
 @pytest.mark.slow
 def test_fairseq_train_command_line_runs_the_same_components(tiny_databin, tmp_path):
-    log = completed(
-        [
-            BIN / "fairseq-train",
-            tiny_databin,
-            "--user-dir",
-            USER_DIR,
-            "--task",
-            "corpora_masked_lm",
-            "--criterion",
-            "masked_lm",
-            "--arch",
-            "roberta_tiny",
-            "--cpu",
-            "--num-workers",
-            "0",
-            "--batch-size",
-            "8",
-            "--tokens-per-sample",
-            "32",
-            "--optimizer",
-            "adam",
-            "--adam-betas",
-            "(0.9,0.98)",
-            "--adam-eps",
-            "1e-6",
-            "--weight-decay",
-            "0.01",
-            "--lr",
-            "1e-3",
-            "--lr-scheduler",
-            "warmup_ratio_linear_decay",
-            "--warmup-ratio",
-            "0.25",
-            "--max-update",
-            "8",
-            "--save-dir",
-            tmp_path,
-            "--log-interval",
-            "1",
-            "--disable-validation",
-            "--no-epoch-checkpoints",
-        ]
+    log = train_masked_lm(
+        tiny_databin,
+        tmp_path,
+        8,
+        "--adam-betas",
+        "(0.9,0.98)",
+        "--adam-eps",
+        "1e-6",
+        "--weight-decay",
+        "0.01",
+        "--lr-scheduler",
+        "warmup_ratio_linear_decay",
+        "--warmup-ratio",
+        "0.25",
+        "--log-interval",
+        "1",
+        "--disable-validation",
+        task="corpora_masked_lm",
     )
     assert learning_rates(log) == pytest.approx(
         [5e-4, 1e-3, 1e-3 * 5 / 6, 1e-3 * 4 / 6, 1e-3 * 3 / 6, 1e-3 * 2 / 6, 1e-3 / 6, 0], rel=1e-3
@@ -270,39 +247,15 @@ def test_continue_roberta_recipe_starts_from_the_checkpoint_weights_with_fresh_s
 def test_bf16_trains_from_the_command_line_without_a_tpu(tiny_databin, tmp_path):
     """fairseq turns --bf16 into --tpu; with the plugin it trains in bf16 on this CPU (as on a
     GPU)."""
-    log = completed(
-        [
-            BIN / "fairseq-train",
-            tiny_databin,
-            "--user-dir",
-            USER_DIR,
-            "--task",
-            "corpora_masked_lm",
-            "--criterion",
-            "masked_lm",
-            "--arch",
-            "roberta_tiny",
-            "--cpu",
-            "--bf16",
-            "--num-workers",
-            "0",
-            "--batch-size",
-            "8",
-            "--tokens-per-sample",
-            "32",
-            "--optimizer",
-            "adam",
-            "--lr",
-            "1e-3",
-            "--max-update",
-            "4",
-            "--save-dir",
-            tmp_path,
-            "--log-interval",
-            "1",
-            "--disable-validation",
-            "--no-epoch-checkpoints",
-        ]
+    log = train_masked_lm(
+        tiny_databin,
+        tmp_path,
+        4,
+        "--bf16",
+        "--log-interval",
+        "1",
+        "--disable-validation",
+        task="corpora_masked_lm",
     )
     losses = [float(x) for x in re.findall(r"train_inner\W.*? loss=([\d.]+)", log)]
     assert len(losses) == 4 and all(0 < loss < 20 for loss in losses), log[-2000:]

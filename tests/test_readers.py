@@ -10,14 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from bio_roberta.tasks.readers import (
-    DDI_PLACEHOLDER,
-    TaggedSentence,
-    TaskFormatError,
-    read_task,
-)
-from bio_roberta.tasks.registry import HOC_HALLMARKS, get_task
-from conftest import SAMPLE_DIR, shared_data_path
+from bio_roberta.readers import READERS, TaskFormatError, read_task
+from bio_roberta.readers.formats.ddi_xml import PLACEHOLDER as DDI_PLACEHOLDER
+from bio_roberta.readers.source_files import TaggedSentence
+from bio_roberta.tasks.registry import HOC_HALLMARKS, TASKS, get_task
+from conftest import REPO_ROOT, SAMPLE_DIR, shared_data_path
 
 
 def measured(source_txt: Path, pattern: str) -> list[tuple[str, ...]]:
@@ -484,3 +481,9 @@ def test_ddi_errors_name_file_and_line(tmp_path):
     bad.write_text(DDI_DOC.format(doc="D").replace("</document>", ""))
     with pytest.raises(TaskFormatError, match=r"doc0\.xml:\d+: not well-formed XML"):
         read_task(get_task("ddi"), root)
+
+
+def test_every_source_format_is_one_reader_file_and_every_reader_file_a_source_format():
+    formats = REPO_ROOT / "bio_roberta" / "readers" / "formats"
+    files = {path.stem for path in formats.glob("*.py")} - {"__init__"}
+    assert set(READERS) == files == {spec.source_format for spec in TASKS.values()}

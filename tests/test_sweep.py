@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import TINY_WORDS
 from finetune_data import (
     build_ner,
     input_dictionary,
@@ -20,6 +19,7 @@ from finetune_data import (
     write_indexed,
     write_manifest,
 )
+from tiny_training import TINY_WORDS
 
 pytestmark = pytest.mark.slow
 BIN = Path(sys.executable).parent

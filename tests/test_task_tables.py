@@ -9,9 +9,9 @@ import json
 import pytest
 import torch
 
+from bio_roberta.convert import convert_task
 from bio_roberta.finetune import task_options
 from bio_roberta.tasks import kinds
-from bio_roberta.tasks.convert import convert_task
 from bio_roberta.tasks.kinds import KINDS, NLI
 from bio_roberta.tasks.registry import TASKS, get_task
 from bio_roberta_core.metrics import METRICS

@@ -14,7 +14,7 @@ import pytest
 
 from bio_roberta.cli import main as cli_main
 from conftest import shared_data_path, write_text_manifest
-from preprocess.bpe import fairseq_bpe_args, load_dictionary, open_bpe
+from preprocess.bpe import bpe_namespace, load_dictionary, open_bpe
 from preprocess.gpt2_encoder import BatchGPT2Encoder, read_dictionary_indices
 from preprocess.vocab import (
     VocabDirError,
@@ -177,14 +177,11 @@ def test_gpt2_vocab_dir_files_dict_and_manifest(gpt2_vocab, synthetic_text):
     for line in EDGE_LINES:
         ids = dictionary.encode_line(bpe.encode(line), add_if_not_exist=False)
         assert dictionary.unk() not in ids.tolist()
-    assert fairseq_bpe_args(gpt2_vocab) == [
-        "--bpe",
-        "gpt2",
-        "--gpt2-encoder-json",
-        str(gpt2_vocab / "encoder.json"),
-        "--gpt2-vocab-bpe",
-        str(gpt2_vocab / "vocab.bpe"),
-    ]
+    assert vars(bpe_namespace(gpt2_vocab)) == {
+        "bpe": "gpt2",
+        "gpt2_encoder_json": str(gpt2_vocab / "encoder.json"),
+        "gpt2_vocab_bpe": str(gpt2_vocab / "vocab.bpe"),
+    }
 
 
 def test_dictionary_indices_are_fairseqs(gpt2_vocab, tmp_path):

@@ -5,10 +5,10 @@ Used by the BLURB end-to-end tests and the export tests of the kinds they fine-t
 from pathlib import Path
 
 from bio_roberta import finetune
+from bio_roberta.convert import convert_task
 from bio_roberta.sweep import compose_config
-from bio_roberta.tasks.convert import convert_task
 from bio_roberta.tasks.registry import get_task
-from conftest import pretrain_tiny_roberta
+from tiny_training import pretrain_tiny_roberta
 
 POSITIONS = 32
 TINY = [

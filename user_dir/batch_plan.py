@@ -34,15 +34,13 @@ DISTILLATION_LOGIT_BYTES = LOGIT_BYTES + 2 + 3 * 4
 def model_shape(model_cfg: dict) -> dict:
     """Layers, width and FFN width of the configured RoBERTa (its architecture's defaults under the
     config's own model.* values)."""
-    from fairseq.models import ARCH_CONFIG_REGISTRY
-
-    import user_dir  # noqa: F401  (roberta_tiny)
+    from user_dir.architectures import architecture_args
 
     arch = model_cfg["_name"]
-    if arch not in ARCH_CONFIG_REGISTRY:
-        raise SystemExit(f"batch_plan: model {arch!r} is no registered fairseq architecture")
-    args = argparse.Namespace(**{k: v for k, v in model_cfg.items() if k != "_name"})
-    ARCH_CONFIG_REGISTRY[arch](args)
+    try:
+        args = architecture_args(arch, **{k: v for k, v in model_cfg.items() if k != "_name"})
+    except ValueError as error:
+        raise SystemExit(f"batch_plan: model {error}") from None
     return {
         "layers": args.encoder_layers,
         "width": args.encoder_embed_dim,

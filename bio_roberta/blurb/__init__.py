@@ -4,11 +4,9 @@ Language Processing", Tables 3 and 6) beside Lewis et al.'s 18 tasks: what is BL
 suite     the 13 datasets as data: task types and metrics (Table 3), split sizes, Table 6's
           PubMedBERT and BioBERT columns, where each split comes from and whether our files
           rebuild it
-readers   the readers of BIOSSES, PubMedQA, BioASQ, EBM-PICO and BLURB's single GAD split (rows
-          of bio_roberta/tasks/readers.py's READERS)
 score     the BLURB score
 
-Its tasks are registry entries (bio_roberta/tasks/registry.py), their kinds rows of
-bio_roberta/tasks/kinds.py, their metrics rows of bio_roberta_core/metrics.py; docs/finetune.md
-says how a sweep and the report run the suite.
+Its tasks are registry entries (bio_roberta/tasks/registry.py), their readers files of
+bio_roberta/readers/formats/, their kinds rows of bio_roberta/tasks/kinds.py, their metrics rows of
+bio_roberta_core/metrics.py; docs/finetune.md says how a sweep and the report run the suite.
 """

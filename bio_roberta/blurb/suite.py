@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from bio_roberta.tasks.readers import TaggedSentence, TaskData
+from bio_roberta.readers.source_files import TaggedSentence, TaskData
 from bio_roberta_core.tagging import tag_spans
 
 # The six task types of the BLURB score (Table 6 caption), in Table 3's order.

@@ -40,8 +40,8 @@ def run(args):
     import json
 
     from bio_roberta.cli import UsageError
-    from bio_roberta.tasks.convert import ConversionError, convert_task
-    from bio_roberta.tasks.readers import TaskFormatError
+    from bio_roberta.convert import ConversionError, convert_task
+    from bio_roberta.readers import TaskFormatError
     from bio_roberta.tasks.registry import get_task
     from preprocess.vocab import VocabDirError
 

@@ -26,18 +26,18 @@ def ner_entity_words(task: str, data_dir: str):
     """The EntityWords of every split of a registry NER task's BioBERT-format dir."""
     from pathlib import Path
 
-    from bio_roberta.tasks.readers import read_biobert_ner
+    from bio_roberta.readers.formats import biobert_ner
     from bio_roberta.tasks.registry import get_task
     from preprocess.vocab_stats import entity_words
 
-    splits = read_biobert_ner(get_task(task), Path(data_dir)).values()
+    splits = biobert_ner.read(get_task(task), Path(data_dir)).values()
     sentences = ((sentence.words, sentence.tags) for split in splits for sentence in split.examples)
     return entity_words(sentences, [path for split in splits for path in split.sources])
 
 
 def run(args):
     from bio_roberta.cli import UsageError
-    from bio_roberta.tasks.readers import TaskFormatError
+    from bio_roberta.readers import TaskFormatError
     from bio_roberta_core.provenance import atomic_write_json
     from preprocess.vocab import VocabDirError
     from preprocess.vocab_stats import vocab_stats

@@ -1,5 +1,5 @@
-"""The benchmark tasks: one registry of declarations, the table of task kinds, the readers of
-their source formats and their conversion."""
+"""The benchmark tasks: one registry of declarations and the table of task kinds (their readers
+are bio_roberta.readers, their conversion bio_roberta.convert)."""
 
 from bio_roberta.tasks.registry import TASKS, TaskSpec, get_task
 

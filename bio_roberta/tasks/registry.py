@@ -3,7 +3,7 @@
 Readers, converters, fine-tuning configs, sweeps and the report read these entries and nothing
 else: a task's format, labels, metric and hyperparameters are stated here once. Adding a task is
 one ``TaskSpec`` in ``TASKS`` plus, if its source format is new, one reader in
-``bio_roberta.tasks.readers``.
+``bio_roberta/readers/formats/``.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ class TaskSpec:
     display: str  # as printed in the paper's tables
     domain: str  # PUBMED or CLINICAL (the report's summary rows)
     kind: str  # a row of bio_roberta.tasks.kinds.KINDS: NER, MULTILABEL, ...
-    source_format: str  # a reader in bio_roberta.tasks.readers
+    source_format: str  # a reader: bio_roberta/readers/formats/<source_format>.py
     labels: tuple[str, ...]  # every label the source files may hold, in label-id order
     metric: str  # a row of bio_roberta_core.metrics.METRICS
     hparams: Hyperparameters

@@ -24,10 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
+from bio_roberta.blurb.suite import BLURB, check_split
+from bio_roberta.readers import read_task
+from bio_roberta.readers.source_files import SPLITS, TaggedSentence, TaskData, TextExample
 from bio_roberta.tasks.kinds import SCHEME_TAGS, SCORES_PER_LINE, label_symbols
-from bio_roberta.tasks.readers import read_task
 from bio_roberta.tasks.registry import TaskSpec
-from bio_roberta.tasks.source_files import SPLITS, TaggedSentence, TaskData, TextExample
 from bio_roberta_core.output_dir import new_output_dir
 from bio_roberta_core.provenance import (
     atomic_write_json,
@@ -282,8 +283,6 @@ def write_finetune_bin(
 def blurb_split_check(data: TaskData) -> dict:
     """For a BLURB dataset, {"blurb_split_check": None when the data read is BLURB's split, else
     the one-line reason} (bio_roberta/blurb/suite.py check_split); nothing for other tasks."""
-    from bio_roberta.blurb.suite import BLURB, check_split
-
     dataset = BLURB.get(data.spec.name)
     if dataset is None:
         return {}

@@ -1,7 +1,7 @@
-"""What the readers of bio_roberta.tasks.readers (and bio_roberta.blurb.readers) produce, and
-the helpers they share to read source files: ``TaskData`` of train / valid / test ``Split``s of
-``TaggedSentence`` or ``TextExample``, and ``TaskFormatError`` naming the file and line of what does
-not match a format. Kept apart from the READERS table, which imports every reader.
+"""What the readers (bio_roberta/readers/formats/) produce, and the helpers they share to read
+source files: ``TaskData`` of train / valid / test ``Split``s of ``TaggedSentence`` or
+``TextExample``, and ``TaskFormatError`` naming the file and line of what does not match a format.
+Kept apart from the READERS table, which imports every reader.
 """
 
 from __future__ import annotations
@@ -95,13 +95,14 @@ class TaskData:
     splits: dict[str, Split]
 
 
-def _require_file(path: Path, what: str) -> Path:
+def require_file(path: Path, what: str) -> Path:
+    """path, or an error naming it and `what` it should hold when it is not a file."""
     if not path.is_file():
         raise TaskFormatError(f"{path}: missing ({what})")
     return path
 
 
-def _lines(path: Path) -> Iterator[tuple[int, str]]:
+def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
     """(line number, text without its line ending); a byte that is not UTF-8 is an error, a UTF-8
     byte order mark at the start is dropped (it would stick to the first token)."""
     data = path.read_bytes().removeprefix(codecs.BOM_UTF8)
@@ -117,11 +118,11 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
             ) from None
 
 
-def _json_line_objects(path: Path, split: Split, expected: str) -> Iterator[tuple[int, str, dict]]:
+def json_line_objects(path: Path, split: Split, expected: str) -> Iterator[tuple[int, str, dict]]:
     """(line number, "file:line", object) of each line of a JSON-lines file, blank lines counted
     and skipped; a line that is not one JSON object is an error naming the file, the line and
     what was expected there."""
-    for number, line in _lines(path):
+    for number, line in numbered_lines(path):
         split.counts["lines"] += 1
         where = f"{path}:{number}"
         if not line.strip():
@@ -140,7 +141,8 @@ def _json_line_objects(path: Path, split: Split, expected: str) -> Iterator[tupl
         yield number, where, record
 
 
-def _check_label(spec: TaskSpec, label: str, where: str) -> str:
+def check_label(spec: TaskSpec, label: str, where: str) -> str:
+    """label, when the registry entry allows it; else an error naming `where` and the allowed."""
     if label not in spec.labels:
         raise TaskFormatError(
             f"{where}: unknown label {label!r} for {spec.name}; the registry "
@@ -149,7 +151,8 @@ def _check_label(spec: TaskSpec, label: str, where: str) -> str:
     return label
 
 
-def _columns(line: str, expected: int, where: str, layout: str) -> list[str]:
+def tab_columns(line: str, expected: int, where: str, layout: str) -> list[str]:
+    """The TAB-separated columns of line, which must be `expected` many (`layout` names them)."""
     columns = line.split("\t")
     if len(columns) != expected:
         raise TaskFormatError(
@@ -158,7 +161,8 @@ def _columns(line: str, expected: int, where: str, layout: str) -> list[str]:
     return columns
 
 
-def _check_header(line: str, expected: list[str], where: str) -> None:
+def check_header(line: str, expected: list[str], where: str) -> None:
+    """An error naming `where` unless line is the TAB-separated header `expected`."""
     if line.split("\t") != expected:
         raise TaskFormatError(
             f"{where}: expected the TAB-separated header "
@@ -166,26 +170,26 @@ def _check_header(line: str, expected: list[str], where: str) -> None:
         )
 
 
-def _rows_after_header(
+def rows_after_header(
     path: Path, split: Split, header: list[str]
 ) -> Iterator[tuple[int, str, list[str]]]:
     """(line number, "path:line", columns) of each row after the TAB-separated header line; every
     line counts in split.counts["lines"]."""
-    for number, line in _lines(path):
+    for number, line in numbered_lines(path):
         split.counts["lines"] += 1
         where = f"{path}:{number}"
         if number == 1:
-            _check_header(line, header, where)
+            check_header(line, header, where)
             continue
-        yield number, where, _columns(line, len(header), where, ", ".join(header))
+        yield number, where, tab_columns(line, len(header), where, ", ".join(header))
 
 
-def _in_valid_slice(key: str, one_in: int) -> bool:
+def in_valid_slice(key: str, one_in: int) -> bool:
     """Deterministic, platform-independent choice of 1 in `one_in` keys."""
     return int(hashlib.sha256(key.encode("utf-8")).hexdigest(), 16) % one_in == 0
 
 
-def _read_split_files(
+def read_split_files(
     spec: TaskSpec,
     data_dir: Path,
     files: dict[str, str],
@@ -196,24 +200,26 @@ def _read_split_files(
     read_file; for the tasks whose source already comes as train / dev / test files."""
     splits = {}
     for name, file_name in files.items():
-        path = _require_file(data_dir / file_name, f"{spec.name} {name} split, {what}")
+        path = require_file(data_dir / file_name, f"{spec.name} {name} split, {what}")
         splits[name] = Split(name, sources=[path], derivation=file_name)
         read_file(spec, path, splits[name])
     return splits
 
 
-# BLUE sentence classification rows (ChemProt, DDI's ddi2013-type, i2b2-2010 relations) and
-# BioBERT RE test.tsv.
-BLUE_HEADER = ["index", "sentence", "label"]
+def json_file(path: Path):
+    """The JSON value of a whole file; errors name the file and line."""
+    text = "\n".join(line for _, line in numbered_lines(path))
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise TaskFormatError(
+            f"{path}:{error.lineno}: not JSON ({error.msg} at column {error.colno})"
+        ) from None
 
 
-def _read_indexed_tsv(spec: TaskSpec, path: Path, split: Split) -> None:
-    """`index sentence label` rows after that header (BLUE tsv, BioBERT RE test.tsv)."""
-    seen = {}
-    for number, where, (index, sentence, label) in _rows_after_header(path, split, BLUE_HEADER):
-        if index in seen:
-            raise TaskFormatError(f"{where}: index {index!r} already used on line {seen[index]}")
-        seen[index] = number
-        if not sentence.strip():
-            raise TaskFormatError(f"{where}: empty sentence")
-        split.add(TextExample(index, sentence, (_check_label(spec, label, where),)))
+def nonempty_text(record: dict, key: str, where: str) -> str:
+    """record[key] stripped; an error naming `where` when it is missing, empty or not text."""
+    value = record.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise TaskFormatError(f"{where}: field {key!r} missing, empty or not text")
+    return value.strip()

@@ -1,0 +1,79 @@
+"""Readers of the benchmark tasks' source files: ``read_task`` and the ``READERS`` table.
+
+    source_files.py     what every reader produces (TaskData of train / valid / test Splits of
+                        TaggedSentence or TextExample, TaskFormatError) and the helpers they share
+    blurb_id_lists.py   BLURB's train/dev/test id lists, for the readers of id-keyed pools
+    formats/<name>.py   the reader of TaskSpec.source_format <name>: read(spec, data_dir)
+
+Each reader turns the files of one task (or one cross-validation fold) into train / valid / test
+Splits plus counts of what was read, kept and skipped. Labels are checked against the registry;
+malformed input raises TaskFormatError naming the file and line. The formats are described in
+docs/finetune.md. A new format is a new file in formats/.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import pkgutil
+from pathlib import Path
+from typing import Callable, Optional
+
+from bio_roberta.readers import formats
+from bio_roberta.readers.source_files import Split, TaskData, TaskFormatError
+from bio_roberta.tasks.registry import TaskSpec
+
+__all__ = ["READERS", "TaskFormatError", "read_task"]
+
+logger = logging.getLogger(__name__)
+
+# source_format -> reader: every module of formats/, by its name.
+READERS: dict[str, Callable[[TaskSpec, Path], dict[str, Split]]] = {
+    module.name: importlib.import_module(f"{formats.__name__}.{module.name}").read
+    for module in sorted(pkgutil.iter_modules(formats.__path__), key=lambda module: module.name)
+}
+
+
+def read_task(spec: TaskSpec, data_dir: str | Path, fold: Optional[int] = None) -> TaskData:
+    """Read one task (or one fold of a cross-validated task) from its source files in data_dir.
+
+    Args:
+        spec: the registry entry; its source_format picks the reader.
+        data_dir: the folder holding the task's files (for a task with folds: its fold folders).
+        fold: the fold to read, 1..spec.folds, for a cross-validated task; else None.
+
+    Returns:
+        The task's TaskData; each split's counts are logged.
+
+    Raises:
+        TaskFormatError: data_dir not a folder, a fold missing or out of range, no reader for the
+            format, or what the reader finds wrong in the files.
+    """
+    data_dir = Path(data_dir)
+    if not data_dir.is_dir():
+        raise TaskFormatError(
+            f"{data_dir}: not a directory; pass the folder holding {spec.name}'s files"
+        )
+    if spec.folds and fold is None:
+        raise TaskFormatError(f"{spec.name} has {spec.folds} folds: name one of 1..{spec.folds}")
+    if not spec.folds and fold is not None:
+        raise TaskFormatError(f"{spec.name} has no cross-validation folds (asked for fold {fold})")
+    if spec.folds and not 1 <= fold <= spec.folds:
+        raise TaskFormatError(f"{spec.name}: fold {fold} is not in 1..{spec.folds}")
+    try:
+        reader = READERS[spec.source_format]
+    except KeyError:
+        raise TaskFormatError(
+            f"{spec.name}: no reader for source format {spec.source_format!r}; "
+            f"known: {', '.join(READERS)}"
+        ) from None
+    splits = reader(spec, data_dir if fold is None else data_dir / str(fold))
+    for split in splits.values():
+        logger.info(
+            "%s%s %s: %s",
+            spec.name,
+            f" fold {fold}" if fold else "",
+            split.name,
+            dict(split.counts),
+        )
+    return TaskData(spec=spec, fold=fold, splits=splits)

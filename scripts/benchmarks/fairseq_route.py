@@ -1,0 +1,164 @@
+"""fairseq-train in this process, ours (--user-dir: corpora_masked_lm, masked_lm_positions, our lr
+schedule) or stock fairseq masked_lm; tokens/s = the median of fairseq's per-update wps."""
+
+import re
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+from benchmarks.cpu_shape import BATCH, MODEL_ARGS, SEQ
+from benchmarks.memory import peak_memory, track_peak_gpu_memory
+
+USER_DIR = Path(__file__).resolve().parents[2] / "user_dir"
+
+
+def fairseq_args(
+    databin,
+    save_dir,
+    steps,
+    ours,
+    model_args=MODEL_ARGS,
+    batch=BATCH,
+    seq=SEQ,
+    device_args=("--cpu",),
+):
+    task = (
+        [
+            "--user-dir",
+            str(USER_DIR),
+            "--task",
+            "corpora_masked_lm",
+            "--lr-scheduler",
+            "warmup_ratio_linear_decay",
+        ]
+        if ours
+        else ["--task", "masked_lm"]
+    )
+    return [
+        str(databin),
+        *task,
+        "--criterion",
+        "masked_lm_positions" if ours else "masked_lm",
+        *model_args,
+        "--num-workers",
+        "0",
+        *device_args,
+        "--batch-size",
+        str(batch),
+        "--tokens-per-sample",
+        str(seq),
+        "--sample-break-mode",
+        "none",
+        "--optimizer",
+        "adam",
+        "--adam-betas",
+        "(0.9,0.98)",
+        "--adam-eps",
+        "1e-6",
+        "--weight-decay",
+        "0.01",
+        "--lr",
+        "6e-4",
+        "--max-update",
+        str(steps),
+        "--save-dir",
+        str(save_dir),
+        "--no-save",
+        "--disable-validation",
+        "--log-interval",
+        "1",
+        "--log-format",
+        "simple",
+        "--seed",
+        "1",
+    ]
+
+
+def fairseq_tokens_per_s(args, skip=2) -> float:
+    """fairseq-train ARGS in this process; the median of its per-update wps after the first SKIP
+    updates."""
+    import io
+    import logging
+
+    from fairseq_cli import train
+
+    stream = io.StringIO()
+    logging.getLogger().addHandler(logging.StreamHandler(stream))
+    sys.argv = ["fairseq-train", *args]
+    train.cli_main()
+    return statistics.median(
+        [float(x) for x in re.findall(r"wps=([\d.]+)", stream.getvalue())][skip:]
+    )
+
+
+def measure_fairseq(
+    databin,
+    steps,
+    ours,
+    model_args=MODEL_ARGS,
+    batch=BATCH,
+    seq=SEQ,
+    device_args=("--cpu",),
+    skip=2,
+    cpu=True,
+):
+    with tempfile.TemporaryDirectory() as save_dir:
+        tokens_per_s = fairseq_tokens_per_s(
+            fairseq_args(databin, save_dir, steps, ours, model_args, batch, seq, device_args), skip
+        )
+    return {"tokens_per_s": round(tokens_per_s, 1), **peak_memory(cpu)}
+
+
+def profile_updates(directory: str, first: int = 6, count: int = 3) -> None:
+    """Profile fairseq updates FIRST+1 .. FIRST+COUNT (CPU and GPU) into kernel tables in DIRECTORY:
+    fairseq labels its phases (forward, backward, clip-grads, optimizer), so the tables say where an
+    update's time goes beside the model itself."""
+    from fairseq.trainer import Trainer
+    from torch.profiler import ProfilerActivity, profile, schedule
+
+    def write_tables(prof):
+        Path(directory).mkdir(parents=True, exist_ok=True)
+        for sort in ("self_cuda_time_total", "cpu_time_total"):
+            table = prof.key_averages().table(sort_by=sort, row_limit=40, max_name_column_width=80)
+            (Path(directory) / f"{sort}.txt").write_text(table)
+
+    profiler = profile(
+        activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
+        on_trace_ready=write_tables,
+        schedule=schedule(wait=first, warmup=1, active=count, repeat=1),
+    )
+    train_step = Trainer.train_step
+
+    def profiled_train_step(self, samples, raise_oom=False):
+        output = train_step(self, samples, raise_oom)
+        profiler.step()
+        return output
+
+    Trainer.train_step = profiled_train_step
+    profiler.start()
+
+
+def measure_fairseq_at_scale(databin, arch, seq, steps, batch, update_freq, cpu, spec):
+    """fairseq-train on the --mfu shape along the route SPEC (routes.ROUTES). Tokens/s over updates
+    6.. ."""
+    # on a GPU, loader workers mask the next batches while the GPU computes (fairseq_args sets 0)
+    device_args = [
+        f"--{spec['precision']}",
+        "--update-freq",
+        str(update_freq),
+        *(["--cpu"] if cpu else ["--num-workers", "4"]),
+    ]
+    if spec["ours"]:
+        device_args += ["--encoder-implementation", spec["encoder"]]
+    elif (
+        spec["precision"] == "bf16"
+    ):  # stock masked_lm; only our plugin lets --bf16 train off a TPU
+        device_args += ["--user-dir", str(USER_DIR)]
+    peak_gb = None if cpu else track_peak_gpu_memory()
+    result = measure_fairseq(
+        databin, steps, spec["ours"], ["--arch", arch], batch, seq, device_args, skip=5, cpu=cpu
+    )
+    if peak_gb:
+        result["peak_gpu_memory_gb"] = peak_gb()
+    return result
