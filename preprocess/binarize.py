@@ -38,15 +38,8 @@ from bio_roberta_core.provenance import (
     sha256_file,
 )
 from preprocess.gpt2_encoder import EOS_INDEX, UNK_INDEX, BatchGPT2Encoder, read_dictionary_indices
-from preprocess.text_shards import finished_manifest
-from preprocess.vocab import (
-    DICT_FILE,
-    MANIFEST,
-    batched,
-    read_vocab_dir,
-    shard_files,
-    write_padded_dict,
-)
+from preprocess.text_shards import batched, finished_manifest, shard_files
+from preprocess.vocab_dir import DICT_FILE, MANIFEST, read_vocab_dir, write_padded_dict
 
 logger = logging.getLogger(__name__)
 

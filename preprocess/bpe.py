@@ -12,7 +12,7 @@ import os
 from typing import Any
 
 from bio_roberta_core.vocab_files import bpe_options
-from preprocess.vocab import read_vocab_dir
+from preprocess.vocab_dir import read_vocab_dir
 
 
 def bpe_namespace(vocab_dir: str | os.PathLike) -> argparse.Namespace:

@@ -18,7 +18,8 @@ from typing import Any, Iterable, Sequence
 from bio_roberta_core.provenance import environment_record, file_record
 from bio_roberta_core.tagging import tag_spans
 from preprocess.bpe import load_dictionary, open_bpe
-from preprocess.vocab import iter_lines, read_vocab_dir, text_files
+from preprocess.text_shards import iter_lines, text_files
+from preprocess.vocab_dir import read_vocab_dir
 
 
 class WordEncoder:

@@ -21,8 +21,8 @@ from bio_roberta_core.provenance import sha256_file
 from conftest import SAMPLE_DIR, write_text_manifest
 from preprocess.binarize import BinarizeError, binarize
 from preprocess.bpe import load_dictionary, open_bpe
+from preprocess.learn_vocab import learn_vocabulary
 from preprocess.text_shards import TextDirError
-from preprocess.vocab import learn_vocabulary
 from test_text_shards import tree_bytes
 from test_vocab import write_synthetic_shards
 

@@ -31,7 +31,7 @@ CHEMPROT_SAMPLE = SAMPLE_DIR / "tasks" / "chemprot"
 
 
 def learn_vocab(root: Path, lines: list[str], vocab_size: int) -> Path:
-    from preprocess.vocab import learn_vocabulary
+    from preprocess.learn_vocab import learn_vocabulary
 
     corpus = write(root / "corpus.txt", "\n".join(lines) + "\n")
     learn_vocabulary("gpt2", [corpus], root / "vocab", vocab_size=vocab_size, min_frequency=2)
@@ -478,7 +478,7 @@ def test_real_ncbi_disease_converts_every_word(tmp_path):
 
 @pytest.mark.parametrize("kind, size", [("sentencepiece", 200), ("fastbpe", 300)])
 def test_other_vocabulary_kinds_tag_every_word_once(tmp_path, kind, size):
-    from preprocess.vocab import learn_vocabulary
+    from preprocess.learn_vocab import learn_vocabulary
 
     spec = get_task("ncbi-disease")
     sentences = read_task(spec, NER_SAMPLE).splits["test"].examples

@@ -93,7 +93,7 @@ def bpe_vocab(tmp_path_factory):
     """A byte-level BPE vocabulary dir from `learn-vocab` (dict.txt ordered by count, so dict ids
     differ from BPE ids) with its madeupword padding, and a masked_lm data-bin binarised with it."""
     from preprocess.bpe import open_bpe
-    from preprocess.vocab import learn_vocabulary
+    from preprocess.learn_vocab import learn_vocabulary
 
     root = tmp_path_factory.mktemp("export_vocab")
     rng = random.Random(0)
@@ -153,7 +153,7 @@ def sentencepiece_vocab(request, tmp_path_factory):
     """A SentencePiece vocabulary dir from `learn-vocab` (dict.txt ordered by count, not by spm id)
     with madeupword padding, and a masked_lm data-bin written by `bio-roberta binarize` with it."""
     from preprocess.binarize import binarize
-    from preprocess.vocab import learn_vocabulary
+    from preprocess.learn_vocab import learn_vocabulary
 
     root = tmp_path_factory.mktemp(f"export_spm_{request.param}")
     rng = random.Random(2)

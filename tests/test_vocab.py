@@ -13,16 +13,14 @@ import numpy as np
 import pytest
 
 from bio_roberta.cli import main as cli_main
+from bio_roberta_core.vocab_files import KIND_FILES
 from conftest import shared_data_path, write_text_manifest
 from preprocess.bpe import fairseq_bpe_args, load_dictionary, open_bpe
 from preprocess.gpt2_encoder import BatchGPT2Encoder, read_dictionary_indices
-from preprocess.vocab import (
-    VocabDirError,
-    import_vocabulary,
-    iter_lines,
-    learn_vocabulary,
-    read_vocab_dir,
-)
+from preprocess.learn_vocab import LEARNERS, learn_vocabulary
+from preprocess.roberta_vocab import import_vocabulary
+from preprocess.text_shards import iter_lines
+from preprocess.vocab_dir import VocabDirError, read_vocab_dir
 
 DRUGS = [
     "cisplatin",
@@ -239,6 +237,7 @@ def test_ablation_vocabularies_open_as_fairseq_bpe(kind, options, synthetic_text
             unicodedata.normalize("NFKC", expected) if kind == "sentencepiece" else expected
         )
     assert tokens == manifest["counts"]["tokens"]
+    assert list(manifest["options"]) == [*LEARNERS[kind].options, "max_lines"]
     # SentencePiece leaves characters outside its coverage (here 中, 文) unknown, and says how many
     assert unknown == manifest["counts"].get("unknown_tokens", 0) < 0.001 * tokens
     if kind == "fastbpe":
@@ -303,12 +302,19 @@ def test_learn_vocab_command(synthetic_text, tmp_path, capsys):
     assert cli_main(["learn-vocab", "--out", str(tmp_path / "w"), "--encoder-json", "e.json"]) == 2
 
 
+def test_learn_vocab_offers_exactly_the_learners_and_each_kind_names_its_files(capsys):
+    with pytest.raises(SystemExit):
+        cli_main(["learn-vocab", "--help"])
+    assert "--kind {" + ",".join(LEARNERS) + "}" in capsys.readouterr().out
+    assert sorted(LEARNERS) == sorted(KIND_FILES)
+
+
 def test_dictionaries_are_padded_with_fairseq_s_madeupwords_to_a_multiple_of_64(tmp_path):
     """RoBERTa's dict.txt (50,260 lines, the last three madeupword0000-0002) gives 50,265 entries
     with <mask>; padded, 50,304, every existing id unchanged; padding a padded dict adds nothing."""
     from fairseq.data import Dictionary
 
-    from preprocess.vocab import dictionary_padding, write_padded_dict
+    from preprocess.vocab_dir import dictionary_padding, write_padded_dict
 
     roberta = tmp_path / "roberta_dict.txt"
     roberta.write_text(
@@ -327,7 +333,7 @@ def test_import_pads_a_roberta_checkpoint_s_vocabulary_rows(gpt2_vocab, tmp_path
     its id, <mask> moved to the last row, padding rows copied from an existing padding entry."""
     import torch
 
-    from preprocess.vocab import MADEUP_WORD_PREFIX
+    from preprocess.vocab_dir import MADEUP_WORD_PREFIX
 
     entries = (gpt2_vocab / "dict.txt").read_text().splitlines()
     unpadded = (

@@ -36,7 +36,7 @@ from bio_roberta_core.provenance import (
     file_record,
 )
 from bio_roberta_core.tagging import BIO, check_scheme, convert_tags
-from preprocess.vocab import write_padded_dict
+from preprocess.vocab_dir import write_padded_dict
 
 logger = logging.getLogger(__name__)
 
@@ -203,7 +203,7 @@ def write_indexed(rows: list[list[int]], prefix: Path, vocab_size: int) -> None:
 
 
 def vocab_record(vocab_dir: Path) -> dict:
-    from preprocess.vocab import read_vocab_dir
+    from preprocess.vocab_dir import read_vocab_dir
 
     vocab = read_vocab_dir(vocab_dir)
     dict_record = file_record(vocab.dict_path)
