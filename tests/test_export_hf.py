@@ -94,6 +94,7 @@ def bpe_vocab(tmp_path_factory):
     differ from BPE ids) with its madeupword padding, and a masked_lm data-bin binarised with it."""
     from preprocess.bpe import open_bpe
     from preprocess.learn_vocab import learn_vocabulary
+    from preprocess.vocab_dir import read_vocab_dir
 
     root = tmp_path_factory.mktemp("export_vocab")
     rng = random.Random(0)
@@ -102,7 +103,7 @@ def bpe_vocab(tmp_path_factory):
     vocab_dir = root / "vocab"
     learn_vocabulary("gpt2", [bpe_corpus], vocab_dir, vocab_size=400, min_frequency=2)
 
-    bpe = open_bpe(vocab_dir)
+    bpe = open_bpe(read_vocab_dir(vocab_dir))
     text = root / "text"
     text.mkdir()
     for split, n in (("train", 300), ("valid", 30)):
@@ -224,8 +225,9 @@ def classification_checkpoint(bpe_vocab, mlm_checkpoint, tmp_path_factory):
     vocab_dir, _ = bpe_vocab
     root = tmp_path_factory.mktemp("export_cls")
     from preprocess.bpe import open_bpe
+    from preprocess.vocab_dir import read_vocab_dir
 
-    bpe = open_bpe(vocab_dir)
+    bpe = open_bpe(read_vocab_dir(vocab_dir))
     rng = random.Random(1)
     raw = root / "raw"
     raw.mkdir()
@@ -345,13 +347,14 @@ def fairseq_hub(checkpoint, data, vocab_dir):
     from fairseq.models.roberta import RobertaModel
 
     from preprocess.bpe import bpe_namespace
+    from preprocess.vocab_dir import read_vocab_dir
 
     return RobertaModel.from_pretrained(
         str(checkpoint.parent),
         checkpoint_file=checkpoint.name,
         data_name_or_path=str(data),
         user_dir=str(USER_DIR),
-        **vars(bpe_namespace(vocab_dir)),
+        **vars(bpe_namespace(read_vocab_dir(vocab_dir))),
     ).eval()
 
 

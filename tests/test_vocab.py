@@ -109,8 +109,9 @@ def real_abstract_lines() -> list[str]:
 def assert_same_ids_as_fairseq(vocab_dir: Path, lines: list[str]) -> int:
     """Our batch encoder must write exactly fairseq's gpt2_bpe ids, line by line; returns tokens
     compared."""
-    fairseq_bpe = open_bpe(vocab_dir)
-    files = read_vocab_dir(vocab_dir).bpe_files
+    vocab = read_vocab_dir(vocab_dir)
+    fairseq_bpe = open_bpe(vocab)
+    files = vocab.bpe_files
     encoder = BatchGPT2Encoder(files["gpt2_encoder_json"], files["gpt2_vocab_bpe"])
     compared = 0
     for start in range(0, len(lines), 64):  # several batches: the second meets a warm cache
@@ -171,11 +172,12 @@ def test_gpt2_vocab_dir_files_dict_and_manifest(gpt2_vocab, synthetic_text):
     assert manifest["dict_size"] == 635 and manifest["counts"]["padding_entries"] == 35
     assert manifest["package_versions"]["tokenizers"]
     # fairseq's dictionary never maps an encoded line to <unk>
-    dictionary, bpe = load_dictionary(gpt2_vocab), open_bpe(gpt2_vocab)
+    vocab = read_vocab_dir(gpt2_vocab)
+    dictionary, bpe = load_dictionary(vocab), open_bpe(vocab)
     for line in EDGE_LINES:
         ids = dictionary.encode_line(bpe.encode(line), add_if_not_exist=False)
         assert dictionary.unk() not in ids.tolist()
-    assert fairseq_bpe_args(gpt2_vocab) == [
+    assert fairseq_bpe_args(vocab) == [
         "--bpe",
         "gpt2",
         "--gpt2-encoder-json",
@@ -220,7 +222,8 @@ def test_batch_encoder_matches_fairseq_gpt2_on_real_abstracts(tmp_path):
 )
 def test_ablation_vocabularies_open_as_fairseq_bpe(kind, options, synthetic_text, tmp_path):
     manifest = learn_vocabulary(kind, [synthetic_text], tmp_path / kind, vocab_size=300, **options)
-    bpe, dictionary = open_bpe(tmp_path / kind), load_dictionary(tmp_path / kind)
+    vocab = read_vocab_dir(tmp_path / kind)
+    bpe, dictionary = open_bpe(vocab), load_dictionary(vocab)
     lines = list(iter_lines(sorted(synthetic_text.glob("train.*"))))
     tokens = unknown = 0
     for line in lines:
@@ -258,9 +261,8 @@ def test_import_roberta_vocabulary_and_reject_a_mismatched_dict(gpt2_vocab, tmp_
     assert (tmp_path / "roberta" / "dict.txt").read_bytes() == (
         gpt2_vocab / "dict.txt"
     ).read_bytes()
-    assert open_bpe(tmp_path / "roberta").encode("tamoxifen") == open_bpe(gpt2_vocab).encode(
-        "tamoxifen"
-    )
+    imported, learned = read_vocab_dir(tmp_path / "roberta"), read_vocab_dir(gpt2_vocab)
+    assert open_bpe(imported).encode("tamoxifen") == open_bpe(learned).encode("tamoxifen")
     wrong_dict = tmp_path / "wrong_dict.txt"
     wrong_dict.write_text("the 10\nof 5\n")
     with pytest.raises(VocabDirError, match="wrong_dict.txt: 2 symbols are not encoder.json ids"):
