@@ -37,7 +37,7 @@ from bio_roberta_core.provenance import (
     file_record,
 )
 from bio_roberta_core.tagging import BIO, check_scheme, convert_tags
-from preprocess.vocab import write_padded_dict
+from preprocess.vocab_dir import VocabularyDir, read_vocab_dir, write_padded_dict
 
 logger = logging.getLogger(__name__)
 
@@ -69,15 +69,15 @@ class EncodedSplit:
 class TaskEncoder:
     """BPE + dictionaries of one conversion: source examples -> rows of token / label ids."""
 
-    def __init__(self, spec: TaskSpec, vocab_dir: Path, scheme: str, max_positions: int):
+    def __init__(self, spec: TaskSpec, vocab: VocabularyDir, scheme: str, max_positions: int):
         from fairseq.data import Dictionary
 
         from preprocess.bpe import load_dictionary, open_bpe
 
         self.spec = spec
         self.scheme = check_scheme(scheme)
-        self.bpe = open_bpe(vocab_dir)
-        self.dictionary = load_dictionary(vocab_dir)
+        self.bpe = open_bpe(vocab)
+        self.dictionary = load_dictionary(vocab)
         self.label_symbols = label_symbols(spec, scheme)
         self.label_dictionary = Dictionary()
         for symbol in self.label_symbols:
@@ -203,13 +203,10 @@ def write_indexed(rows: list[list[int]], prefix: Path, vocab_size: int) -> None:
     builder.finalize(str(prefix) + ".idx")
 
 
-def vocab_record(vocab_dir: Path) -> dict:
-    from preprocess.vocab import read_vocab_dir
-
-    vocab = read_vocab_dir(vocab_dir)
+def vocab_record(vocab: VocabularyDir) -> dict:
     dict_record = file_record(vocab.dict_path)
     return {
-        "path": str(vocab_dir.resolve()),
+        "path": str(vocab.path.resolve()),
         "kind": vocab.kind,
         "sha256": dict_record["sha256"],
         "files": [dict_record] + [file_record(p) for p in vocab.bpe_files.values()],
@@ -333,7 +330,8 @@ def convert_task(
     for data in datasets:
         check_splits_not_empty(data)
     max_positions = max_positions or spec.max_positions
-    vocab = vocab_record(vocab_dir)
+    vocabulary = read_vocab_dir(vocab_dir)
+    vocab = vocab_record(vocabulary)
     options = {
         "data_dir": str(data_dir.resolve()),
         "scheme": scheme,
@@ -342,7 +340,7 @@ def convert_task(
     manifests = []
     with new_output_dir(out_dir, FINETUNE_BIN_FILE) as build:
         for data in datasets:
-            encoder = TaskEncoder(spec, vocab_dir, scheme, max_positions)
+            encoder = TaskEncoder(spec, vocabulary, scheme, max_positions)
             target = build.path / f"fold{data.fold}" if data.fold else build.path
             manifests.append(write_finetune_bin(data, encoder, target, vocab, options))
     return manifests

@@ -127,7 +127,7 @@ def label_names(label_dict: Path) -> list[str]:
     entries fairseq-preprocess appends (madeupword...) are no classes."""
     from fairseq.data import Dictionary
 
-    from preprocess.vocab import MADEUP_WORD_PREFIX
+    from preprocess.vocab_dir import MADEUP_WORD_PREFIX
 
     dictionary = Dictionary.load(str(label_dict))
     return [

@@ -323,7 +323,7 @@ class SentencePieceVocabulary:
 def open_vocabulary(vocab_dir: str | os.PathLike, dict_txt: Optional[str | os.PathLike] = None):
     """The vocabulary dir as a Gpt2Vocabulary or SentencePieceVocabulary (dict.txt: VOCAB/dict.txt
     by default)."""
-    from preprocess.vocab import VocabDirError, read_vocab_dir
+    from preprocess.vocab_dir import VocabDirError, read_vocab_dir
 
     try:
         vocab = read_vocab_dir(vocab_dir)

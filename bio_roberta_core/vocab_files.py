@@ -1,6 +1,6 @@
 """The BPE files of a vocabulary dir, per BPE kind, under the names of fairseq's --bpe options.
 
-preprocess/vocab.py writes and checks vocabulary dirs (their manifest and dict.txt); the masked-LM
+preprocess/vocab_dir.py holds the vocabulary-dir contract (its manifest and dict.txt); the masked-LM
 task's whole-word masking (user_dir) opens the same files: both name them here.
 """
 

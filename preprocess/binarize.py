@@ -38,13 +38,12 @@ from bio_roberta_core.provenance import (
     sha256_file,
 )
 from preprocess.gpt2_encoder import EOS_INDEX, UNK_INDEX, BatchGPT2Encoder, read_dictionary_indices
-from preprocess.text_shards import finished_manifest
-from preprocess.vocab import (
+from preprocess.text_shards import batched, finished_manifest, shard_files
+from preprocess.vocab_dir import (
     DICT_FILE,
     MANIFEST,
-    batched,
+    VocabularyDir,
     read_vocab_dir,
-    shard_files,
     write_padded_dict,
 )
 
@@ -92,8 +91,7 @@ class LineEncoder:
     """Text line -> fairseq dictionary indices (+ </s>), as multiprocessing_bpe_encoder +
     fairseq-preprocess."""
 
-    def __init__(self, vocab_dir: str):
-        vocab = read_vocab_dir(vocab_dir)
+    def __init__(self, vocab: VocabularyDir):
         self.kind = vocab.kind
         indices, self.dictionary_size = read_dictionary_indices(vocab.dict_path)
         self.eos, self.unk = EOS_INDEX, UNK_INDEX
@@ -110,8 +108,8 @@ class LineEncoder:
         else:
             from preprocess.bpe import load_dictionary, open_bpe
 
-            self.bpe = open_bpe(vocab_dir)
-            self.dictionary = load_dictionary(vocab_dir)
+            self.bpe = open_bpe(vocab)
+            self.dictionary = load_dictionary(vocab)
 
     def encode_batch(self, lines: list[str]) -> tuple[np.ndarray, np.ndarray, int]:
         """(indices of all lines, each followed by </s>; sequence sizes; blank lines) for a batch.
@@ -206,11 +204,11 @@ def read_chunk_lines(chunk: Chunk) -> list[str]:
 _worker_encoder: LineEncoder | None = None
 
 
-def _init_worker(vocab_dir: str, workers: int) -> None:
+def _init_worker(vocab: VocabularyDir, workers: int) -> None:
     global _worker_encoder
     if workers > 1:  # parallel over processes: one tokenizer thread each, or 2 cores run 4 threads
         os.environ["TOKENIZERS_PARALLELISM"] = "false"
-    _worker_encoder = LineEncoder(vocab_dir)
+    _worker_encoder = LineEncoder(vocab)
 
 
 def binarize_chunk(chunk: Chunk) -> dict[str, int]:
@@ -329,12 +327,12 @@ def _write_data_bin(
     split_records: dict[str, Any] = {}
     context = multiprocessing.get_context("fork")
     pool = (
-        context.Pool(workers, initializer=_init_worker, initargs=(str(vocab.path), workers))
+        context.Pool(workers, initializer=_init_worker, initargs=(vocab, workers))
         if workers > 1
         else None
     )
     if pool is None:
-        _init_worker(str(vocab.path), workers)
+        _init_worker(vocab, workers)
     try:
         for split, files in found.items():
             if not files:

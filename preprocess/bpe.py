@@ -1,4 +1,5 @@
-"""Open a vocabulary dir as fairseq's own BPE encoder, so every stage encodes text the same way.
+"""Open a vocabulary dir (a VocabularyDir that read_vocab_dir checked) as fairseq's own BPE
+encoder, so every stage encodes text the same way.
 
 Task conversion, export and the equivalence tests use fairseq's encoder object (open_bpe); the
 binarizer and vocabulary learning use the same BPE faster, without importing fairseq
@@ -8,28 +9,26 @@ binarizer and vocabulary learning use the same BPE faster, without importing fai
 from __future__ import annotations
 
 import argparse
-import os
 from typing import Any
 
 from bio_roberta_core.vocab_files import bpe_options
-from preprocess.vocab import read_vocab_dir
+from preprocess.vocab_dir import VocabularyDir
 
 
-def bpe_namespace(vocab_dir: str | os.PathLike) -> argparse.Namespace:
+def bpe_namespace(vocab: VocabularyDir) -> argparse.Namespace:
     """The options fairseq's --bpe registry reads, e.g. bpe='gpt2', gpt2_encoder_json=..."""
-    vocab = read_vocab_dir(vocab_dir)
     return bpe_options(vocab.kind, vocab.path)
 
 
-def open_bpe(vocab_dir: str | os.PathLike) -> Any:
+def open_bpe(vocab: VocabularyDir) -> Any:
     """fairseq's BPE object (encode/decode/is_beginning_of_word) for the vocabulary dir."""
     from fairseq.data.encoders import build_bpe
 
-    return build_bpe(bpe_namespace(vocab_dir))
+    return build_bpe(bpe_namespace(vocab))
 
 
-def load_dictionary(vocab_dir: str | os.PathLike):
+def load_dictionary(vocab: VocabularyDir):
     """The vocabulary's fairseq Dictionary (dict.txt; <mask> is added by the masked_lm task)."""
     from fairseq.data import Dictionary
 
-    return Dictionary.load(str(read_vocab_dir(vocab_dir).dict_path))
+    return Dictionary.load(str(vocab.dict_path))

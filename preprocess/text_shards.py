@@ -52,6 +52,7 @@ import hashlib
 import json
 import os
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
@@ -67,6 +68,13 @@ FORMAT_DESCRIPTION = (
     "fairseq raw text for RoBERTa: one sentence per line, a blank line after each document; "
     "shards {split}.NNNNN.txt for split in train, valid; numbered from 00000"
 )
+COUNT_BATCH_LINES = 10_000
+COUNT_BATCH_CHARS = 4_000_000  # memory of counting a batch: long lines make fewer per batch
+# The longest line a BPE learner is given: a longer one (a document without sentence breaks) is cut
+# at spaces into pieces of at most this many characters, so memory does not grow with it (the
+# trainer held 80x a 100 MB line); only the pre-tokens at the cuts can differ. Counted in the
+# manifest (counts.long_lines_split).
+MAX_LEARN_LINE_CHARS = 100_000
 
 
 @dataclass(frozen=True)
@@ -94,7 +102,8 @@ Reader = Callable[..., Iterator[Record]]
 
 
 class TextDirError(ValueError):
-    """A text-shard dir that is unfinished, or an --out dir that a parse must not write into."""
+    """A text-shard dir that is unfinished or holds no shards of a split, a text input that does
+    not exist, or an --out dir that a parse must not write into."""
 
 
 def usable_cores() -> int:
@@ -182,3 +191,77 @@ def iter_shard_documents(out_dir: str | os.PathLike, split: str = "train") -> It
                     sentences = []
         if sentences:
             yield sentences
+
+
+def shard_files(text_dir: Path, split: str) -> list[Path]:
+    """The `split` shards of a text-shard dir ({split}.NNNNN.txt), in order."""
+    return sorted(p for p in text_dir.iterdir() if p.is_file() and p.name.startswith(split + "."))
+
+
+def text_files(inputs: Iterable[str | os.PathLike], split: str = "train") -> list[Path]:
+    """Files named by `inputs`: a text-shard dir contributes its `split` shards, a file itself."""
+    files: list[Path] = []
+    for item in map(Path, inputs):
+        if item.is_dir():
+            shards = shard_files(item, split)
+            if not shards:
+                raise TextDirError(f"{item}: no {split}.* text shards in this directory")
+            files.extend(shards)
+        elif item.is_file():
+            files.append(item)
+        else:
+            raise TextDirError(f"{item}: no such file or directory")
+    return files
+
+
+def line_pieces(line: str) -> Iterator[str]:
+    """A line as the learners take it: one over MAX_LEARN_LINE_CHARS characters cut at its last
+    space before each bound (or at the bound, where there is none)."""
+    start = 0
+    while start < len(line):
+        end = start + MAX_LEARN_LINE_CHARS
+        if end < len(line):
+            cut = line.rfind(" ", start + 1, end + 1)
+            end = cut if cut != -1 else end
+        piece = line[start:end].strip()
+        if piece:
+            yield piece
+        start = end
+
+
+def iter_lines(
+    files: Iterable[Path], max_lines: int | None = None, counts: Counter | None = None
+) -> Iterator[str]:
+    """Non-empty lines, stripped as fairseq's multiprocessing_bpe_encoder strips them, an over-long
+    one as its line_pieces; `counts` gets the `lines` read and the `long_lines_split`."""
+    counts = Counter() if counts is None else counts
+    for file in files:
+        with open(file, encoding="utf-8") as handle:
+            for line in handle:
+                line = line.strip()
+                if not line:
+                    continue
+                if max_lines is not None and counts["lines"] >= max_lines:
+                    return
+                counts["lines"] += 1
+                if len(line) <= MAX_LEARN_LINE_CHARS:
+                    yield line
+                    continue
+                counts["long_lines_split"] += 1
+                yield from line_pieces(line)
+
+
+def batched(
+    lines: Iterable[str], size: int = COUNT_BATCH_LINES, max_chars: int | None = None
+) -> Iterator[list[str]]:
+    """Lists of `size` lines, or fewer once they hold `max_chars` characters."""
+    batch: list[str] = []
+    chars = 0
+    for line in lines:
+        batch.append(line)
+        chars += len(line)
+        if len(batch) == size or (max_chars is not None and chars >= max_chars):
+            yield batch
+            batch, chars = [], 0
+    if batch:
+        yield batch

@@ -18,16 +18,17 @@ from typing import Any, Iterable, Sequence
 from bio_roberta_core.provenance import environment_record, file_record
 from bio_roberta_core.tagging import tag_spans
 from preprocess.bpe import load_dictionary, open_bpe
-from preprocess.vocab import iter_lines, read_vocab_dir, text_files
+from preprocess.text_shards import iter_lines, text_files
+from preprocess.vocab_dir import VocabularyDir, read_vocab_dir
 
 
 class WordEncoder:
     """Subword tokens of one word under a vocabulary, cached per distinct word."""
 
-    def __init__(self, vocab_dir: str | os.PathLike):
-        self.kind = read_vocab_dir(vocab_dir).kind
-        self.bpe = open_bpe(vocab_dir)
-        self.dictionary = load_dictionary(vocab_dir)
+    def __init__(self, vocab: VocabularyDir):
+        self.kind = vocab.kind
+        self.bpe = open_bpe(vocab)
+        self.dictionary = load_dictionary(vocab)
         self.cache: dict[str, tuple[int, int]] = {}
 
     def pieces(self, word: str) -> tuple[int, int]:
@@ -100,7 +101,7 @@ def vocab_stats(
         text_words.update(line.split())
     results = {}
     for vocab_dir in vocab_dirs:
-        encoder = WordEncoder(vocab_dir)
+        encoder = WordEncoder(read_vocab_dir(vocab_dir))
         result: dict[str, Any] = {
             "kind": encoder.kind,
             "dict_size": len(encoder.dictionary),

@@ -405,7 +405,8 @@ def main() -> int:
 
     import fairseq
 
-    from preprocess.vocab import learn_vocabulary, read_vocab_dir
+    from preprocess.learn_vocab import learn_vocabulary
+    from preprocess.vocab_dir import read_vocab_dir
 
     encoder_script = (
         Path(fairseq.__file__).parent / "examples" / "roberta" / "multiprocessing_bpe_encoder.py"

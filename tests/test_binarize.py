@@ -21,8 +21,9 @@ from bio_roberta_core.provenance import sha256_file
 from conftest import SAMPLE_DIR, write_text_manifest
 from preprocess.binarize import BinarizeError, binarize
 from preprocess.bpe import load_dictionary, open_bpe
+from preprocess.learn_vocab import learn_vocabulary
 from preprocess.text_shards import TextDirError
-from preprocess.vocab import learn_vocabulary
+from preprocess.vocab_dir import read_vocab_dir
 from test_text_shards import tree_bytes
 from test_vocab import write_synthetic_shards
 
@@ -152,7 +153,8 @@ def test_sentencepiece_vocabulary_binarizes_with_fairseqs_encoder(text_dir, tmp_
     manifest = binarize(
         text_dir, tmp_path / "spm", tmp_path / "bin", workers=2, chunk_bytes=8192, progress=False
     )
-    bpe, dictionary = open_bpe(tmp_path / "spm"), load_dictionary(tmp_path / "spm")
+    vocab = read_vocab_dir(tmp_path / "spm")
+    bpe, dictionary = open_bpe(vocab), load_dictionary(vocab)
     lines = [
         line
         for p in sorted(text_dir.glob("valid.*"))

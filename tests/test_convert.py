@@ -4,6 +4,7 @@ CLI."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,7 @@ CHEMPROT_SAMPLE = SAMPLE_DIR / "tasks" / "chemprot"
 
 
 def learn_vocab(root: Path, lines: list[str], vocab_size: int) -> Path:
-    from preprocess.vocab import learn_vocabulary
+    from preprocess.learn_vocab import learn_vocabulary
 
     corpus = write(root / "corpus.txt", "\n".join(lines) + "\n")
     learn_vocabulary("gpt2", [corpus], root / "vocab", vocab_size=vocab_size, min_frequency=2)
@@ -70,8 +71,9 @@ def check_ner_alignment(
     """Every word's first subword carries its tag, the rest <pad>; returns (examples, truncated
     words)."""
     from preprocess.bpe import open_bpe
+    from preprocess.vocab_dir import read_vocab_dir
 
-    bpe = open_bpe(vocab_dir)
+    bpe = open_bpe(read_vocab_dir(vocab_dir))
     tokens, dictionary = load(out / "input0" / split, out / "input0" / "dict.txt")
     labels, label_dictionary = load(out / "label" / split, out / "label" / "dict.txt")
     examples = conll_examples(out / f"{split}.conll")
@@ -152,6 +154,7 @@ def test_relation_labels_placeholders_and_fairseq_sentence_prediction(tmp_path, 
     from fairseq.tasks.sentence_prediction import SentencePredictionConfig, SentencePredictionTask
 
     from preprocess.bpe import open_bpe
+    from preprocess.vocab_dir import read_vocab_dir
 
     spec = get_task("chemprot")
     (manifest,) = convert_task(spec, CHEMPROT_SAMPLE, vocab_dir, tmp_path / "chemprot")
@@ -170,7 +173,7 @@ def test_relation_labels_placeholders_and_fairseq_sentence_prediction(tmp_path, 
     task.load_dataset("test")
     dataset = task.dataset("test")
     source = read_task(spec, CHEMPROT_SAMPLE).splits["test"].examples
-    bpe = open_bpe(vocab_dir)
+    bpe = open_bpe(read_vocab_dir(vocab_dir))
     assert (out / "test.ids").read_text().splitlines() == [e.id for e in source]
     for i, example in enumerate(source):
         item = dataset[i]
@@ -227,6 +230,7 @@ def test_nli_pairs_truncated_longest_first(tmp_path, vocab_dir):
 def test_qa_pairs_keep_the_question_and_cut_the_context_from_its_end(tmp_path, vocab_dir, capsys):
     """BioASQ in BLURB's JSON lines: <s> Q </s></s> C </s> fits the positions by cutting C only."""
     from preprocess.bpe import load_dictionary, open_bpe
+    from preprocess.vocab_dir import read_vocab_dir
 
     data = write_bioasq_jsonl(tmp_path / "bioasq")
     short, long = jsonl_record(20), jsonl_record(21)
@@ -241,7 +245,8 @@ def test_qa_pairs_keep_the_question_and_cut_the_context_from_its_end(tmp_path, v
         get_task("bioasq"), data, vocab_dir, tmp_path / "out", max_positions=max_positions
     )
 
-    bpe, dictionary = open_bpe(vocab_dir), load_dictionary(vocab_dir)
+    vocab = read_vocab_dir(vocab_dir)
+    bpe, dictionary = open_bpe(vocab), load_dictionary(vocab)
 
     def ids(text):
         return [dictionary.index(piece) for piece in bpe.encode(text).split()]
@@ -319,6 +324,24 @@ def test_folds_converted_into_fold_dirs_and_missing_fold_writes_nothing(tmp_path
     with pytest.raises(TaskFormatError, match="fold missing"):
         convert_task(spec, gappy, vocab_dir, tmp_path / "never")
     assert not (tmp_path / "never").exists()
+
+
+def test_a_ten_fold_conversion_reads_the_vocabulary_dir_once(tmp_path, vocab_dir, monkeypatch):
+    import preprocess.vocab_dir
+
+    read_vocab_dir, reads = preprocess.vocab_dir.read_vocab_dir, []
+
+    def counted(path):
+        reads.append(path)
+        return read_vocab_dir(path)
+
+    # every module holding read_vocab_dir, and the one that defines it for modules imported later
+    for module in list(sys.modules.values()):
+        if getattr(module, "read_vocab_dir", None) is read_vocab_dir:
+            monkeypatch.setattr(module, "read_vocab_dir", counted)
+    folds = write_euadr_folds(tmp_path / "euadr", rows=40)
+    assert len(convert_task(get_task("euadr"), folds, vocab_dir, tmp_path / "out")) == 10
+    assert reads == [vocab_dir]
 
 
 def test_empty_split_is_an_error_and_nothing_is_written(tmp_path, vocab_dir, capsys):
@@ -478,7 +501,7 @@ def test_real_ncbi_disease_converts_every_word(tmp_path):
 
 @pytest.mark.parametrize("kind, size", [("sentencepiece", 200), ("fastbpe", 300)])
 def test_other_vocabulary_kinds_tag_every_word_once(tmp_path, kind, size):
-    from preprocess.vocab import learn_vocabulary
+    from preprocess.learn_vocab import learn_vocabulary
 
     spec = get_task("ncbi-disease")
     sentences = read_task(spec, NER_SAMPLE).splits["test"].examples

@@ -87,7 +87,8 @@ def bpe_vocab(tmp_path_factory):
     """A byte-level BPE vocabulary dir from `learn-vocab` (dict.txt ordered by count, so dict ids
     differ from BPE ids) with its madeupword padding, and a masked_lm data-bin binarised with it."""
     from preprocess.bpe import open_bpe
-    from preprocess.vocab import learn_vocabulary
+    from preprocess.learn_vocab import learn_vocabulary
+    from preprocess.vocab_dir import read_vocab_dir
 
     root = tmp_path_factory.mktemp("export_vocab")
     rng = random.Random(0)
@@ -96,7 +97,7 @@ def bpe_vocab(tmp_path_factory):
     vocab_dir = root / "vocab"
     learn_vocabulary("gpt2", [bpe_corpus], vocab_dir, vocab_size=400, min_frequency=2)
 
-    bpe = open_bpe(vocab_dir)
+    bpe = open_bpe(read_vocab_dir(vocab_dir))
     text = root / "text"
     text.mkdir()
     for split, n in (("train", 300), ("valid", 30)):
@@ -134,7 +135,7 @@ def sentencepiece_vocab(request, tmp_path_factory):
     """A SentencePiece vocabulary dir from `learn-vocab` (dict.txt ordered by count, not by spm id)
     with madeupword padding, and a masked_lm data-bin written by `bio-roberta binarize` with it."""
     from preprocess.binarize import binarize
-    from preprocess.vocab import learn_vocabulary
+    from preprocess.learn_vocab import learn_vocabulary
 
     root = tmp_path_factory.mktemp(f"export_spm_{request.param}")
     rng = random.Random(2)
@@ -197,8 +198,9 @@ def classification_checkpoint(bpe_vocab, mlm_checkpoint, tmp_path_factory):
     vocab_dir, _ = bpe_vocab
     root = tmp_path_factory.mktemp("export_cls")
     from preprocess.bpe import open_bpe
+    from preprocess.vocab_dir import read_vocab_dir
 
-    bpe = open_bpe(vocab_dir)
+    bpe = open_bpe(read_vocab_dir(vocab_dir))
     rng = random.Random(1)
     raw = root / "raw"
     raw.mkdir()
@@ -300,13 +302,14 @@ def fairseq_hub(checkpoint, data, vocab_dir):
     from fairseq.models.roberta import RobertaModel
 
     from preprocess.bpe import bpe_namespace
+    from preprocess.vocab_dir import read_vocab_dir
 
     return RobertaModel.from_pretrained(
         str(checkpoint.parent),
         checkpoint_file=checkpoint.name,
         data_name_or_path=str(data),
         user_dir=str(USER_DIR),
-        **vars(bpe_namespace(vocab_dir)),
+        **vars(bpe_namespace(read_vocab_dir(vocab_dir))),
     ).eval()
 
 

@@ -22,8 +22,8 @@ import pytest
 from bio_roberta_core.output_dir import OutputBusyError, output_lock
 from conftest import SAMPLE_DIR
 from preprocess.binarize import binarize
-from preprocess.text_shards import ShardOptions
-from preprocess.vocab import MAX_LEARN_LINE_CHARS, learn_vocabulary, line_pieces
+from preprocess.learn_vocab import learn_vocabulary
+from preprocess.text_shards import MAX_LEARN_LINE_CHARS, ShardOptions, line_pieces
 from test_text_shards import tree_bytes
 from test_vocab import write_synthetic_shards
 

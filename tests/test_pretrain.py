@@ -335,7 +335,8 @@ def test_a_padded_roberta_keeps_its_logits_and_continues_pretraining(
     from fairseq import checkpoint_utils
     from fairseq.tasks.masked_lm import MaskedLMConfig, MaskedLMTask
 
-    from preprocess.vocab import pad_checkpoint_vocabulary, write_padded_dict
+    from preprocess.roberta_vocab import pad_checkpoint_vocabulary
+    from preprocess.vocab_dir import write_padded_dict
 
     padded_data = tmp_path / "data"
     shutil.copytree(tiny_databin, padded_data)

@@ -124,7 +124,7 @@ def test_a_new_kind_is_one_row(tmp_path, monkeypatch):
 
 
 def _tiny_vocab(tmp_path):
-    from preprocess.vocab import learn_vocabulary
+    from preprocess.learn_vocab import learn_vocabulary
 
     text = tmp_path / "text.txt"
     text.write_text("Does aspirin help ? Aspirin relieved the pain .\n" * 20)

@@ -13,16 +13,14 @@ import numpy as np
 import pytest
 
 from bio_roberta.cli import main as cli_main
+from bio_roberta_core.vocab_files import KIND_FILES
 from conftest import shared_data_path, write_text_manifest
 from preprocess.bpe import bpe_namespace, load_dictionary, open_bpe
 from preprocess.gpt2_encoder import BatchGPT2Encoder, read_dictionary_indices
-from preprocess.vocab import (
-    VocabDirError,
-    import_vocabulary,
-    iter_lines,
-    learn_vocabulary,
-    read_vocab_dir,
-)
+from preprocess.learn_vocab import LEARNERS, learn_vocabulary
+from preprocess.roberta_vocab import import_vocabulary
+from preprocess.text_shards import iter_lines
+from preprocess.vocab_dir import VocabDirError, read_vocab_dir
 
 DRUGS = [
     "cisplatin",
@@ -111,8 +109,9 @@ def real_abstract_lines() -> list[str]:
 def assert_same_ids_as_fairseq(vocab_dir: Path, lines: list[str]) -> int:
     """Our batch encoder must write exactly fairseq's gpt2_bpe ids, line by line; returns tokens
     compared."""
-    fairseq_bpe = open_bpe(vocab_dir)
-    files = read_vocab_dir(vocab_dir).bpe_files
+    vocab = read_vocab_dir(vocab_dir)
+    fairseq_bpe = open_bpe(vocab)
+    files = vocab.bpe_files
     encoder = BatchGPT2Encoder(files["gpt2_encoder_json"], files["gpt2_vocab_bpe"])
     compared = 0
     for start in range(0, len(lines), 64):  # several batches: the second meets a warm cache
@@ -173,11 +172,12 @@ def test_gpt2_vocab_dir_files_dict_and_manifest(gpt2_vocab, synthetic_text):
     assert manifest["dict_size"] == 635 and manifest["counts"]["padding_entries"] == 35
     assert manifest["package_versions"]["tokenizers"]
     # fairseq's dictionary never maps an encoded line to <unk>
-    dictionary, bpe = load_dictionary(gpt2_vocab), open_bpe(gpt2_vocab)
+    vocab = read_vocab_dir(gpt2_vocab)
+    dictionary, bpe = load_dictionary(vocab), open_bpe(vocab)
     for line in EDGE_LINES:
         ids = dictionary.encode_line(bpe.encode(line), add_if_not_exist=False)
         assert dictionary.unk() not in ids.tolist()
-    assert vars(bpe_namespace(gpt2_vocab)) == {
+    assert vars(bpe_namespace(vocab)) == {
         "bpe": "gpt2",
         "gpt2_encoder_json": str(gpt2_vocab / "encoder.json"),
         "gpt2_vocab_bpe": str(gpt2_vocab / "vocab.bpe"),
@@ -219,7 +219,8 @@ def test_batch_encoder_matches_fairseq_gpt2_on_real_abstracts(tmp_path):
 )
 def test_ablation_vocabularies_open_as_fairseq_bpe(kind, options, synthetic_text, tmp_path):
     manifest = learn_vocabulary(kind, [synthetic_text], tmp_path / kind, vocab_size=300, **options)
-    bpe, dictionary = open_bpe(tmp_path / kind), load_dictionary(tmp_path / kind)
+    vocab = read_vocab_dir(tmp_path / kind)
+    bpe, dictionary = open_bpe(vocab), load_dictionary(vocab)
     lines = list(iter_lines(sorted(synthetic_text.glob("train.*"))))
     tokens = unknown = 0
     for line in lines:
@@ -236,6 +237,7 @@ def test_ablation_vocabularies_open_as_fairseq_bpe(kind, options, synthetic_text
             unicodedata.normalize("NFKC", expected) if kind == "sentencepiece" else expected
         )
     assert tokens == manifest["counts"]["tokens"]
+    assert list(manifest["options"]) == [*LEARNERS[kind].options, "max_lines"]
     # SentencePiece leaves characters outside its coverage (here 中, 文) unknown, and says how many
     assert unknown == manifest["counts"].get("unknown_tokens", 0) < 0.001 * tokens
     if kind == "fastbpe":
@@ -256,9 +258,8 @@ def test_import_roberta_vocabulary_and_reject_a_mismatched_dict(gpt2_vocab, tmp_
     assert (tmp_path / "roberta" / "dict.txt").read_bytes() == (
         gpt2_vocab / "dict.txt"
     ).read_bytes()
-    assert open_bpe(tmp_path / "roberta").encode("tamoxifen") == open_bpe(gpt2_vocab).encode(
-        "tamoxifen"
-    )
+    imported, learned = read_vocab_dir(tmp_path / "roberta"), read_vocab_dir(gpt2_vocab)
+    assert open_bpe(imported).encode("tamoxifen") == open_bpe(learned).encode("tamoxifen")
     wrong_dict = tmp_path / "wrong_dict.txt"
     wrong_dict.write_text("the 10\nof 5\n")
     with pytest.raises(VocabDirError, match="wrong_dict.txt: 2 symbols are not encoder.json ids"):
@@ -300,12 +301,19 @@ def test_learn_vocab_command(synthetic_text, tmp_path, capsys):
     assert cli_main(["learn-vocab", "--out", str(tmp_path / "w"), "--encoder-json", "e.json"]) == 2
 
 
+def test_learn_vocab_offers_exactly_the_learners_and_each_kind_names_its_files(capsys):
+    with pytest.raises(SystemExit):
+        cli_main(["learn-vocab", "--help"])
+    assert "--kind {" + ",".join(LEARNERS) + "}" in capsys.readouterr().out
+    assert sorted(LEARNERS) == sorted(KIND_FILES)
+
+
 def test_dictionaries_are_padded_with_fairseq_s_madeupwords_to_a_multiple_of_64(tmp_path):
     """RoBERTa's dict.txt (50,260 lines, the last three madeupword0000-0002) gives 50,265 entries
     with <mask>; padded, 50,304, every existing id unchanged; padding a padded dict adds nothing."""
     from fairseq.data import Dictionary
 
-    from preprocess.vocab import dictionary_padding, write_padded_dict
+    from preprocess.vocab_dir import dictionary_padding, write_padded_dict
 
     roberta = tmp_path / "roberta_dict.txt"
     roberta.write_text(
@@ -324,7 +332,7 @@ def test_import_pads_a_roberta_checkpoint_s_vocabulary_rows(gpt2_vocab, tmp_path
     its id, <mask> moved to the last row, padding rows copied from an existing padding entry."""
     import torch
 
-    from preprocess.vocab import MADEUP_WORD_PREFIX
+    from preprocess.vocab_dir import MADEUP_WORD_PREFIX
 
     entries = (gpt2_vocab / "dict.txt").read_text().splitlines()
     unpadded = (

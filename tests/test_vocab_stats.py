@@ -11,7 +11,7 @@ import pytest
 from bio_roberta.cli import main as cli_main
 from bio_roberta.commands.vocab_stats import ner_entity_words
 from conftest import shared_data_path
-from preprocess.vocab import learn_vocabulary
+from preprocess.learn_vocab import learn_vocabulary
 from preprocess.vocab_stats import vocab_stats
 from test_vocab import real_abstract_lines
 

@@ -23,7 +23,7 @@ TINY = [
 
 
 def tiny_vocab(tmp_path: Path, text: str) -> Path:
-    from preprocess.vocab import learn_vocabulary
+    from preprocess.learn_vocab import learn_vocabulary
 
     corpus = tmp_path / "corpus.txt"
     corpus.write_text((text + "\n") * 20)

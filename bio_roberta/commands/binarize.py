@@ -36,7 +36,7 @@ def run(args):
     from bio_roberta.cli import UsageError
     from preprocess.binarize import BinarizeError, binarize
     from preprocess.text_shards import TextDirError
-    from preprocess.vocab import VocabDirError
+    from preprocess.vocab_dir import VocabDirError
 
     try:
         manifest = binarize(

@@ -43,7 +43,7 @@ def run(args):
     from bio_roberta.convert import ConversionError, convert_task
     from bio_roberta.readers import TaskFormatError
     from bio_roberta.tasks.registry import get_task
-    from preprocess.vocab import VocabDirError
+    from preprocess.vocab_dir import VocabDirError
 
     try:
         manifests = convert_task(

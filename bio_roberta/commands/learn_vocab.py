@@ -4,10 +4,10 @@ continual pretraining from a RoBERTa checkpoint."""
 
 HELP = "learn a BPE vocabulary over text shards (or import RoBERTa's) into a vocabulary dir"
 
-KINDS = ("gpt2", "sentencepiece", "fastbpe")
-
 
 def add_arguments(parser):
+    from preprocess.learn_vocab import LEARNERS
+
     parser.add_argument(
         "inputs",
         nargs="*",
@@ -17,7 +17,7 @@ def add_arguments(parser):
     parser.add_argument("--out", required=True, help="vocabulary dir to write")
     parser.add_argument(
         "--kind",
-        choices=KINDS,
+        choices=tuple(LEARNERS),
         default="gpt2",
         help="gpt2 = GPT-2/RoBERTa byte-level BPE (fairseq --bpe gpt2)",
     )
@@ -57,7 +57,10 @@ def add_arguments(parser):
 
 def run(args):
     from bio_roberta.cli import UsageError
-    from preprocess.vocab import VocabDirError, import_vocabulary, learn_vocabulary
+    from preprocess.learn_vocab import learn_vocabulary
+    from preprocess.roberta_vocab import import_vocabulary
+    from preprocess.text_shards import TextDirError
+    from preprocess.vocab_dir import VocabDirError
 
     imported = [args.encoder_json, args.vocab_bpe, args.dict_txt]
     try:
@@ -86,7 +89,7 @@ def run(args):
                 model_type=args.sentencepiece_type,
                 character_coverage=args.character_coverage,
             )
-    except VocabDirError as error:
+    except (VocabDirError, TextDirError) as error:
         raise UsageError(str(error)) from None
     counts = manifest["counts"]
     print(

@@ -39,7 +39,8 @@ def run(args):
     from bio_roberta.cli import UsageError
     from bio_roberta.readers import TaskFormatError
     from bio_roberta_core.provenance import atomic_write_json
-    from preprocess.vocab import VocabDirError
+    from preprocess.text_shards import TextDirError
+    from preprocess.vocab_dir import VocabDirError
     from preprocess.vocab_stats import vocab_stats
 
     ner = {}
@@ -56,7 +57,7 @@ def run(args):
     try:
         ner_words = {task: ner_entity_words(task, data_dir) for task, data_dir in ner.items()}
         stats = vocab_stats(args.vocab, ner_words, args.text, args.max_lines)
-    except (VocabDirError, TaskFormatError, KeyError, FileNotFoundError) as error:
+    except (VocabDirError, TextDirError, TaskFormatError, KeyError, FileNotFoundError) as error:
         raise UsageError(str(error).strip("'\"")) from None
     if args.out:
         atomic_write_json(args.out, stats)
