@@ -870,7 +870,11 @@ def test_unreadable_checkpoints_are_one_line_errors(bpe_vocab, mlm_checkpoint, t
     empty.write_bytes(b"")
     truncated.write_bytes(mlm_checkpoint.read_bytes()[:100_000])
     torch.save({"model": {}, "extra_state": RunsACommand()}, hostile)
+    readme = tmp_path / "README.md"
+    readme.write_text("# bio-roberta\n\nRoBERTa-style biomedical language models.\n")
     expected = {
+        readme: "not a checkpoint at all (torch.save writes a zip archive or a pickle; this file "
+        "is neither); pass a fairseq checkpoint file such as checkpoint_best.pt",
         empty: "empty (0 bytes), a write that was cut short; use another checkpoint",
         truncated: "truncated, or not a fairseq checkpoint (RuntimeError: PytorchStreamReader "
         "failed reading zip archive: failed finding central directory)",
@@ -887,6 +891,25 @@ def test_unreadable_checkpoints_are_one_line_errors(bpe_vocab, mlm_checkpoint, t
             run.stderr.strip().splitlines()[-1]
             == f"bio-roberta export-hf: error: {checkpoint}: {reason}"
         )
+
+
+def test_a_missing_checkpoint_is_reported_before_fairseq_or_torch_is_imported(bpe_vocab, tmp_path):
+    """The path is checked first: here fairseq and torch cannot even be imported."""
+    vocab_dir, _ = bpe_vocab
+    blocked = tmp_path / "blocked"
+    blocked.mkdir()
+    for name in ("fairseq", "torch"):
+        (blocked / f"{name}.py").write_text(f"raise ImportError('{name} imported')\n")
+    run = subprocess.run(
+        [BIN / "bio-roberta", "export-hf", tmp_path / "nope.pt", tmp_path / "out"]
+        + ["--vocab", vocab_dir],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(blocked), *sys.path])},
+    )
+    assert run.returncode == 2 and run.stderr.strip().splitlines() == [
+        f"bio-roberta export-hf: error: checkpoint {tmp_path / 'nope.pt'} does not exist"
+    ], run.stderr[-3000:]
 
 
 def test_export_errors_name_the_problem(bpe_vocab, mlm_checkpoint, tmp_path):
