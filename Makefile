@@ -26,7 +26,7 @@ $(FAIRSEQ_STAMP): constraints.txt
 # seqeval (a reference scorer for the tests) builds only with an older setuptools_scm.
 $(PROJECT_STAMP): $(FAIRSEQ_STAMP) setup.py constraints.txt Makefile
 	$(PIP_INSTALL) 'setuptools_scm<9'
-	$(PIP_INSTALL) --no-build-isolation -e '.[hf,test]'
+	$(PIP_INSTALL) --no-build-isolation -e '.[hf,tensorboard,test]'
 	$(PIP_INSTALL) --no-build-isolation seqeval==1.2.2
 	$(BIN)/python -c "import torch, fairseq, bio_roberta, user_dir; assert torch.__version__.startswith('2.13.0'), torch.__version__"
 	touch $@

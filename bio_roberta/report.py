@@ -16,9 +16,10 @@ why instead of a score and is left out of the score, which is then marked partia
 The model reported is named by the pretrained checkpoint its runs fine-tuned (model_name), the
 paper's own models as "Lewis et al. base/large", so that the two are not confused.
 
-Written as report.md, report.csv (Lewis), blurb.csv (BLURB) and scores.png (every seed's score
-per task or dataset, one panel per suite and metric, seeds with equal scores side by side) in the
-output dir.
+Written as report.md, report.csv (Lewis), blurb.csv (BLURB), scores.png (every seed's score
+per task or dataset, one panel per suite and metric, seeds with equal scores side by side) and
+training_curves.png (loss against updates of the pretrained checkpoint, from the TensorBoard logs
+beside it) in the output dir.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from bio_roberta.tasks.registry import DEFAULT_SEEDS, PAPER_COLUMNS, TASKS, summ
 from bio_roberta_core.provenance import atomic_write_bytes, atomic_write_text, sha256_file
 
 SHORT = "*"
+CURVES_FILE = "training_curves.png"
 
 
 class ReportError(ValueError):
@@ -294,12 +296,35 @@ def paper_cells(row: dict[str, Any], columns, digits: int) -> str:
     return " | ".join("" if row[c] is None else f"{row[c]:.{digits}f}" for c in columns)
 
 
+def pretrained_paths(records: list[dict[str, Any]]) -> list[Path]:
+    """The pretrained checkpoints the runs fine-tuned."""
+    return [
+        Path(p) for p in sorted({(r.get("pretrained") or {}).get("path") for r in records} - {None})
+    ]
+
+
 def model_name(records: list[dict[str, Any]]) -> str:
     """What the report calls the model it reports: the pretrained checkpoint the runs fine-tuned,
     by its folder and file name (e.g. distilled/checkpoint_last.pt); "ours" when no record names
     one."""
-    paths = {(r.get("pretrained") or {}).get("path") for r in records} - {None}
-    return " + ".join(sorted(str(Path(*Path(p).parts[-2:])) for p in paths)) or "ours"
+    return " + ".join(str(Path(*p.parts[-2:])) for p in pretrained_paths(records)) or "ours"
+
+
+def training_curves(records: list[dict[str, Any]]) -> tuple[list[str], Optional[bytes]]:
+    """The report's section on the pretrained checkpoints' training curves, and their PNG (None
+    when no checkpoint has TensorBoard logs beside it: bio_roberta/training_curves.py)."""
+    from bio_roberta.training_curves import LOGDIR, curves_png
+
+    runs = [path.parent for path in pretrained_paths(records)]
+    logged = [run for run in runs if (run / LOGDIR).is_dir()]
+    lines = ["## Training curves", ""]
+    if not logged:
+        where = ", ".join(str(run / LOGDIR) for run in runs) or "no pretrained checkpoint recorded"
+        return lines + [f"none: no TensorBoard logs ({where})"], None
+    lines.append(
+        f"`{CURVES_FILE}`: loss and learning rate against updates of {', '.join(map(str, logged))}"
+    )
+    return lines, curves_png(logged)
 
 
 def lewis_lines(rows, summaries, ours: str) -> list[str]:
@@ -445,10 +470,12 @@ def provenance_lines(records) -> list[str]:
     ]
 
 
-def markdown(sections: list[list[str]], results_dir: Path, records) -> str:
-    """The title, then the suite sections, failed runs and provenance, a blank line between."""
+def markdown(sections: list[list[str]], results_dir: Path, records, curves: list[str]) -> str:
+    """The title, then the suite sections, failed runs, training curves and provenance, a blank
+    line between."""
     lines = [f"# Fine-tuning report: {results_dir}"]
-    for section in [*sections, failure_lines(failed_runs(records)), provenance_lines(records)]:
+    tail = [failure_lines(failed_runs(records)), curves, provenance_lines(records)]
+    for section in [*sections, *tail]:
         lines += ["", *section]
     return "\n".join(lines)
 
@@ -712,7 +739,13 @@ def write_report(
         atomic_write_text(
             paths["blurb_csv"], csv_text(BLURB_CSV_COLUMNS, blurb_csv_rows(rows, summary), ())
         )
-    atomic_write_text(paths["markdown"], markdown(sections, Path(results_dir), records))
+    curves_section, curves = training_curves(records)
+    if curves is not None:
+        paths["curves"] = out_dir / CURVES_FILE
+        atomic_write_bytes(paths["curves"], curves)
+    atomic_write_text(
+        paths["markdown"], markdown(sections, Path(results_dir), records, curves_section)
+    )
     paths["png"] = out_dir / "scores.png"
     atomic_write_bytes(paths["png"], figure_png(scores_figure(panels, ours, "\n".join(title))))
     return paths

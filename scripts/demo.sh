@@ -3,6 +3,8 @@
 #   parse PubMed / PMC / MIMIC -> learn a byte-level BPE -> binarize (PM, M3) -> pretrain a tiny
 #   teacher and a tiny student -> distil the teacher into the student -> convert two tasks ->
 #   fine-tune them with 3 seeds -> median report (markdown, CSV, PNG) -> Hugging Face export.
+#   Training curves (loss, learning rate) go to TensorBoard logs beside each checkpoint and to
+#   training-curves.png.
 #
 #   scripts/demo.sh [OUT]        (default: demo-out; `make demo` runs it inside the venv)
 #
@@ -106,7 +108,10 @@ train_once "$OUT/checkpoints/distilled" "$REPO/scripts/distill.sh" "$DATA" "$OUT
   "$OUT/checkpoints/teacher/checkpoint_last.pt" "$OUT/checkpoints/student/checkpoint_last.pt" tiny \
   "${SHAPE[@]}" criterion.alpha_cos=1.0 optimization.max_update=100 \
   model.encoder_embed_dim=64 model.encoder_ffn_embed_dim=128
-done_note "$OUT/checkpoints/distilled/checkpoint_last.pt"
+bio-roberta curves "$OUT/checkpoints/teacher" "$OUT/checkpoints/student" "$OUT/checkpoints/distilled" \
+  --out "$OUT/training-curves.png"
+done_note "$OUT/checkpoints/distilled/checkpoint_last.pt; loss and learning rate against updates of the" \
+  "three runs: $OUT/training-curves.png (from the TensorBoard logs in checkpoints/*/tensorboard)"
 
 stage "7/9 convert two tasks (NCBI-disease NER, ChemProt relations) with the model's vocabulary"
 for task in ncbi-disease chemprot; do
@@ -123,7 +128,8 @@ bio-roberta sweep --tasks ncbi-disease,chemprot --seed-list "$SEEDS" \
   hparams.lr=1e-3 hparams.batch_size=8 hparams.max_epoch=30 hparams.validate_interval_updates=16 hparams.patience=null \
   hydra/launcher=joblib hydra.launcher.n_jobs=2
 bio-roberta report "$OUT/results" --out "$OUT/report" --expected-seeds "$(tr ',' '\n' <<<"$SEEDS" | wc -l)"
-done_note "$OUT/report/report.md, $OUT/report/report.csv, $OUT/report/scores.png"
+done_note "$OUT/report/report.md, $OUT/report/report.csv, $OUT/report/scores.png," \
+  "$OUT/report/training_curves.png"
 
 stage "9/9 export the distilled model and a fine-tuned NER model to Hugging Face transformers"
 bio-roberta export-hf "$OUT/checkpoints/distilled/checkpoint_last.pt" "$OUT/hf/distilled" --vocab "$OUT/vocab"
