@@ -5,6 +5,7 @@ import gzip
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -15,7 +16,7 @@ import torch
 
 from bio_roberta_core.checkpoints import read_checkpoint
 from bio_roberta_core.provenance import sha256_file
-from conftest import TINY_WORDS, USER_DIR, fairseq_preprocess, write_text_manifest
+from conftest import REPO_ROOT, TINY_WORDS, USER_DIR, fairseq_preprocess, write_text_manifest
 from test_blurb_readers import EBM_TOKENS, SENTENCES, write_biosses, write_ebm_nlp
 from tiny_finetune import fine_tune, tiny_vocab
 
@@ -640,6 +641,61 @@ def test_token_classification_pipeline_groups_the_exported_entities(
     assert [(e["entity_group"], e["start"], e["end"]) for e in entities] == [
         ("Disease", start, end)
     ], entities
+
+
+def docs_ner_snippet() -> str:
+    """The python block of docs/export.md's section on transformers' NER pipeline."""
+    page = (REPO_ROOT / "docs" / "export.md").read_text()
+    section = page.split("## Named entities with transformers' pipeline")[1].split("\n## ")[0]
+    return section.split("```python\n")[1].split("```")[0]
+
+
+def test_the_documented_ner_pipeline_gives_whole_word_entities(
+    bpe_vocab, token_classification_checkpoint, tmp_path
+):
+    """docs/export.md's pipeline call, run as written on an exported tiny NER model whose logits
+    are set as fine-tuning trains them: each word's first subword tagged (B I for "renal
+    insufficiency", B I for "chest pain", O elsewhere), its other subwords tagged B-Disease (noise
+    that "simple" would report as fragments). The entities are the whole words."""
+    from transformers import AutoTokenizer
+
+    vocab_dir, _ = bpe_vocab
+    checkpoint, _ = token_classification_checkpoint
+    out = tmp_path / "hf"
+    assert export_cli(checkpoint, out, "--vocab", vocab_dir).returncode == 0
+    snippet = docs_ner_snippet()
+    sentence = re.search(r'ner\(\s*"([^"]*)"', snippet).group(1)
+    entities = {"renal": "B", "insufficiency": "I", "chest": "B", "pain": "I"}
+    encoding = AutoTokenizer.from_pretrained(str(out))(sentence)
+    words, tags, previous = sentence.split(" "), [], None
+    for word in encoding.word_ids():
+        if word is None:
+            tags.append("O")
+        elif word == previous:
+            tags.append("B-Disease")
+        else:
+            tag = entities.get(words[word])
+            tags.append(f"{tag}-Disease" if tag else "O")
+        previous = word
+    assert tags.count("B-Disease") > 2  # continuation subwords to ignore
+    config = json.loads((out / "config.json").read_text())
+    logits = torch.nn.functional.one_hot(
+        torch.tensor([[int(config["label2id"][tag]) for tag in tags]]), len(config["label2id"])
+    )
+
+    def set_logits(module, inputs, output):
+        if isinstance(module, torch.nn.Linear) and output.shape == logits.shape:
+            return 10.0 * logits.to(output.dtype)
+
+    hook = torch.nn.modules.module.register_module_forward_hook(set_logits)
+    try:
+        namespace = {}
+        exec(snippet.replace("demo-out/hf/ncbi-disease", str(out)), namespace)
+    finally:
+        hook.remove()
+    assert [
+        (e["entity_group"], sentence[e["start"] : e["end"]]) for e in namespace["entities"]
+    ] == [("Disease", "renal insufficiency"), ("Disease", "chest pain")]
 
 
 @pytest.fixture(scope="module")
