@@ -313,7 +313,7 @@ def model_name(records: list[dict[str, Any]]) -> str:
 def training_curves(records: list[dict[str, Any]]) -> tuple[list[str], Optional[bytes]]:
     """The report's section on the pretrained checkpoints' training curves, and their PNG (None
     when no checkpoint has TensorBoard logs beside it: bio_roberta/training_curves.py)."""
-    from bio_roberta.training_curves import LOGDIR, curves_png
+    from bio_roberta.training_curves import LOGDIR, curves_figure
 
     runs = [path.parent for path in pretrained_paths(records)]
     logged = [run for run in runs if (run / LOGDIR).is_dir()]
@@ -324,7 +324,7 @@ def training_curves(records: list[dict[str, Any]]) -> tuple[list[str], Optional[
     lines.append(
         f"`{CURVES_FILE}`: loss and learning rate against updates of {', '.join(map(str, logged))}"
     )
-    return lines, curves_png(logged)
+    return lines, figure_png(curves_figure(logged))
 
 
 def lewis_lines(rows, summaries, ours: str) -> list[str]:
@@ -665,14 +665,20 @@ def draw_panel(axes, panel: Panel, ours: str) -> None:
     axes.legend(loc="best", fontsize="small")
 
 
-def scores_figure(panels: list[Panel], ours: str, title: str):
-    """The panels one above the other under the title (a matplotlib Figure); ours names the seed
-    dots and medians."""
+def pyplot():
+    """matplotlib.pyplot drawing off-screen (Agg): figures here are only written to files."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    return plt
+
+
+def scores_figure(panels: list[Panel], ours: str, title: str):
+    """The panels one above the other under the title (a matplotlib Figure); ours names the seed
+    dots and medians."""
+    plt = pyplot()
     widest = max(len(panel.names) for panel in panels)
     figure, axes = plt.subplots(
         len(panels), 1, figsize=(max(5.0, 0.8 * widest + 3), 4.5 * len(panels)), squeeze=False
@@ -685,11 +691,10 @@ def scores_figure(panels: list[Panel], ours: str, title: str):
 
 
 def figure_png(figure) -> bytes:
-    import matplotlib.pyplot as plt
-
+    """The figure as PNG bytes; the figure is closed."""
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=100)
-    plt.close(figure)
+    pyplot().close(figure)
     return buffer.getvalue()
 
 

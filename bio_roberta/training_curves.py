@@ -67,18 +67,14 @@ def run_name(logdir: Path) -> str:
     return logdir.parent.name if logdir.name == LOGDIR else logdir.name
 
 
-def curves_png(runs: list[str | os.PathLike]) -> bytes:
+def curves_figure(runs: list[str | os.PathLike]):
     """One panel per run (save dir or log dir): training loss (every logged update) and validation
-    loss against updates, the learning rate on a second axis."""
-    import io
-
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    loss against updates, the learning rate on a second axis (a matplotlib Figure)."""
+    from bio_roberta.report import pyplot
 
     logdirs = [run_logdir(run) for run in runs]
-    figure, panels = plt.subplots(len(logdirs), 1, figsize=(7, 3.5 * len(logdirs)), squeeze=False)
+    height = 3.5 * len(logdirs)
+    figure, panels = pyplot().subplots(len(logdirs), 1, figsize=(7, height), squeeze=False)
     for axes, logdir in zip(panels[:, 0], logdirs):
         train = read_scalars(logdir / TRAIN)
         valid = read_scalars(logdir / VALID) if (logdir / VALID).is_dir() else {}
@@ -97,7 +93,4 @@ def curves_png(runs: list[str | os.PathLike]) -> bytes:
             rate.set_ylabel("learning rate (dotted)")
     figure.suptitle("Training curves: loss and learning rate against updates")
     figure.tight_layout()
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=100)
-    plt.close(figure)
-    return buffer.getvalue()
+    return figure
