@@ -681,7 +681,7 @@ def scores_figure(panels: list[Panel], ours: str, title: str):
     plt = pyplot()
     widest = max(len(panel.names) for panel in panels)
     figure, axes = plt.subplots(
-        len(panels), 1, figsize=(max(5.0, 0.8 * widest + 3), 4.5 * len(panels)), squeeze=False
+        len(panels), 1, figsize=(max(8.0, 0.8 * widest + 3), 4.5 * len(panels)), squeeze=False
     )
     for row, panel in zip(axes[:, 0], panels):
         draw_panel(row, panel, ours)

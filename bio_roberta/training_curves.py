@@ -84,7 +84,7 @@ def curves_figure(runs: list[str | os.PathLike]):
                 axes.plot(steps, values, style, label=label)
         axes.set_title(f"{run_name(logdir)} ({logdir})", fontsize="medium")
         axes.set_xlabel("updates")
-        axes.set_ylabel("loss (fairseq's, base 2)")
+        axes.set_ylabel("loss as fairseq logs it (base 2)")
         axes.legend(loc="upper right", fontsize="small")
         if "lr" in train:
             steps, values = zip(*train["lr"])
