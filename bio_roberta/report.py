@@ -45,6 +45,7 @@ from bio_roberta.blurb.suite import (
     metric_gap,
     split_gap,
 )
+from bio_roberta.figures import figure_png, pyplot
 from bio_roberta.finetune import EVALUATION, OK, RESULT_FILE, RESULT_SCHEMA, SINGLE
 from bio_roberta.suites import BLURB, BOTH, LEWIS, SUITES, lewis_tasks
 from bio_roberta.tasks.registry import DEFAULT_SEEDS, PAPER_COLUMNS, TASKS, summary_groups
@@ -665,16 +666,6 @@ def draw_panel(axes, panel: Panel, ours: str) -> None:
     axes.legend(loc="best", fontsize="small")
 
 
-def pyplot():
-    """matplotlib.pyplot drawing off-screen (Agg): figures here are only written to files."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def scores_figure(panels: list[Panel], ours: str, title: str):
     """The panels one above the other under the title (a matplotlib Figure); ours names the seed
     dots and medians."""
@@ -688,14 +679,6 @@ def scores_figure(panels: list[Panel], ours: str, title: str):
     figure.suptitle(title)
     figure.tight_layout()
     return figure
-
-
-def figure_png(figure) -> bytes:
-    """The figure as PNG bytes; the figure is closed."""
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=100)
-    pyplot().close(figure)
-    return buffer.getvalue()
 
 
 def blurb_score_line(ours: str, summary: Optional[dict[str, Any]]) -> str:

@@ -70,7 +70,7 @@ def run_name(logdir: Path) -> str:
 def curves_figure(runs: list[str | os.PathLike]):
     """One panel per run (save dir or log dir): training loss (every logged update) and validation
     loss against updates, the learning rate on a second axis (a matplotlib Figure)."""
-    from bio_roberta.report import pyplot
+    from bio_roberta.figures import pyplot
 
     logdirs = [run_logdir(run) for run in runs]
     height = 3.5 * len(logdirs)

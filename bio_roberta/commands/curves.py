@@ -14,7 +14,7 @@ def add_arguments(parser):
 
 def run(args):
     from bio_roberta.cli import UsageError
-    from bio_roberta.report import figure_png
+    from bio_roberta.figures import figure_png
     from bio_roberta.training_curves import CurvesError, curves_figure
     from bio_roberta_core.provenance import atomic_write_bytes
 
