@@ -30,9 +30,29 @@ stage() { printf '\n==> [%4ds] %s\n' $((SECONDS - START)) "$*" >&2; }
 done_note() { printf '    output: %s\n' "$*" >&2; }
 # The last num_updates fairseq logged in LOG (0 before the first).
 updates_in() { grep -o 'num_updates[=": ]*[0-9]*' "$1" | tail -n 1 | grep -o '[0-9]*$' || echo 0; }
-# Run a training stage unless an earlier demo run completed it (its save dir holds .demo-complete);
-# while it runs, say every PROGRESS_SECONDS how many of its updates (the command's
-# optimization.max_update) are done, the time left at the rate so far, and where its log is.
+# While PID runs, say every PROGRESS_SECONDS how many of TOTAL UNITs are done (COUNT... prints the
+# number), the time left at the rate since the first was done, and where the log is.
+watch_progress() {  # watch_progress PID UNIT TOTAL LOG COUNT...
+  local pid=$1 unit=$2 total=$3 log=$4 started=$SECONDS next=$SECONDS first=0 first_at=0 count eta
+  shift 4
+  while kill -0 "$pid" 2>/dev/null; do
+    if (( SECONDS >= next )); then
+      next=$((SECONDS + PROGRESS_SECONDS))
+      count=$("$@")
+      eta="no ETA yet"
+      if (( first == 0 )); then
+        first=$count first_at=$SECONDS
+      elif (( count > first )); then
+        eta="ETA $(( (SECONDS - first_at) * (total - count) / (count - first) )) s"
+      fi
+      printf '    [%4ds] %s %d/%d, %s (log: %s)\n' $((SECONDS - started)) "$unit" "$count" "$total" \
+        "$eta" "$log" >&2
+    fi
+    sleep 1
+  done
+}
+# Run a training stage unless an earlier demo run completed it (its save dir holds .demo-complete),
+# reporting its progress in updates (of the command's optimization.max_update).
 train_once() {  # train_once SAVE_DIR COMMAND...
   local save=$1 total= arg
   shift
@@ -43,25 +63,12 @@ train_once() {  # train_once SAVE_DIR COMMAND...
     return
   fi
   "$@" > "$save.log" 2>&1 &
-  local pid=$! started=$SECONDS next=$SECONDS first=0 first_at=0 updates eta
-  while kill -0 "$pid" 2>/dev/null; do
-    if (( SECONDS >= next )); then
-      next=$((SECONDS + PROGRESS_SECONDS))
-      updates=$(updates_in "$save.log")
-      eta="no ETA yet"
-      if (( first == 0 )); then
-        first=$updates first_at=$SECONDS
-      elif (( updates > first )); then
-        eta="ETA $(( (SECONDS - first_at) * (total - updates) / (updates - first) )) s"
-      fi
-      printf '    [%4ds] update %d/%d, %s (log: %s)\n' $((SECONDS - started)) "$updates" "$total" \
-        "$eta" "$save.log" >&2
-    fi
-    sleep 1
-  done
-  wait "$pid" || { tail -n 30 "$save.log" >&2; exit 1; }
+  watch_progress $! update "$total" "$save.log" updates_in "$save.log"
+  wait $! || { tail -n 30 "$save.log" >&2; exit 1; }
   touch "$save/.demo-complete"
 }
+# How many fine-tuning runs have written their result record.
+results_in() { { find "$1" -name result.json 2>/dev/null || true; } | wc -l; }
 
 stage "1/9 parse the corpora (PubMed baseline + update files, PMC .nxml + .tar.gz, MIMIC-III notes)"
 bio-roberta parse-pubmed "$SAMPLE/corpus/pubmed" --out "$OUT/text/pubmed" --valid-fraction 0.2
@@ -122,12 +129,15 @@ done
 done_note "$OUT/finetune-bin/{ncbi-disease,chemprot}"
 
 stage "8/9 fine-tune both tasks with seeds $SEEDS (Hydra multirun, 2 local processes)"
+seed_count=$(tr ',' '\n' <<<"$SEEDS" | wc -l)
 bio-roberta sweep --tasks ncbi-disease,chemprot --seed-list "$SEEDS" \
   --pretrained "$OUT/checkpoints/distilled/checkpoint_last.pt" \
   --data-root "$OUT/finetune-bin" --results "$OUT/results" \
   hparams.lr=1e-3 hparams.batch_size=8 hparams.max_epoch=30 hparams.validate_interval_updates=16 hparams.patience=null \
-  hydra/launcher=joblib hydra.launcher.n_jobs=2
-bio-roberta report "$OUT/results" --out "$OUT/report" --expected-seeds "$(tr ',' '\n' <<<"$SEEDS" | wc -l)"
+  hydra/launcher=joblib hydra.launcher.n_jobs=2 &
+watch_progress $! "run" $((2 * seed_count)) "$OUT/results/<task>/seed<seed>/train.log" results_in "$OUT/results"
+wait $!
+bio-roberta report "$OUT/results" --out "$OUT/report" --expected-seeds "$seed_count"
 done_note "$OUT/report/report.md, $OUT/report/report.csv, $OUT/report/scores.png," \
   "$OUT/report/training_curves.png"
 

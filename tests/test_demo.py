@@ -35,13 +35,16 @@ def test_demo_runs_every_stage_and_reuses_them(tmp_path):
     timing = json.loads(first.stdout)
     assert [stage["stage"] for stage in timing["stages"]] == [f"{k}/9" for k in range(1, 10)]
     assert timing["total_seconds"] >= sum(stage["seconds"] for stage in timing["stages"]) - 1
-    # the training stages say how far they are, how long is left and where their log is
+    # the training and fine-tuning stages say how far they are, how long is left, where the log is
     for model, updates in (("teacher", 300), ("student", 200), ("distilled", 100)):
         progress = re.findall(
             rf"update (\d+)/{updates}, ETA \d+ s \(log: {out}/checkpoints/{model}\.log\)",
             first.stderr,
         )
         assert progress, (model, first.stderr[-4000:])
+    assert re.search(
+        rf"run \d/4, .* \(log: {out}/results/<task>/seed<seed>/train\.log\)", first.stderr
+    )
     assert (out / "training-curves.png").read_bytes()[:8] == PNG
     assert (out / "report" / "training_curves.png").read_bytes()[:8] == PNG
     for stage in (
