@@ -17,7 +17,8 @@ OUT=$(mkdir -p "${1:-demo-out}" && cd "${1:-demo-out}" && pwd)
 SAMPLE=$REPO/sample
 SEEDS=${SEEDS:-10,42,1234}
 START=$SECONDS
-PROGRESS_SECONDS=${PROGRESS_SECONDS:-10}  # how often a training stage reports its progress
+PROGRESS_SECONDS=${PROGRESS_SECONDS:-10}  # how often a training or fine-tuning stage reports progress
+FINETUNE_TASKS=(ncbi-disease chemprot)
 # The training stages run on CPU (the tiny recipe sets common.cpu), so no GPU count is asked for
 # (the launcher would import torch once more for it), and each process uses one intra-op thread:
 # the tiny models' ops gain nothing from a second thread, while on a shared 2-core machine every
@@ -121,7 +122,7 @@ done_note "$OUT/checkpoints/distilled/checkpoint_last.pt; loss and learning rate
   "three runs: $OUT/training-curves.png (from the TensorBoard logs in checkpoints/*/tensorboard)"
 
 stage "7/9 convert two tasks (NCBI-disease NER, ChemProt relations) with the model's vocabulary"
-for task in ncbi-disease chemprot; do
+for task in "${FINETUNE_TASKS[@]}"; do
   [ -f "$OUT/finetune-bin/$task/manifest.json" ] || \
     bio-roberta convert-task "$task" --data "$SAMPLE/tasks/$task" --vocab "$OUT/vocab" \
       --out "$OUT/finetune-bin/$task" --max-positions 128
@@ -130,12 +131,13 @@ done_note "$OUT/finetune-bin/{ncbi-disease,chemprot}"
 
 stage "8/9 fine-tune both tasks with seeds $SEEDS (Hydra multirun, 2 local processes)"
 seed_count=$(tr ',' '\n' <<<"$SEEDS" | wc -l)
-bio-roberta sweep --tasks ncbi-disease,chemprot --seed-list "$SEEDS" \
+bio-roberta sweep --tasks "$(IFS=,; echo "${FINETUNE_TASKS[*]}")" --seed-list "$SEEDS" \
   --pretrained "$OUT/checkpoints/distilled/checkpoint_last.pt" \
   --data-root "$OUT/finetune-bin" --results "$OUT/results" \
   hparams.lr=1e-3 hparams.batch_size=8 hparams.max_epoch=30 hparams.validate_interval_updates=16 hparams.patience=null \
   hydra/launcher=joblib hydra.launcher.n_jobs=2 &
-watch_progress $! "run" $((2 * seed_count)) "$OUT/results/<task>/seed<seed>/train.log" results_in "$OUT/results"
+watch_progress $! run $((${#FINETUNE_TASKS[@]} * seed_count)) "$OUT/results/<task>/seed<seed>/train.log" \
+  results_in "$OUT/results"
 wait $!
 bio-roberta report "$OUT/results" --out "$OUT/report" --expected-seeds "$seed_count"
 done_note "$OUT/report/report.md, $OUT/report/report.csv, $OUT/report/scores.png," \
