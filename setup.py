@@ -56,6 +56,8 @@ setup(
     extras_require={
         "hf": ["transformers==5.23.*"],
         "slurm": ["hydra-submitit-launcher==1.2.0"],
+        # fairseq's TensorBoard writer (configs log there) and an end to its import-time notice
+        "tensorboard": ["tensorboardX==2.6.5"],
         "test": ["pytest", "pytest-timeout", "ruff==0.17.6"],
     },
     entry_points={"console_scripts": ["bio-roberta = bio_roberta.cli:main"]},

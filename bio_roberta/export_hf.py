@@ -57,13 +57,13 @@ def load_checkpoint(
     """The model state dict, model options, training data dir, training dictionary record
     (user_dir/checkpointing.py; None in checkpoints written before it) and the task kind its fairseq
     task and criterion were (None: not a kind's, or not recorded) of a fairseq checkpoint file."""
+    path = Path(path)
+    if not path.is_file():  # before the seconds of importing fairseq
+        raise ExportError(f"checkpoint {path} does not exist")
     from fairseq import checkpoint_utils
 
     import user_dir  # noqa: F401  (allowlist for torch's weights_only load; unreadable files as CheckpointError)
 
-    path = Path(path)
-    if not path.is_file():
-        raise ExportError(f"checkpoint {path} does not exist")
     state = checkpoint_utils.load_checkpoint_to_cpu(str(path))
     cfg = state.get("cfg") or {}
     model_cfg = cfg["model"] if "model" in cfg else state.get("args")

@@ -257,6 +257,8 @@ def fairseq_options(
         "simple",
         "--log-interval",
         str(cfg.get("log_interval", 50)),
+        "--tensorboard-logdir",  # beside the checkpoints, as the pretraining configs log
+        str(save_dir.parent / "tensorboard"),
     ]
     if fixed_updates is None:
         # checkpoint_best is saved at every validation, not only at epoch ends

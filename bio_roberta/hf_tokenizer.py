@@ -34,6 +34,7 @@ from typing import Optional
 
 from bio_roberta.errors import ExportError
 from bio_roberta_core.model_dictionary import load_model_dictionary
+from bio_roberta_core.protobuf import protobuf_fields
 from bio_roberta_core.provenance import atomic_write_json, atomic_write_text
 
 
@@ -96,37 +97,6 @@ class Gpt2Vocabulary:
             "vocab_bpe": self.vocab_bpe,
             "dict_txt": self.dict_txt,
         }
-
-
-def read_varint(data: bytes, position: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        byte = data[position]
-        position += 1
-        value |= (byte & 0x7F) << shift
-        shift += 7
-        if byte < 0x80:
-            return value, position
-
-
-def protobuf_fields(data: bytes) -> dict[int, list]:
-    """Field number -> values (ints for varints, bytes otherwise) of a serialised protobuf message:
-    enough to read a SentencePiece model without the protobuf package."""
-    fields: dict[int, list] = {}
-    position = 0
-    while position < len(data):
-        key, position = read_varint(data, position)
-        wire_type = key & 7
-        if wire_type == 0:
-            value, position = read_varint(data, position)
-        else:
-            if wire_type == 2:
-                size, position = read_varint(data, position)
-            else:
-                size = {1: 8, 5: 4}[wire_type]
-            value, position = data[position : position + size], position + size
-        fields.setdefault(key >> 3, []).append(value)
-    return fields
 
 
 @dataclass

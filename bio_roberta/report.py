@@ -13,8 +13,13 @@ BLURB score (bio_roberta.blurb.score) of the mean over runs; a dataset whose run
 BLURB's split or metric (bio_roberta.blurb.suite, the data manifest's blurb_split_check) shows
 why instead of a score and is left out of the score, which is then marked partial.
 
-Written as report.md, report.csv (Lewis), blurb.csv (BLURB) and scores.png (every seed's score
-per task or dataset) in the output dir.
+The model reported is named by the pretrained checkpoint its runs fine-tuned (model_name), the
+paper's own models as "Lewis et al. base/large", so that the two are not confused.
+
+Written as report.md, report.csv (Lewis), blurb.csv (BLURB), scores.png (every seed's score
+per task or dataset, one panel per suite and metric, seeds with equal scores side by side) and
+training_curves.png (loss against updates of the pretrained checkpoint, from the TensorBoard logs
+beside it) in the output dir.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from bio_roberta.blurb.suite import (
     metric_gap,
     split_gap,
 )
+from bio_roberta.figures import figure_png, pyplot
 from bio_roberta.finetune import EVALUATION, OK, RESULT_FILE, RESULT_SCHEMA, SINGLE
 from bio_roberta.suites import BLURB, BOTH, LEWIS, SUITES, lewis_tasks
 from bio_roberta.tasks.registry import DEFAULT_SEEDS, PAPER_COLUMNS, TASKS, summary_groups
@@ -54,6 +60,7 @@ REPORT_FILES = {
     "csv": "report.csv",
     "blurb_csv": "blurb.csv",
     "png": "scores.png",
+    "curves": "training_curves.png",
 }
 REPORT_FILE = re.compile("^(" + "|".join(map(re.escape, REPORT_FILES.values())) + ")$")
 
@@ -300,17 +307,50 @@ def paper_cells(row: dict[str, Any], columns, digits: int) -> str:
     return " | ".join("" if row[c] is None else f"{row[c]:.{digits}f}" for c in columns)
 
 
-def lewis_lines(rows, summaries) -> list[str]:
+def pretrained_paths(records: list[dict[str, Any]]) -> list[Path]:
+    """The pretrained checkpoints the runs fine-tuned."""
+    return [
+        Path(p) for p in sorted({(r.get("pretrained") or {}).get("path") for r in records} - {None})
+    ]
+
+
+def model_name(records: list[dict[str, Any]]) -> str:
+    """What the report calls the model it reports: the pretrained checkpoint the runs fine-tuned,
+    by its folder and file name (e.g. distilled/checkpoint_last.pt); "ours" when no record names
+    one."""
+    return " + ".join(str(Path(*p.parts[-2:])) for p in pretrained_paths(records)) or "ours"
+
+
+def training_curves(records: list[dict[str, Any]]) -> tuple[list[str], Optional[bytes]]:
+    """The report's section on the pretrained checkpoints' training curves, and their PNG (None
+    when no checkpoint has TensorBoard logs beside it: bio_roberta/training_curves.py)."""
+    from bio_roberta.training_curves import LOGDIR, curves_figure
+
+    runs = [path.parent for path in pretrained_paths(records)]
+    logged = [run for run in runs if (run / LOGDIR).is_dir()]
+    lines = ["## Training curves", ""]
+    if not logged:
+        where = ", ".join(str(run / LOGDIR) for run in runs) or "no pretrained checkpoint recorded"
+        return lines + [f"none: no TensorBoard logs ({where})"], None
+    lines.append(
+        f"`{REPORT_FILES['curves']}`: loss and learning rate against updates of "
+        f"{', '.join(map(str, logged))}"
+    )
+    return lines, figure_png(curves_figure(logged))
+
+
+def lewis_lines(rows, summaries, ours: str) -> list[str]:
     asked = ", ".join(sorted({row["seeds"].split("/")[1] for row in rows}, key=int)) or "-"
     paper = " | ".join(PAPER_COLUMNS)
     lines = [
         (
-            f"Test scores x100, median over seeds (asked: {asked}); spread = min-max "
-            f"over seeds. `{SHORT}` marks a median over fewer seeds (or folds) than asked. Paper: "
-            "Lewis et al. (2020) Table 2."
+            f"Test scores x100 of {ours} (the checkpoint these runs fine-tuned), median over "
+            f"seeds (asked: {asked}); spread = min-max over seeds. `{SHORT}` marks a median over "
+            "fewer seeds (or folds) than asked. The other columns are Lewis et al. (2020) Table 2, "
+            "their own models named Lewis et al. base and large."
         ),
         "",
-        f"| Task | Metric | Ours (median) | min-max | seeds | {paper} |",
+        f"| Task | Metric | {ours} (median) | min-max | seeds | {paper} |",
         "|---|---|---|---|---|" + "---|" * len(PAPER_COLUMNS),
     ]
     for row in rows:
@@ -328,7 +368,7 @@ def lewis_lines(rows, summaries) -> list[str]:
             "columns over the same tasks)."
         ),
         "",
-        f"| Group | tasks present | Ours | {paper} |",
+        f"| Group | tasks present | {ours} | {paper} |",
         "|---|---|---|" + "---|" * len(PAPER_COLUMNS),
     ]
     for row in summaries:
@@ -352,20 +392,21 @@ def missing_text(score) -> str:
     )
 
 
-def blurb_lines(rows, summary) -> list[str]:
+def blurb_lines(rows, summary, ours: str) -> list[str]:
     table6 = " | ".join(TABLE6_COLUMNS)
     lines = [
         "## BLURB (Gu et al. 2021)",
         "",
         (
-            "Test scores x100 per dataset, Table 6's names and order: ours the median over seeds "
-            f"with its min-max spread and the seeds done/asked (`{SHORT}`: fewer than asked); "
-            "mean = the mean over runs, the dataset's result in the BLURB score (Table 6 averages "
-            "runs). PubMedBERT and BioBERT: Table 6. A dataset whose split or metric is not "
-            "BLURB's gives the reason instead of a score and is left out of the BLURB score."
+            f"Test scores x100 per dataset, Table 6's names and order: {ours} the median over "
+            "seeds with its min-max spread and the seeds done/asked "
+            f"(`{SHORT}`: fewer than asked); mean = the mean over runs, the dataset's result in "
+            "the BLURB score (Table 6 averages runs). PubMedBERT and BioBERT: Table 6. A dataset "
+            "whose split or metric is not BLURB's gives the reason instead of a score and is left "
+            "out of the BLURB score."
         ),
         "",
-        f"| Dataset | Type | Metric | Ours (median) | min-max | seeds | mean | {table6} |",
+        f"| Dataset | Type | Metric | {ours} (median) | min-max | seeds | mean | {table6} |",
         "|---|---|---|---|---|---|---|" + "---|" * len(TABLE6_COLUMNS),
     ]
     for row in rows:
@@ -391,7 +432,7 @@ def blurb_lines(rows, summary) -> list[str]:
             "each type (Table 6's caption). Type rows: Table 6's columns over the datasets we have."
         ),
         "",
-        f"| | Ours | {table6} |",
+        f"| | {ours} | {table6} |",
         "|---|---|" + "---|" * len(TABLE6_COLUMNS),
     ]
     if summary is None:
@@ -441,10 +482,12 @@ def provenance_lines(records) -> list[str]:
     ]
 
 
-def markdown(sections: list[list[str]], results_dir: Path, records) -> str:
-    """The title, then the suite sections, failed runs and provenance, a blank line between."""
+def markdown(sections: list[list[str]], results_dir: Path, records, curves: list[str]) -> str:
+    """The title, then the suite sections, failed runs, training curves and provenance, a blank
+    line between."""
     lines = [f"# Fine-tuning report: {results_dir}"]
-    for section in [*sections, failure_lines(failed_runs(records)), provenance_lines(records)]:
+    tail = [failure_lines(failed_runs(records)), curves, provenance_lines(records)]
+    for section in [*sections, *tail]:
         lines += ["", *section]
     return "\n".join(lines)
 
@@ -522,9 +565,82 @@ def blurb_csv_rows(rows, summary) -> list[dict[str, Any]]:
     return dataset_rows + types + [score]
 
 
-def draw_seeds(axes, names, labels, results, references) -> None:
-    """Every seed's test score x100 per name, the median as a bar, and reference scores
-    (legend label -> (marker, colour, {name: score x100})) as markers."""
+def seed_offsets(count: int) -> list[float]:
+    """x offsets of a task's seed dots around its position: spread apart, so that seeds with equal
+    scores still show as separate dots."""
+    return [0.0] if count == 1 else [-0.25 + 0.5 * i / (count - 1) for i in range(count)]
+
+
+@dataclass
+class Panel:
+    """One panel of scores.png: names (tasks or BLURB datasets) scored by one metric."""
+
+    title: str
+    metric: str
+    names: list[str]
+    labels: list[str]
+    results: dict[str, TaskResult]
+    # legend label -> (marker, colour, {name: score x100})
+    references: dict[str, tuple[str, str, dict[str, float]]]
+
+
+def by_metric(names: list[str], metric_of: dict[str, str]) -> dict[str, list[str]]:
+    """names grouped by their metric, in order of first appearance."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        groups.setdefault(metric_of[name], []).append(name)
+    return groups
+
+
+def lewis_panels(lewis: dict[str, TaskResult]) -> list[Panel]:
+    """Lewis et al.'s tasks, one panel per metric, beside their base model's Table 2 score."""
+    base = PAPER_COLUMNS.index("Lewis et al. base")
+    metrics = {name: TASKS[name].metric if name in TASKS else "score" for name in lewis}
+    return [
+        Panel(
+            f"Lewis et al. (2020) tasks: {metric}",
+            metric,
+            names,
+            [TASKS[n].display if n in TASKS else n for n in names],
+            lewis,
+            {
+                f"{PAPER_COLUMNS[base]} (Table 2)": (
+                    "x",
+                    "tab:red",
+                    {n: TASKS[n].paper[base] for n in names if n in TASKS and TASKS[n].paper},
+                )
+            },
+        )
+        for metric, names in by_metric(list(lewis), metrics).items()
+    ]
+
+
+def blurb_panels(rows: list[dict[str, Any]], results: dict[str, TaskResult]) -> list[Panel]:
+    """BLURB's datasets, one panel per metric, beside Table 6's PubMedBERT and BioBERT."""
+    by_task = {row["task"]: row for row in rows}
+    metrics = {row["task"]: row["metric"] for row in rows}
+    return [
+        Panel(
+            f"BLURB (Gu et al. 2021) datasets: {metric}",
+            metric,
+            names,
+            [
+                by_task[n]["dataset"] + (" (not BLURB's)" if by_task[n]["reason"] else "")
+                for n in names
+            ],
+            {n: results[n] for n in names if by_task[n]["mean"] is not None},
+            {
+                f"{column} (Table 6)": (marker, colour, {n: by_task[n][column] for n in names})
+                for column, marker, colour in zip(TABLE6_COLUMNS, "x+", ("tab:red", "tab:green"))
+            },
+        )
+        for metric, names in by_metric([row["task"] for row in rows], metrics).items()
+    ]
+
+
+def draw_panel(axes, panel: Panel, ours: str) -> None:
+    """Every seed's test score x100 per name (spread apart, see seed_offsets), the median as a bar,
+    and the reference scores as markers."""
     labelled = set()
 
     def once(label):
@@ -533,76 +649,57 @@ def draw_seeds(axes, names, labels, results, references) -> None:
         labelled.add(label)
         return label
 
-    for x, name in enumerate(names):
-        if name in results:
-            scores = [100 * s for s in results[name].seed_scores.values()]
-            axes.scatter([x] * len(scores), scores, color="tab:blue", alpha=0.7, label=once("seed"))
-            axes.hlines(
-                100 * results[name].median, x - 0.3, x + 0.3, color="black", label=once("median")
+    for x, name in enumerate(panel.names):
+        if name in panel.results:
+            scores = [100 * s for s in panel.results[name].seed_scores.values()]
+            axes.scatter(
+                [x + dx for dx in seed_offsets(len(scores))],
+                scores,
+                color="tab:blue",
+                alpha=0.7,
+                label=once(f"{ours}: one seed"),
             )
-        for label, (marker, colour, values) in references.items():
-            if name in values:
+            axes.hlines(
+                100 * panel.results[name].median,
+                x - 0.3,
+                x + 0.3,
+                color="black",
+                label=once(f"{ours}: median"),
+            )
+        for label, (marker, colour, values) in panel.references.items():
+            if values.get(name) is not None:
                 axes.scatter([x], [values[name]], marker=marker, color=colour, label=once(label))
-    axes.set_xticks(range(len(names)))
-    axes.set_xticklabels(labels, rotation=45, ha="right")
-    axes.set_ylabel("test score x100")
+    axes.set_title(panel.title, fontsize="medium")
+    axes.set_xticks(range(len(panel.names)))
+    axes.set_xticklabels(panel.labels, rotation=45, ha="right")
+    axes.set_xlim(-0.6, len(panel.names) - 0.4)
+    axes.set_ylabel(f"{panel.metric} x100")
     axes.legend(loc="best", fontsize="small")
 
 
-def scores_png(lewis: Optional[dict[str, TaskResult]], blurb: Optional[tuple]) -> bytes:
-    """One panel per suite: Lewis' tasks beside the paper's Ours-base; BLURB's datasets beside
-    Table 6's PubMedBERT and BioBERT, titled with the BLURB score."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    widths = [len(lewis)] if lewis is not None else []
-    widths += [len(BLURB_DATASETS)] if blurb is not None else []
-    figure, panels = plt.subplots(
-        len(widths), 1, figsize=(max(4.0, 0.8 * max(widths) + 2), 4.5 * len(widths)), squeeze=False
+def scores_figure(panels: list[Panel], ours: str, title: str):
+    """The panels one above the other under the title (a matplotlib Figure); ours names the seed
+    dots and medians."""
+    plt = pyplot()
+    widest = max(len(panel.names) for panel in panels)
+    figure, axes = plt.subplots(
+        len(panels), 1, figsize=(max(8.0, 0.8 * widest + 3), 4.5 * len(panels)), squeeze=False
     )
-    panels = list(panels[:, 0])
-    if lewis is not None:
-        ours_base = PAPER_COLUMNS.index("Ours-base")
-        draw_seeds(
-            panels.pop(0),
-            list(lewis),
-            [TASKS[n].display if n in TASKS else n for n in lewis],
-            lewis,
-            {
-                "paper Ours-base": (
-                    "x",
-                    "tab:red",
-                    {n: TASKS[n].paper[ours_base] for n in lewis if n in TASKS},
-                )
-            },
-        )
-    if blurb is not None:
-        rows, summary, results = blurb
-        axes = panels.pop(0)
-        draw_seeds(
-            axes,
-            [row["task"] for row in rows],
-            [row["dataset"] + (" (not BLURB's)" if row["reason"] else "") for row in rows],
-            {row["task"]: results[row["task"]] for row in rows if row["mean"] is not None},
-            {
-                f"{column} (Table 6)": (marker, colour, {row["task"]: row[column] for row in rows})
-                for column, marker, colour in zip(TABLE6_COLUMNS, "x+", ("tab:red", "tab:green"))
-            },
-        )
-        printed = ", ".join(f"{c} {TABLE6_BLURB_SCORES[c]:.2f}" for c in TABLE6_COLUMNS)
-        if summary is None:
-            ours = "none"
-        else:
-            score = summary["ours"]
-            ours = f"{score.score:.2f}" + (" (partial)" if score.partial else "")
-        axes.set_title(f"BLURB score: ours {ours}; Table 6: {printed}", fontsize="medium")
+    for row, panel in zip(axes[:, 0], panels):
+        draw_panel(row, panel, ours)
+    figure.suptitle(title)
     figure.tight_layout()
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=100)
-    plt.close(figure)
-    return buffer.getvalue()
+    return figure
+
+
+def blurb_score_line(ours: str, summary: Optional[dict[str, Any]]) -> str:
+    """Our BLURB score beside Table 6's, for the figure's title."""
+    printed = ", ".join(f"{c} {TABLE6_BLURB_SCORES[c]:.2f}" for c in TABLE6_COLUMNS)
+    if summary is None:
+        score = "none"
+    else:
+        score = f"{summary['ours'].score:.2f}" + (" (partial)" if summary["ours"].partial else "")
+    return f"BLURB score: {ours} {score}; Table 6: {printed}"
 
 
 def write_report(
@@ -620,24 +717,30 @@ def write_report(
     results = task_results(records)
     out_dir = Path(out_dir)
     texts, sections = {}, []
-    lewis = blurb = None
+    ours = model_name(records)
+    panels, title = [], [f"{ours}: test score x100 of every fine-tuning seed, per task and metric"]
     if suite in (LEWIS, BOTH):
         lewis = lewis_results(results)
         rows, summaries = task_rows(lewis, expected_seeds), summary_rows(lewis)
-        sections.append(lewis_lines(rows, summaries))
+        sections.append(lewis_lines(rows, summaries, ours))
+        panels += lewis_panels(lewis)
         texts["csv"] = csv_text(LEWIS_CSV_COLUMNS, rows + summaries, ("median", "min", "max"))
     if suite in (BLURB, BOTH):
         rows = blurb_rows(records, results, expected_seeds)
         summary = blurb_summary(rows)
-        blurb = (rows, summary, results)
-        sections.append(blurb_lines(rows, summary))
+        sections.append(blurb_lines(rows, summary, ours))
+        panels += blurb_panels(rows, results)
+        title.append(blurb_score_line(ours, summary))
         texts["blurb_csv"] = csv_text(BLURB_CSV_COLUMNS, blurb_csv_rows(rows, summary), ())
-    texts["markdown"] = markdown(sections, Path(results_dir), records)
-    paths = {
-        key: out_dir / name for key, name in REPORT_FILES.items() if key in texts or key == "png"
-    }
+    curves_section, curves = training_curves(records)
+    texts["markdown"] = markdown(sections, Path(results_dir), records, curves_section)
+    images = {"png": figure_png(scores_figure(panels, ours, "\n".join(title)))}
+    if curves is not None:
+        images["curves"] = curves
+    paths = {key: out_dir / REPORT_FILES[key] for key in [*texts, *images]}
     with new_output_dir(out_dir, REPORT_FILE) as build:
         for key, text in texts.items():
             atomic_write_text(build.path / REPORT_FILES[key], text)
-        atomic_write_bytes(build.path / REPORT_FILES["png"], scores_png(lewis, blurb))
+        for key, image in images.items():
+            atomic_write_bytes(build.path / REPORT_FILES[key], image)
     return paths

@@ -88,6 +88,13 @@ class CheckpointError(Exception):
             return cls(
                 f"{path}: empty (0 bytes), a write that was cut short; use another checkpoint"
             )
+        with open(path, "rb") as file:
+            head = file.read(2)
+        if head != b"PK" and head[:1] != pickle.PROTO:  # torch.save's zip, or its legacy pickle
+            return cls(
+                f"{path}: not a checkpoint at all (torch.save writes a zip archive or a pickle; "
+                "this file is neither); pass a fairseq checkpoint file such as checkpoint_best.pt"
+            )
         if isinstance(error, pickle.UnpicklingError):
             refused = re.search(r"GLOBAL (\S+)", str(error))
             what = (

@@ -85,6 +85,12 @@ def read_vocab_dir(vocab_dir: str | os.PathLike) -> VocabularyDir:
     """Read and check a vocabulary dir: manifest, known kind, every file present."""
     path = Path(vocab_dir)
     manifest_path = path / MANIFEST
+    if path.is_file():
+        beside = f" ({path.parent})" if (path.parent / MANIFEST).is_file() else ""
+        raise VocabDirError(
+            f"--vocab {path} is a file; it takes the vocabulary directory{beside} that "
+            "`bio-roberta learn-vocab` wrote (manifest.json, dict.txt and the BPE files)"
+        )
     if not manifest_path.is_file():
         raise VocabDirError(
             f"{manifest_path}: no vocabulary manifest; create the dir with "

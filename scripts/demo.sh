@@ -3,6 +3,8 @@
 #   parse PubMed / PMC / MIMIC -> learn a byte-level BPE -> binarize (PM, M3) -> pretrain a tiny
 #   teacher and a tiny student -> distil the teacher into the student -> convert two tasks ->
 #   fine-tune them with 3 seeds -> median report (markdown, CSV, PNG) -> Hugging Face export.
+#   Training curves (loss, learning rate) go to TensorBoard logs beside each checkpoint and to
+#   training-curves.png.
 #
 #   scripts/demo.sh [OUT]        (default: demo-out; `make demo` runs it inside the venv)
 #
@@ -15,19 +17,59 @@ OUT=$(mkdir -p "${1:-demo-out}" && cd "${1:-demo-out}" && pwd)
 SAMPLE=$REPO/sample
 SEEDS=${SEEDS:-10,42,1234}
 START=$SECONDS
+PROGRESS_SECONDS=${PROGRESS_SECONDS:-10}  # how often a training or fine-tuning stage reports progress
+FINETUNE_TASKS=(ncbi-disease chemprot)
+# The training stages run on CPU (the tiny recipe sets common.cpu), so no GPU count is asked for
+# (the launcher would import torch once more for it), and each process uses one intra-op thread:
+# the tiny models' ops gain nothing from a second thread, while on a shared 2-core machine every
+# parallel op waits for a thread another process holds. With torch's default of one thread per
+# core the 128-wide teacher ran 6x slower (1.5 s per update instead of 0.25 s) whenever the
+# machine was busy; the 64-wide student's ops are too small to be split, which is why it was not.
+export GPUS=${GPUS:-0} OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 
 stage() { printf '\n==> [%4ds] %s\n' $((SECONDS - START)) "$*" >&2; }
 done_note() { printf '    output: %s\n' "$*" >&2; }
-# Run a training stage unless an earlier demo run completed it (its save dir holds .demo-complete).
+# The last num_updates fairseq logged in LOG (0 before the first).
+updates_in() { grep -o 'num_updates[=": ]*[0-9]*' "$1" | tail -n 1 | grep -o '[0-9]*$' || echo 0; }
+# While PID runs, say every PROGRESS_SECONDS how many of TOTAL UNITs are done (COUNT... prints the
+# number), the time left at the rate since the first was done, and where the log is.
+watch_progress() {  # watch_progress PID UNIT TOTAL LOG COUNT...
+  local pid=$1 unit=$2 total=$3 log=$4 started=$SECONDS next=$SECONDS first=0 first_at=0 count eta
+  shift 4
+  while kill -0 "$pid" 2>/dev/null; do
+    if (( SECONDS >= next )); then
+      next=$((SECONDS + PROGRESS_SECONDS))
+      count=$("$@")
+      eta="no ETA yet"
+      if (( first == 0 )); then
+        first=$count first_at=$SECONDS
+      elif (( count > first )); then
+        eta="ETA $(( (SECONDS - first_at) * (total - count) / (count - first) )) s"
+      fi
+      printf '    [%4ds] %s %d/%d, %s (log: %s)\n' $((SECONDS - started)) "$unit" "$count" "$total" \
+        "$eta" "$log" >&2
+    fi
+    sleep 1
+  done
+}
+# Run a training stage unless an earlier demo run completed it (its save dir holds .demo-complete),
+# reporting its progress in updates (of the command's optimization.max_update).
 train_once() {  # train_once SAVE_DIR COMMAND...
-  local save=$1; shift
+  local save=$1 total= arg
+  shift
+  for arg; do case $arg in optimization.max_update=*) total=${arg#*=} ;; esac; done
+  [ -n "$total" ] || { echo "demo.sh: train_once $save: no optimization.max_update=N given" >&2; exit 2; }
   if [ -f "$save/checkpoint_last.pt" ] && [ -f "$save/.demo-complete" ]; then
     echo "    reusing $save" >&2
-  else
-    "$@" > "$save.log" 2>&1 || { tail -n 30 "$save.log" >&2; exit 1; }
-    touch "$save/.demo-complete"
+    return
   fi
+  "$@" > "$save.log" 2>&1 &
+  watch_progress $! update "$total" "$save.log" updates_in "$save.log"
+  wait $! || { tail -n 30 "$save.log" >&2; exit 1; }
+  touch "$save/.demo-complete"
 }
+# How many fine-tuning runs have written their result record.
+results_in() { { find "$1" -name result.json 2>/dev/null || true; } | wc -l; }
 
 stage "1/9 parse the corpora (PubMed baseline + update files, PMC .nxml + .tar.gz, MIMIC-III notes)"
 bio-roberta parse-pubmed "$SAMPLE/corpus/pubmed" --out "$OUT/text/pubmed" --valid-fraction 0.2
@@ -74,10 +116,13 @@ train_once "$OUT/checkpoints/distilled" "$REPO/scripts/distill.sh" "$DATA" "$OUT
   "$OUT/checkpoints/teacher/checkpoint_last.pt" "$OUT/checkpoints/student/checkpoint_last.pt" tiny \
   "${SHAPE[@]}" criterion.alpha_cos=1.0 optimization.max_update=100 \
   model.encoder_embed_dim=64 model.encoder_ffn_embed_dim=128
-done_note "$OUT/checkpoints/distilled/checkpoint_last.pt"
+bio-roberta curves "$OUT/checkpoints/teacher" "$OUT/checkpoints/student" "$OUT/checkpoints/distilled" \
+  --out "$OUT/training-curves.png"
+done_note "$OUT/checkpoints/distilled/checkpoint_last.pt; loss and learning rate against updates of the" \
+  "three runs: $OUT/training-curves.png (from the TensorBoard logs in checkpoints/*/tensorboard)"
 
 stage "7/9 convert two tasks (NCBI-disease NER, ChemProt relations) with the model's vocabulary"
-for task in ncbi-disease chemprot; do
+for task in "${FINETUNE_TASKS[@]}"; do
   [ -f "$OUT/finetune-bin/$task/manifest.json" ] || \
     bio-roberta convert-task "$task" --data "$SAMPLE/tasks/$task" --vocab "$OUT/vocab" \
       --out "$OUT/finetune-bin/$task" --max-positions 128
@@ -85,13 +130,18 @@ done
 done_note "$OUT/finetune-bin/{ncbi-disease,chemprot}"
 
 stage "8/9 fine-tune both tasks with seeds $SEEDS (Hydra multirun, 2 local processes)"
-bio-roberta sweep --tasks ncbi-disease,chemprot --seed-list "$SEEDS" \
+seed_count=$(tr ',' '\n' <<<"$SEEDS" | wc -l)
+bio-roberta sweep --tasks "$(IFS=,; echo "${FINETUNE_TASKS[*]}")" --seed-list "$SEEDS" \
   --pretrained "$OUT/checkpoints/distilled/checkpoint_last.pt" \
   --data-root "$OUT/finetune-bin" --results "$OUT/results" \
   hparams.lr=1e-3 hparams.batch_size=8 hparams.max_epoch=30 hparams.validate_interval_updates=16 hparams.patience=null \
-  hydra/launcher=joblib hydra.launcher.n_jobs=2
-bio-roberta report "$OUT/results" --out "$OUT/report" --expected-seeds "$(tr ',' '\n' <<<"$SEEDS" | wc -l)"
-done_note "$OUT/report/report.md, $OUT/report/report.csv, $OUT/report/scores.png"
+  hydra/launcher=joblib hydra.launcher.n_jobs=2 &
+watch_progress $! run $((${#FINETUNE_TASKS[@]} * seed_count)) "$OUT/results/<task>/seed<seed>/train.log" \
+  results_in "$OUT/results"
+wait $!
+bio-roberta report "$OUT/results" --out "$OUT/report" --expected-seeds "$seed_count"
+done_note "$OUT/report/report.md, $OUT/report/report.csv, $OUT/report/scores.png," \
+  "$OUT/report/training_curves.png"
 
 stage "9/9 export the distilled model and a fine-tuned NER model to Hugging Face transformers"
 bio-roberta export-hf "$OUT/checkpoints/distilled/checkpoint_last.pt" "$OUT/hf/distilled" --vocab "$OUT/vocab"

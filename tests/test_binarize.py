@@ -241,6 +241,18 @@ def test_bad_inputs_are_reported(gpt2_vocab, tmp_path, capsys):
     assert "no vocabulary manifest" in capsys.readouterr().err
 
 
+def test_a_vocab_file_instead_of_its_dir_says_vocab_takes_the_dir(
+    text_dir, gpt2_vocab, tmp_path, capsys
+):
+    command = ["binarize", str(text_dir), "--vocab", str(gpt2_vocab / "dict.txt")]
+    assert cli_main([*command, "--out", str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"bio-roberta binarize: error: --vocab {gpt2_vocab / 'dict.txt'} is a file; it takes the "
+        f"vocabulary directory ({gpt2_vocab}) that `bio-roberta learn-vocab` wrote (manifest.json, "
+        "dict.txt and the BPE files)"
+    )
+
+
 def test_several_text_dirs_make_one_corpus_in_order(data_bin, text_dir, gpt2_vocab, tmp_path):
     out, _ = data_bin
     pmc_text = write_synthetic_shards(tmp_path / "pmc-text", {"train": 20, "valid": 3}, seed=3)

@@ -11,6 +11,7 @@ from scipy.stats import pearsonr
 from bio_roberta.predictions import predict, score_prediction_file
 from bio_roberta.readers.formats.biosses_blue_rowdata import BIOSSES_BLURB_SPLIT
 from bio_roberta.tasks.registry import get_task
+from bio_roberta.training_curves import read_scalars
 from bio_roberta_core.metrics import pico_macro_word_f1
 from test_blurb_readers import EBM_TOKENS, SENTENCES, write_biosses, write_ebm_nlp
 from tiny_finetune import fine_tune, tiny_vocab
@@ -44,6 +45,10 @@ def test_regression_biosses_fine_tunes_predicts_and_scores_pearson(tmp_path):
 
     # the criterion's logged validation Pearson = scipy's on the checkpoint's valid predictions
     checkpoint = Path(record["checkpoint"]["path"])
+    logged = read_scalars(checkpoint.parent.parent / "tensorboard" / "valid")  # and TensorBoard's
+    assert max(v for _, v in logged["pearson"]) == pytest.approx(
+        100 * record["valid_score"], abs=0.01
+    )
     valid = predict(checkpoint, out, tmp_path / "valid.tsv", split="valid")
     valid_gold, valid_predicted = get_task("biosses").task_kind.predictions.read(
         tmp_path / "valid.tsv"

@@ -1,8 +1,10 @@
 """`make demo`'s pipeline (scripts/demo.sh) runs end to end on the bundled sample, leaves every
-stage's output in one directory, and a second run reuses what is done."""
+stage's output in one directory with training curves, reports the training stages' progress, is
+timed by scripts/benchmark_demo.py, and a second run reuses what is done."""
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,21 +14,39 @@ import pytest
 from conftest import REPO_ROOT
 
 pytestmark = pytest.mark.slow
+PNG = b"\x89PNG\r\n\x1a\n"
 
 
-def run_demo(out: Path) -> subprocess.CompletedProcess:
+def run_demo(*command) -> subprocess.CompletedProcess:
     env = dict(
-        os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}", SEEDS="10,42"
+        os.environ,
+        PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+        SEEDS="10,42",
+        PROGRESS_SECONDS="1",
     )
-    return subprocess.run(
-        ["bash", REPO_ROOT / "scripts" / "demo.sh", out], env=env, capture_output=True, text=True
-    )
+    return subprocess.run(command, env=env, capture_output=True, text=True)
 
 
 def test_demo_runs_every_stage_and_reuses_them(tmp_path):
+    """The first run goes through scripts/benchmark_demo.py, which times it."""
     out = tmp_path / "demo"
-    first = run_demo(out)
+    first = run_demo(sys.executable, REPO_ROOT / "scripts" / "benchmark_demo.py", "--out", out)
     assert first.returncode == 0, first.stderr[-4000:]
+    timing = json.loads(first.stdout)
+    assert [stage["stage"] for stage in timing["stages"]] == [f"{k}/9" for k in range(1, 10)]
+    assert timing["total_seconds"] >= sum(stage["seconds"] for stage in timing["stages"]) - 1
+    # the training and fine-tuning stages say how far they are, how long is left, where the log is
+    for model, updates in (("teacher", 300), ("student", 200), ("distilled", 100)):
+        progress = re.findall(
+            rf"update (\d+)/{updates}, ETA \d+ s \(log: {out}/checkpoints/{model}\.log\)",
+            first.stderr,
+        )
+        assert progress, (model, first.stderr[-4000:])
+    assert re.search(
+        rf"run \d/4, .* \(log: {out}/results/<task>/seed<seed>/train\.log\)", first.stderr
+    )
+    assert (out / "training-curves.png").read_bytes()[:8] == PNG
+    assert (out / "report" / "training_curves.png").read_bytes()[:8] == PNG
     for stage in (
         "text/pubmed",
         "text/pmc",
@@ -57,7 +77,7 @@ def test_demo_runs_every_stage_and_reuses_them(tmp_path):
     assert (out / "hf" / "distilled" / "config.json").is_file()
     assert json.loads((out / "hf" / "ncbi-disease" / "config.json").read_text())["id2label"]
 
-    second = run_demo(out)
+    second = run_demo("bash", REPO_ROOT / "scripts" / "demo.sh", out)
     assert second.returncode == 0, second.stderr[-4000:]
     log = second.stdout + second.stderr
     assert log.count("    reusing ") == 3

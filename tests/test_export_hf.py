@@ -5,6 +5,7 @@ import gzip
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -15,7 +16,7 @@ import torch
 
 from bio_roberta_core.checkpoints import read_checkpoint
 from bio_roberta_core.provenance import sha256_file
-from conftest import USER_DIR, write_text_manifest
+from conftest import REPO_ROOT, USER_DIR, write_text_manifest
 from test_blurb_readers import EBM_TOKENS, SENTENCES, write_biosses, write_ebm_nlp
 from tiny_finetune import fine_tune, tiny_vocab
 from tiny_training import (
@@ -600,6 +601,61 @@ def test_token_classification_pipeline_groups_the_exported_entities(
     ], entities
 
 
+def docs_ner_snippet() -> str:
+    """The python block of docs/export.md's section on transformers' NER pipeline."""
+    page = (REPO_ROOT / "docs" / "export.md").read_text()
+    section = page.split("## Named entities with transformers' pipeline")[1].split("\n## ")[0]
+    return section.split("```python\n")[1].split("```")[0]
+
+
+def test_the_documented_ner_pipeline_gives_whole_word_entities(
+    bpe_vocab, token_classification_checkpoint, tmp_path
+):
+    """docs/export.md's pipeline call, run as written on an exported tiny NER model whose logits
+    are set as fine-tuning trains them: each word's first subword tagged (B I for "renal
+    insufficiency", B I for "chest pain", O elsewhere), its other subwords tagged B-Disease (noise
+    that "simple" would report as fragments). The entities are the whole words."""
+    from transformers import AutoTokenizer
+
+    vocab_dir, _ = bpe_vocab
+    checkpoint, _ = token_classification_checkpoint
+    out = tmp_path / "hf"
+    assert export_cli(checkpoint, out, "--vocab", vocab_dir).returncode == 0
+    snippet = docs_ner_snippet()
+    sentence = re.search(r'ner\(\s*"([^"]*)"', snippet).group(1)
+    entities = {"renal": "B", "insufficiency": "I", "chest": "B", "pain": "I"}
+    encoding = AutoTokenizer.from_pretrained(str(out))(sentence)
+    words, tags, previous = sentence.split(" "), [], None
+    for word in encoding.word_ids():
+        if word is None:
+            tags.append("O")
+        elif word == previous:
+            tags.append("B-Disease")
+        else:
+            tag = entities.get(words[word])
+            tags.append(f"{tag}-Disease" if tag else "O")
+        previous = word
+    assert tags.count("B-Disease") > 2  # continuation subwords to ignore
+    config = json.loads((out / "config.json").read_text())
+    logits = torch.nn.functional.one_hot(
+        torch.tensor([[int(config["label2id"][tag]) for tag in tags]]), len(config["label2id"])
+    )
+
+    def set_logits(module, inputs, output):
+        if isinstance(module, torch.nn.Linear) and output.shape == logits.shape:
+            return 10.0 * logits.to(output.dtype)
+
+    hook = torch.nn.modules.module.register_module_forward_hook(set_logits)
+    try:
+        namespace = {}
+        exec(snippet.replace("demo-out/hf/ncbi-disease", str(out)), namespace)
+    finally:
+        hook.remove()
+    assert [
+        (e["entity_group"], sentence[e["start"] : e["end"]]) for e in namespace["entities"]
+    ] == [("Disease", "renal insufficiency"), ("Disease", "chest pain")]
+
+
 @pytest.fixture(scope="module")
 def biosses_run(tmp_path_factory):
     """A tiny BIOSSES (regression) model fine-tuned by bio_roberta.finetune: (vocabulary dir,
@@ -828,7 +884,11 @@ def test_unreadable_checkpoints_are_one_line_errors(bpe_vocab, mlm_checkpoint, t
     empty.write_bytes(b"")
     truncated.write_bytes(mlm_checkpoint.read_bytes()[:100_000])
     torch.save({"model": {}, "extra_state": RunsACommand()}, hostile)
+    readme = tmp_path / "README.md"
+    readme.write_text("# bio-roberta\n\nRoBERTa-style biomedical language models.\n")
     expected = {
+        readme: "not a checkpoint at all (torch.save writes a zip archive or a pickle; this file "
+        "is neither); pass a fairseq checkpoint file such as checkpoint_best.pt",
         empty: "empty (0 bytes), a write that was cut short; use another checkpoint",
         truncated: "truncated, or not a fairseq checkpoint (RuntimeError: PytorchStreamReader "
         "failed reading zip archive: failed finding central directory)",
@@ -845,6 +905,25 @@ def test_unreadable_checkpoints_are_one_line_errors(bpe_vocab, mlm_checkpoint, t
             run.stderr.strip().splitlines()[-1]
             == f"bio-roberta export-hf: error: {checkpoint}: {reason}"
         )
+
+
+def test_a_missing_checkpoint_is_reported_before_fairseq_or_torch_is_imported(bpe_vocab, tmp_path):
+    """The path is checked first: here fairseq and torch cannot even be imported."""
+    vocab_dir, _ = bpe_vocab
+    blocked = tmp_path / "blocked"
+    blocked.mkdir()
+    for name in ("fairseq", "torch"):
+        (blocked / f"{name}.py").write_text(f"raise ImportError('{name} imported')\n")
+    run = subprocess.run(
+        [BIN / "bio-roberta", "export-hf", tmp_path / "nope.pt", tmp_path / "out"]
+        + ["--vocab", vocab_dir],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(blocked), *sys.path])},
+    )
+    assert run.returncode == 2 and run.stderr.strip().splitlines() == [
+        f"bio-roberta export-hf: error: checkpoint {tmp_path / 'nope.pt'} does not exist"
+    ], run.stderr[-3000:]
 
 
 def test_export_errors_name_the_problem(bpe_vocab, mlm_checkpoint, tmp_path):

@@ -43,6 +43,7 @@ def write(
     error=None,
     metric="m",
     manifest=None,
+    pretrained="/runs/checkpoints/distilled/checkpoint_last.pt",
 ):
     """A result record; manifest: the data manifest's path, recorded as finetune.py records it."""
     record = {
@@ -56,7 +57,7 @@ def write(
         "test_score": score,
         "error": error,
         "log": f"{task}/{seed}/train.log",
-        "pretrained": {"sha256": "abc"},
+        "pretrained": {"path": pretrained, "sha256": "abc"},
         "git_revision": "rev",
     }
     if manifest is not None:
@@ -97,7 +98,7 @@ def test_medians_spread_folds_and_summary_rows(results):
     assert rows["Seq. Lab."]["tasks"] == "1/11" and rows["Seq. Lab."]["median"] == 0.85
     assert rows["Classif."]["tasks"] == "2/7"
     assert rows["Classif."]["median"] == pytest.approx(statistics.mean([0.65, 0.80]))
-    assert rows["Classif."]["Ours-base"] == pytest.approx((75.4 + 82.2) / 2)
+    assert rows["Classif."]["Lewis et al. base"] == pytest.approx((75.4 + 82.2) / 2)
     assert rows["Clinical"]["tasks"] == "0/5" and rows["Clinical"]["median"] is None
     assert rows["All"]["tasks"] == "3/18"
 
@@ -128,6 +129,49 @@ def test_report_files(results, tmp_path, without_parse_dependencies):
     assert rows["NCBI-disease"]["median"] == "85.0" and rows["ChemProt"]["short"] == "True"
     assert rows["All"]["tasks"] == "3/18"
     assert (out / "scores.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_report_names_our_model_and_the_papers_apart(results, tmp_path):
+    markdown = (write_report(results, tmp_path / "report")["markdown"]).read_text()
+    assert (
+        "| Task | Metric | distilled/checkpoint_last.pt (median) | min-max | seeds | RoBERTa-base "
+        "| BioBERT | Lewis et al. base | RoBERTa-large | Lewis et al. large |" in markdown
+    )
+    assert "| Group | tasks present | distilled/checkpoint_last.pt | RoBERTa-base |" in markdown
+    assert "Ours" not in markdown
+
+
+def test_scores_png_shows_every_seed_in_one_panel_per_metric(tmp_path):
+    from bio_roberta.report import lewis_panels, lewis_results, scores_figure
+
+    root = tmp_path / "results"
+    for seed, score in {10: 0.80, 42: 0.80, 1234: 0.90}.items():
+        write(root, "ncbi-disease", seed, score)
+    for seed in (10, 42, 1234):
+        write(root, "chemprot", seed, 0.60)  # three equal scores
+    lewis = lewis_results(task_results(load_records(root)))
+    figure = scores_figure(lewis_panels(lewis), "distilled/checkpoint_last.pt", "the title")
+    assert figure.get_suptitle() == "the title"
+    panels = figure.get_axes()
+    assert [(axes.get_title(), axes.get_ylabel()) for axes in panels] == [
+        ("Lewis et al. (2020) tasks: entity_f1", "entity_f1 x100"),
+        ("Lewis et al. (2020) tasks: macro_f1", "macro_f1 x100"),
+    ]
+    for axes, scores in zip(panels, ([80.0, 80.0, 90.0], [60.0, 60.0, 60.0])):
+        seeds = [
+            tuple(point)
+            for collection in axes.collections
+            if collection.get_label() == "distilled/checkpoint_last.pt: one seed"
+            for point in collection.get_offsets()
+        ]
+        assert sorted(y for _, y in seeds) == sorted(scores)
+        assert len(set(seeds)) == 3  # equal scores side by side, none hidden
+    legend = [text.get_text() for text in panels[0].get_legend().get_texts()]
+    assert legend == [
+        "distilled/checkpoint_last.pt: one seed",
+        "distilled/checkpoint_last.pt: median",
+        "Lewis et al. base (Table 2)",
+    ]
 
 
 def test_report_errors(tmp_path):

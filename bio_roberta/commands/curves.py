@@ -1,0 +1,26 @@
+"""Plot loss and learning rate against updates of pretraining / distillation runs from the
+TensorBoard events fairseq wrote beside their checkpoints (<save dir>/tensorboard), one panel per
+run, to a PNG."""
+
+HELP = "plot training loss and learning rate against updates of training runs (PNG)"
+
+
+def add_arguments(parser):
+    parser.add_argument(
+        "runs", nargs="+", help="save dirs (holding tensorboard/) or TensorBoard log dirs"
+    )
+    parser.add_argument("--out", required=True, help="PNG file to write")
+
+
+def run(args):
+    from bio_roberta.cli import UsageError
+    from bio_roberta.figures import figure_png
+    from bio_roberta.training_curves import CurvesError, curves_figure
+    from bio_roberta_core.provenance import atomic_write_bytes
+
+    try:
+        atomic_write_bytes(args.out, figure_png(curves_figure(args.runs)))
+    except CurvesError as error:
+        raise UsageError(str(error)) from None
+    print(f"training curves of {len(args.runs)} runs -> {args.out}")
+    return 0

@@ -1,0 +1,96 @@
+"""Loss and learning rate against updates of pretraining and distillation runs (training_curves.png
+of the demo and the report), read from the TensorBoard event files fairseq writes.
+
+configs/pretrain/base.yaml (and so configs/distill/) sets common.tensorboard_logdir to
+<save dir>/tensorboard; fairseq writes one subdir per progress-bar tag there: train_inner every
+log_interval updates, train at each epoch's end, valid at each validation, each with a scalar per
+logged meter ("loss", "lr", ...) at step = num_updates. These files are read here rather than
+fairseq's text log, whose format (json or simple) is a config choice; and without TensorBoard or
+TensorFlow: an event file is a TFRecord file (per record: u64 length, u32 CRC, data, u32 CRC)
+of Event protobufs (step = field 2, summary = field 5: values = field 1, each with tag = field 1
+and simple_value = field 2).
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from pathlib import Path
+
+from bio_roberta_core.protobuf import protobuf_fields
+
+LOGDIR = "tensorboard"  # beside the checkpoints: configs/pretrain/base.yaml
+TRAIN, VALID = "train_inner", "valid"
+
+
+class CurvesError(ValueError):
+    """A log dir without TensorBoard event files (names the dir)."""
+
+
+def read_scalars(tag_dir: Path) -> dict[str, list[tuple[int, float]]]:
+    """Scalar name -> [(step, value)] in step order, over the event files in one tag's dir. A
+    record cut short (a run still writing) ends its file."""
+    scalars: dict[str, dict[int, float]] = {}
+    for path in sorted(tag_dir.glob("events.out.tfevents.*")):
+        data, position = path.read_bytes(), 0
+        while position + 12 <= len(data):
+            (length,) = struct.unpack_from("<Q", data, position)
+            record = data[position + 12 : position + 12 + length]
+            position += 12 + length + 4
+            if len(record) < length:
+                break
+            event = protobuf_fields(record)
+            step = event.get(2, [0])[0]
+            for summary in event.get(5, []):
+                for value in protobuf_fields(summary).get(1, []):
+                    fields = protobuf_fields(value)
+                    if 1 in fields and 2 in fields:
+                        (number,) = struct.unpack("<f", fields[2][0])
+                        scalars.setdefault(fields[1][0].decode("utf-8"), {})[step] = number
+    return {name: sorted(points.items()) for name, points in scalars.items()}
+
+
+def run_logdir(path: str | os.PathLike) -> Path:
+    """A run's TensorBoard log dir: path itself, or <path>/tensorboard for a save dir."""
+    path = Path(path)
+    logdir = path / LOGDIR if (path / LOGDIR).is_dir() else path
+    if not list(logdir.glob(f"{TRAIN}/events.out.tfevents.*")):
+        raise CurvesError(
+            f"{path}: no TensorBoard events in {logdir / TRAIN}; train with "
+            "common.tensorboard_logdir set (configs/pretrain/base.yaml sets <save dir>/tensorboard)"
+        )
+    return logdir
+
+
+def run_name(logdir: Path) -> str:
+    """The run's save dir name (the log dir's parent when the log dir is <save dir>/tensorboard)."""
+    return logdir.parent.name if logdir.name == LOGDIR else logdir.name
+
+
+def curves_figure(runs: list[str | os.PathLike]):
+    """One panel per run (save dir or log dir): training loss (every logged update) and validation
+    loss against updates, the learning rate on a second axis (a matplotlib Figure)."""
+    from bio_roberta.figures import pyplot
+
+    logdirs = [run_logdir(run) for run in runs]
+    height = 3.5 * len(logdirs)
+    figure, panels = pyplot().subplots(len(logdirs), 1, figsize=(7, height), squeeze=False)
+    for axes, logdir in zip(panels[:, 0], logdirs):
+        train = read_scalars(logdir / TRAIN)
+        valid = read_scalars(logdir / VALID) if (logdir / VALID).is_dir() else {}
+        for points, style, label in ((train, "-", "train loss"), (valid, "o-", "valid loss")):
+            if "loss" in points:
+                steps, values = zip(*points["loss"])
+                axes.plot(steps, values, style, label=label)
+        axes.set_title(f"{run_name(logdir)} ({logdir})", fontsize="medium")
+        axes.set_xlabel("updates")
+        axes.set_ylabel("loss as fairseq logs it (base 2)")
+        axes.legend(loc="upper right", fontsize="small")
+        if "lr" in train:
+            steps, values = zip(*train["lr"])
+            rate = axes.twinx()
+            rate.plot(steps, values, ":", color="tab:gray")
+            rate.set_ylabel("learning rate (dotted)")
+    figure.suptitle("Training curves: loss and learning rate against updates")
+    figure.tight_layout()
+    return figure

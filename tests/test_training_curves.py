@@ -1,0 +1,76 @@
+"""Training curves: a pretraining run through scripts/pretrain.sh logs to TensorBoard beside its
+checkpoints (configs/pretrain/base.yaml) without fairseq's "Please install tensorboardX" notice;
+`bio-roberta curves` and the report plot its loss against updates from those event files, whose
+values are the ones fairseq's own log prints."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bio_roberta.report import write_report
+from bio_roberta.training_curves import read_scalars
+from conftest import REPO_ROOT
+from test_report import write
+
+BIN = Path(sys.executable).parent
+PNG = b"\x89PNG\r\n\x1a\n"
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def pretrained(tiny_databin, tmp_path_factory):
+    """(save dir, output) of 8 tiny-recipe updates through scripts/pretrain.sh."""
+    save = tmp_path_factory.mktemp("curves") / "pretrain"
+    run = subprocess.run(
+        [REPO_ROOT / "scripts" / "pretrain.sh", tiny_databin, save, "tiny"]
+        + ["optimization.max_update=8", "dataset.validate_interval_updates=4"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "GPUS": "0"},
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    return save, run.stdout + run.stderr
+
+
+def test_pretraining_logs_its_curves_to_tensorboard_quietly(pretrained):
+    save, output = pretrained
+    assert "tensorboardX" not in output and "tensorboard not found" not in output
+    logged = [float(x) for x in re.findall(r"\[train_inner\].* loss=([\d.]+),", output)]
+    curve = read_scalars(save / "tensorboard" / "train_inner")
+    assert [step for step, _ in curve["loss"]] == list(range(1, 9))
+    assert [value for _, value in curve["loss"]] == pytest.approx(logged, abs=1e-4)
+    assert [step for step, _ in read_scalars(save / "tensorboard" / "valid")["loss"]] == [4, 8]
+
+
+def test_curves_command_and_report_plot_the_run(pretrained, tmp_path):
+    save, _ = pretrained
+    png = tmp_path / "curves.png"
+    run = subprocess.run(
+        [BIN / "bio-roberta", "curves", save, "--out", png], capture_output=True, text=True
+    )
+    assert run.returncode == 0 and png.read_bytes()[:8] == PNG, run.stderr[-3000:]
+
+    results = tmp_path / "results"
+    write(results, "ncbi-disease", 10, 0.8, pretrained=str(save / "checkpoint_last.pt"))
+    paths = write_report(results, tmp_path / "report")
+    assert paths["curves"].read_bytes()[:8] == PNG
+    assert (
+        f"`training_curves.png`: loss and learning rate against updates of {save}"
+        in paths["markdown"].read_text()
+    )
+
+    missing = subprocess.run(
+        [BIN / "bio-roberta", "curves", tmp_path, "--out", png], capture_output=True, text=True
+    )
+    assert missing.returncode == 2 and missing.stderr.strip().splitlines() == [
+        (
+            f"bio-roberta curves: error: {tmp_path}: no TensorBoard events in "
+            f"{tmp_path / 'train_inner'}; train with common.tensorboard_logdir set "
+            "(configs/pretrain/base.yaml sets <save dir>/tensorboard)"
+        )
+    ]
