@@ -191,6 +191,8 @@ def gpu_memory_bytes(gpu_memory_gb: float | None) -> float | None:
 def launch(args, command_overrides: tuple[str, ...] = ()) -> int:
     """Compose, plan and start (or, with --dry-run, print) the run `args` describe;
     command_overrides come before the user's overrides (distill's teacher and student)."""
+    if importlib.util.find_spec("fairseq") is None:  # said as the CLI says it, before any start
+        raise ModuleNotFoundError("No module named 'fairseq'", name="fairseq")
     config_dir = args.config_dir.resolve()
     if not (config_dir / "base.yaml").is_file():
         raise UsageError(
