@@ -66,8 +66,8 @@ def add_launch_arguments(parser, config_dir: Path, config_dir_variable: str | No
     parser.add_argument(
         "--config-dir",
         metavar="DIR",
-        type=Path,
-        default=Path(environment_dir or config_dir),
+        type=lambda path: Path(path).resolve(),
+        default=environment_dir or config_dir,
         help="the configs: base.yaml and recipe/ (default: "
         + (f"${config_dir_variable}, else " if config_dir_variable else "")
         + f"{config_dir})",
@@ -188,17 +188,8 @@ def gpu_memory_bytes(gpu_memory_gb: float | None) -> float | None:
     return torch.cuda.get_device_properties(0).total_memory if torch.cuda.is_available() else None
 
 
-def launch(args, command_overrides: tuple[str, ...] = ()) -> int:
-    """Compose, plan and start (or, with --dry-run, print) the run `args` describe;
-    command_overrides come before the user's overrides (distill's teacher and student)."""
-    if importlib.util.find_spec("fairseq") is None:  # said as the CLI says it, before any start
-        raise ModuleNotFoundError("No module named 'fairseq'", name="fairseq")
-    config_dir = args.config_dir.resolve()
-    if not (config_dir / "base.yaml").is_file():
-        raise UsageError(
-            f"{config_dir}: no base.yaml; the training configs are the repository's configs/ "
-            "(run from a checkout, or give --config-dir)"
-        )
+def processes(args) -> tuple[int, int]:
+    """(GPUs, processes) per node."""
     gpus = args.gpus
     if gpus is None:
         import torch
@@ -207,8 +198,51 @@ def launch(args, command_overrides: tuple[str, ...] = ()) -> int:
     procs = args.procs if args.procs is not None else max(gpus, 1)
     if gpus < 0 or procs < 1 or args.nnodes < 1:
         raise UsageError("--gpus must be 0 or more, --procs and --nnodes 1 or more")
-    world = procs * args.nnodes
+    return gpus, procs
+
+
+def planned_batch(args, compose: list[str], gpus: int, world: int, fixed: bool) -> tuple:
+    """(the plan in words, the overrides that set it) for the config `compose` prints."""
     effective_batch = 0 if args.recipe == TINY_RECIPE else args.effective_batch
+    if gpus == 0 and effective_batch == 0:
+        return f"world size {world} x the recipe's own batch and update_freq (CPU)", []
+    from bio_roberta.batch_plan import plan
+
+    job = composed_job(compose, args.config_dir)
+    gpu_bytes = gpu_memory_bytes(args.gpu_memory_gb) if gpus else 0
+    micro_batch, update_freq, why = plan(job, world, effective_batch, gpu_bytes, fixed)
+    words = (
+        f"world size {world} x batch {micro_batch} x update_freq {update_freq} = "
+        f"{world * micro_batch * update_freq} sequences per update (micro-batch: {why})"
+    )
+    return words, [f"dataset.batch_size={micro_batch}", f"optimization.update_freq=[{update_freq}]"]
+
+
+def under_torchrun(args, procs: int, command: list[str]) -> list[str]:
+    """`command` (python -m ...) started by torchrun on this node, procs processes."""
+    return [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",  # torchrun
+        *("--nnodes", str(args.nnodes), "--node_rank", str(args.node_rank)),
+        *("--nproc_per_node", str(procs)),
+        *("--master_addr", args.master_addr, "--master_port", str(args.master_port)),
+        *command[1:],
+    ]
+
+
+def launch(args, command_overrides: tuple[str, ...] = ()) -> int:
+    """Compose, plan and start (or, with --dry-run, print) the run `args` describe;
+    command_overrides come before the user's overrides (distill's teacher and student)."""
+    if importlib.util.find_spec("fairseq") is None:  # said as the CLI says it, before any start
+        raise ModuleNotFoundError("No module named 'fairseq'", name="fairseq")
+    if not (args.config_dir / "base.yaml").is_file():
+        raise UsageError(
+            f"{args.config_dir}: no base.yaml; the training configs are the repository's "
+            "configs/ (run from a checkout, or give --config-dir)"
+        )
+    gpus, procs = processes(args)
+    world = procs * args.nnodes
     overrides = [*command_overrides, *args.overrides]
     if args.micro_batch:
         overrides.append(f"dataset.batch_size={args.micro_batch}")
@@ -220,48 +254,17 @@ def launch(args, command_overrides: tuple[str, ...] = ()) -> int:
         "-m",
         "user_dir.distributed_launch",
         "fairseq-hydra-train",
-        "--config-dir",
-        str(config_dir),
-        "--config-name",
-        "base",
-        *recipe_overrides(config_dir, args.recipe),
+        *("--config-dir", str(args.config_dir), "--config-name", "base"),
+        *recipe_overrides(args.config_dir, args.recipe),
         f"task.data={args.data}",
     ]
     plugin = f"common.user_dir={plugin_dir()}"
-    if gpus == 0 and effective_batch == 0:
-        plan_line = f"world size {world} x the recipe's own batch and update_freq (CPU)"
-        batch = []
-    else:
-        from bio_roberta.batch_plan import plan
-
-        job = composed_job([*hydra, plugin, *overrides, "--cfg", "job"], config_dir)
-        gpu_bytes = gpu_memory_bytes(args.gpu_memory_gb) if gpus else 0
-        micro_batch, update_freq, why = plan(job, world, effective_batch, gpu_bytes, fixed)
-        plan_line = (
-            f"world size {world} x batch {micro_batch} x update_freq {update_freq} = "
-            f"{world * micro_batch * update_freq} sequences per update (micro-batch: {why})"
-        )
-        batch = [f"dataset.batch_size={micro_batch}", f"optimization.update_freq=[{update_freq}]"]
+    compose = [*hydra, plugin, *overrides, "--cfg", "job"]
+    plan_line, batch = planned_batch(args, compose, gpus, world, fixed)
     command = [*hydra, f"checkpoint.save_dir={args.save}", plugin, *batch, *overrides]
     if world > 1:
-        command = [
-            sys.executable,
-            "-m",
-            "torch.distributed.run",  # torchrun
-            "--nnodes",
-            str(args.nnodes),
-            "--node_rank",
-            str(args.node_rank),
-            "--nproc_per_node",
-            str(procs),
-            "--master_addr",
-            args.master_addr,
-            "--master_port",
-            str(args.master_port),
-            *command[1:],
-        ]
-    report = sys.stdout if args.dry_run else sys.stderr
-    print(plan_line, shlex.join(command), sep="\n", file=report, flush=True)
+        command = under_torchrun(args, procs, command)
+    print(plan_line, shlex.join(command), sep="\n", file=sys.stdout if args.dry_run else sys.stderr)
     if args.dry_run:
         return 0
     sys.stderr.flush()
