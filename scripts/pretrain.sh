@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Pretrain a RoBERTa on a data-bin with the paper's recipe (configs/pretrain/base.yaml).
+# Pretrain a RoBERTa on a data-bin with the paper's recipe (configs/pretrain/base.yaml):
+# `bio-roberta pretrain` (see its --help) with the recipe as third argument.
 #
 #   scripts/pretrain.sh DATA_BIN SAVE_DIR [RECIPE] [hydra overrides...]
 #     RECIPE: base (default) | large | continue_roberta | train_longer | tiny
@@ -7,7 +8,8 @@
 #        scripts/pretrain.sh data-bin/pm ckpt/pm-wwm base task.mask_whole_words=true task.bpe_dir=vocab/pm
 #
 # The effective batch is 8,192 sequences = batch_size x update_freq x world size; update_freq is
-# computed here from the world size at hand (EFFECTIVE_BATCH overrides 8192).
+# computed from the world size at hand (EFFECTIVE_BATCH overrides 8192), the per-GPU micro-batch
+# from the GPU's memory (MICRO_BATCH=N fixes it; CHECKPOINT_ACTIVATIONS=1 makes room for more).
 #
 # Launch, one node (GPUS = local GPUs; data parallel over NCCL):
 #   GPUS=8 scripts/pretrain.sh ...           -> torchrun --nproc_per_node 8 ...
@@ -19,12 +21,5 @@
 #        MASTER_ADDR=$(scontrol show hostnames $SLURM_JOB_NODELIST | head -1) GPUS=8 \
 #        scripts/pretrain.sh DATA_BIN SAVE_DIR'
 # CPU (gloo), e.g. to check synchronisation: GPUS=0 PROCS=2 scripts/pretrain.sh DATA SAVE tiny
-# Every process uses fairseq's training loop; user_dir/distributed.py adopts torchrun's
-# environment, so all ranks join one process group whatever the device.
-set -euo pipefail
-DATA=${1:?usage: scripts/pretrain.sh DATA_BIN SAVE_DIR [RECIPE] [overrides...]}
-SAVE=${2:?usage: scripts/pretrain.sh DATA_BIN SAVE_DIR [RECIPE] [overrides...]}
-RECIPE=${3:-base}
-shift $(( $# < 3 ? $# : 3 ))
-CONFIG_DIR=${CONFIG_DIR:-configs/pretrain}
-exec "$(dirname "$0")/launch_fairseq.sh" "$CONFIG_DIR" "$DATA" "$SAVE" "$RECIPE" "$@"
+# The plan and the command line without starting anything: scripts/pretrain.sh DATA SAVE base --dry-run
+exec bio-roberta pretrain --recipe "${3:-base}" "${@:1:2}" "${@:4}"

@@ -1,14 +1,18 @@
-"""user_dir/batch_plan.py: the per-GPU micro-batch of a launch fits the card by a memory estimate
+"""bio_roberta/batch_plan.py: the per-GPU micro-batch of a launch fits the card by a memory estimate
 that reproduces the peak memory measured on an H100 (our bf16 route, roberta-base, 512 tokens, the
 50,304-entry padded dictionary), and the effective batch stays 8,192 sequences."""
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+from omegaconf import OmegaConf
 
+from bio_roberta.batch_plan import largest_micro_batch, parameter_count, plan, training_bytes
+from bio_roberta.errors import UsageError
 from conftest import REPO_ROOT, USER_DIR
-from user_dir.batch_plan import largest_micro_batch, parameter_count, training_bytes
 
 GIB = 2**30
 BASE = {"layers": 12, "width": 768, "ffn": 3072, "checkpointing": False}
@@ -42,12 +46,12 @@ def test_largest_micro_batch_by_card_model_and_checkpointing():
     assert (
         largest_micro_batch(BASE, 512, 50304, 80 * GIB, 16) == 16
     )  # never more than a process's share
-    with pytest.raises(SystemExit, match="CHECKPOINT_ACTIVATIONS=1"):
+    with pytest.raises(UsageError, match="--checkpoint-activations"):
         largest_micro_batch(LARGE, 512, 50304, 4 * GIB, 1024)
 
 
-def composed_job(data, *overrides) -> str:
-    """The job config as scripts/launch_fairseq.sh composes it."""
+def composed_job(data, *overrides) -> dict:
+    """The job config as `bio-roberta pretrain` composes it."""
     done = subprocess.run(
         [
             sys.executable,
@@ -69,37 +73,23 @@ def composed_job(data, *overrides) -> str:
         cwd=REPO_ROOT,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout
+    return OmegaConf.to_container(OmegaConf.create(done.stdout))
 
 
-def plan(job: str, *args) -> list:
-    done = subprocess.run(
-        [sys.executable, "-m", "user_dir.batch_plan", *args],
-        input=job,
-        capture_output=True,
-        text=True,
-        cwd=REPO_ROOT,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout.splitlines()
+def planned(job: dict, world: int, gpu_gib: float, fixed: bool = False) -> tuple:
+    """(micro-batch, update_freq, why) for `world` GPUs of gpu_gib (0: CPU), 8,192 sequences."""
+    return plan(job, world, 8192, gpu_gib * GIB, fixed)
 
 
 def test_the_launch_plans_from_the_composed_config(tiny_databin, tiny_roberta_checkpoint):
     job = composed_job(tiny_databin)
-    assert (
-        plan(job, "--world", "8", "--gpu-memory-gb", "80")[0] == "128 8"
-    )  # 8 GPUs x 128 x 8 = 8,192
-    assert (
-        plan(job, "--world", "8", "--gpu-memory-gb", "16")[0] == "64 16"
-    )  # a dictionary of a few dozen entries
-    assert plan(job, "--world", "8", "--gpu-memory-gb", "80", "--fixed")[0] == "32 32"  # configured
-    assert plan(job, "--world", "3", "--gpu-memory-gb", "0") == [
-        "32 86",
-        "configured",
-    ]  # CPU: rounds up
+    assert planned(job, 8, 80)[:2] == (128, 8)  # 8 GPUs x 128 x 8 = 8,192
+    assert planned(job, 8, 16)[:2] == (64, 16)  # a dictionary of a few dozen entries
+    assert planned(job, 8, 80, fixed=True)[:2] == (32, 32)  # configured
+    assert planned(job, 3, 0) == (32, 86, "configured")  # CPU: rounds up
     checkpointed = composed_job(tiny_databin, "+recipe=large", "+model.checkpoint_activations=true")
-    first, why = plan(checkpointed, "--world", "1", "--gpu-memory-gb", "24")
-    assert first == "128 64" and "with activation checkpointing" in why
+    *first, why = planned(checkpointed, 1, 24)
+    assert first == [128, 64] and "with activation checkpointing" in why
     distill = subprocess.run(
         [
             sys.executable,
@@ -122,15 +112,15 @@ def test_the_launch_plans_from_the_composed_config(tiny_databin, tiny_roberta_ch
         cwd=REPO_ROOT,
     )
     assert distill.returncode == 0, distill.stderr[-2000:]
-    assert "and the teacher" in plan(distill.stdout, "--world", "1", "--gpu-memory-gb", "80")[1]
+    distill_job = OmegaConf.to_container(OmegaConf.create(distill.stdout))
+    assert "and the teacher" in planned(distill_job, 1, 80)[2]
 
 
 @pytest.mark.slow
 def test_the_launch_script_trains_with_the_planned_update_freq(tiny_databin, tmp_path):
-    """scripts/pretrain.sh on CPU: the base recipe (shrunk by overrides) with EFFECTIVE_BATCH=32
-    and batch 8 trains with update_freq 4; the tiny recipe keeps its own batch and update_freq,
-    with nothing to plan."""
-    import os
+    """scripts/pretrain.sh (`bio-roberta pretrain`) on CPU: the base recipe (shrunk by
+    overrides) with EFFECTIVE_BATCH=32 and batch 8 trains with update_freq 4; the tiny recipe
+    keeps its own batch and update_freq, with nothing to plan."""
 
     def pretrain(recipe: str, *overrides: str) -> subprocess.CompletedProcess:
         done = subprocess.run(
@@ -147,7 +137,12 @@ def test_the_launch_script_trains_with_the_planned_update_freq(tiny_databin, tmp
             ],
             capture_output=True,
             text=True,
-            env={**os.environ, "GPUS": "0", "EFFECTIVE_BATCH": "32"},
+            env={
+                **os.environ,
+                "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+                "GPUS": "0",
+                "EFFECTIVE_BATCH": "32",
+            },
         )
         assert done.returncode == 0, done.stderr[-3000:]
         return done

@@ -15,7 +15,8 @@ from bio_roberta.cli import build_parser, discover_commands, main
 from conftest import REPO_ROOT
 
 COMMANDS = sorted(discover_commands())
-INTERNAL_NAME = re.compile(r"\b[A-Z]+_[A-Z_]+\b|\b[A-Z][a-z]+[A-Z]\w*\.\w+")  # DEFAULT_SEEDS, X.y
+# DEFAULT_SEEDS, X.y; not $MICRO_BATCH, an environment variable the user sets
+INTERNAL_NAME = re.compile(r"(?<!\$)\b[A-Z]+_[A-Z_]+\b|\b[A-Z][a-z]+[A-Z]\w*\.\w+")
 BROKEN_PATH = re.compile(r"\w/ \w")  # bio_roberta/configs/ finetune/sweep.yaml
 
 

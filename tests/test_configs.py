@@ -1,4 +1,4 @@
-"""Every training config and recipe composes as scripts/launch_fairseq.sh composes it
+"""Every training config and recipe composes as `bio-roberta pretrain` / `distill` compose it
 (fairseq-hydra-train --cfg job), holds the paper's values (docs/recipe.md), and each recipe changes
 exactly what it says; every component it names is registered and takes the keys it is given.
 The model: torchtune's tests/recipes/test_configs.py.
@@ -31,7 +31,7 @@ SEQUENCES_PER_UPDATE = 8192
 
 
 def fairseq_hydra_job(config_dir: str, recipes: tuple[str, ...]) -> list[str]:
-    """The composition of scripts/launch_fairseq.sh, stopped at the job config."""
+    """The composition of `bio-roberta pretrain` / `distill`, stopped at the job config."""
     chosen = [f"+recipe=[{','.join(recipes)}]"] if recipes else []
     return [
         sys.executable,
@@ -256,7 +256,7 @@ def test_recipes_combine(composed, config_dir, recipes):
 
 @pytest.mark.parametrize("case", FAIRSEQ_CASES, ids=case_id)
 def test_gpu_configs_update_on_8192_sequences_per_node(composed, case):
-    """scripts/launch_fairseq.sh recomputes update_freq for the GPUs at hand; the configured
+    """`bio-roberta pretrain` recomputes update_freq for the GPUs at hand; the configured
     values are the paper's batch on one node. The CPU (tiny) recipes keep their own."""
     job = composed[case]
     if not job.get("common.cpu"):

@@ -204,6 +204,7 @@ STAGES = [
     "bio-roberta learn-vocab data/",
     "bio-roberta vocab-stats --vocab data/vocab/pm-50k --ner",
     "bio-roberta binarize",
+    "bio-roberta pretrain",  # --dry-run: the plan for 8 GPUs
     make_pretrained,
     "bio-roberta convert-task",
     "bio-roberta export-hf ckpt/",

@@ -38,8 +38,12 @@ def environment_without(tmp_path: Path, *names: str) -> dict:
 
 @pytest.mark.parametrize(
     "command",
-    [["user-dir"], ["learn-vocab", "corpus.txt", "--out", "vocab", "--vocab-size", "300"]],
-    ids=["user-dir", "learn-vocab"],
+    [
+        ["user-dir"],
+        ["learn-vocab", "corpus.txt", "--out", "vocab", "--vocab-size", "300"],
+        ["pretrain", "data-bin", "ckpt", "--recipe", "tiny", "--gpus", "0"],
+    ],
+    ids=["user-dir", "learn-vocab", "pretrain"],
 )
 def test_a_command_without_fairseq_says_how_to_install_it(tmp_path, command):
     (tmp_path / "corpus.txt").write_text("the patient was given aspirin\n" * 50)

@@ -4,17 +4,17 @@ The recipe's batch is 8,192 sequences per update = micro-batch x update_freq x p
 the micro-batch is the largest power of two whose training memory (estimated below) fits 80% of the
 card, at most 65,536 tokens: on an H100, roberta-base at 512 tokens trained at 341k tokens/s with
 32 sequences per micro-batch, 488k with 64, 511k with 128 and 439k with 256 (bf16, our route). On
-CPU, or when the launch fixes it (MICRO_BATCH or dataset.batch_size=), it is the configured one.
+CPU, or when the launch fixes it (--micro-batch or dataset.batch_size=), it is the configured one.
 
-scripts/launch_fairseq.sh pipes the composed job config (`fairseq-hydra-train ... --cfg job`) in:
-    python -m user_dir.batch_plan --world 8 --effective-batch 8192 [--gpu-memory-gb 80] < job.yaml
-and reads "MICRO_BATCH UPDATE_FREQ" from the first line of the output.
+`bio-roberta pretrain` and `bio-roberta distill` (bio_roberta/launch.py) plan from the composed
+job config (`fairseq-hydra-train ... --cfg job`); `--dry-run` prints the plan.
 """
 
 import argparse
 import math
-import sys
 from pathlib import Path
+
+from bio_roberta.errors import UsageError
 
 MASK_PROB = 0.15
 MEMORY_SHARE = 0.8  # of the card: the allocator's cache, CUDA context, cuDNN workspaces
@@ -101,10 +101,10 @@ def largest_micro_batch(
         return training_bytes(shape, seq, vocab, micro_batch, teacher) <= MEMORY_SHARE * gpu_bytes
 
     if not fits(1):
-        raise SystemExit(
-            f"batch_plan: even one sequence of {seq} tokens needs about "
+        raise UsageError(
+            f"even one sequence of {seq} tokens needs about "
             f"{training_bytes(shape, seq, vocab, 1, teacher) / 2**30:.1f} GiB of the GPU's "
-            f"{gpu_bytes / 2**30:.0f}; try CHECKPOINT_ACTIVATIONS=1"
+            f"{gpu_bytes / 2**30:.0f}; try --checkpoint-activations (CHECKPOINT_ACTIVATIONS=1)"
         )
     micro_batch = 1
     while (
@@ -134,7 +134,7 @@ def dictionary_size(data: str) -> int:
 
     path = Path(data.split(":")[0]) / "dict.txt"
     if not path.is_file():
-        raise SystemExit(f"batch_plan: {path}: no dict.txt in task.data; binarize the corpus first")
+        raise UsageError(f"{path}: no dict.txt in task.data; binarize the corpus first")
     return len(Dictionary.load(str(path))) + 1
 
 
@@ -163,39 +163,3 @@ def plan(
     if effective_batch == 0:
         return micro_batch, job["optimization"]["update_freq"][0], why
     return micro_batch, math.ceil(effective_batch / (micro_batch * world)), why
-
-
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--world", type=int, required=True, help="processes taking part (GPUs)")
-    parser.add_argument(
-        "--effective-batch",
-        type=int,
-        default=8192,
-        help="sequences per update; 0: keep update_freq",
-    )
-    parser.add_argument(
-        "--gpu-memory-gb", type=float, help="default: this machine's first GPU; 0: no GPU"
-    )
-    parser.add_argument(
-        "--fixed", action="store_true", help="keep the configured dataset.batch_size"
-    )
-    args = parser.parse_args()
-    from omegaconf import OmegaConf
-
-    job = OmegaConf.to_container(OmegaConf.create(sys.stdin.read()))
-    gpu_bytes = None if args.gpu_memory_gb is None else args.gpu_memory_gb * 2**30  # 0: no GPU
-    if gpu_bytes is None:
-        import torch
-
-        if torch.cuda.is_available():
-            gpu_bytes = torch.cuda.get_device_properties(0).total_memory
-    micro_batch, update_freq, why = plan(
-        job, args.world, args.effective_batch, gpu_bytes, args.fixed
-    )
-    print(micro_batch, update_freq)
-    print(why)
-
-
-if __name__ == "__main__":
-    main()
