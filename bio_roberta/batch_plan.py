@@ -10,7 +10,6 @@ CPU, or when the launch fixes it (--micro-batch or dataset.batch_size=), it is t
 job config (`fairseq-hydra-train ... --cfg job`); `--dry-run` prints the plan.
 """
 
-import argparse
 import math
 from pathlib import Path
 
