@@ -8,10 +8,23 @@ from pathlib import Path
 
 import pytest
 
-from bio_roberta.blurb.suite import BLURB_DATASETS
+from bio_roberta.blurb.suite import (
+    BLURB,
+    BLURB_DATASETS,
+    BY_CONTENT,
+    BY_NOTHING,
+    BY_SIZES,
+    SplitCheck,
+    check_blurb_split,
+    check_split,
+    identical_splits,
+    split_digest,
+    split_gap,
+)
 from bio_roberta.readers import TaskFormatError, read_task
 from bio_roberta.tasks.registry import HOC_HALLMARKS, get_task
 from conftest import shared_data_path
+from test_blurb_readers import write_scibert
 
 LINKBERT_FOLDERS = {dataset.task: dataset.linkbert_dir for dataset in BLURB_DATASETS}
 
@@ -176,3 +189,97 @@ def test_linkbert_duplicate_ids_are_refused(tmp_path):
         handle.write(json.dumps(linkbert_record("gad-blurb", 8)) + "\n")
     with fails(r"test.json:4: id '8' already on line 1"):
         read_task(get_task("gad-blurb"), folder)
+
+
+# ---------------------------------------------------------------- (2) split checks by content
+
+
+def write_crichton_ner(folder: Path, entity_type: str, mentions) -> Path:
+    """Crichton's layout: one sentence per mention, typed tags, sentence i of a split unique."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, count in zip(("train.tsv", "devel.tsv", "test.tsv"), mentions):
+        sentence = "{name}{i}\tO\nof\tO\nthe\tB-{t}\nkind\tI-{t}\n\n"
+        text = "".join(sentence.format(name=name[:2], i=i, t=entity_type) for i in range(count))
+        (folder / name).write_text(text)
+    return folder
+
+
+@pytest.mark.real_data
+@pytest.mark.parametrize(
+    "task, folders",
+    [
+        (
+            "ncbi-disease",
+            ("blurb_linkbert/tokcls/NCBI-disease_hf", "ner_crichton/NCBI-disease-IOB"),
+        ),
+        ("bc5cdr-chem", ("blurb_linkbert/tokcls/BC5CDR-chem_hf", "ner/BC5CDR-Chemical")),
+    ],
+)
+def test_blurbs_own_files_pass_by_their_content_in_every_layout(task, folders):
+    for folder in folders:
+        data = read_task(get_task(task), shared_data_path(*folder.split("/")))
+        assert check_blurb_split(BLURB[task], data) == SplitCheck(None, BY_CONTENT), folder
+
+
+@pytest.mark.real_data
+def test_same_sizes_other_sentences_are_not_blurbs_split(tmp_path):
+    """The digest tells what sizes cannot: one sentence of dev changed, its mentions kept."""
+    source = shared_data_path("ner_crichton", "NCBI-disease-IOB")
+    for name in ("train.tsv", "devel.tsv", "test.tsv"):
+        (tmp_path / name).write_bytes((source / name).read_bytes())
+    devel = (tmp_path / "devel.tsv").read_text()
+    (tmp_path / "devel.tsv").write_text(devel.replace("Identification\tO", "Finding\tO", 1))
+    data = read_task(get_task("ncbi-disease"), tmp_path)
+    check = check_blurb_split(BLURB["ncbi-disease"], data)
+    assert check.reason == "NCBI-disease: valid hold other examples than BLURB's (same sizes)"
+    assert check.checked_by == BY_CONTENT
+
+
+def test_bc5cdr_disease_from_crichtons_files_is_blurbs_split(tmp_path):
+    """Crichton's BC5CDR-disease has 4182/4246/4424 mentions (Table 3 prints 4244 for dev, which
+    the old check required): recognised as BLURB's, and its typed tags read."""
+    folder = write_crichton_ner(tmp_path / "BC5CDR-disease-IOB", "Disease", (4182, 4246, 4424))
+    data = read_task(get_task("bc5cdr-disease"), folder)
+    assert check_blurb_split(BLURB["bc5cdr-disease"], data) == SplitCheck(None, BY_SIZES)
+
+
+def test_jnlpba_from_biobert_files_is_not_blurbs_split_and_no_check_is_not_a_pass(tmp_path):
+    folder = write_crichton_ner(tmp_path / "JNLPBA", "protein", (32178, 8575, 6241))
+    data = read_task(get_task("jnlpba"), folder)
+    check = check_blurb_split(BLURB["jnlpba"], data)
+    assert check.checked_by == BY_SIZES
+    assert check.reason.startswith(
+        "JNLPBA: train/dev/test mentions 32178/8575/6241, BLURB's split has 46750/4551/8662"
+    )
+    # runs without a data manifest: unknown, never BLURB's (split_gap returned None before)
+    assert split_gap(BLURB["jnlpba"]).startswith("split unchecked: no data manifest")
+
+
+def test_ebm_pico_by_file_names_alone_is_unknown_and_a_copied_split_is_refused(tmp_path):
+    folder = write_linkbert(tmp_path, "ebm-pico")
+    data = read_task(get_task("ebm-pico"), folder)
+    check = check_blurb_split(BLURB["ebm-pico"], data)
+    assert check.checked_by == BY_NOTHING and check.reason.startswith("EBM PICO: split unchecked")
+    (folder / "train.json").write_bytes((folder / "dev.json").read_bytes())
+    data = read_task(get_task("ebm-pico"), folder)
+    assert identical_splits(data) == [("train", "valid")]
+    assert check_blurb_split(BLURB["ebm-pico"], data) == SplitCheck(
+        "EBM PICO: train and valid hold the same examples", BY_CONTENT
+    )
+    # SciBERT's layout likewise: its file names were taken as BLURB's split before
+    scibert = write_scibert(tmp_path / "scibert", pmids=((1001,), (1001,), (1002,)))
+    (scibert / "test.txt").write_text((scibert / "test.txt").read_text().replace("fell", "rose"))
+    assert check_split(BLURB["ebm-pico"], read_task(get_task("ebm-pico"), scibert)) == (
+        "EBM PICO: train and valid hold the same examples"
+    )
+
+
+def test_the_digest_ignores_ids_and_order_not_content(tmp_path):
+    first = read_task(get_task("chemprot-blurb"), write_linkbert(tmp_path / "a", "chemprot-blurb"))
+    folder = write_linkbert(tmp_path / "b", "chemprot-blurb")
+    lines = (folder / "train.json").read_text().splitlines()
+    renumbered = [json.dumps({**json.loads(line), "id": f"x{i}"}) for i, line in enumerate(lines)]
+    (folder / "train.json").write_text("\n".join(reversed(renumbered)) + "\n")
+    second = read_task(get_task("chemprot-blurb"), folder)
+    assert split_digest(first.splits["train"]) == split_digest(second.splits["train"])
+    assert split_digest(first.splits["train"]) != split_digest(first.splits["test"])

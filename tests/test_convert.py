@@ -500,3 +500,36 @@ def test_other_vocabulary_kinds_tag_every_word_once(tmp_path, kind, size):
         ]
         assert tagged == list(sentence.tags) and len(row_tokens) == len(row_labels)
     assert manifest["split_details"]["test"]["converted"]["unknown_tokens"] == 0
+
+
+def test_identical_dev_and_test_files_warn_and_are_not_blurbs_split(tmp_path, vocab_dir, caplog):
+    """A copied file converted silently before (issue 21): now a warning, recorded in the
+    manifest, and for a BLURB dataset a split that is not BLURB's."""
+    data = tmp_path / "data"
+    data.mkdir()
+    for name in ("train.tsv", "devel.tsv"):
+        (data / name).write_bytes((NER_SAMPLE / name).read_bytes())
+    (data / "test.tsv").write_bytes((NER_SAMPLE / "devel.tsv").read_bytes())
+    (species,) = convert_task(get_task("species-800"), data, vocab_dir, tmp_path / "s800")
+    assert species["identical_splits"] == [["valid", "test"]]
+    assert "blurb_split_check" not in species
+    assert "species-800: the valid and test splits hold the same examples" in caplog.text
+    (ncbi,) = convert_task(get_task("ncbi-disease"), data, vocab_dir, tmp_path / "ncbi")
+    assert ncbi["blurb_split_check"] == "NCBI-disease: valid and test hold the same examples"
+    assert ncbi["blurb_split_checked_by"].startswith("content:")
+
+
+def test_chemprot_ddi_hoc_convert_from_linkberts_release(tmp_path, vocab_dir):
+    """Issue 21 (3): the three datasets that could not follow BLURB's protocol convert from
+    LinkBERT's files, with BLURB's labels, and their manifests say how the split was checked."""
+    from test_blurb_layouts import write_linkbert
+
+    for task in ("chemprot-blurb", "ddi", "hoc-blurb"):
+        folder = write_linkbert(tmp_path / "linkbert", task)
+        (manifest,) = convert_task(get_task(task), folder, vocab_dir, tmp_path / "out" / task)
+        assert manifest["counts"] == {"train": 6, "valid": 2, "test": 3}, task
+        assert manifest["blurb_split_checked_by"] == "sizes of BLURB's files"
+        display = {"chemprot-blurb": "ChemProt", "ddi": "DDI", "hoc-blurb": "HoC"}[task]
+        assert manifest["blurb_split_check"].startswith(f"{display}: train/dev/test ")
+        assert "BLURB's split has" in manifest["blurb_split_check"]  # toy sizes are not BLURB's
+        assert manifest["split_details"]["train"]["read"]["sources"][0].endswith("train.json")
