@@ -34,7 +34,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO_ROOT, SAMPLE_DIR, pretrain_tiny_roberta
+from conftest import REPO_ROOT, SAMPLE_DIR
+from tiny_training import pretrain_tiny_roberta
 from doc_commands import documented_commands
 
 BIN = Path(sys.executable).parent
@@ -155,7 +156,8 @@ def bash(workspace: Path, command: str) -> str:
 
 def lay_out_downloads(workspace: Path) -> None:
     """The docs' inputs: the sample as the corpora's downloads and BioBERT's, GAD's and the DDI
-    corpus' folders with small files of their formats."""
+    corpus' folders and LinkBERT's BLURB ChemProt with small files of their formats."""
+    from test_blurb_layouts import write_linkbert
     from test_readers import write_ddi_corpus, write_euadr_folds
 
     downloads = workspace / "data" / "downloads"
@@ -169,6 +171,7 @@ def lay_out_downloads(workspace: Path) -> None:
     )
     write_euadr_folds(workspace / "BioBERT" / "REdata" / "GAD")
     write_ddi_corpus(workspace / "DDICorpus")
+    write_linkbert(workspace / "data" / "blurb", "chemprot-blurb")
 
 
 def make_pretrained(workspace: Path) -> None:
