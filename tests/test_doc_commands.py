@@ -35,8 +35,8 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO_ROOT, SAMPLE_DIR
-from tiny_training import pretrain_tiny_roberta
 from doc_commands import documented_commands
+from tiny_training import pretrain_tiny_roberta
 
 BIN = Path(sys.executable).parent
 
