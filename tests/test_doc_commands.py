@@ -86,6 +86,10 @@ NOT_RUN = [
     ("fairseq-hydra-train", "GPUs and days; tests/test_configs.py composes these configs"),
     ("fairseq-train", "GPUs and days (--fp16, 500k updates); tests/test_pretrain.py"),
     ("bio-roberta sweep", "tens to hundreds of runs; tests/test_sweep.py runs two tiny tasks"),
+    (
+        "bio-roberta blurb-suite",
+        "tens of runs; tests/test_blurb_suite_command.py runs it on three datasets, one seed",
+    ),
     ("scripts/finetune_sweep.sh", "a SLURM cluster"),
     (".venv/bin/python scripts/benchmark_", "minutes, or a GPU; tests/test_benchmark_train.py"),
 ]
