@@ -188,6 +188,8 @@ def blurb_results(tmp_path, monkeypatch):
     for seed, score in {10: 0.50, 42: 0.60, 1234: 0.58}.items():
         write(root, "pubmedqa", seed, score, metric="accuracy", manifest=checked["pubmedqa"])
     write(root, "chemprot-blurb", 10, 0.70, metric="macro_f1")  # Lewis et al.'s metric
+    write(root, "chemprot", 10, 0.70, metric="macro_f1")  # Lewis et al.'s ChemProt and HOC
+    write(root, "hoc", 10, 0.80, metric="hoc_abstract_f1")
     write(root, "ddi", 10, 0.80, metric="micro_f1")  # no data manifest: split unchecked
     hoc = data_manifest(
         tmp_path, "hoc-blurb", blurb_split_check="HoC: train/dev/test abstracts 1/2/3"
