@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from bio_roberta.blurb.suite import BY_SIZES
 from bio_roberta.cli import main as cli_main
 from bio_roberta.convert import ConversionError, convert_task
 from bio_roberta.readers import TaskFormatError, read_task
@@ -528,7 +529,7 @@ def test_chemprot_ddi_hoc_convert_from_linkberts_release(tmp_path, vocab_dir):
         folder = write_linkbert(tmp_path / "linkbert", task)
         (manifest,) = convert_task(get_task(task), folder, vocab_dir, tmp_path / "out" / task)
         assert manifest["counts"] == {"train": 6, "valid": 2, "test": 3}, task
-        assert manifest["blurb_split_checked_by"] == "sizes of BLURB's files"
+        assert manifest["blurb_split_checked_by"] == BY_SIZES
         display = {"chemprot-blurb": "ChemProt", "ddi": "DDI", "hoc-blurb": "HoC"}[task]
         assert manifest["blurb_split_check"].startswith(f"{display}: train/dev/test ")
         assert "BLURB's split has" in manifest["blurb_split_check"]  # toy sizes are not BLURB's

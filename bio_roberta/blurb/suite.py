@@ -80,11 +80,15 @@ def _ner(task, display, sizes, table6, linkbert_name, note=""):
 
 
 BLURB_DATASETS = (
-    # Mention counts (B tags) measured on LinkBERT's tokcls/BC5CDR-chem_hf and NCBI-disease_hf in
-    # ../shared/data/blurb_linkbert (their SOURCE.txt; Crichton's files give the same); the others
-    # are Table 3's, no copy of BLURB's files being at hand, except BC5CDR-disease: Table 3 prints
-    # a dev of 4244, Crichton's BC5CDR-disease-IOB (BLURB's source, sentence for sentence) holds
-    # 4246 by seqeval (issue 21's count on those files).
+    # Where each split size comes from. Mention counts (B tags) measured on LinkBERT's
+    # tokcls/BC5CDR-chem_hf and NCBI-disease_hf in ../shared/data/blurb_linkbert (their
+    # SOURCE.txt; Crichton's files give the same); BC5CDR-disease: Table 3 prints a dev of 4244,
+    # Crichton's BC5CDR-disease-IOB (BLURB's source, sentence for sentence) holds 4246 by seqeval
+    # (issue 21's count on those files, not in ../shared/data); BC2GM, JNLPBA, ChemProt, DDI, HoC,
+    # BioASQ: Table 3's, no copy of BLURB's files being at hand; GAD, BIOSSES, PubMedQA: measured
+    # here on the files that rebuild BLURB's split (../shared/data re/GAD, sts/BIOSSES,
+    # qa/PubMedQA: 4261/535/534, 64/16/20, 450/50/500), equal to Table 3's but GAD's swapped
+    # dev/test.
     _ner(
         "bc5cdr-chem",
         "BC5-chem",
@@ -278,7 +282,7 @@ BLURB_DIGESTS = {
 
 # How a split was checked (the data manifest's blurb_split_checked_by).
 BY_CONTENT = "content: the sha256 of the sorted examples, measured on BLURB's files"
-BY_SIZES = "sizes of BLURB's files"
+BY_SIZES = "sizes: BLURB's, each number's source named in bio_roberta/blurb/suite.py"
 BY_READER = "the reader: BLURB's id lists"
 BY_NOTHING = "none possible: unknown"
 
