@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence
 
-from bio_roberta.blurb.suite import BLURB, check_split
+from bio_roberta.blurb.suite import BLURB, check_blurb_split, identical_splits
 from bio_roberta.readers import read_task
 from bio_roberta.readers.source_files import SPLITS, TaggedSentence, TaskData, TextExample
 from bio_roberta.tasks.kinds import SCHEME_TAGS, SCORES_PER_LINE, label_symbols
@@ -278,12 +278,29 @@ def write_finetune_bin(
 
 
 def blurb_split_check(data: TaskData) -> dict:
-    """For a BLURB dataset, {"blurb_split_check": None when the data read is BLURB's split, else
-    the one-line reason} (bio_roberta/blurb/suite.py check_split); nothing for other tasks."""
+    """The splits that hold the same examples (a copied file: warned), and for a BLURB dataset
+    {"blurb_split_check": None when the data read is BLURB's split, else the one-line reason,
+    "blurb_split_checked_by": how} (bio_roberta/blurb/suite.py check_blurb_split)."""
+    copies = identical_splits(data)
+    for first, second in copies:
+        logger.warning(
+            "%s: the %s and %s splits hold the same examples (%s, %s): check the files",
+            data.spec.name,
+            first,
+            second,
+            data.splits[first].derivation,
+            data.splits[second].derivation,
+        )
+    record = {"identical_splits": [list(pair) for pair in copies]}
     dataset = BLURB.get(data.spec.name)
     if dataset is None:
-        return {}
-    return {"blurb_split_check": check_split(dataset, data)}
+        return record
+    check = check_blurb_split(dataset, data)
+    return {
+        **record,
+        "blurb_split_check": check.reason,
+        "blurb_split_checked_by": check.checked_by,
+    }
 
 
 def check_splits_not_empty(data: TaskData) -> None:

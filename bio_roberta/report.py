@@ -38,7 +38,6 @@ from bio_roberta.blurb.score import blurb_score, mean_over_runs, table6_results
 from bio_roberta.blurb.suite import (
     BLURB_DATASETS,
     NO_CHECK,
-    NOT_REBUILT,
     TABLE6_BLURB_SCORES,
     TABLE6_COLUMNS,
     TASK_TYPES,
@@ -246,7 +245,7 @@ def blurb_gap(dataset: BlurbDataset, records: list[dict[str, Any]]) -> tuple[Opt
     reasons = sorted({check for check in checks if isinstance(check, str)})
     if reasons:
         gaps += reasons
-    elif records and NO_CHECK in checks or not records and dataset.split == NOT_REBUILT:
+    elif records and NO_CHECK in checks:
         gaps += [gap] if (gap := split_gap(dataset)) else []
     return ("; ".join(gaps) or None), "; ".join(sorted(set(filter(None, notes))))
 

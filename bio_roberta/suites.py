@@ -1,15 +1,14 @@
 """The suites a sweep runs and a report prints, both drawn from the one task registry.
 
 lewis  the 18 tasks of Lewis et al. (2020): the registry tasks with Table 2 numbers
-blurb  the registry tasks whose runs give a BLURB dataset's result under BLURB's protocol with
-       the files we support (bio_roberta.blurb.suite: split and metric); ChemProt, DDI and HoC
-       are not among them, their BLURB rows say why
+blurb  the registry tasks whose runs give a BLURB dataset's result under BLURB's metric: all 13
+       (bio_roberta.blurb.suite); whether a run's split is BLURB's its data manifest says
 both   the union, in registry order: the five NER tasks both suites share run once
 """
 
 from __future__ import annotations
 
-from bio_roberta.blurb.suite import BLURB_DATASETS, NOT_REBUILT, metric_gap
+from bio_roberta.blurb.suite import BLURB_DATASETS, metric_gap
 from bio_roberta.tasks.registry import TASKS
 
 LEWIS, BLURB, BOTH = "lewis", "blurb", "both"
@@ -27,19 +26,15 @@ def public_tasks() -> tuple[str, ...]:
 
 
 def blurb_tasks() -> tuple[str, ...]:
-    """Registry tasks a BLURB sweep runs, in registry order: the datasets our files can give
-    BLURB's split for (given BLURB's id lists where it takes them) and whose metric is BLURB's."""
+    """Registry tasks a BLURB sweep runs, in registry order: the datasets whose metric is BLURB's
+    (every one; the files read say whether the split is BLURB's: check_blurb_split)."""
     missing = [d.task for d in BLURB_DATASETS if d.task not in TASKS]
     if missing:
         raise KeyError(
             f"BLURB datasets without a registry task: {', '.join(missing)} "
             "(bio_roberta/blurb/suite.py names them; bio_roberta/tasks/registry.py lacks them)"
         )
-    runnable = {
-        d.task
-        for d in BLURB_DATASETS
-        if d.split != NOT_REBUILT and metric_gap(d, TASKS[d.task].metric) is None
-    }
+    runnable = {d.task for d in BLURB_DATASETS if metric_gap(d, TASKS[d.task].metric) is None}
     return tuple(name for name in TASKS if name in runnable)
 
 

@@ -131,8 +131,8 @@ def test_biobert_ner_files_hold_blurbs_splits(task, folder):
 
 @pytest.mark.real_data
 def test_blue_hoc_and_ddi_are_not_blurbs_splits():
-    hoc = read_task(get_task("hoc"), shared_data_path("cls", "HOC"))
-    message = check_split_sizes(BLURB["hoc"], hoc)
+    hoc = read_task(get_task("hoc-blurb"), shared_data_path("cls", "HOC"))
+    message = check_split_sizes(BLURB["hoc-blurb"], hoc)
     assert message.startswith(
         "HoC: train/dev/test abstracts 1108/157/315, BLURB's split has 1295/186/371"
     )

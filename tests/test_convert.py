@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from bio_roberta.blurb.suite import BY_SIZES
 from bio_roberta.cli import main as cli_main
 from bio_roberta.convert import ConversionError, convert_task
 from bio_roberta.readers import TaskFormatError, read_task
@@ -287,14 +288,19 @@ def test_qa_pairs_keep_the_question_and_cut_the_context_from_its_end(tmp_path, v
 
 def test_ebm_pico_manifest_says_when_the_split_is_blurbs(tmp_path, vocab_dir):
     """Table 3's EBM-PICO sizes count nothing we can count: the reader says whether the split is
-    BLURB's (SciBERT's files; EBM-NLP with BLURB's PMID lists) or why not (EBM-NLP alone)."""
+    BLURB's (EBM-NLP with BLURB's PMID lists) or why not (EBM-NLP alone); SciBERT's file names
+    alone tell nothing (issue 21), so its files are never called BLURB's."""
 
     def split_check(data):
         (manifest,) = convert_task(get_task("ebm-pico"), data, vocab_dir, data.parent / "out")
         return manifest["blurb_split_check"]
 
-    assert split_check(write_scibert(tmp_path / "scibert" / "data")) is None
-    listed = write_ebm_nlp(tmp_path / "listed" / "data", train=range(1, 8), gold=(50, 51))
+    assert split_check(write_scibert(tmp_path / "scibert" / "data")) is not None
+    # (an abstract without outcomes in test: the same abstract everywhere would make dev and test
+    # the same examples, which is refused)
+    listed = write_ebm_nlp(
+        tmp_path / "listed" / "data", train=range(1, 8), gold=(50, 51), skip={("outcomes", 50)}
+    )
     write_blurb_id_lists(listed, "pmid", {"train": [1, 2, 3, 4], "dev": [5, 6], "test": [50, 51]})
     assert split_check(listed) is None
     unlisted = write_ebm_nlp(tmp_path / "unlisted" / "data", train=range(1, 41))
@@ -518,3 +524,36 @@ def test_other_vocabulary_kinds_tag_every_word_once(tmp_path, kind, size):
         ]
         assert tagged == list(sentence.tags) and len(row_tokens) == len(row_labels)
     assert manifest["split_details"]["test"]["converted"]["unknown_tokens"] == 0
+
+
+def test_identical_dev_and_test_files_warn_and_are_not_blurbs_split(tmp_path, vocab_dir, caplog):
+    """A copied file converted silently before (issue 21): now a warning, recorded in the
+    manifest, and for a BLURB dataset a split that is not BLURB's."""
+    data = tmp_path / "data"
+    data.mkdir()
+    for name in ("train.tsv", "devel.tsv"):
+        (data / name).write_bytes((NER_SAMPLE / name).read_bytes())
+    (data / "test.tsv").write_bytes((NER_SAMPLE / "devel.tsv").read_bytes())
+    (species,) = convert_task(get_task("species-800"), data, vocab_dir, tmp_path / "s800")
+    assert species["identical_splits"] == [["valid", "test"]]
+    assert "blurb_split_check" not in species
+    assert "species-800: the valid and test splits hold the same examples" in caplog.text
+    (ncbi,) = convert_task(get_task("ncbi-disease"), data, vocab_dir, tmp_path / "ncbi")
+    assert ncbi["blurb_split_check"] == "NCBI-disease: valid and test hold the same examples"
+    assert ncbi["blurb_split_checked_by"].startswith("content:")
+
+
+def test_chemprot_ddi_hoc_convert_from_linkberts_release(tmp_path, vocab_dir):
+    """Issue 21 (3): the three datasets that could not follow BLURB's protocol convert from
+    LinkBERT's files, with BLURB's labels, and their manifests say how the split was checked."""
+    from test_blurb_layouts import write_linkbert
+
+    for task in ("chemprot-blurb", "ddi", "hoc-blurb"):
+        folder = write_linkbert(tmp_path / "linkbert", task)
+        (manifest,) = convert_task(get_task(task), folder, vocab_dir, tmp_path / "out" / task)
+        assert manifest["counts"] == {"train": 6, "valid": 2, "test": 3}, task
+        assert manifest["blurb_split_checked_by"] == BY_SIZES
+        display = {"chemprot-blurb": "ChemProt", "ddi": "DDI", "hoc-blurb": "HoC"}[task]
+        assert manifest["blurb_split_check"].startswith(f"{display}: train/dev/test ")
+        assert "BLURB's split has" in manifest["blurb_split_check"]  # toy sizes are not BLURB's
+        assert manifest["split_details"]["train"]["read"]["sources"][0].endswith("train.json")

@@ -86,6 +86,10 @@ NOT_RUN = [
     ("fairseq-hydra-train", "GPUs and days; tests/test_configs.py composes these configs"),
     ("fairseq-train", "GPUs and days (--fp16, 500k updates); tests/test_pretrain.py"),
     ("bio-roberta sweep", "tens to hundreds of runs; tests/test_sweep.py runs two tiny tasks"),
+    (
+        "bio-roberta blurb-suite",
+        "tens of runs; tests/test_blurb_suite_command.py runs it on three datasets, one seed",
+    ),
     ("scripts/finetune_sweep.sh", "a SLURM cluster"),
     (".venv/bin/python scripts/benchmark_", "minutes, or a GPU; tests/test_benchmark_train.py"),
 ]
@@ -156,7 +160,8 @@ def bash(workspace: Path, command: str) -> str:
 
 def lay_out_downloads(workspace: Path) -> None:
     """The docs' inputs: the sample as the corpora's downloads and BioBERT's, GAD's and the DDI
-    corpus' folders with small files of their formats."""
+    corpus' folders and LinkBERT's BLURB ChemProt with small files of their formats."""
+    from test_blurb_layouts import write_linkbert
     from test_readers import write_ddi_corpus, write_euadr_folds
 
     downloads = workspace / "data" / "downloads"
@@ -170,6 +175,7 @@ def lay_out_downloads(workspace: Path) -> None:
     )
     write_euadr_folds(workspace / "BioBERT" / "REdata" / "GAD")
     write_ddi_corpus(workspace / "DDICorpus")
+    write_linkbert(workspace / "data" / "blurb", "chemprot-blurb")
 
 
 def make_pretrained(workspace: Path) -> None:

@@ -351,8 +351,8 @@ def blue_dir(root: Path, train_rows: str, header: str = "index\tsentence\tlabel\
         ),
         (
             "ncbi-disease",
-            lambda p: write_ner_dir(p, "Pain\tO\nfever\tB-Disease\n"),
-            r"train\.tsv:2: unknown label 'B-Disease' for ncbi-disease",
+            lambda p: write_ner_dir(p, "Pain\tO\nfever\tE-Disease\n"),
+            r"train\.tsv:2: unknown label 'E-Disease' for ncbi-disease",
         ),
         (
             "ncbi-disease",
@@ -486,4 +486,7 @@ def test_ddi_errors_name_file_and_line(tmp_path):
 def test_every_source_format_is_one_reader_file_and_every_reader_file_a_source_format():
     formats = REPO_ROOT / "bio_roberta" / "readers" / "formats"
     files = {path.stem for path in formats.glob("*.py")} - {"__init__"}
-    assert set(READERS) == files == {spec.source_format for spec in TASKS.values()}
+    used = {spec.source_format for spec in TASKS.values()}
+    assert (
+        set(READERS) == files == used | {f for spec in TASKS.values() for f in spec.other_formats}
+    )

@@ -213,21 +213,32 @@ def blurb_results(tmp_path, monkeypatch):
         dataclasses.replace(get_task("mednli"), name="biosses", paper=(), seeds=TEN_SEEDS),
     )
     root = tmp_path / "results"
+    # convert-task found BLURB's split (issue 21: without a manifest a split is unchecked)
+    checked = {
+        task: data_manifest(tmp_path, task, blurb_split_check=None)
+        for task in ("ncbi-disease", "bc5cdr-chem", "biosses", "gad-blurb", "pubmedqa")
+    }
     for seed, score in NCBI.items():
-        write(root, "ncbi-disease", seed, score, metric="entity_f1")
+        write(
+            root, "ncbi-disease", seed, score, metric="entity_f1", manifest=checked["ncbi-disease"]
+        )
     for seed, score in {10: 0.90, 42: 0.94, 1234: 0.92}.items():
-        write(root, "bc5cdr-chem", seed, score, metric="entity_f1")
+        write(root, "bc5cdr-chem", seed, score, metric="entity_f1", manifest=checked["bc5cdr-chem"])
     for seed, score in zip(TEN_SEEDS, (0.80, 0.90, 0.85, 0.88, 0.70, 0.95, 0.86, 0.84, 0.83, 0.89)):
-        write(root, "biosses", seed, score, metric="pearson")
+        write(root, "biosses", seed, score, metric="pearson", manifest=checked["biosses"])
     for seed, score in {10: 0.81, 42: 0.83}.items():
-        write(root, "gad-blurb", seed, score, metric="binary_f1")  # GAD's F1 = BLURB's micro-F1
-    rebuilt = data_manifest(tmp_path, "pubmedqa", blurb_split_check=None)
+        # GAD's F1 = BLURB's micro-F1
+        write(root, "gad-blurb", seed, score, metric="binary_f1", manifest=checked["gad-blurb"])
     for seed, score in {10: 0.50, 42: 0.60, 1234: 0.58}.items():
-        write(root, "pubmedqa", seed, score, metric="accuracy", manifest=rebuilt)
-    write(root, "chemprot", 10, 0.70, metric="macro_f1")  # Lewis et al.'s ChemProt runs
-    write(root, "ddi", 10, 0.80, metric="micro_f1")  # our DDI: BLURB's test, not its train/dev
-    hoc = data_manifest(tmp_path, "hoc", blurb_split_check="HoC: train/dev/test abstracts 1/2/3")
-    write(root, "hoc", 10, 0.80, metric="hoc_micro_f1", manifest=hoc)
+        write(root, "pubmedqa", seed, score, metric="accuracy", manifest=checked["pubmedqa"])
+    write(root, "chemprot-blurb", 10, 0.70, metric="macro_f1")  # Lewis et al.'s metric
+    write(root, "chemprot", 10, 0.70, metric="macro_f1")  # Lewis et al.'s ChemProt and HOC
+    write(root, "hoc", 10, 0.80, metric="hoc_abstract_f1")
+    write(root, "ddi", 10, 0.80, metric="micro_f1")  # no data manifest: split unchecked
+    hoc = data_manifest(
+        tmp_path, "hoc-blurb", blurb_split_check="HoC: train/dev/test abstracts 1/2/3"
+    )
+    write(root, "hoc-blurb", 10, 0.80, metric="hoc_micro_f1", manifest=hoc)
     no_check = data_manifest(tmp_path, "bioasq")  # written before convert-task checked splits
     write(root, "bioasq", 10, 0.80, metric="accuracy", manifest=no_check)
     return root
@@ -244,11 +255,13 @@ def test_blurb_rows_reasons_and_partial_score(blurb_results):
     assert rows["biosses"]["seeds"] == "10/10" and rows["biosses"]["median"] == pytest.approx(0.855)
     assert rows["gad-blurb"]["mean"] == pytest.approx(0.82) and rows["gad-blurb"]["reason"] is None
     assert rows["pubmedqa"]["reason"] is None and rows["pubmedqa"]["mean"] == pytest.approx(0.56)
-    assert rows["chemprot"]["reason"].startswith("scored by macro_f1 here, by micro_f1 in BLURB")
-    assert "our files do not rebuild BLURB's split (original corpus" in rows["ddi"]["reason"]
-    assert rows["hoc"]["reason"] == "HoC: train/dev/test abstracts 1/2/3"
-    assert rows["bioasq"]["reason"].startswith("BLURB's split needs its id lists")
-    for task in ("chemprot", "ddi", "hoc", "bioasq"):
+    assert rows["chemprot-blurb"]["reason"].startswith(
+        "scored by macro_f1 here, by micro_f1 in BLURB"
+    )
+    assert rows["ddi"]["reason"].startswith("split unchecked: no data manifest")
+    assert rows["hoc-blurb"]["reason"] == "HoC: train/dev/test abstracts 1/2/3"
+    assert rows["bioasq"]["reason"].startswith("split unchecked: no data manifest")
+    for task in ("chemprot-blurb", "ddi", "hoc-blurb", "bioasq"):
         assert rows[task]["median"] is None and rows[task]["mean"] is None
     assert rows["jnlpba"]["seeds"] == "0/5" and rows["jnlpba"]["reason"] is None
 
@@ -275,7 +288,7 @@ def test_report_suite_blurb_files(blurb_results, tmp_path):
     assert "| 92.00* | 90.00-94.00 | 3/5 |" in lines["BC5-chem"]
     assert "| not BLURB's: HoC: train/dev/test abstracts 1/2/3 |  | 1/5 |  |" in lines["HoC"]
     assert "| no runs |  | 0/5 |  | 80.06 | 79.35 |" in lines["JNLPBA"]
-    assert "| not BLURB's: our files do not rebuild BLURB's split (original corpus;" in lines["DDI"]
+    assert "| not BLURB's: split unchecked: no data manifest" in lines["DDI"]
     score = lines["BLURB score"]
     assert (
         "(partial: 5/13 datasets, missing BC5-disease, BC2GM, JNLPBA, EBM PICO, ChemProt, DDI, "
@@ -356,7 +369,7 @@ def test_unreadable_or_changed_manifests(blurb_results, tmp_path):
         r for r in blurb_rows(records, task_results(records), None) if r["task"] == "pubmedqa"
     )
     assert "gone or changed since the run: split unchecked" in row["note"]
-    assert row["reason"] is None  # PubMedQA's split is rebuilt from our files (suite.py)
+    assert row["reason"].startswith("split unchecked")  # unknown, never BLURB's (issue 21)
 
 
 def test_report_dir_is_replaced_whole_and_an_out_file_is_refused(results, tmp_path):

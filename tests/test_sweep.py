@@ -429,8 +429,8 @@ def test_suites_select_registry_tasks():
 
 
 def test_blurb_suite_tasks():
-    """Needs the registry entries of BLURB's new tasks (biosses, pubmedqa, bioasq, ebm-pico,
-    gad-blurb): ChemProt, DDI and HoC are left out, their BLURB rows say why."""
+    """All 13 BLURB datasets (issue 21: ChemProt, DDI and HoC follow BLURB's protocol with
+    LinkBERT's or BLURB's files); ChemProt and HoC as BLURB's tasks, scored by its metric."""
     from bio_roberta.commands.sweep import selected_tasks
 
     blurb = selected_tasks("blurb")
@@ -445,6 +445,9 @@ def test_blurb_suite_tasks():
         "biosses",
         "pubmedqa",
         "bioasq",
+        "chemprot-blurb",
+        "ddi",
+        "hoc-blurb",
     }
     both = selected_tasks("both")
-    assert set(both) == set(blurb) | set(selected_tasks("lewis")) and len(both) == 18 + 5
+    assert set(both) == set(blurb) | set(selected_tasks("lewis")) and len(both) == 18 + 7

@@ -1,18 +1,21 @@
 """BLURB's 13 datasets as data, stated once: Gu et al. (2021) Tables 3 and 6 and §4.
 
 Each row gives the dataset's task type and metric (Table 3), the split sizes of BLURB's data,
-Table 6's PubMedBERT and BioBERT test results (x100, as printed) and where BLURB's split comes
-from, including whether the files our readers take rebuild it. ``check_split`` says whether what a
-reader read is BLURB's split (the reader's own knowledge, ``Split.blurb``, and
-``check_split_sizes``: BLURB's sizes), so a report can tell BLURB's split from another one.
+Table 6's PubMedBERT and BioBERT test results (x100, as printed), where BLURB's split comes
+from and the dataset's folder in LinkBERT's BLURB release. ``check_blurb_split`` says whether
+what a reader read is BLURB's split, by content (digests and sizes measured on BLURB's files, the
+reader's own knowledge ``Split.blurb``) and how it checked, so a report can tell BLURB's split from
+another one and from an unknown one.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 from typing import Optional
 
-from bio_roberta.readers.source_files import TaggedSentence, TaskData
+from bio_roberta.readers.source_files import Split, TaggedSentence, TaskData
 from bio_roberta_core.tagging import tag_spans
 
 # The six task types of the BLURB score (Table 6 caption), in Table 3's order.
@@ -35,10 +38,6 @@ TABLE6_COLUMNS = ("PubMedBERT", "BioBERT")
 # Table 6's "BLURB score" row for those columns, as printed.
 TABLE6_BLURB_SCORES = {"PubMedBERT": 81.10, "BioBERT": 80.29}
 
-# Whether the files our readers take rebuild BLURB's split (BlurbDataset.split).
-REBUILT = "rebuilt"
-WITH_ID_LISTS = "rebuilt only given BLURB's id lists"
-NOT_REBUILT = "not rebuilt"
 # split_gap's argument when the data manifest carries no blurb_split_check.
 NO_CHECK = object()
 
@@ -57,13 +56,16 @@ class BlurbDataset:
     split_sizes: tuple[int, int, int]  # train, dev, test of BLURB's data, in `unit`
     unit: Optional[str]  # MENTIONS, EXAMPLES, ABSTRACTS; None: sizes not checkable
     table6: tuple[float, float]  # TABLE6_COLUMNS order
-    split_source: str  # BLURB's split, and whether our supported files rebuild it
-    split: str  # REBUILT, WITH_ID_LISTS or NOT_REBUILT from the files our readers take
+    # BLURB's split, and which files give it (LinkBERT's release gives every one); whether the
+    # files read do is checked by content (check_blurb_split)
+    split_source: str
+    # Its folder in LinkBERT's BLURB release (scripts/preprocess_blurb.py): <root>/<linkbert_dir>.
+    linkbert_dir: str
     # Registry metrics that compute the same number as `metric` (GAD: F1 of its one positive class).
     same_metric: tuple[str, ...] = ()
 
 
-def _ner(task, display, sizes, table6, note=""):
+def _ner(task, display, sizes, table6, linkbert_name, note=""):
     return BlurbDataset(
         task,
         display,
@@ -73,33 +75,46 @@ def _ner(task, display, sizes, table6, note=""):
         MENTIONS,
         table6,
         "Crichton et al.'s split, which BioBERT's NERdata files keep" + note,
-        REBUILT,
+        f"tokcls/{linkbert_name}_hf",
     )
 
 
 BLURB_DATASETS = (
+    # Where each split size comes from. Mention counts (B tags) measured on LinkBERT's
+    # tokcls/BC5CDR-chem_hf and NCBI-disease_hf in ../shared/data/blurb_linkbert (their
+    # SOURCE.txt; Crichton's files give the same); BC5CDR-disease: Table 3 prints a dev of 4244,
+    # Crichton's BC5CDR-disease-IOB (BLURB's source, sentence for sentence) holds 4246 by seqeval
+    # (issue 21's count on those files, not in ../shared/data); BC2GM, JNLPBA, ChemProt, DDI, HoC,
+    # BioASQ: Table 3's, no copy of BLURB's files being at hand; GAD, BIOSSES, PubMedQA: measured
+    # here on the files that rebuild BLURB's split (../shared/data re/GAD, sts/BIOSSES,
+    # qa/PubMedQA: 4261/535/534, 64/16/20, 450/50/500), equal to Table 3's but GAD's swapped
+    # dev/test.
     _ner(
         "bc5cdr-chem",
         "BC5-chem",
         (5203, 5347, 5385),
         (93.33, 92.85),
+        "BC5CDR-chem",
         " (mention counts equal Table 3's)",
     ),
-    _ner("bc5cdr-disease", "BC5-disease", (4182, 4244, 4424), (85.62, 84.70)),
+    _ner("bc5cdr-disease", "BC5-disease", (4182, 4246, 4424), (85.62, 84.70), "BC5CDR-disease"),
     _ner(
         "ncbi-disease",
         "NCBI-disease",
         (5134, 787, 960),
         (87.82, 89.13),
+        "NCBI-disease",
         " (mention counts equal Table 3's)",
     ),
-    _ner("bc2gm", "BC2GM", (15197, 3061, 6325), (84.52, 83.82)),
+    _ner("bc2gm", "BC2GM", (15197, 3061, 6325), (84.52, 83.82), "BC2GM"),
     _ner(
         "jnlpba",
         "JNLPBA",
         (46750, 4551, 8662),
         (80.06, 79.35),
-        "; entity types merged, as BioBERT's untyped tags",
+        "JNLPBA",
+        "; entity types merged, as BioBERT's untyped tags; BioBERT's own JNLPBA files are another "
+        "split (32178/8575/6241 mentions)",
     ),
     BlurbDataset(
         "ebm-pico",
@@ -112,11 +127,12 @@ BLURB_DATASETS = (
         "EBM-NLP's starting_spans, test = test/gold; train/dev PMIDs from SciBERT's release "
         "(BLURB's indexing/ebmnlp/*_pmid.tsv): SciBERT's files, or EBM-NLP's with those lists, "
         "give BLURB's split, EBM-NLP's alone a dev of ours. Table 3 does not say what its sizes "
-        "count, so the reader says which (Split.blurb)",
-        WITH_ID_LISTS,
+        "count: only the reader given BLURB's PMID lists can tell (Split.blurb); SciBERT's or "
+        "LinkBERT's files by their names alone are unchecked",
+        "tokcls/ebmnlp_hf",
     ),
     BlurbDataset(
-        "chemprot",
+        "chemprot-blurb",
         "ChemProt",
         RELATION_EXTRACTION,
         "micro_f1",
@@ -124,8 +140,9 @@ BLURB_DATASETS = (
         EXAMPLES,
         (77.24, 76.14),
         "BLURB regenerates all three splits from the original ChemProt corpus, expanding "
-        "unlabelled pairs to false; not rebuilt from BLUE's tsv (sizes tell)",
-        NOT_REBUILT,
+        "unlabelled pairs to false: BLURB's tsv or LinkBERT's release; not BLUE's tsv (sizes "
+        "tell)",
+        "seqcls/chemprot_hf",
     ),
     BlurbDataset(
         "ddi",
@@ -135,9 +152,10 @@ BLURB_DATASETS = (
         (22233, 5559, 5716),
         EXAMPLES,
         (82.36, 80.88),
-        "original corpus; test = the 191 test files (our reader's 5,716 pairs, the same); "
-        "train/dev = BLURB's own 624/90-file lists, which our files do not hold",
-        NOT_REBUILT,
+        "original corpus; test = the 191 test files (our ddi_xml reader's 5,716 pairs, the "
+        "same); train/dev = BLURB's own 624/90-file lists: LinkBERT's release holds them, the "
+        "corpus XML does not",
+        "seqcls/DDI_hf",
     ),
     BlurbDataset(
         "gad-blurb",
@@ -149,7 +167,7 @@ BLURB_DATASETS = (
         (82.34, 80.94),
         "BioBERT's fold 1: train = its train.tsv rows 1-4261, dev = the other 535, test = its "
         "test.tsv (534); rebuilt (Table 3 prints dev and test sizes swapped, 534/535)",
-        REBUILT,
+        "seqcls/GAD_hf",
         ("binary_f1",),
     ),
     BlurbDataset(
@@ -162,19 +180,19 @@ BLURB_DATASETS = (
         (92.30, 89.52),
         "BLUE's pair numbers, listed in BLURB's preprocessor; rebuilt from BLUE's 70/16/14 "
         "files, which hold all 100 pairs",
-        REBUILT,
+        "seqcls/BIOSSES_hf",
     ),
     BlurbDataset(
-        "hoc",
+        "hoc-blurb",
         "HoC",
         DOCUMENT_CLASSIFICATION,
         "hoc_micro_f1",
         (1295, 186, 371),
         ABSTRACTS,
         (82.32, 81.54),
-        "BLURB's own split of all 1,852 abstracts; BLUE's tsv (1108/157/315, control abstracts "
-        "left out) cannot rebuild it; BLURB's tsv files have BLUE's format",
-        NOT_REBUILT,
+        "BLURB's own split of all 1,852 abstracts: BLURB's tsv files (BLUE's format) or "
+        "LinkBERT's release; BLUE's tsv (1108/157/315, control abstracts left out) is another",
+        "seqcls/HoC_hf",
     ),
     BlurbDataset(
         "pubmedqa",
@@ -185,7 +203,7 @@ BLURB_DATASETS = (
         EXAMPLES,
         (55.84, 60.24),
         "test = test_ground_truth.json; train/dev = fold 0 of PubMedQA's split_dataset.py; rebuilt",
-        REBUILT,
+        "seqcls/pubmedqa_hf",
     ),
     BlurbDataset(
         "bioasq",
@@ -196,13 +214,12 @@ BLURB_DATASETS = (
         EXAMPLES,
         (87.56, 84.14),
         "Task 7b yes/no: training7b -> train/dev by BLURB's id lists (rebuilt when given, else "
-        "dev is ours), test = the five golden batches",
-        WITH_ID_LISTS,
+        "dev is ours), test = the five golden batches; LinkBERT's release holds BLURB's",
+        "seqcls/bioasq_hf",
     ),
 )
 BLURB: dict[str, BlurbDataset] = {dataset.task: dataset for dataset in BLURB_DATASETS}
 assert len(BLURB) == 13 and {d.task_type for d in BLURB_DATASETS} == set(TASK_TYPES)
-assert {d.split for d in BLURB_DATASETS} <= {REBUILT, WITH_ID_LISTS, NOT_REBUILT}
 
 SPLIT_ORDER = ("train", "valid", "test")
 
@@ -241,11 +258,62 @@ def check_split_sizes(dataset: BlurbDataset, data: TaskData) -> Optional[str]:
     )
 
 
-def check_split(dataset: BlurbDataset, data: TaskData) -> Optional[str]:
-    """None when the data read is BLURB's split; else one line saying why not (the data
-    manifest's ``blurb_split_check``). A split its reader knows not to be BLURB's decides; else
-    sizes in a countable unit must be BLURB's; without one (EBM-PICO) the readers must know every
-    split to be BLURB's."""
+def split_digest(split: Split) -> str:
+    """First 16 hex digits of the sha256 of a split's examples, sorted, without their ids (which
+    each layout numbers its own way): equal for the same examples in any layout or order."""
+    items = sorted(
+        json.dumps(
+            [list(e.words), list(e.tags)]
+            if isinstance(e, TaggedSentence)
+            else [e.text, e.text_pair, list(e.labels), e.group is not None]
+        )
+        for e in split.examples
+    )
+    return hashlib.sha256("\n".join(items).encode("utf-8")).hexdigest()[:16]
+
+
+# split_digest of BLURB's train/dev/test, measured on LinkBERT's release in
+# ../shared/data/blurb_linkbert (tokcls/NCBI-disease_hf, tokcls/BC5CDR-chem_hf); the datasets
+# without a copy at hand are checked by their sizes alone.
+BLURB_DIGESTS = {
+    "ncbi-disease": ("cdd3cda7284a9181", "c6d397411c119280", "8d8dde7508be3b7c"),
+    "bc5cdr-chem": ("5e97564d8f1e45cf", "6513e9a854ac3d88", "fcc96dae23b1851c"),
+}
+
+# How a split was checked (the data manifest's blurb_split_checked_by).
+BY_CONTENT = "content: the sha256 of the sorted examples, measured on BLURB's files"
+BY_SIZES = "sizes: BLURB's, each number's source named in bio_roberta/blurb/suite.py"
+BY_READER = "the reader: BLURB's id lists"
+BY_NOTHING = "none possible: unknown"
+
+
+@dataclass(frozen=True)
+class SplitCheck:
+    reason: Optional[str]  # None: BLURB's split; else why not, or why it is unknown
+    checked_by: str  # BY_CONTENT, BY_SIZES, BY_READER or BY_NOTHING
+
+
+def identical_splits(data: TaskData) -> list[tuple[str, str]]:
+    """Pairs of splits that hold the same examples (a copied file), SPLIT_ORDER order."""
+    digests = {name: split_digest(data.splits[name]) for name in SPLIT_ORDER}
+    return [
+        (first, second)
+        for i, first in enumerate(SPLIT_ORDER)
+        for second in SPLIT_ORDER[i + 1 :]
+        if digests[first] == digests[second]
+    ]
+
+
+def check_blurb_split(dataset: BlurbDataset, data: TaskData) -> SplitCheck:
+    """Whether the data read is BLURB's split, and how that was checked. Two splits with the same
+    examples are not; a split its reader knows not to be BLURB's decides; then the examples' digest
+    where BLURB_DIGESTS has it, else the sizes in a countable unit, else the reader's knowledge of
+    every split (BLURB's id lists). File names alone tell nothing: no check possible is unknown,
+    never BLURB's."""
+    copies = identical_splits(data)
+    if copies:
+        pairs = ", ".join(f"{a} and {b}" for a, b in copies)
+        return SplitCheck(f"{dataset.display}: {pairs} hold the same examples", BY_CONTENT)
     known = {name: data.splits[name].blurb for name in SPLIT_ORDER}
     why_not = [
         f"{name} {fact.why_not}"
@@ -253,32 +321,46 @@ def check_split(dataset: BlurbDataset, data: TaskData) -> Optional[str]:
         if fact is not None and fact.why_not is not None
     ]
     if why_not:
-        return f"{dataset.display}: {'; '.join(why_not)}"
+        return SplitCheck(f"{dataset.display}: {'; '.join(why_not)}", BY_READER)
+    if dataset.task in BLURB_DIGESTS:
+        found = tuple(split_digest(data.splits[name]) for name in SPLIT_ORDER)
+        differ = [n for n, a, b in zip(SPLIT_ORDER, found, BLURB_DIGESTS[dataset.task]) if a != b]
+        sizes = check_split_sizes(dataset, data)
+        if not differ:
+            return SplitCheck(None, BY_CONTENT)
+        return SplitCheck(
+            sizes
+            or f"{dataset.display}: {'/'.join(differ)} hold other examples than BLURB's "
+            "(same sizes)",
+            BY_CONTENT,
+        )
     if dataset.unit is not None:
-        return check_split_sizes(dataset, data)
-    unknown = [name for name, fact in known.items() if fact is None]
-    if not unknown:
-        return None
-    return (
-        f"{dataset.display}: sizes not checkable and the reader does not know whether its "
-        f"{'/'.join(unknown)} is BLURB's; {dataset.split_source}"
+        return SplitCheck(check_split_sizes(dataset, data), BY_SIZES)
+    if all(fact is not None for fact in known.values()):
+        return SplitCheck(None, BY_READER)
+    return SplitCheck(
+        f"{dataset.display}: split unchecked (no sizes to compare, and BLURB's id lists not "
+        f"given); {dataset.split_source}",
+        BY_NOTHING,
     )
+
+
+def check_split(dataset: BlurbDataset, data: TaskData) -> Optional[str]:
+    """None when the data read is BLURB's split; else one line saying why not or why unknown (the
+    data manifest's ``blurb_split_check``; check_blurb_split says how it was checked)."""
+    return check_blurb_split(dataset, data).reason
 
 
 def split_gap(dataset: BlurbDataset, check=NO_CHECK) -> Optional[str]:
     """Why the split of our runs is not BLURB's, or None. ``check`` is the data manifest's
     ``blurb_split_check`` (None: the converter found BLURB's split; a string: how it differs);
-    without one, the dataset's ``split`` fact decides."""
+    without one the split is unknown, never BLURB's."""
     if check is not NO_CHECK:
         return check
-    if dataset.split == REBUILT:
-        return None
-    if dataset.split == WITH_ID_LISTS:
-        return (
-            "BLURB's split needs its id lists, and the data manifest does not say they were given "
-            f"({dataset.split_source})"
-        )
-    return f"our files do not rebuild BLURB's split ({dataset.split_source})"
+    return (
+        "split unchecked: no data manifest with a blurb_split_check (convert-task writes one); "
+        f"{dataset.split_source}"
+    )
 
 
 def metric_gap(dataset: BlurbDataset, run_metric: str) -> Optional[str]:

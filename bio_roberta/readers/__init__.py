@@ -27,18 +27,52 @@ __all__ = ["READERS", "TaskFormatError", "read_task"]
 
 logger = logging.getLogger(__name__)
 
-# source_format -> reader: every module of formats/, by its name.
-READERS: dict[str, Callable[[TaskSpec, Path], dict[str, Split]]] = {
-    module.name: importlib.import_module(f"{formats.__name__}.{module.name}").read
+# source_format -> its module: every module of formats/, by its name.
+FORMAT_MODULES = {
+    module.name: importlib.import_module(f"{formats.__name__}.{module.name}")
     for module in sorted(pkgutil.iter_modules(formats.__path__), key=lambda module: module.name)
 }
+READERS: dict[str, Callable[[TaskSpec, Path], dict[str, Split]]] = {
+    name: module.read for name, module in FORMAT_MODULES.items()
+}
+
+
+def _pick_reader(spec: TaskSpec, data_dir: Path) -> tuple[str, Callable]:
+    """The format of data_dir: the first of spec.other_formats whose files are there (its
+    module's detect), else spec.source_format."""
+    for name in spec.other_formats:
+        if name not in FORMAT_MODULES:
+            raise TaskFormatError(f"{spec.name}: no reader for other format {name!r}")
+        if FORMAT_MODULES[name].detect(data_dir):
+            return name, READERS[name]
+    try:
+        return spec.source_format, READERS[spec.source_format]
+    except KeyError:
+        raise TaskFormatError(
+            f"{spec.name}: no reader for source format {spec.source_format!r}; "
+            f"known: {', '.join(READERS)}"
+        ) from None
+
+
+def _read_splits(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
+    """The reader's splits; an error of the task's own format also names the other layouts the
+    task reads (none of which was found)."""
+    name, reader = _pick_reader(spec, data_dir)
+    try:
+        return reader(spec, data_dir)
+    except TaskFormatError as error:
+        if name != spec.source_format or not spec.other_formats:
+            raise
+        others = "; ".join(FORMAT_MODULES[other].LAYOUT for other in spec.other_formats)
+        raise TaskFormatError(f"{error} (or {spec.name}'s other layout: {others})") from None
 
 
 def read_task(spec: TaskSpec, data_dir: str | Path, fold: Optional[int] = None) -> TaskData:
     """Read one task (or one fold of a cross-validated task) from its source files in data_dir.
 
     Args:
-        spec: the registry entry; its source_format picks the reader.
+        spec: the registry entry; its source_format picks the reader, or one of its
+            other_formats whose files data_dir holds.
         data_dir: the folder holding the task's files (for a task with folds: its fold folders).
         fold: the fold to read, 1..spec.folds, for a cross-validated task; else None.
 
@@ -60,14 +94,7 @@ def read_task(spec: TaskSpec, data_dir: str | Path, fold: Optional[int] = None) 
         raise TaskFormatError(f"{spec.name} has no cross-validation folds (asked for fold {fold})")
     if spec.folds and not 1 <= fold <= spec.folds:
         raise TaskFormatError(f"{spec.name}: fold {fold} is not in 1..{spec.folds}")
-    try:
-        reader = READERS[spec.source_format]
-    except KeyError:
-        raise TaskFormatError(
-            f"{spec.name}: no reader for source format {spec.source_format!r}; "
-            f"known: {', '.join(READERS)}"
-        ) from None
-    splits = reader(spec, data_dir if fold is None else data_dir / str(fold))
+    splits = _read_splits(spec, data_dir if fold is None else data_dir / str(fold))
     for split in splits.values():
         logger.info(
             "%s%s %s: %s",

@@ -12,12 +12,14 @@ BLUE = "BLUE's `bert_data` (https://github.com/ncbi-nlp/BLUE_Benchmark, releases
 N2C2 = "n2c2 / i2b2 data use agreement (https://portal.dbmi.hms.harvard.edu), credentialed"
 CORPUS_TERMS = "the original corpus's terms (research use); BioBERT redistributes it"
 CRICHTON = "CC BY 4.0 (Crichton et al.'s copy, the upstream of BioBERT's)"
+BLURB = "BLURB's data generation (https://microsoft.github.io/BLURB/submit.html)"
 
 # Files `--data` holds, per TaskSpec.source_format (the reader's layout); UTF-8, tab-separated
 # where tabular.
 FORMAT_FILES = {
     "biobert_ner": "`train.tsv`, `devel.tsv`, `test.tsv`: `token<TAB>tag` per line, a blank line "
-    "between sentences (BioBERT's NERdata)",
+    "between sentences (BioBERT's NERdata; Crichton et al.'s `*-IOB` typed tags `B-Disease` read "
+    "as `B` where the task's tags are untyped)",
     "blue_tsv": "`train.tsv`, `dev.tsv`, `test.tsv`: header `index sentence label`, the pair "
     "already replaced by placeholders (BLUE)",
     "blue_hoc": "`train.tsv`, `dev.tsv`, `test.tsv`, header `labels sentence index`; `labels` = "
@@ -39,6 +41,8 @@ FORMAT_FILES = {
     "`BioASQ-training7b/` + `Task7BGoldenEnriched/` (yes/no questions, snippets joined)",
     "ebm_pico": "EBM-NLP's `documents/` + `annotations/aggregated/starting_spans/`, or SciBERT's "
     "`train.txt`/`dev.txt`/`test.txt`",
+    "linkbert_hf": "LinkBERT's BLURB release, its `<kind>/<name>_hf` folder (docs/finetune.md): "
+    "`train.json`, `dev.json`, `test.json` JSON lines",
     "gad_blurb_fold1": "BioBERT's GAD `1/train.tsv` (rows 1-4,261 train, the other 535 dev) and "
     "`1/test.tsv` (534): BLURB's single split, 128 positions, no folds",
 }
@@ -116,6 +120,12 @@ DATA_SOURCES = {
     "gad-blurb": DataSource(
         f"{BIOBERT}: `REdata/GAD` (fold 1 only)", CORPUS_TERMS, "BioBERT/REdata/GAD"
     ),
+    "chemprot-blurb": DataSource(
+        f"{BLURB}: `ChemProt`", "BioCreative VI ChemProt corpus terms", "BLURB/ChemProt"
+    ),
+    "hoc-blurb": DataSource(
+        f"{BLURB}: `HoC`", "the HoC corpus's terms (Baker et al. 2016)", "BLURB/HoC"
+    ),
 }
 
 
@@ -139,11 +149,13 @@ def markdown_table() -> str:
     for name, spec in TASKS.items():
         source = DATA_SOURCES[name]
         suites = ", ".join(s for s, tasks in (("lewis", lewis), ("blurb", blurb)) if name in tasks)
+        files = FORMAT_FILES[spec.source_format]
+        files += "".join(f"; or {FORMAT_FILES[other]}" for other in spec.other_formats)
         rows.append(
             f"| `{name}` ({spec.display}) | {suites or '-'} "
             f"| {'open' if spec.public else 'licence or registration'} "
             f"| {'yes' if name in public else 'no'} "
-            f"| {source.source} | {source.licence} | {FORMAT_FILES[spec.source_format]} "
+            f"| {source.source} | {source.licence} | {files} "
             f"| `{convert_line(name)}` |"
         )
     return "\n".join(rows) + "\n"

@@ -121,6 +121,9 @@ class TaskSpec:
     # The entity type of untyped B/I tags (BioBERT's NER files), for the label names of exported
     # models.
     entity_type: Optional[str] = None
+    # Further readers (formats/<name>.py with a detect()) whose layout, when found in --data, is
+    # read instead of source_format's: LinkBERT's BLURB release for BLURB's datasets.
+    other_formats: tuple[str, ...] = ()
     notes: str = field(default="", compare=False)
 
     def __post_init__(self):
@@ -170,7 +173,11 @@ class TaskSpec:
         return tuple(f for f in range(1, self.folds + 1) if f != self.model_selection_fold)
 
 
-def _biobert_ner(name, display, entity_type, paper, shared_data=None):
+# LinkBERT's BLURB release (bio_roberta/readers/formats/linkbert_hf.py): every BLURB dataset.
+LINKBERT = ("linkbert_hf",)
+
+
+def _biobert_ner(name, display, entity_type, paper, shared_data=None, other_formats=()):
     return TaskSpec(
         name=name,
         display=display,
@@ -183,6 +190,7 @@ def _biobert_ner(name, display, entity_type, paper, shared_data=None):
         paper=paper,
         shared_data=shared_data,
         entity_type=entity_type,
+        other_formats=other_formats,
     )
 
 
@@ -271,18 +279,28 @@ _TASK_LIST = (
         "Chemical",
         (87.3, 91.9, 92.9, 90.8, 93.7),
         "ner/BC5CDR-Chemical",
+        LINKBERT,
     ),
-    _biobert_ner("bc5cdr-disease", "BC5CDR-Disease", "Disease", (77.6, 83.3, 83.8, 82.3, 85.2)),
-    _biobert_ner("jnlpba", "JNLPBA", "Gene", (79.5, 80.4, 80.6, 80.1, 81.0)),
+    _biobert_ner(
+        "bc5cdr-disease",
+        "BC5CDR-Disease",
+        "Disease",
+        (77.6, 83.3, 83.8, 82.3, 85.2),
+        other_formats=LINKBERT,
+    ),
+    _biobert_ner(
+        "jnlpba", "JNLPBA", "Gene", (79.5, 80.4, 80.6, 80.1, 81.0), other_formats=LINKBERT
+    ),
     _biobert_ner(
         "ncbi-disease",
         "NCBI-disease",
         "Disease",
         (84.7, 87.6, 87.7, 87.1, 89.0),
         "ner/NCBI-disease",
+        LINKBERT,
     ),
     _biobert_ner("bc4chemd", "BC4CHEMD", "Chemical", (88.6, 92.2, 92.7, 90.6, 93.7)),
-    _biobert_ner("bc2gm", "BC2GM", "Gene", (82.7, 85.6, 87.0, 85.3, 88.0)),
+    _biobert_ner("bc2gm", "BC2GM", "Gene", (82.7, 85.6, 87.0, 85.3, 88.0), other_formats=LINKBERT),
     _biobert_ner("linnaeus", "LINNAEUS", "Species", (79.8, 86.2, 85.3, 87.8, 88.4)),
     _biobert_ner(
         "species-800", "Species-800", "Species", (75.8, 79.2, 79.6, 78.3, 81.1), "ner/Species-800"
@@ -350,6 +368,7 @@ _TASK_LIST = (
         scored_labels=("DDI-mechanism", "DDI-effect", "DDI-advise", "DDI-int"),
         negative_label="DDI-false",
         shared_data="re/DDI-2013/DDICorpus",
+        other_formats=LINKBERT,
         notes="the original corpus XML; the BLUE ddi2013-type tsv is read by blue_tsv",
     ),
     TaskSpec(
@@ -393,6 +412,7 @@ _TASK_LIST = (
         paper=(),
         shared_data="sts/BIOSSES",
         seeds=TEN_SEEDS,
+        other_formats=LINKBERT,
         notes="100 sentence pairs, gold = mean of 5 annotators' 0-4 scores; BLURB's 64/16/20 split",
     ),
     TaskSpec(
@@ -407,6 +427,7 @@ _TASK_LIST = (
         paper=(),
         shared_data="qa/PubMedQA/data",
         seeds=TEN_SEEDS,
+        other_formats=LINKBERT,
         notes="PQA-L; context = the abstract without its conclusion; 450/50/500",
     ),
     TaskSpec(
@@ -421,6 +442,7 @@ _TASK_LIST = (
         paper=(),
         public=False,
         seeds=TEN_SEEDS,
+        other_formats=LINKBERT,
         notes="Task 7b yes/no questions + their snippets; BioASQ registration; 670/75/140",
     ),
     TaskSpec(
@@ -435,6 +457,7 @@ _TASK_LIST = (
         paper=(),
         scored_labels=("I-PAR", "I-INT", "I-OUT"),
         negative_label="O",
+        other_formats=LINKBERT,
         notes="a word may carry several elements (tag 'I-PAR+I-INT'); word-level F1 per element",
     ),
     TaskSpec(
@@ -450,8 +473,39 @@ _TASK_LIST = (
         shared_data="re/GAD",
         negative_label="0",
         max_positions=128,
+        other_formats=LINKBERT,
         notes="BLURB's single GAD split: BioBERT's fold 1, train.tsv rows 1-4261 / the other 535 / "
         "test.tsv (534); F1 of the positive class (BLURB's micro-F1 over one class)",
+    ),
+    TaskSpec(
+        name="chemprot-blurb",
+        display="ChemProt (BLURB)",
+        domain=PUBMED,
+        kind=RELATION,
+        source_format="blue_tsv",
+        labels=("CPR:3", "CPR:4", "CPR:5", "CPR:6", "CPR:9", "false"),
+        metric="micro_f1",
+        hparams=blurb_hparams(3e-5, 16, 10, 1128),
+        paper=(),
+        scored_labels=("CPR:3", "CPR:4", "CPR:5", "CPR:6", "CPR:9"),
+        negative_label="false",
+        other_formats=LINKBERT,
+        notes="BLURB's ChemProt (18035/11268/15745 pairs, unlabelled pairs false): BLURB's own "
+        "tsv or LinkBERT's release; micro-F1 over the 5 CPR classes",
+    ),
+    TaskSpec(
+        name="hoc-blurb",
+        display="HoC (BLURB)",
+        domain=PUBMED,
+        kind=MULTILABEL,
+        source_format="blue_hoc",
+        labels=HOC_HALLMARKS,
+        metric="hoc_micro_f1",
+        hparams=blurb_hparams(3e-5, 16, 10, 500),
+        paper=(),
+        other_formats=LINKBERT,
+        notes="BLURB's split of all 1852 abstracts (1295/186/371): BLURB's own tsv (BLUE's format) "
+        "or LinkBERT's release; micro-F1 over (abstract, hallmark)",
     ),
 )
 

@@ -1,11 +1,15 @@
 """BioBERT's NER files (NCBI-disease, BC5CDR, BC2GM, JNLPBA, ...).
 
 Layout: train.tsv, devel.tsv, test.tsv in data_dir; token<TAB>tag per line, a blank line after
-each sentence.
+each sentence. Crichton et al.'s MTL-Bioinformatics-2016 `*-IOB` folders (BLURB's NER source, the
+upstream of BioBERT's) have the same layout with typed tags (B-Disease): for a task whose labels
+are untyped B/I/O the type is stripped, and the types met are counted (typed_tags_<type>) and named
+in the split's derivation.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from bio_roberta.readers.source_files import (
@@ -17,9 +21,20 @@ from bio_roberta.readers.source_files import (
     read_split_files,
     tab_columns,
 )
-from bio_roberta.tasks.registry import TaskSpec
+from bio_roberta.tasks.registry import BIO_TAGS, TaskSpec
 
 FILES = {"train": "train.tsv", "valid": "devel.tsv", "test": "test.tsv"}
+TYPED_TAG = re.compile(r"^([BI])-(\S+)$")
+
+
+def _tag(spec: TaskSpec, tag: str, where: str, split: Split) -> str:
+    """tag as the registry names it: a typed B-/I- tag of a task with untyped tags loses its type
+    (counted per type)."""
+    typed = TYPED_TAG.match(tag)
+    if tag not in spec.labels and typed and spec.labels == BIO_TAGS:
+        split.counts[f"typed_tags_{typed.group(2)}"] += 1
+        return typed.group(1)
+    return check_label(spec, tag, where)
 
 
 def _read_file(spec: TaskSpec, path: Path, split: Split) -> None:
@@ -37,9 +52,14 @@ def _read_file(spec: TaskSpec, path: Path, split: Split) -> None:
         if not words:
             first_line = number
         words.append(word)
-        tags.append(check_label(spec, tag, f"{path}:{number}"))
+        tags.append(_tag(spec, tag, f"{path}:{number}", split))
     if words:
         split.add(TaggedSentence(f"{path.name}:{first_line}", tuple(words), tuple(tags)))
+    types = sorted(
+        key.removeprefix("typed_tags_") for key in split.counts if key.startswith("typed_")
+    )
+    if types:
+        split.derivation += f" (typed tags of {', '.join(types)} read as untyped B/I)"
 
 
 def read(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
@@ -54,6 +74,6 @@ def read(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
 
     Raises:
         TaskFormatError: a file missing, a line without exactly two columns, an empty token, an
-            unknown tag.
+            unknown tag (a typed tag is known when the task's tags are untyped B/I/O).
     """
     return read_split_files(spec, data_dir, FILES, "BioBERT token<TAB>tag file", _read_file)

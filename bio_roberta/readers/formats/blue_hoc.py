@@ -24,7 +24,8 @@ HEADER = ["labels", "sentence", "index"]
 INDEX = re.compile(r"^(\d+)_s(\d+)$")
 
 
-def _labels(spec: TaskSpec, field_text: str, where: str) -> tuple[str, ...]:
+def hoc_labels(spec: TaskSpec, field_text: str, where: str) -> tuple[str, ...]:
+    """The hallmarks flagged 1 in a BLUE label list "0_0,1_1,...,9_0" (every class id once)."""
     flags = {}
     for item in field_text.split(","):
         match = re.fullmatch(r"(\d+)_([01])", item)
@@ -54,7 +55,9 @@ def _read_file(spec: TaskSpec, path: Path, split: Split) -> None:
         if not match:
             raise TaskFormatError(f"{where}: index {index!r} is not <PMID>_s<sentence number>")
         abstracts.add(match.group(1))
-        split.add(TextExample(index, sentence, _labels(spec, labels, where), group=match.group(1)))
+        split.add(
+            TextExample(index, sentence, hoc_labels(spec, labels, where), group=match.group(1))
+        )
     split.counts["abstracts"] = len(abstracts)
 
 

@@ -16,7 +16,6 @@ from pathlib import Path
 
 from bio_roberta.readers.blurb_id_lists import split_pool
 from bio_roberta.readers.source_files import (
-    IS_BLURBS,
     Split,
     TaggedSentence,
     TaskFormatError,
@@ -204,9 +203,8 @@ def read(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
     splits = {}
     for name, file_name in SCIBERT_PICO_FILES.items():
         path = data_dir / file_name
-        # SciBERT's PMIDs are BLURB's train/dev lists, its test.txt EBM-NLP's test/gold
-        splits[name] = Split(
-            name, sources=[path], derivation=f"SciBERT's {file_name}", blurb=IS_BLURBS
-        )
+        # SciBERT's PMIDs are BLURB's train/dev lists, but file names cannot tell these files
+        # are SciBERT's (blurb stays unknown)
+        splits[name] = Split(name, sources=[path], derivation=f"SciBERT's {file_name}")
         _read_scibert_pico_file(spec, path, splits[name])
     return splits

@@ -1,0 +1,129 @@
+"""BLURB's whole suite from one data root: find each dataset's folder (LinkBERT's release,
+<root>/<kind>/<name>_hf, or one folder per registry task, <root>/<task>), convert what is there,
+sweep it with each dataset's BLURB seeds (bio-roberta sweep), and report Table 6's layout, the
+BLURB score and leaderboard.json (bio_roberta/blurb/leaderboard.py).
+
+Resumable: a dataset converted before from the same files, vocabulary and positions is not
+converted again (its runs' data manifests stay valid), and the sweep skips finished runs. What is
+missing is named on stderr and in the report's partial score.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Optional
+
+from bio_roberta.blurb.leaderboard import leaderboard
+from bio_roberta.blurb.suite import BLURB_DATASETS
+from bio_roberta.convert import convert_task, vocab_record
+from bio_roberta.report import blurb_rows, blurb_summary, load_records, task_results, write_report
+from bio_roberta.suites import BLURB
+from bio_roberta.tasks.registry import get_task
+from bio_roberta_core.provenance import atomic_write_json, sha256_file
+
+FINETUNE_BIN, RESULTS, REPORT, LEADERBOARD = "finetune-bin", "results", "report", "leaderboard.json"
+
+
+class BlurbRunError(ValueError):
+    """A data root without BLURB's folders, or one dataset in two of them."""
+
+
+def dataset_folders(root: Path) -> tuple[dict[str, Path], list[str]]:
+    """({task: its folder}, [tasks without one]) of the BLURB datasets under root."""
+    if not root.is_dir():
+        raise BlurbRunError(f"{root}: not a directory; pass the BLURB data root")
+    found, missing = {}, []
+    for dataset in BLURB_DATASETS:
+        folders = [p for p in (root / dataset.linkbert_dir, root / dataset.task) if p.is_dir()]
+        if len(folders) > 1:
+            raise BlurbRunError(
+                f"{root}: {dataset.display} is in both {folders[0]} and {folders[1]}; keep one"
+            )
+        if folders:
+            found[dataset.task] = folders[0]
+        else:
+            missing.append(dataset.task)
+    if not found:
+        raise BlurbRunError(
+            f"{root}: no BLURB dataset folder; expected LinkBERT's release "
+            f"(<root>/{BLURB_DATASETS[0].linkbert_dir}, ...) or one folder per task "
+            f"(<root>/{BLURB_DATASETS[0].task}, ...)"
+        )
+    return found, missing
+
+
+def converted_before(out: Path, data_dir: Path, vocab_dir: Path, max_positions: int) -> bool:
+    """Whether out holds a conversion of data_dir's files, unchanged since, with this vocabulary
+    and these positions."""
+    path = out / "manifest.json"
+    if not path.is_file():
+        return False
+    manifest = json.loads(path.read_text())
+    options = manifest.get("options", {})
+    inputs = manifest.get("inputs") or []
+    return (
+        options.get("data_dir") == str(data_dir.resolve())
+        and options.get("max_positions") == max_positions
+        and manifest.get("vocab") == vocab_record(vocab_dir)
+        and all(Path(f["path"]).is_file() and sha256_file(f["path"]) == f["sha256"] for f in inputs)
+    )
+
+
+def convert_all(found: dict[str, Path], vocab_dir: Path, work: Path, max_positions: Optional[int]):
+    """Convert each found dataset into work/finetune-bin/<task> unless converted before."""
+    for task, folder in found.items():
+        spec = get_task(task)
+        out = work / FINETUNE_BIN / task
+        if converted_before(out, folder, vocab_dir, max_positions or spec.max_positions):
+            print(f"bio-roberta blurb-suite: {task}: converted before, kept", file=sys.stderr)
+            continue
+        (manifest,) = convert_task(spec, folder, vocab_dir, out, max_positions=max_positions)
+        check = manifest.get("blurb_split_check") or "BLURB's split"
+        print(
+            f"bio-roberta blurb-suite: {task}: {json.dumps(manifest['counts'])} ({check})",
+            file=sys.stderr,
+        )
+
+
+def sweep(tasks: list[str], args, work: Path) -> int:
+    """bio-roberta sweep over tasks (each with its own BLURB seeds); its exit status."""
+    command = [sys.executable, "-m", "bio_roberta", "sweep", "--tasks", ",".join(tasks)]
+    command += ["--pretrained", str(args.pretrained), "--data-root", str(work / FINETUNE_BIN)]
+    command += ["--results", str(work / RESULTS)]
+    command += ["--seeds", str(args.seeds)] if args.seeds else []
+    command += ["--arch", args.arch] if args.arch else []
+    return subprocess.run([*command, *args.overrides]).returncode
+
+
+def report(work: Path, model: str, expected_seeds: Optional[int]) -> dict:
+    """Table 6's report in work/report and work/leaderboard.json; the leaderboard record."""
+    write_report(work / RESULTS, work / REPORT, expected_seeds, suite=BLURB)
+    records = load_records(work / RESULTS)
+    rows = blurb_rows(records, task_results(records), expected_seeds)
+    record = leaderboard(rows, blurb_summary(rows), model)
+    atomic_write_json(work / LEADERBOARD, record)
+    return record
+
+
+def run_suite(args) -> int:
+    """Find, convert, sweep, report (the blurb-suite command); the sweep's exit status."""
+    root, work = Path(args.data), Path(args.work)
+    found, missing = dataset_folders(root)
+    if missing:
+        print(
+            f"bio-roberta blurb-suite: not under {root}: {', '.join(missing)} "
+            "(the BLURB score will be partial)",
+            file=sys.stderr,
+        )
+    convert_all(found, Path(args.vocab), work, args.max_positions)
+    status = sweep(list(found), args, work)
+    record = report(work, str(args.pretrained), args.seeds)
+    score = record["blurb_score"]
+    partial = f" (partial: missing {', '.join(record['missing'])})" if record["partial"] else ""
+    print(f"BLURB score: {score if score is not None else 'none'}{partial}")
+    print(work / REPORT / "report.md")
+    print(work / LEADERBOARD)
+    return status

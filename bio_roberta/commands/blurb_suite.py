@@ -1,0 +1,45 @@
+"""BLURB's whole suite in one command: given a BLURB data root (LinkBERT's release,
+<root>/tokcls/<name>_hf and <root>/seqcls/<name>_hf, or one folder per registry task), convert
+every dataset found into <work>/finetune-bin, sweep them with BLURB's seeds into <work>/results,
+and write <work>/report (Table 6's layout, the BLURB score) and <work>/leaderboard.json (per-dataset
+results as BLURB's leaderboard lists them). Re-running resumes: converted datasets and finished
+runs are kept. Missing datasets are named and make the score partial. Extra arguments are Hydra
+overrides for the sweep."""
+
+HELP = "convert, sweep and report BLURB's 13 datasets from one data root (resumable)"
+
+
+def add_arguments(parser):
+    parser.add_argument(
+        "--data", required=True, help="BLURB data root: LinkBERT's release, or <root>/<task>/"
+    )
+    parser.add_argument("--vocab", required=True, help="the model's vocabulary dir")
+    parser.add_argument("--pretrained", required=True, help="fairseq checkpoint to fine-tune from")
+    parser.add_argument(
+        "--work", required=True, help="dir for finetune-bin/, results/, report/, leaderboard.json"
+    )
+    parser.add_argument(
+        "--seeds", type=int, default=None, help="run the first N of each dataset's BLURB seeds"
+    )
+    parser.add_argument(
+        "--max-positions",
+        type=int,
+        default=None,
+        help="model positions incl. <s> and </s> (default: each task's, 512; GAD 128)",
+    )
+    parser.add_argument("--arch", default=None, help="fairseq architecture to fine-tune")
+    parser.add_argument("overrides", nargs="*", help="further Hydra overrides (key=value)")
+
+
+def run(args):
+    from bio_roberta.blurb_run import BlurbRunError, run_suite
+    from bio_roberta.cli import UsageError
+    from bio_roberta.convert import ConversionError
+    from bio_roberta.readers import TaskFormatError
+    from bio_roberta.report import ReportError
+    from preprocess.vocab import VocabDirError
+
+    try:
+        return run_suite(args)
+    except (BlurbRunError, TaskFormatError, ConversionError, ReportError, VocabDirError) as error:
+        raise UsageError(str(error)) from None

@@ -1,0 +1,285 @@
+"""BLURB from the files researchers have (issue 21): LinkBERT's BLURB release for all 13 datasets,
+Crichton et al.'s typed-tag NER files, split checks by content, and a complete BLURB suite."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bio_roberta.blurb.suite import (
+    BLURB,
+    BLURB_DATASETS,
+    BY_CONTENT,
+    BY_NOTHING,
+    BY_SIZES,
+    SplitCheck,
+    check_blurb_split,
+    check_split,
+    identical_splits,
+    split_digest,
+    split_gap,
+)
+from bio_roberta.readers import TaskFormatError, read_task
+from bio_roberta.tasks.registry import HOC_HALLMARKS, get_task
+from conftest import shared_data_path
+from test_blurb_readers import write_scibert
+
+LINKBERT_FOLDERS = {dataset.task: dataset.linkbert_dir for dataset in BLURB_DATASETS}
+
+
+def linkbert_record(task: str, i: int) -> dict:
+    """Record i of a task in LinkBERT's layout, labels cycling through the task's classes."""
+    spec = get_task(task)
+    if spec.is_sequence_labelling:
+        tags = ["O", "B", "I", "O"] if task != "ebm-pico" else ["O", "I-PAR", "I-INT", "I-OUT"]
+        return {"tokens": [f"w{i}", "alpha", "beta", "."], "ner_tags": tags, "id": str(i)}
+    if task == "hoc-blurb":
+        flags = [int(j == i % len(HOC_HALLMARKS)) for j in range(len(HOC_HALLMARKS))]
+        return {"sentence": f"Sentence {i}.", "label": flags, "id": f"{100 + i // 2}_s{i % 2}"}
+    if task == "biosses":
+        return {"sentence1": f"A {i}.", "sentence2": f"B {i}.", "label": i % 5 * 0.8, "id": i}
+    label = spec.labels[i % len(spec.labels)]
+    if task in ("pubmedqa", "bioasq"):
+        return {
+            "sentence1": f"Question {i}?",
+            "sentence2": f"Context {i}.",
+            "label": label,
+            "id": i,
+        }
+    return {"sentence": f"@GENE$ and @DISEASE$ {i}.", "label": label, "id": str(i)}
+
+
+def write_linkbert(root: Path, task: str, sizes=(6, 2, 3), start=0) -> Path:
+    """A tiny dataset of task in LinkBERT's layout under root; returns its folder."""
+    folder = root / LINKBERT_FOLDERS[task]
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, size in zip(("train", "dev", "test"), sizes):
+        records = [linkbert_record(task, start + i) for i in range(size)]
+        (folder / f"{name}.json").write_text("".join(json.dumps(r) + "\n" for r in records))
+        start += size
+    return folder
+
+
+def contents(data):
+    return {name: sorted(map(repr, split.examples)) for name, split in data.splits.items()}
+
+
+def fails(pattern):
+    return pytest.raises(TaskFormatError, match=pattern)
+
+
+# ---------------------------------------------------------------- (1) layouts
+
+
+@pytest.mark.real_data
+@pytest.mark.parametrize(
+    "task, linkbert, crichton, biobert, sentences, mentions",
+    [
+        (
+            "ncbi-disease",
+            "blurb_linkbert/tokcls/NCBI-disease_hf",
+            "ner_crichton/NCBI-disease-IOB",
+            "ner/NCBI-disease",
+            (5424, 923, 940),
+            (5134, 787, 960),
+        ),
+        (
+            "bc5cdr-chem",
+            "blurb_linkbert/tokcls/BC5CDR-chem_hf",
+            "ner_crichton/BC5CDR-chem-IOB",
+            "ner/BC5CDR-Chemical",
+            (4560, 4581, 4797),
+            (5203, 5347, 5385),
+        ),
+    ],
+)
+def test_linkbert_and_crichton_files_read_as_the_biobert_files(
+    task, linkbert, crichton, biobert, sentences, mentions
+):
+    """The three layouts of one dataset give the same sentences and untyped tags (the sizes are
+    those measured in the folders' SOURCE.txt)."""
+    spec = get_task(task)
+    read = {f: read_task(spec, shared_data_path(*f.split("/"))) for f in (linkbert, crichton)}
+    reference = read_task(spec, shared_data_path(*biobert.split("/")))
+    for folder, data in read.items():
+        words_tags = {
+            n: sorted((e.words, e.tags) for e in s.examples) for n, s in data.splits.items()
+        }
+        assert words_tags == {
+            n: sorted((e.words, e.tags) for e in s.examples) for n, s in reference.splits.items()
+        }, folder
+        assert tuple(data.splits[n].counts["examples"] for n in ("train", "valid", "test")) == (
+            sentences
+        )
+    typed = read[crichton].splits["train"]
+    entity_type = "Disease" if task == "ncbi-disease" else "Chemical"
+    assert typed.counts[f"typed_tags_{entity_type}"] > 0
+    assert f"typed tags of {entity_type} read as untyped B/I" in typed.derivation
+    assert read[linkbert].splits["valid"].sources[0].name == "dev.json"
+    assert sum(typed.label_counts[t] for t in ("B",)) == mentions[0]
+
+
+@pytest.mark.parametrize("task", list(LINKBERT_FOLDERS))
+def test_every_blurb_dataset_reads_linkberts_layout(tmp_path, task):
+    folder = write_linkbert(tmp_path, task)
+    data = read_task(get_task(task), folder)
+    assert [data.splits[n].counts["examples"] for n in ("train", "valid", "test")] == [6, 2, 3]
+    first = data.splits["train"].examples[0]
+    assert first.id == ("100_s0" if task == "hoc-blurb" else "0")
+    if task in ("pubmedqa", "bioasq"):
+        assert (first.text, first.text_pair) == ("Question 0?", "Context 0.")
+    if task == "hoc-blurb":
+        assert first.labels == (HOC_HALLMARKS[0],) and first.group == "100"
+        assert data.splits["train"].counts["abstracts"] == 3
+    if task == "biosses":
+        assert first.labels == ("0.0",) and data.splits["train"].examples[1].labels == ("0.8",)
+
+
+def test_bioasq_linkbert_layout_is_not_mistaken_for_blurbs_question_context_files(tmp_path):
+    """Both are train/dev/test.json JSON lines: the keys decide (the old reader refused this file
+    with "field 'question' missing")."""
+    folder = write_linkbert(tmp_path, "bioasq")
+    data = read_task(get_task("bioasq"), folder)
+    assert data.splits["test"].examples[0].text == "Question 8?"
+
+
+def test_crichton_typed_tags_are_read_for_a_task_with_untyped_tags(tmp_path):
+    for name in ("train.tsv", "devel.tsv", "test.tsv"):
+        (tmp_path / name).write_text("Familial\tB-Disease\ncancer\tI-Disease\nhere\tO\n\n")
+    data = read_task(get_task("ncbi-disease"), tmp_path)
+    assert data.splits["train"].examples[0].tags == ("B", "I", "O")
+    assert data.splits["test"].counts["typed_tags_Disease"] == 2
+    # a task whose tags are typed keeps checking them
+    with fails(r"train.tsv:1: unknown label 'B-Disease' for i2b2-2010"):
+        read_task(get_task("i2b2-2010"), tmp_path)
+
+
+@pytest.mark.parametrize(
+    "task, record, message",
+    [
+        ("ncbi-disease", {"tokens": ["a"], "ner_tags": ["O", "O"], "id": "0"}, "1 tokens but 2"),
+        ("ncbi-disease", {"tokens": ["a"], "ner_tags": ["X"], "id": "0"}, "unknown label 'X'"),
+        ("chemprot-blurb", {"sentence": "s", "label": "CPR:7", "id": "0"}, "unknown label"),
+        ("hoc-blurb", {"sentence": "s", "label": [1, 0], "id": "1_s1"}, "10 0/1 flags"),
+        ("biosses", {"sentence1": "a", "sentence2": "b", "label": "x", "id": 0}, "a number"),
+        ("pubmedqa", {"sentence1": "q", "sentence2": "", "label": "yes", "id": 0}, "sentence2"),
+        ("ddi", {"sentence": "s", "id": "0", "label": None}, "not a class name"),
+    ],
+)
+def test_linkbert_layout_errors_name_file_and_line(tmp_path, task, record, message):
+    folder = write_linkbert(tmp_path, task)
+    with (folder / "dev.json").open("a") as handle:
+        handle.write(json.dumps(record) + "\n")
+    with fails(rf"dev.json:3: .*{message}"):
+        read_task(get_task(task), folder)
+
+
+def test_no_known_layout_names_the_layouts_expected(tmp_path):
+    with fails(r"train.tsv: missing .*or ncbi-disease's other layout: LinkBERT's BLURB release"):
+        read_task(get_task("ncbi-disease"), tmp_path)
+    with fails(r"train.tsv: missing .*LinkBERT's BLURB release"):
+        read_task(get_task("chemprot-blurb"), tmp_path)
+
+
+def test_linkbert_duplicate_ids_are_refused(tmp_path):
+    folder = write_linkbert(tmp_path, "gad-blurb")
+    with (folder / "test.json").open("a") as handle:
+        handle.write(json.dumps(linkbert_record("gad-blurb", 8)) + "\n")
+    with fails(r"test.json:4: id '8' already on line 1"):
+        read_task(get_task("gad-blurb"), folder)
+
+
+# ---------------------------------------------------------------- (2) split checks by content
+
+
+def write_crichton_ner(folder: Path, entity_type: str, mentions) -> Path:
+    """Crichton's layout: one sentence per mention, typed tags, sentence i of a split unique."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, count in zip(("train.tsv", "devel.tsv", "test.tsv"), mentions):
+        sentence = "{name}{i}\tO\nof\tO\nthe\tB-{t}\nkind\tI-{t}\n\n"
+        text = "".join(sentence.format(name=name[:2], i=i, t=entity_type) for i in range(count))
+        (folder / name).write_text(text)
+    return folder
+
+
+@pytest.mark.real_data
+@pytest.mark.parametrize(
+    "task, folders",
+    [
+        (
+            "ncbi-disease",
+            ("blurb_linkbert/tokcls/NCBI-disease_hf", "ner_crichton/NCBI-disease-IOB"),
+        ),
+        ("bc5cdr-chem", ("blurb_linkbert/tokcls/BC5CDR-chem_hf", "ner/BC5CDR-Chemical")),
+    ],
+)
+def test_blurbs_own_files_pass_by_their_content_in_every_layout(task, folders):
+    for folder in folders:
+        data = read_task(get_task(task), shared_data_path(*folder.split("/")))
+        assert check_blurb_split(BLURB[task], data) == SplitCheck(None, BY_CONTENT), folder
+
+
+@pytest.mark.real_data
+def test_same_sizes_other_sentences_are_not_blurbs_split(tmp_path):
+    """The digest tells what sizes cannot: one sentence of dev changed, its mentions kept."""
+    source = shared_data_path("ner_crichton", "NCBI-disease-IOB")
+    for name in ("train.tsv", "devel.tsv", "test.tsv"):
+        (tmp_path / name).write_bytes((source / name).read_bytes())
+    devel = (tmp_path / "devel.tsv").read_text()
+    (tmp_path / "devel.tsv").write_text(devel.replace("Identification\tO", "Finding\tO", 1))
+    data = read_task(get_task("ncbi-disease"), tmp_path)
+    check = check_blurb_split(BLURB["ncbi-disease"], data)
+    assert check.reason == "NCBI-disease: valid hold other examples than BLURB's (same sizes)"
+    assert check.checked_by == BY_CONTENT
+
+
+def test_bc5cdr_disease_from_crichtons_files_is_blurbs_split(tmp_path):
+    """Crichton's BC5CDR-disease has 4182/4246/4424 mentions (Table 3 prints 4244 for dev, which
+    the old check required): recognised as BLURB's, and its typed tags read."""
+    folder = write_crichton_ner(tmp_path / "BC5CDR-disease-IOB", "Disease", (4182, 4246, 4424))
+    data = read_task(get_task("bc5cdr-disease"), folder)
+    assert check_blurb_split(BLURB["bc5cdr-disease"], data) == SplitCheck(None, BY_SIZES)
+
+
+def test_jnlpba_from_biobert_files_is_not_blurbs_split_and_no_check_is_not_a_pass(tmp_path):
+    folder = write_crichton_ner(tmp_path / "JNLPBA", "protein", (32178, 8575, 6241))
+    data = read_task(get_task("jnlpba"), folder)
+    check = check_blurb_split(BLURB["jnlpba"], data)
+    assert check.checked_by == BY_SIZES
+    assert check.reason.startswith(
+        "JNLPBA: train/dev/test mentions 32178/8575/6241, BLURB's split has 46750/4551/8662"
+    )
+    # runs without a data manifest: unknown, never BLURB's (split_gap returned None before)
+    assert split_gap(BLURB["jnlpba"]).startswith("split unchecked: no data manifest")
+
+
+def test_ebm_pico_by_file_names_alone_is_unknown_and_a_copied_split_is_refused(tmp_path):
+    folder = write_linkbert(tmp_path, "ebm-pico")
+    data = read_task(get_task("ebm-pico"), folder)
+    check = check_blurb_split(BLURB["ebm-pico"], data)
+    assert check.checked_by == BY_NOTHING and check.reason.startswith("EBM PICO: split unchecked")
+    (folder / "train.json").write_bytes((folder / "dev.json").read_bytes())
+    data = read_task(get_task("ebm-pico"), folder)
+    assert identical_splits(data) == [("train", "valid")]
+    assert check_blurb_split(BLURB["ebm-pico"], data) == SplitCheck(
+        "EBM PICO: train and valid hold the same examples", BY_CONTENT
+    )
+    # SciBERT's layout likewise: its file names were taken as BLURB's split before
+    scibert = write_scibert(tmp_path / "scibert", pmids=((1001,), (1001,), (1002,)))
+    (scibert / "test.txt").write_text((scibert / "test.txt").read_text().replace("fell", "rose"))
+    assert check_split(BLURB["ebm-pico"], read_task(get_task("ebm-pico"), scibert)) == (
+        "EBM PICO: train and valid hold the same examples"
+    )
+
+
+def test_the_digest_ignores_ids_and_order_not_content(tmp_path):
+    first = read_task(get_task("chemprot-blurb"), write_linkbert(tmp_path / "a", "chemprot-blurb"))
+    folder = write_linkbert(tmp_path / "b", "chemprot-blurb")
+    lines = (folder / "train.json").read_text().splitlines()
+    renumbered = [json.dumps({**json.loads(line), "id": f"x{i}"}) for i, line in enumerate(lines)]
+    (folder / "train.json").write_text("\n".join(reversed(renumbered)) + "\n")
+    second = read_task(get_task("chemprot-blurb"), folder)
+    assert split_digest(first.splits["train"]) == split_digest(second.splits["train"])
+    assert split_digest(first.splits["train"]) != split_digest(first.splits["test"])
