@@ -28,7 +28,7 @@ $(FAIRSEQ_STAMP): constraints.txt scripts/install.sh
 
 # seqeval (a reference scorer for the tests) builds only with an older setuptools_scm.
 $(PROJECT_STAMP): $(FAIRSEQ_STAMP) setup.py constraints.txt Makefile
-	bash scripts/install.sh --python $(BIN)/python --editable --extras hf,tensorboard,test
+	bash scripts/install.sh --python $(BIN)/python --editable --extras hf,parquet,tensorboard,test
 	$(PIP_INSTALL) 'setuptools_scm<9'
 	$(PIP_INSTALL) --no-build-isolation seqeval==1.2.2
 	$(BIN)/python -c "import torch; assert torch.__version__.startswith('2.13.0'), torch.__version__"

@@ -55,6 +55,8 @@ setup(
     ],
     extras_require={
         "hf": ["transformers==5.23.*"],
+        # the BLURB readers' Parquet files (LinkBERT's columns as the Hugging Face hub ships them)
+        "parquet": ["pyarrow>=14"],
         "slurm": ["hydra-submitit-launcher==1.2.0"],
         # fairseq's TensorBoard writer (configs log there) and an end to its import-time notice
         "tensorboard": ["tensorboardX==2.6.5"],

@@ -283,3 +283,83 @@ def test_the_digest_ignores_ids_and_order_not_content(tmp_path):
     second = read_task(get_task("chemprot-blurb"), folder)
     assert split_digest(first.splits["train"]) == split_digest(second.splits["train"])
     assert split_digest(first.splits["train"]) != split_digest(first.splits["test"])
+
+
+# ---------------------------------------------------------------- (1c) Parquet
+
+
+def write_parquet(folder: Path, split_records: dict, schema_metadata=None, shards=1) -> Path:
+    """split file stem -> records as Parquet files in folder (sharded as the hub names them)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for stem, records in split_records.items():
+        table = pa.Table.from_pylist(records)
+        if schema_metadata:
+            table = table.replace_schema_metadata(schema_metadata)
+        if shards == 1:
+            pq.write_table(table, folder / f"{stem}.parquet")
+            continue
+        step = -(-len(records) // shards)
+        for shard in range(shards):
+            name = f"{stem}-{shard:05d}-of-{shards:05d}.parquet"
+            pq.write_table(table.slice(shard * step, step), folder / name)
+    return folder
+
+
+@pytest.mark.parametrize("task", list(LINKBERT_FOLDERS))
+def test_every_blurb_dataset_reads_the_same_from_parquet(tmp_path, task):
+    """The JSON lines of LinkBERT's layout and the same records as Parquet read the same."""
+    pytest.importorskip("pyarrow")
+    spec = get_task(task)
+    from_json = read_task(spec, write_linkbert(tmp_path / "json", task))
+    records, start = {}, 0
+    for stem, size in zip(("train", "dev", "test"), (6, 2, 3)):
+        records[stem] = [linkbert_record(task, start + i) for i in range(size)]
+        start += size
+    from_parquet = read_task(spec, write_parquet(tmp_path / "parquet", records))
+    assert contents(from_parquet) == contents(from_json)
+    assert from_parquet.splits["valid"].sources[0].name == "dev.parquet"
+
+
+def test_hub_parquet_shards_with_class_label_ids_read_as_names(tmp_path):
+    """The hub's layout: data/<split>-0000N-of-0000M.parquet, dev named validation, ner_tags as
+    ClassLabel ids whose names the file's `huggingface` metadata holds."""
+    pytest.importorskip("pyarrow")
+    names = ["O", "B", "I"]
+    features = {
+        "id": {"dtype": "string", "_type": "Value"},
+        "tokens": {"feature": {"dtype": "string", "_type": "Value"}, "_type": "Sequence"},
+        "ner_tags": {"feature": {"names": names, "_type": "ClassLabel"}, "_type": "Sequence"},
+    }
+    metadata = {b"huggingface": json.dumps({"info": {"features": features}}).encode()}
+    records = {
+        split: [
+            {"id": str(i), "tokens": ["aspirin", "induced", "asthma"], "ner_tags": [0, 0, 1]}
+            for i in range(size)
+        ]
+        for split, size in (("train", 5), ("validation", 2), ("test", 3))
+    }
+    write_parquet(tmp_path / "data", records, metadata, shards=2)
+    data = read_task(get_task("ncbi-disease"), tmp_path)
+    assert [data.splits[n].counts["examples"] for n in ("train", "valid", "test")] == [5, 2, 3]
+    assert data.splits["train"].examples[0].tags == ("O", "O", "B")
+    assert [p.name for p in data.splits["train"].sources] == [
+        "train-00000-of-00002.parquet",
+        "train-00001-of-00002.parquet",
+    ]
+    records["test"][1]["ner_tags"] = [0, 7, 0]
+    write_parquet(tmp_path / "data", records, metadata, shards=2)
+    with fails(r"test-00000-of-00002\.parquet: row 2: ner_tags 7 is not a class id 0\.\.2"):
+        read_task(get_task("ncbi-disease"), tmp_path)
+
+
+def test_parquet_without_pyarrow_says_what_to_install(tmp_path, monkeypatch):
+    pytest.importorskip("pyarrow")
+    records = {s: [linkbert_record("gad-blurb", i) for i in range(2)] for s in ("train", "dev")}
+    records["test"] = [linkbert_record("gad-blurb", 9)]
+    folder = write_parquet(tmp_path, records)
+    monkeypatch.setitem(__import__("sys").modules, "pyarrow.parquet", None)
+    with fails(r"train\.parquet: reading Parquet needs pyarrow; install it"):
+        read_task(get_task("gad-blurb"), folder)

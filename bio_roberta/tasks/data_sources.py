@@ -42,7 +42,8 @@ FORMAT_FILES = {
     "ebm_pico": "EBM-NLP's `documents/` + `annotations/aggregated/starting_spans/`, or SciBERT's "
     "`train.txt`/`dev.txt`/`test.txt`",
     "linkbert_hf": "LinkBERT's BLURB release, its `<kind>/<name>_hf` folder (docs/finetune.md): "
-    "`train.json`, `dev.json`, `test.json` JSON lines",
+    "`train.json`, `dev.json`, `test.json` JSON lines, or the same columns in Parquet files "
+    "(`train`, `dev`/`validation`, `test`, as the Hugging Face hub ships them)",
     "gad_blurb_fold1": "BioBERT's GAD `1/train.tsv` (rows 1-4,261 train, the other 535 dev) and "
     "`1/test.tsv` (534): BLURB's single split, 128 positions, no folds",
 }

@@ -7,6 +7,11 @@ label is the class name (ChemProt CPR:3.., DDI DDI-mechanism.., GAD 0/1, PubMedQ
 yes/no/maybe), a number (BIOSSES), or for HoC the ten 0/1 hallmark flags in BLUE's class id order
 (or BLUE's "0_0,1_1,..." text); a HoC id "<PMID>_s<n>" names its abstract.
 
+The same columns from Parquet files, as the Hugging Face hub distributes datasets, read the same:
+``{train,dev,validation,test}.parquet`` or sharded ``<split>-00000-of-00002.parquet``, in the folder
+or its ``data/`` (pyarrow needed: the package's ``parquet`` extra). Integer ``ner_tags``/``label``
+columns of a datasets ClassLabel are read as their names, from the file's ``huggingface`` metadata.
+
 A task whose registry entry lists this format in ``other_formats`` reads it when ``detect`` finds
 it in --data (bio_roberta.readers.read_task).
 """
@@ -16,6 +21,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Iterator
 
 from bio_roberta.readers.formats.blue_hoc import INDEX, hoc_labels
 from bio_roberta.readers.source_files import (
@@ -33,12 +39,14 @@ from bio_roberta.tasks.kinds import MULTILABEL
 from bio_roberta.tasks.registry import TaskSpec
 
 FILES = {"train": "train.json", "valid": "dev.json", "test": "test.json"}
+# split -> the names its Parquet files start with (datasets calls dev "validation")
+PARQUET_SPLITS = {"train": ("train",), "valid": ("dev", "validation"), "test": ("test",)}
 TOKCLS_KEYS = ("tokens", "ner_tags", "id")
 SEQCLS_KEYS = ("sentence", "sentence1", "label", "id")
 LAYOUT = (
     "LinkBERT's BLURB release: `train.json`, `dev.json`, `test.json` JSON lines, "
     "`tokens`/`ner_tags`/`id` (tokcls/<name>_hf) or `sentence` or `sentence1`/`sentence2`, "
-    "`label`, `id` (seqcls/<name>_hf)"
+    "`label`, `id` (seqcls/<name>_hf); or the same columns in Parquet files"
 )
 
 
@@ -56,13 +64,100 @@ def _first_record_keys(path: Path) -> set[str]:
 
 def detect(data_dir: Path) -> bool:
     """Whether data_dir holds this layout: the three files, the first record with LinkBERT's keys
-    (BLURB's older BioASQ JSON lines share the file names, not the keys)."""
-    if not all((data_dir / name).is_file() for name in FILES.values()):
+    (BLURB's older BioASQ JSON lines share the file names, not the keys), or Parquet files of
+    the three splits with those columns."""
+    if all((data_dir / name).is_file() for name in FILES.values()):
+        keys = _first_record_keys(data_dir / FILES["train"])
+    elif all(parquet_files(data_dir).values()):
+        keys = parquet_columns(parquet_files(data_dir)["train"][0])
+    else:
         return False
-    keys = _first_record_keys(data_dir / FILES["train"])
     return {"tokens", "ner_tags"} <= keys or (
         "label" in keys and bool(keys & {"sentence", "sentence1"})
     )
+
+
+def parquet_files(data_dir: Path) -> dict[str, list[Path]]:
+    """split -> its Parquet files (shards in order) in data_dir or data_dir/data; [] when none."""
+    found = {}
+    for split, stems in PARQUET_SPLITS.items():
+        found[split] = []
+        for folder in (data_dir, data_dir / "data"):
+            for stem in stems:
+                found[split] += (
+                    [folder / f"{stem}.parquet"]
+                    if (folder / f"{stem}.parquet").is_file()
+                    else sorted(folder.glob(f"{stem}-*.parquet"))
+                )
+            if found[split]:
+                break
+    return found
+
+
+def _pyarrow_parquet(path: Path):
+    try:
+        import pyarrow.parquet
+    except ImportError:
+        raise TaskFormatError(
+            f"{path}: reading Parquet needs pyarrow; install it (pip install pyarrow, or this "
+            "package's `parquet` extra) or give the JSON lines files"
+        ) from None
+    return pyarrow.parquet
+
+
+def parquet_columns(path: Path) -> set[str]:
+    """The column names of a Parquet file (its schema only)."""
+    return set(_pyarrow_parquet(path).read_schema(path).names)
+
+
+def _class_names(schema, path: Path) -> dict[str, list[str]]:
+    """column -> class names, for the columns a datasets ClassLabel (or a list of one) encodes as
+    integers, from the schema's `huggingface` metadata."""
+    metadata = (schema.metadata or {}).get(b"huggingface")
+    if not metadata:
+        return {}
+    try:
+        features = json.loads(metadata)["info"]["features"]
+    except (ValueError, KeyError, TypeError):
+        raise TaskFormatError(f"{path}: its `huggingface` metadata is not datasets' JSON") from None
+    names = {}
+    for column, feature in features.items():
+        feature = feature.get("feature", feature) if isinstance(feature, dict) else feature
+        if isinstance(feature, dict) and feature.get("_type") == "ClassLabel":
+            names[column] = feature["names"]
+    return names
+
+
+def parquet_records(path: Path, split: Split) -> Iterator[tuple[int, str, dict]]:
+    """(row number from 1, "file: row N", record) of each row of a Parquet file; ClassLabel
+    integers become their names."""
+    parquet = _pyarrow_parquet(path)
+    try:
+        table = parquet.ParquetFile(path)
+    except Exception as error:  # pyarrow's ArrowInvalid and OSError alike
+        raise TaskFormatError(f"{path}: not a readable Parquet file ({error})") from None
+    classes = _class_names(table.schema_arrow, path)
+    number = 0
+    for batch in table.iter_batches():
+        for record in batch.to_pylist():
+            number += 1
+            split.counts["lines"] += 1
+            where = f"{path}: row {number}"
+            for column, names in classes.items():
+                record[column] = _class_name(record.get(column), names, column, where)
+            yield number, where, record
+
+
+def _class_name(value, names: list[str], column: str, where: str):
+    if isinstance(value, list):
+        return [_class_name(v, names, column, where) for v in value]
+    if isinstance(value, int) and not isinstance(value, bool):
+        if not 0 <= value < len(names):
+            raise TaskFormatError(
+                f"{where}: {column} {value} is not a class id 0..{len(names) - 1}"
+            )
+        return names[value]
+    return value
 
 
 def _record_id(record: dict, where: str, seen: dict, number: int) -> str:
@@ -117,12 +212,13 @@ def _labels(spec: TaskSpec, label, where: str) -> tuple[str, ...]:
     return (check_label(spec, label, where),)
 
 
-def _read_file(spec: TaskSpec, path: Path, split: Split) -> None:
+def _read_records(spec: TaskSpec, records, split: Split) -> None:
+    """Add the (number, where, record) records of one split's files to split."""
     seen: dict[str, int] = {}
     tokcls = spec.is_sequence_labelling
-    expected = "one {%s} object a line" % ", ".join(TOKCLS_KEYS if tokcls else SEQCLS_KEYS)
+    expected = _expected(spec)
     abstracts = set()
-    for number, where, record in json_line_objects(path, split, expected):
+    for number, where, record in records:
         example_id = _record_id(record, where, seen, number)
         if tokcls:
             words, tags = _tokens_and_tags(spec, record, where)
@@ -146,6 +242,15 @@ def _read_file(spec: TaskSpec, path: Path, split: Split) -> None:
         split.counts["abstracts"] = len(abstracts)
 
 
+def _expected(spec: TaskSpec) -> str:
+    keys = TOKCLS_KEYS if spec.is_sequence_labelling else SEQCLS_KEYS
+    return "one {%s} object a line" % ", ".join(keys)
+
+
+def _read_file(spec: TaskSpec, path: Path, split: Split) -> None:
+    _read_records(spec, json_line_objects(path, split, _expected(spec)), split)
+
+
 def read(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
     """Read one dataset of LinkBERT's BLURB release.
 
@@ -159,7 +264,21 @@ def read(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
         record's id; HoC: group = the abstract, counts["abstracts"].
 
     Raises:
-        TaskFormatError: a file missing, a line not one JSON object with the fields above, an id
-            used twice, tokens and tags of different lengths, an unknown label.
+        TaskFormatError: a file missing, a line (row) not one JSON object with the fields above,
+            an id used twice, tokens and tags of different lengths, an unknown label.
     """
-    return read_split_files(spec, data_dir, FILES, "LinkBERT BLURB JSON lines", _read_file)
+    if all((data_dir / name).is_file() for name in FILES.values()):
+        return read_split_files(spec, data_dir, FILES, "LinkBERT BLURB JSON lines", _read_file)
+    shards = parquet_files(data_dir)
+    if not all(shards.values()):
+        missing = [name for name, paths in shards.items() if not paths]
+        raise TaskFormatError(
+            f"{data_dir}: no {spec.name} {', '.join(missing)} split: expected "
+            f"{', '.join(FILES.values())} (JSON lines) or Parquet files of each split"
+        )
+    splits = {}
+    for name, paths in shards.items():
+        splits[name] = Split(name, sources=paths, derivation=", ".join(p.name for p in paths))
+        records = (record for path in paths for record in parquet_records(path, splits[name]))
+        _read_records(spec, records, splits[name])
+    return splits
