@@ -10,8 +10,9 @@ places only:
   * torch_persistent_save and the copies of save_checkpoint (its PathManager.copy) write through a
     temporary file in the same directory, fsynced and renamed into place (local paths; others as
     fairseq does);
-  * Trainer.load_checkpoint: when save_dir's checkpoint_last.pt cannot be read, it resumes from the
-    newest checkpoint in save_dir that can, with a warning naming both; it removes the temporary
+  * Trainer.load_checkpoint: when save_dir's checkpoint_last.pt cannot be read, or is missing
+    beside other checkpoints (a kill during the first save), it resumes from the newest
+    checkpoint in save_dir that can be read, with a warning naming both; it removes the temporary
     files of writes that were killed; and when the meters are reset (the run starts from another
     model's weights: checkpoint.finetune_from_model, or --restore-file with --reset-meters) it
     resets fairseq's cumulative training clock too, so optimization.stop_time_hours counts this
@@ -28,6 +29,7 @@ it writes that checkpoint file, all its bytes written but not yet in place (prov
 """
 
 import contextlib
+import copy
 import glob
 import logging
 import os
@@ -37,6 +39,7 @@ import torch
 from fairseq import checkpoint_utils
 from fairseq.file_io import PathManager
 from fairseq.trainer import Trainer
+from omegaconf import open_dict
 
 from bio_roberta_core.checkpoints import CheckpointError, read_checkpoint
 from bio_roberta_core.model_dictionary import dictionary_record
@@ -92,22 +95,10 @@ def load_checkpoint_to_cpu(path, arg_overrides=None, load_on_all_ranks=False):
         raise CheckpointError.unreadable(path, error) from None
 
 
-def resume_file(save_dir: str, filename: str) -> str:
-    """filename, unless it is save_dir's checkpoint_last*.pt and cannot be read: then the checkpoint
-    of the same suffix in save_dir that can and has the most updates (of equals, the one written
-    first: the original rather than its copies)."""
-    name = os.path.basename(filename)
-    if (
-        not name.startswith("checkpoint_last")
-        or not os.path.isfile(filename)
-        or os.path.abspath(os.path.dirname(filename)) != os.path.abspath(save_dir)
-    ):
-        return filename
-    try:
-        read_checkpoint(filename, mmap=True)
-        return filename
-    except CheckpointError as error:
-        damaged = error
+def newest_intact(save_dir: str, name: str) -> str | None:
+    """The checkpoint in save_dir with name's suffix (checkpoint_last<suffix>.pt), other than name,
+    that can be read and has the most updates (of equals, the one written first: the original
+    rather than its copies); None when there is none."""
     intact = {}
     for path in glob.glob(os.path.join(save_dir, f"checkpoint*{name[len('checkpoint_last') :]}")):
         if os.path.basename(path) == name:
@@ -118,14 +109,37 @@ def resume_file(save_dir: str, filename: str) -> str:
             logger.warning("not resuming from it either: %s", error)
             continue
         intact[path] = (history[-1].get("num_updates", 0), -os.path.getmtime(path))
-    if not intact:
-        raise CheckpointError(
-            f"{damaged}; no other checkpoint in {save_dir} can be read: "
-            "move it away to start afresh"
-        )
-    newest = max(intact, key=intact.get)
+    return max(intact, key=intact.get) if intact else None
+
+
+def resume_file(save_dir: str, filename: str) -> str:
+    """filename, unless it is save_dir's checkpoint_last*.pt and is missing (a run killed during
+    its first checkpoint save: checkpoint_<epoch>_<updates>.pt is written before it is copied to
+    checkpoint_last.pt) or cannot be read: then save_dir's newest intact checkpoint
+    (newest_intact); a missing one with no other checkpoint is a first launch."""
+    name = os.path.basename(filename)
+    if not name.startswith("checkpoint_last") or os.path.abspath(
+        os.path.dirname(filename)
+    ) != os.path.abspath(save_dir):
+        return filename
+    if os.path.isfile(filename):
+        try:
+            read_checkpoint(filename, mmap=True)
+            return filename
+        except CheckpointError as error:
+            why = str(error)
+    else:
+        why = f"{filename}: missing (a run killed during its first checkpoint save?)"
+    newest = newest_intact(save_dir, name)
+    if newest is None:
+        if os.path.isfile(filename):
+            raise CheckpointError(
+                f"{why}; no other checkpoint in {save_dir} can be read: "
+                "move it away to start afresh"
+            )
+        return filename
     logger.warning(
-        "%s; resuming from %s, the newest intact checkpoint in %s", damaged, newest, save_dir
+        "%s; resuming from %s, the newest intact checkpoint in %s", why, newest, save_dir
     )
     return newest
 
@@ -167,9 +181,15 @@ def load_checkpoint(
 
 def load_training_checkpoint(cfg, trainer, **passthrough_args):
     """checkpoint_utils.load_checkpoint, refusing a first launch without the weights its recipe
-    starts from (a restart resumes from save_dir's checkpoint_last.pt, as fairseq does)."""
+    starts from. A restart resumes from save_dir's checkpoint_last.pt, as fairseq does, or, when a
+    kill left none, from the newest intact checkpoint (resume_file): fairseq would take that for a
+    first launch and start again from checkpoint.finetune_from_model."""
     last = os.path.join(cfg.save_dir, f"checkpoint_last{trainer.checkpoint_suffix}.pt")
-    first_launch = cfg.restore_file == "checkpoint_last.pt" and not os.path.exists(last)
+    first_launch = (
+        cfg.restore_file == "checkpoint_last.pt"
+        and not os.path.exists(last)
+        and newest_intact(cfg.save_dir, os.path.basename(last)) is None
+    )
     if cfg.finetune_from_model == WEIGHTS_REQUIRED and first_launch:
         raise CheckpointError(
             "this recipe starts from another model's weights: give "
@@ -177,6 +197,10 @@ def load_training_checkpoint(cfg, trainer, **passthrough_args):
             "`bio-roberta learn-vocab --checkpoint`; train_longer and distillation: the base "
             f"model's checkpoint_best.pt); {last} does not exist, so this is not a restart"
         )
+    if cfg.restore_file == "checkpoint_last.pt" and not first_launch and cfg.finetune_from_model:
+        cfg = copy.deepcopy(cfg)
+        with open_dict(cfg):
+            cfg.finetune_from_model = None  # a restart: the weights come from save_dir
     return _fairseq["load_training_checkpoint"](cfg, trainer, **passthrough_args)
 
 
