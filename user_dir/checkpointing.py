@@ -13,7 +13,9 @@ places only:
   * Trainer.load_checkpoint: when save_dir's checkpoint_last.pt cannot be read, or is missing
     beside other checkpoints (a kill during the first save), it resumes from the newest
     checkpoint in save_dir that can be read, with a warning naming both; it removes the temporary
-    files of writes that were killed; and when the meters are reset (the run starts from another
+    files of writes that were killed; a restart whose settings differ from those the checkpoint was
+    saved with (COMPARED_SETTINGS) warns naming each (old -> new), and weights that do not fit
+    the model are refused in one line (CheckpointError); and when the meters are reset (the run starts from another
     model's weights: checkpoint.finetune_from_model, or --restore-file with --reset-meters) it
     resets fairseq's cumulative training clock too, so optimization.stop_time_hours counts this
     run's time;
@@ -28,6 +30,7 @@ For tests: BIO_ROBERTA_KILL_AT=checkpoint-written:<file name> makes the process 
 it writes that checkpoint file, all its bytes written but not yet in place (provenance.kill_point).
 """
 
+import argparse
 import contextlib
 import copy
 import glob
@@ -39,7 +42,7 @@ import torch
 from fairseq import checkpoint_utils
 from fairseq.file_io import PathManager
 from fairseq.trainer import Trainer
-from omegaconf import open_dict
+from omegaconf import DictConfig, OmegaConf, open_dict
 
 from bio_roberta_core.checkpoints import CheckpointError, read_checkpoint
 from bio_roberta_core.model_dictionary import dictionary_record
@@ -51,6 +54,25 @@ COPY_BUFFER = 16 << 20
 # checkpoint.finetune_from_model in recipes whose first launch must be given the weights to start
 # from (configs/pretrain/recipe/continue_roberta.yaml, train_longer.yaml).
 WEIGHTS_REQUIRED = "<required: checkpoint.finetune_from_model=the checkpoint to start from>"
+# What a restart compares with the config its checkpoint was saved with (None: every key of the
+# section); the lengths, paths and logging of a run may change on a restart without a word.
+COMPARED_SETTINGS = {
+    "model": None,
+    "task": None,
+    "criterion": None,
+    "optimizer": None,
+    "lr_scheduler": None,
+    "optimization": ("lr", "update_freq", "clip_norm", "sentence_avg"),
+    "dataset": ("batch_size", "max_tokens", "required_batch_size_multiple", "train_subset"),
+}
+# copies of optimization.lr that fairseq keeps in other sections, and machine-specific switches
+UNCOMPARED_SETTINGS = {
+    "optimizer.lr",
+    "lr_scheduler.lr",
+    "optimizer.tpu",
+    "criterion.tpu",
+    "task.data",
+}
 _fairseq = {}  # fairseq's own functions, which ours call
 
 
@@ -153,6 +175,37 @@ def remove_killed_writes(save_dir: str) -> None:
             os.unlink(path)
 
 
+def settings(section) -> dict:
+    """A config section as a dict: fairseq keeps the model's as an argparse Namespace for
+    architectures registered the legacy way."""
+    if isinstance(section, argparse.Namespace):
+        return vars(section)
+    if isinstance(section, DictConfig):
+        return OmegaConf.to_container(section, resolve=True, enum_to_str=True)
+    return section or {}
+
+
+def changed_settings(saved_cfg, cfg) -> list[str]:
+    """ "section.key old -> new" for each setting in COMPARED_SETTINGS that differs between the
+    config a checkpoint was saved with and this run's."""
+    if not saved_cfg:
+        return []  # written before fairseq's dataclass configs (args only)
+    # a legacy architecture's Namespace holds every option of the run: the model's are the others
+    elsewhere = {key for name in cfg if name != "model" for key in settings(cfg.get(name))}
+    changes = []
+    for section, keys in COMPARED_SETTINGS.items():
+        saved, current = settings(saved_cfg.get(section)), settings(cfg.get(section))
+        for key in keys or sorted(set(saved) | set(current)):
+            if (
+                f"{section}.{key}" in UNCOMPARED_SETTINGS
+                or (section == "model" and key in elsewhere)
+                or saved.get(key) == current.get(key)
+            ):
+                continue
+            changes.append(f"{section}.{key} {saved.get(key)!r} -> {current.get(key)!r}")
+    return changes
+
+
 def load_checkpoint(
     self,
     filename,
@@ -161,19 +214,42 @@ def load_checkpoint(
     optimizer_overrides=None,
     reset_meters=False,
 ):
-    """Trainer.load_checkpoint past a damaged checkpoint_last.pt, with the clock reset with the
-    meters."""
+    """Trainer.load_checkpoint past a damaged or missing checkpoint_last.pt, with the clock reset
+    with the meters; a restart with changed settings warns naming each, and weights that do not fit
+    this run's model are refused in one line."""
     save_dir = self.cfg.checkpoint.save_dir
     if self.data_parallel_rank == 0:
         remove_killed_writes(save_dir)
-    extra_state = _fairseq["load_checkpoint"](
-        self,
-        resume_file(save_dir, filename),
-        reset_optimizer,
-        reset_lr_scheduler,
-        optimizer_overrides,
-        reset_meters=reset_meters,
+    filename = resume_file(save_dir, filename)
+    saved_cfg = (
+        read_checkpoint(filename, mmap=True).get("cfg") if os.path.isfile(filename) else None
     )
+    changes = changed_settings(saved_cfg, self.cfg)
+    restart = os.path.abspath(os.path.dirname(filename)) == os.path.abspath(save_dir)
+    if changes and restart and not reset_optimizer:
+        logger.warning(
+            "resuming from %s with changed settings: %s (the run goes on with the new ones)",
+            filename,
+            "; ".join(changes),
+        )
+    try:
+        extra_state = _fairseq["load_checkpoint"](
+            self,
+            filename,
+            reset_optimizer,
+            reset_lr_scheduler,
+            optimizer_overrides,
+            reset_meters=reset_meters,
+        )
+    except Exception as error:
+        if not str(error).startswith("Cannot load model parameters"):
+            raise
+        cause = [line.strip() for line in str(error.__context__).splitlines() if line.strip()]
+        why = "; ".join(c for c in changes if c.startswith("model.")) or (cause or ["?"])[-1][:300]
+        raise CheckpointError(
+            f"{filename}: its weights do not fit this run's model ({why}): train with the "
+            "architecture it was saved with, or start in another save_dir"
+        ) from None
     if reset_meters:
         self._previous_training_time = 0
     return extra_state
