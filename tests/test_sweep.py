@@ -320,6 +320,35 @@ def test_an_unreadable_pretrained_checkpoint_is_a_one_line_error(data_root, tmp_
     )
 
 
+def test_a_pretrained_checkpoint_with_nan_weights_is_refused_before_any_run(
+    data_root, tiny_roberta_checkpoint, tmp_path
+):
+    from test_export_hf import diverged_copy
+
+    diverged = tmp_path / "diverged.pt"
+    name = diverged_copy(tiny_roberta_checkpoint, diverged)
+    run, log = bio_roberta(
+        None,
+        "sweep",
+        "--tasks",
+        "chemprot",
+        "--seed-list",
+        "7",
+        "--pretrained",
+        diverged,
+        "--data-root",
+        data_root,
+        "--results",
+        tmp_path / "results",
+    )
+    assert run.returncode == 2 and "Traceback" not in log, log[-3000:]
+    assert run.stderr.strip().startswith(
+        f"bio-roberta sweep: error: --pretrained {diverged}: weights not finite: {name} holds 1 "
+        "NaN/Inf of "
+    )
+    assert not (tmp_path / "results").exists()
+
+
 def sweep_args(tmp_path, tasks, seeds=None, seed_list=None):
     import argparse
 

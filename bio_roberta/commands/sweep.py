@@ -90,12 +90,13 @@ def seed_plan(args, tasks: list[str]) -> list[tuple[list[str], list[int]]]:
 
 
 def check_pretrained(path: str) -> None:
-    """The checkpoint to fine-tune from loads (cheaply: mmap), or a one-line UsageError."""
+    """The checkpoint to fine-tune from loads (cheaply: mmap) and its weights are finite, or a
+    one-line UsageError."""
     from bio_roberta.cli import UsageError
-    from bio_roberta_core.checkpoints import CheckpointError, read_checkpoint
+    from bio_roberta_core.checkpoints import CheckpointError, check_finite_weights, read_checkpoint
 
     try:
-        read_checkpoint(path, mmap=True)
+        check_finite_weights(path, read_checkpoint(path, mmap=True).get("model") or {})
     except CheckpointError as error:
         raise UsageError(f"--pretrained {error}") from None
 
