@@ -34,6 +34,7 @@ from bio_roberta_core.provenance import (
 )
 from bio_roberta_core.vocab_files import KIND_FILES
 from preprocess.gpt2_encoder import BatchGPT2Encoder, read_dictionary_indices
+from preprocess.text_shards import TextDirError, finished_manifest
 
 logger = logging.getLogger(__name__)
 
@@ -101,10 +102,16 @@ def shard_files(text_dir: Path, split: str) -> list[Path]:
 
 
 def text_files(inputs: Iterable[str | os.PathLike], split: str = TRAIN_SPLIT) -> list[Path]:
-    """Files named by `inputs`: a text-shard dir contributes its `split` shards, a file itself."""
+    """Files named by `inputs`: a text-shard dir contributes its `split` shards, a file itself.
+    A dir whose parse did not finish (no manifest.json) is refused, as binarize refuses it: its
+    shards are those of another run, or only some of them."""
     files: list[Path] = []
     for item in map(Path, inputs):
         if item.is_dir():
+            try:
+                finished_manifest(item)
+            except TextDirError as error:
+                raise VocabDirError(str(error)) from None
             shards = shard_files(item, split)
             if not shards:
                 raise VocabDirError(f"{item}: no {split}.* text shards in this directory")
