@@ -15,7 +15,13 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Sequence
 
-from bio_roberta_core.provenance import atomic_write_json, environment_record, kill_point
+from bio_roberta_core.provenance import (
+    atomic_write_json,
+    environment_record,
+    file_record,
+    kill_point,
+)
+from preprocess.errors import InputLog, printable_name
 from preprocess.sentences import SPLITTER
 from preprocess.shard_writer import Totals, write_shards
 from preprocess.text_shards import (
@@ -96,6 +102,28 @@ def _remove_leftovers(
                 path.unlink()
 
 
+def misnamed_input(path: Path) -> dict[str, Any]:
+    """The summary of an input whose path is not valid UTF-8 (work_files.py's summary fields): not
+    parsed, since neither its .work/ files nor its documents could be named; reported, failed."""
+    shown = printable_name(str(path.resolve()))
+    log = InputLog(shown)
+    log.problem(
+        "file name",
+        "the path is not valid UTF-8 (shown with \\xNN for its other bytes): input not parsed; "
+        "rename it",
+        fatal=True,
+    )
+    return {
+        "input": {**file_record(path), "path": shown},
+        "documents_read": 0,
+        "deletions_read": 0,
+        "skipped": {},
+        "other": {},
+        "problems": log.problems,
+        "failed": log.failed,
+    }
+
+
 def build_text_shards(
     source: str,
     reader: Reader,
@@ -125,9 +153,11 @@ def build_text_shards(
     (out_dir / MANIFEST).unlink(missing_ok=True)  # present only when the run is complete
     _remove_leftovers(out_dir, work)
 
+    named = [path for path in inputs if printable_name(str(path)) == str(path)]
     keys, summaries, reused = parse_inputs(
-        source, reader, inputs, work, reader_options, options.workers
+        source, reader, named, work, reader_options, options.workers
     )
+    summaries += [misnamed_input(path) for path in inputs if path not in named]
 
     totals = Totals()
     shards, rewritten = write_shards(out_dir, work, keys, options, totals)
