@@ -165,10 +165,11 @@ def build_text_shards(
     kill_point("text_shards:shards-written")
 
     documents_read = sum(s["documents_read"] for s in summaries)
-    skipped = Counter()
+    skipped, other = Counter(), Counter()
     problems = []
     for summary in summaries:
         skipped.update(summary["skipped"])
+        other.update(summary["other"])
         problems.extend(summary["problems"])
     skipped.update(totals.skipped)
     manifest = {
@@ -198,6 +199,7 @@ def build_text_shards(
             "deletions_applied": totals.deletions_applied,
             "sentences": dict(totals.sentences),
             "characters": dict(totals.characters),
+            "other": dict(sorted(other.items())),
             "problems": len(problems),
         },
         "problems": problems,

@@ -24,10 +24,16 @@ from tqdm import tqdm
 
 from bio_roberta_core.provenance import atomic_write_json, file_record
 from preprocess.errors import InputLog
-from preprocess.sentences import SPLITTER, normalize_whitespace, split_sentences
+from preprocess.sentences import (
+    MAX_LINE_CHARACTERS,
+    SPLITTER,
+    bounded_lines,
+    normalize_whitespace,
+    split_sentences,
+)
 from preprocess.text_shards import Deletion, Reader
 
-WORK_FORMAT = 2  # bump when the .work/ files change meaning: older ones are then re-parsed
+WORK_FORMAT = 3  # bump when the .work/ files change meaning: older ones are then re-parsed
 WORK_SUFFIXES = (
     ".json",
     ".docs.txt",
@@ -143,6 +149,10 @@ def parse_input_to_work(
                     for sentence in split_sentences(paragraph)
                 ]
             )
+            long_sentences = [s for s in sentences if len(s) > MAX_LINE_CHARACTERS]
+            if long_sentences:  # one line each would be dropped by training: cut into several
+                log.other["long_sentences_split"] += len(long_sentences)
+                sentences = [line for s in sentences for line in bounded_lines(s)]
             if sentences:
                 data = ("\n".join(sentences) + "\n\n").encode("utf-8")
                 docs_out.write(data)
