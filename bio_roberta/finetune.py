@@ -49,6 +49,11 @@ logger = logging.getLogger(__name__)
 RESULT_SCHEMA = "bio-roberta/result/1"
 RESULT_FILE = "result.json"
 OK, FAILED = "ok", "failed"
+# A result record's "score_unit" -> a perfect score in that unit. fine_tune writes fractions
+# (bio_roberta_core.metrics); a record without the key holds fractions too. The report reads
+# either and refuses a score outside its unit's range.
+SCORE_UNITS = {"fraction": 1.0, "percent": 100.0}
+FRACTION = "fraction"
 # Roles of a run: a task without folds; the fold that picks early stopping; a fold that is scored.
 SINGLE, MODEL_SELECTION, EVALUATION = "single", "model_selection", "evaluation"
 # fairseq logs validation metrics x100; results hold fractions like bio_roberta_core.metrics.
@@ -367,6 +372,7 @@ def fine_tune(
         "fold": fold,
         "role": role,
         "metric": spec.metric,
+        "score_unit": FRACTION,
         "status": FAILED,
         "error": None,
         "log": str(log_path),
@@ -513,6 +519,7 @@ def failed_without_selection(
         "fold": fold,
         "role": EVALUATION,
         "metric": spec.metric,
+        "score_unit": FRACTION,
         "status": FAILED,
         "test_score": None,
         "valid_score": None,

@@ -22,6 +22,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import os
 import statistics
 from dataclasses import dataclass, field
@@ -40,7 +41,16 @@ from bio_roberta.blurb.suite import (
     metric_gap,
     split_gap,
 )
-from bio_roberta.finetune import EVALUATION, OK, RESULT_FILE, RESULT_SCHEMA, SINGLE
+from bio_roberta.finetune import (
+    EVALUATION,
+    FAILED,
+    FRACTION,
+    OK,
+    RESULT_FILE,
+    RESULT_SCHEMA,
+    SCORE_UNITS,
+    SINGLE,
+)
 from bio_roberta.suites import BLURB, BOTH, LEWIS, SUITES, lewis_tasks
 from bio_roberta.tasks.registry import DEFAULT_SEEDS, PAPER_COLUMNS, TASKS, summary_groups
 from bio_roberta_core.provenance import atomic_write_bytes, atomic_write_text, sha256_file
@@ -63,21 +73,63 @@ class TaskResult:
         return statistics.median(self.seed_scores.values())
 
 
+def check_record(path: Path, record: Any) -> dict[str, Any]:
+    """A result record as the report reads it: its test score as a fraction, whatever its declared
+    score_unit; ReportError naming the file for one that is not a result record."""
+    if not isinstance(record, dict):
+        raise ReportError(
+            f"{path}: a JSON {type(record).__name__}, not a result record (an object)"
+        )
+    if record.get("schema") != RESULT_SCHEMA:
+        raise ReportError(f"{path}: schema {record.get('schema')!r}, expected {RESULT_SCHEMA!r}")
+    missing = [key for key in ("task", "seed", "status", "test_score") if key not in record]
+    if missing:
+        raise ReportError(f"{path}: no {', '.join(missing)}: not a whole result record")
+    unit = record.get("score_unit", FRACTION)
+    if unit not in SCORE_UNITS:
+        raise ReportError(f"{path}: score_unit {unit!r} is not one of {', '.join(SCORE_UNITS)}")
+    score = record["test_score"]
+    if record["status"] != OK:
+        return record
+    if isinstance(score, bool) or not isinstance(score, (int, float)):
+        raise ReportError(f"{path}: status ok but test_score {score!r} is not a number")
+    if math.isnan(score):
+        # no score to take a median of: listed with the failed runs, saying why
+        error = "test_score is NaN: the metric is undefined on its predictions (all equal, or NaN)"
+        return {**record, "status": FAILED, "error": error}
+    if not -SCORE_UNITS[unit] <= score <= SCORE_UNITS[unit]:
+        raise ReportError(
+            f"{path}: test_score {score} is outside [-{SCORE_UNITS[unit]:g}, "
+            f"{SCORE_UNITS[unit]:g}], the range of a {unit} (score_unit"
+            f"{' unset: fractions' if 'score_unit' not in record else ''}); give its score_unit"
+        )
+    return {**record, "test_score": score / SCORE_UNITS[unit]}
+
+
 def load_records(results_dir: str | os.PathLike) -> list[dict[str, Any]]:
-    """Every result record under results_dir (RESULTS/<task>/seed<s>/[fold<k>/]result.json)."""
+    """Every result record under results_dir (RESULTS/<task>/seed<s>/[fold<k>/]result.json), test
+    scores as fractions; ReportError naming the file for one that cannot be read, and for a second
+    record of the same run (task, seed, fold) elsewhere under results_dir."""
     results_dir = Path(results_dir)
     if not results_dir.is_dir():
         raise ReportError(f"{results_dir}: no such results dir")
-    records = []
+    records, runs = [], {}
     for path in sorted(results_dir.rglob(RESULT_FILE)):
         try:
-            record = json.loads(path.read_text())
+            record = json.loads(path.read_bytes().decode("utf-8"))
+        except UnicodeDecodeError as error:
+            raise ReportError(f"{path}: not UTF-8 ({error}); not a result record") from None
         except json.JSONDecodeError as error:
             raise ReportError(f"{path}: not a JSON result record ({error})") from None
-        if record.get("schema") != RESULT_SCHEMA:
+        record = check_record(path, record)
+        run = (record["task"], record["seed"], record.get("fold"))
+        if run in runs:
             raise ReportError(
-                f"{path}: schema {record.get('schema')!r}, expected {RESULT_SCHEMA!r}"
+                f"{path}: a second record of {record['task']} seed {record['seed']}"
+                + (f" fold {run[2]}" if run[2] is not None else "")
+                + f" (the first: {runs[run]}); move one out of {results_dir}"
             )
+        runs[run] = path
         record["_path"] = str(path)
         records.append(record)
     if not records:
