@@ -50,6 +50,8 @@ from bio_roberta.finetune import (
     RESULT_SCHEMA,
     SCORE_UNITS,
     SINGLE,
+    STARTED,
+    unfinished_text,
 )
 from bio_roberta.suites import BLURB, BOTH, LEWIS, SUITES, lewis_tasks
 from bio_roberta.tasks.registry import DEFAULT_SEEDS, PAPER_COLUMNS, TASKS, summary_groups
@@ -89,6 +91,8 @@ def check_record(path: Path, record: Any) -> dict[str, Any]:
     if unit not in SCORE_UNITS:
         raise ReportError(f"{path}: score_unit {unit!r} is not one of {', '.join(SCORE_UNITS)}")
     score = record["test_score"]
+    if record["status"] not in (OK, FAILED, STARTED):
+        raise ReportError(f"{path}: status {record['status']!r} is not one of ok, failed, started")
     if record["status"] != OK:
         return record
     if isinstance(score, bool) or not isinstance(score, (int, float)):
@@ -335,7 +339,20 @@ def blurb_summary(rows: list[dict[str, Any]]) -> Optional[dict[str, Any]]:
 
 
 def failed_runs(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [r for r in records if r["status"] != OK]
+    return [r for r in records if r["status"] == FAILED]
+
+
+def unfinished_lines(records: list[dict[str, Any]]) -> list[str]:
+    """The runs whose record says they started and nothing more (finetune.STARTED); none: no
+    lines."""
+    unfinished = [r for r in records if r["status"] == STARTED]
+    if not unfinished:
+        return []
+    lines = [f"## Unfinished runs ({len(unfinished)})", ""]
+    for record in unfinished:
+        fold = f" fold {record['fold']}" if record.get("fold") is not None else ""
+        lines.append(f"- {record['task']} seed {record['seed']}{fold}: {unfinished_text(record)}")
+    return lines
 
 
 def paper_cells(row: dict[str, Any], columns, digits: int) -> str:
@@ -486,7 +503,13 @@ def provenance_lines(records) -> list[str]:
 def markdown(sections: list[list[str]], results_dir: Path, records) -> str:
     """The title, then the suite sections, failed runs and provenance, a blank line between."""
     lines = [f"# Fine-tuning report: {results_dir}"]
-    for section in [*sections, failure_lines(failed_runs(records)), provenance_lines(records)]:
+    unfinished = unfinished_lines(records)
+    for section in [
+        *sections,
+        failure_lines(failed_runs(records)),
+        *([unfinished] if unfinished else []),
+        provenance_lines(records),
+    ]:
         lines += ["", *section]
     return "\n".join(lines)
 

@@ -143,10 +143,11 @@ def replace_dir(new: str | os.PathLike, target: str | os.PathLike) -> None:
     shutil.rmtree(old)
 
 
-def kill_point(name: str) -> None:
-    """For kill tests: SIGKILL this process here when $BIO_ROBERTA_KILL_AT is `name`."""
+def kill_point(name: str, pid: int | None = None) -> None:
+    """For kill tests: SIGKILL this process (or process `pid`) here when $BIO_ROBERTA_KILL_AT is
+    `name`."""
     if os.environ.get("BIO_ROBERTA_KILL_AT") == name:
-        os.kill(os.getpid(), signal.SIGKILL)
+        os.kill(os.getpid() if pid is None else pid, signal.SIGKILL)
 
 
 def json_hash(obj: Any) -> str:

@@ -10,18 +10,16 @@ sentence splitting, fingerprints), the shard writer (shard_writer.py) only copie
 from __future__ import annotations
 
 import concurrent.futures
-import ctypes
 import hashlib
 import json
 import os
 import re
-import signal
-import sys
 from pathlib import Path
 from typing import Any, Iterator, NamedTuple, Sequence
 
 from tqdm import tqdm
 
+from bio_roberta_core.processes import end_with_parent
 from bio_roberta_core.provenance import atomic_write_json, file_record
 from preprocess.errors import InputLog
 from preprocess.sentences import (
@@ -193,14 +191,6 @@ def parse_input_to_work(
     }
     atomic_write_json(work / f"{key}.json", summary)
     return summary
-
-
-def end_with_parent() -> None:
-    """Pool initializer: a worker is killed with the run, so a killed run leaves no worker behind
-    still writing into .work/ (Linux; elsewhere workers end when they next read from the pool)."""
-    if sys.platform.startswith("linux"):
-        PR_SET_PDEATHSIG = 1
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def work_records(work: Path, key: str) -> Iterator[WorkRecord]:

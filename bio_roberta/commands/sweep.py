@@ -122,6 +122,7 @@ def run(args):
     from pathlib import Path
 
     from bio_roberta.cli import UsageError
+    from bio_roberta_core.processes import end_with_parent
 
     tasks = selected_tasks(args.tasks)
     plan = seed_plan(args, tasks)
@@ -153,5 +154,6 @@ def run(args):
             *([f"arch={args.arch}"] if args.arch else []),
             *args.overrides,
         ]
-        statuses.append(subprocess.run(command).returncode)
+        # killed, the sweep takes its Hydra job and that job's fairseq-train with it
+        statuses.append(subprocess.run(command, preexec_fn=end_with_parent).returncode)
     return exit_status(statuses, args.results, plan)
