@@ -203,8 +203,8 @@ def test_names_that_are_not_utf8_are_reported_escaped_and_the_good_inputs_parsed
             "file name, its id then, is not valid UTF-8: article skipped; rename the file"
         ),
         (
-            f"  {inputs}/caf\\xe9.nxml: file name: the path is not valid UTF-8 (shown with \\xNN for "
-            "its other bytes): input not parsed; rename it"
+            f"  {inputs}/caf\\xe9.nxml: file name: the path is not valid UTF-8 (shown with "
+            "\\xNN for its other bytes): input not parsed; rename it"
         ),
     ]
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))

@@ -17,8 +17,8 @@ places only:
     saved with (COMPARED_SETTINGS) warns naming each (old -> new), and weights that do not fit
     the model are refused in one line (CheckpointError); and when the meters are reset (the run
     starts from another model's weights: checkpoint.finetune_from_model, or --restore-file with
-    --reset-meters) it resets fairseq's cumulative training clock too, so optimization.stop_time_hours counts this
-    run's time;
+    --reset-meters) it resets fairseq's cumulative training clock too, so
+    optimization.stop_time_hours counts this run's time;
   * Trainer.save_checkpoint records the path and sha256 of the dict.txt the model is trained with
     (extra_state["dictionary"]; `bio-roberta export-hf` checks its vocabulary against it);
   * load_checkpoint_to_cpu reports a file it cannot load as a one-line CheckpointError naming it;
