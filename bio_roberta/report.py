@@ -84,15 +84,18 @@ def check_record(path: Path, record: Any) -> dict[str, Any]:
         )
     if record.get("schema") != RESULT_SCHEMA:
         raise ReportError(f"{path}: schema {record.get('schema')!r}, expected {RESULT_SCHEMA!r}")
-    missing = [key for key in ("task", "seed", "status", "test_score") if key not in record]
+    missing = [k for k in ("task", "seed", "metric", "status", "test_score") if k not in record]
     if missing:
         raise ReportError(f"{path}: no {', '.join(missing)}: not a whole result record")
+    record = {**record, "role": record.get("role", SINGLE)}
     unit = record.get("score_unit", FRACTION)
     if unit not in SCORE_UNITS:
         raise ReportError(f"{path}: score_unit {unit!r} is not one of {', '.join(SCORE_UNITS)}")
     score = record["test_score"]
     if record["status"] not in (OK, FAILED, STARTED):
-        raise ReportError(f"{path}: status {record['status']!r} is not one of ok, failed, started")
+        raise ReportError(
+            f"{path}: status {record['status']!r} is not one of {OK}, {FAILED}, {STARTED}"
+        )
     if record["status"] != OK:
         return record
     if isinstance(score, bool) or not isinstance(score, (int, float)):
