@@ -30,6 +30,7 @@ from bio_roberta.hf_weights import (
 )
 from bio_roberta.tasks.kinds import HFExport, TaskKind, kind_trained_by
 from bio_roberta.tasks.registry import TaskSpec
+from bio_roberta_core.checkpoints import check_finite_weights
 from bio_roberta_core.model_dictionary import load_model_dictionary, training_dictionary
 from bio_roberta_core.output_dir import new_output_dir
 from bio_roberta_core.provenance import (
@@ -65,6 +66,7 @@ def load_checkpoint(
     import user_dir  # noqa: F401  (allowlist for torch's weights_only load; unreadable files as CheckpointError)
 
     state = checkpoint_utils.load_checkpoint_to_cpu(str(path))
+    check_finite_weights(path, state.get("model") or {})
     cfg = state.get("cfg") or {}
     model_cfg = cfg["model"] if "model" in cfg else state.get("args")
     if model_cfg is None:

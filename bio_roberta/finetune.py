@@ -10,7 +10,11 @@ scored. Each run writes
     RESULTS/<task>/seed<seed>/[fold<k>/]result.json   (RESULT_SCHEMA, bio_roberta_core.provenance)
 
 next to its train.log, predictions and checkpoint. A run whose record says "ok" for the same
-config hash is skipped; a run that fails is recorded as failed with its error and log.
+config hash is skipped; a run that fails is recorded as failed with its error and log; while
+fairseq-train runs the record says "started", which a killed run keeps. fairseq-train ends with
+the job (bio_roberta_core.processes). For tests: BIO_ROBERTA_KILL_AT=
+fine_tune:training-started:parent SIGKILLs the job's parent (`bio-roberta sweep`) once
+fairseq-train runs.
 
 Cross-validation tasks (TaskSpec.folds): the model-selection fold (fold 1) is trained with
 validation and early stopping like any task; the number of updates of its best validation step
@@ -36,11 +40,13 @@ from pathlib import Path
 from typing import Any, Optional
 
 from bio_roberta.tasks.registry import Hyperparameters, TaskSpec, get_task
+from bio_roberta_core.processes import end_with_parent
 from bio_roberta_core.provenance import (
     atomic_write_json,
     environment_record,
     file_record,
     json_hash,
+    kill_point,
     sha256_file,
 )
 
@@ -48,7 +54,14 @@ logger = logging.getLogger(__name__)
 
 RESULT_SCHEMA = "bio-roberta/result/1"
 RESULT_FILE = "result.json"
-OK, FAILED = "ok", "failed"
+# A run's status; STARTED only until it finishes: a record that keeps it is of a killed run (or
+# of one still running).
+OK, FAILED, STARTED = "ok", "failed", "started"
+# A result record's "score_unit" -> a perfect score in that unit. fine_tune writes fractions
+# (bio_roberta_core.metrics); a record without the key holds fractions too. The report reads
+# either and refuses a score outside its unit's range.
+SCORE_UNITS = {"fraction": 1.0, "percent": 100.0}
+FRACTION = "fraction"
 # Roles of a run: a task without folds; the fold that picks early stopping; a fold that is scored.
 SINGLE, MODEL_SELECTION, EVALUATION = "single", "model_selection", "evaluation"
 # fairseq logs validation metrics x100; results hold fractions like bio_roberta_core.metrics.
@@ -369,6 +382,7 @@ def fine_tune(
         "fold": fold,
         "role": role,
         "metric": spec.metric,
+        "score_unit": FRACTION,
         "status": FAILED,
         "error": None,
         "log": str(log_path),
@@ -398,12 +412,17 @@ def fine_tune(
             cfg, spec, hp, data_dir, out / "checkpoints", fixed_updates, pretrained
         )
         record["config"]["fairseq_args"] = options
+        # what a killed sweep leaves: a run the report lists as unfinished, not one left out
+        atomic_write_json(out / RESULT_FILE, {**record, "status": STARTED, **environment_record()})
         with open(log_path, "w") as log:
-            train = subprocess.run(
+            train = subprocess.Popen(
                 [sys.executable, "-m", "fairseq_cli.train", *options],
                 stdout=log,
                 stderr=subprocess.STDOUT,
+                preexec_fn=end_with_parent,
             )
+            kill_point("fine_tune:training-started:parent", os.getppid())
+            train.wait()
         record["timings"]["train_seconds"] = round(time.monotonic() - started, 3)
         if train.returncode != 0:
             raise FinetuneError(
@@ -490,7 +509,9 @@ def failed_runs(
                         f"under {results_dir}/hydra)"
                     )
                     continue
-                if record.get("status") != OK:
+                if record.get("status") == STARTED:
+                    lines.append(f"{run}: {unfinished_text(record)}")
+                elif record.get("status") != OK:
                     log = record.get("log")
                     where = (
                         f"log: {log}"
@@ -501,6 +522,15 @@ def failed_runs(
                         f"{run}: {(str(record.get('error')).splitlines() or [''])[0]} ({where})"
                     )
     return lines
+
+
+def unfinished_text(record: dict[str, Any]) -> str:
+    """What a record still STARTED says about its run."""
+    started = (record.get("timings") or {}).get("started", "?")
+    return (
+        f"unfinished: started {started} and never recorded a result (killed, or still "
+        f"running; log: {record.get('log')})"
+    )
 
 
 def failed_without_selection(
@@ -515,6 +545,7 @@ def failed_without_selection(
         "fold": fold,
         "role": EVALUATION,
         "metric": spec.metric,
+        "score_unit": FRACTION,
         "status": FAILED,
         "test_score": None,
         "valid_score": None,

@@ -27,6 +27,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import os
 import re
 import statistics
@@ -46,7 +47,18 @@ from bio_roberta.blurb.suite import (
     split_gap,
 )
 from bio_roberta.figures import figure_png, pyplot
-from bio_roberta.finetune import EVALUATION, OK, RESULT_FILE, RESULT_SCHEMA, SINGLE
+from bio_roberta.finetune import (
+    EVALUATION,
+    FAILED,
+    FRACTION,
+    OK,
+    RESULT_FILE,
+    RESULT_SCHEMA,
+    SCORE_UNITS,
+    SINGLE,
+    STARTED,
+    unfinished_text,
+)
 from bio_roberta.suites import BLURB, BOTH, LEWIS, SUITES, lewis_tasks
 from bio_roberta.tasks.registry import DEFAULT_SEEDS, PAPER_COLUMNS, TASKS, summary_groups
 from bio_roberta_core.output_dir import new_output_dir
@@ -79,21 +91,68 @@ class TaskResult:
         return statistics.median(self.seed_scores.values())
 
 
+def check_record(path: Path, record: Any) -> dict[str, Any]:
+    """A result record as the report reads it: its test score as a fraction, whatever its declared
+    score_unit; ReportError naming the file for one that is not a result record."""
+    if not isinstance(record, dict):
+        raise ReportError(
+            f"{path}: a JSON {type(record).__name__}, not a result record (an object)"
+        )
+    if record.get("schema") != RESULT_SCHEMA:
+        raise ReportError(f"{path}: schema {record.get('schema')!r}, expected {RESULT_SCHEMA!r}")
+    missing = [k for k in ("task", "seed", "metric", "status", "test_score") if k not in record]
+    if missing:
+        raise ReportError(f"{path}: no {', '.join(missing)}: not a whole result record")
+    record = {**record, "role": record.get("role", SINGLE)}
+    unit = record.get("score_unit", FRACTION)
+    if unit not in SCORE_UNITS:
+        raise ReportError(f"{path}: score_unit {unit!r} is not one of {', '.join(SCORE_UNITS)}")
+    score = record["test_score"]
+    if record["status"] not in (OK, FAILED, STARTED):
+        raise ReportError(
+            f"{path}: status {record['status']!r} is not one of {OK}, {FAILED}, {STARTED}"
+        )
+    if record["status"] != OK:
+        return record
+    if isinstance(score, bool) or not isinstance(score, (int, float)):
+        raise ReportError(f"{path}: status ok but test_score {score!r} is not a number")
+    if math.isnan(score):
+        # no score to take a median of: listed with the failed runs, saying why
+        error = "test_score is NaN: the metric is undefined on its predictions (all equal, or NaN)"
+        return {**record, "status": FAILED, "error": error}
+    if not -SCORE_UNITS[unit] <= score <= SCORE_UNITS[unit]:
+        raise ReportError(
+            f"{path}: test_score {score} is outside [-{SCORE_UNITS[unit]:g}, "
+            f"{SCORE_UNITS[unit]:g}], the range of a {unit} (score_unit"
+            f"{' unset: fractions' if 'score_unit' not in record else ''}); give its score_unit"
+        )
+    return {**record, "test_score": score / SCORE_UNITS[unit]}
+
+
 def load_records(results_dir: str | os.PathLike) -> list[dict[str, Any]]:
-    """Every result record under results_dir (RESULTS/<task>/seed<s>/[fold<k>/]result.json)."""
+    """Every result record under results_dir (RESULTS/<task>/seed<s>/[fold<k>/]result.json), test
+    scores as fractions; ReportError naming the file for one that cannot be read, and for a second
+    record of the same run (task, seed, fold) elsewhere under results_dir."""
     results_dir = Path(results_dir)
     if not results_dir.is_dir():
         raise ReportError(f"{results_dir}: no such results dir")
-    records = []
+    records, runs = [], {}
     for path in sorted(results_dir.rglob(RESULT_FILE)):
         try:
-            record = json.loads(path.read_text())
+            record = json.loads(path.read_bytes().decode("utf-8"))
+        except UnicodeDecodeError as error:
+            raise ReportError(f"{path}: not UTF-8 ({error}); not a result record") from None
         except json.JSONDecodeError as error:
             raise ReportError(f"{path}: not a JSON result record ({error})") from None
-        if record.get("schema") != RESULT_SCHEMA:
+        record = check_record(path, record)
+        run = (record["task"], record["seed"], record.get("fold"))
+        if run in runs:
             raise ReportError(
-                f"{path}: schema {record.get('schema')!r}, expected {RESULT_SCHEMA!r}"
+                f"{path}: a second record of {record['task']} seed {record['seed']}"
+                + (f" fold {run[2]}" if run[2] is not None else "")
+                + f" (the first: {runs[run]}); move one out of {results_dir}"
             )
+        runs[run] = path
         record["_path"] = str(path)
         records.append(record)
     if not records:
@@ -299,7 +358,20 @@ def blurb_summary(rows: list[dict[str, Any]]) -> Optional[dict[str, Any]]:
 
 
 def failed_runs(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [r for r in records if r["status"] != OK]
+    return [r for r in records if r["status"] == FAILED]
+
+
+def unfinished_lines(records: list[dict[str, Any]]) -> list[str]:
+    """The runs whose record says they started and nothing more (finetune.STARTED); none: no
+    lines."""
+    unfinished = [r for r in records if r["status"] == STARTED]
+    if not unfinished:
+        return []
+    lines = [f"## Unfinished runs ({len(unfinished)})", ""]
+    for record in unfinished:
+        fold = f" fold {record['fold']}" if record.get("fold") is not None else ""
+        lines.append(f"- {record['task']} seed {record['seed']}{fold}: {unfinished_text(record)}")
+    return lines
 
 
 def paper_cells(row: dict[str, Any], columns, digits: int) -> str:
@@ -485,7 +557,13 @@ def markdown(sections: list[list[str]], results_dir: Path, records, curves: list
     """The title, then the suite sections, failed runs, training curves and provenance, a blank
     line between."""
     lines = [f"# Fine-tuning report: {results_dir}"]
-    tail = [failure_lines(failed_runs(records)), curves, provenance_lines(records)]
+    unfinished = unfinished_lines(records)
+    tail = [
+        failure_lines(failed_runs(records)),
+        *([unfinished] if unfinished else []),
+        curves,
+        provenance_lines(records),
+    ]
     for section in [*sections, *tail]:
         lines += ["", *section]
     return "\n".join(lines)

@@ -126,3 +126,20 @@ def read_checkpoint(path: str | os.PathLike, mmap: bool = False) -> dict[str, An
         return torch.load(path, map_location="cpu", mmap=mmap and zipfile.is_zipfile(path))
     except Exception as error:  # noqa: BLE001 - whatever torch raises, the file is unreadable
         raise CheckpointError.unreadable(path, error) from None
+
+
+def check_finite_weights(path: str | os.PathLike, model_state: dict[str, Any]) -> None:
+    """A CheckpointError naming the first tensor of model_state (in its order) holding NaN or Inf:
+    such weights give NaN outputs, which an export or a fine-tuning run would only show later
+    and obscurely."""
+    import torch
+
+    for name, tensor in model_state.items():
+        if not torch.is_tensor(tensor) or not tensor.is_floating_point():
+            continue
+        finite = torch.isfinite(tensor)
+        if not bool(finite.all()):
+            raise CheckpointError(
+                f"{path}: weights not finite: {name} holds {int((~finite).sum())} NaN/Inf of "
+                f"{finite.numel()} values (a diverged run?); use an earlier checkpoint"
+            )

@@ -141,10 +141,11 @@ def atomic_write_json(path: str | os.PathLike, obj: Any) -> None:
     atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
 
 
-def kill_point(name: str) -> None:
-    """For kill tests: SIGKILL this process here when $BIO_ROBERTA_KILL_AT is `name`."""
+def kill_point(name: str, pid: int | None = None) -> None:
+    """For kill tests: SIGKILL this process (or process `pid`) here when $BIO_ROBERTA_KILL_AT is
+    `name`."""
     if os.environ.get("BIO_ROBERTA_KILL_AT") == name:
-        os.kill(os.getpid(), signal.SIGKILL)
+        os.kill(os.getpid() if pid is None else pid, signal.SIGKILL)
 
 
 def json_hash(obj: Any) -> str:

@@ -35,3 +35,9 @@ class InputLog:
             {"file": self.path, "position": position, "reason": reason, "fatal": fatal}
         )
         self.failed = self.failed or fatal
+
+
+def printable_name(name: str) -> str:
+    """A file or member name as JSON and a terminal can show it: the bytes of a name that is not
+    valid UTF-8 (which Python holds as surrogate escapes, unencodable as UTF-8) written as \\xNN."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")

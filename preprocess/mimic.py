@@ -9,7 +9,9 @@ category. Skipped and counted: ISERROR=1 rows (retracted notes: `iserror`), othe
 valid UTF-8 (`invalid_utf8`), a record whose quoting went wrong (`bad_quoting`: a stray quote; the
 lines it swallowed are skipped with it and reading goes on at the next line that starts a record,
 ROW_ID,SUBJECT_ID,...) and a last record cut inside its quoted TEXT (`truncated_record`: the file
-was cut short, which fails the input); each is reported with its record number and line.
+was cut short, which fails the input); each is reported with its record number and line. NUL
+characters in a TEXT (corruption) are written as spaces, counted (`nul_characters`) and reported
+with the record.
 
 De-identification placeholders such as [**2151-7-16**] are kept as written, or with
 `placeholders="type"` replaced by one token per kind of PHI (PLACEHOLDER_TYPES, first match on
@@ -245,6 +247,11 @@ def iter_mimic_records(
                 log.skip("category_not_selected")
                 continue
             text = row[column["TEXT"]]
+            nuls = text.count("\0")
+            if nuls:  # corruption: written as spaces, said so
+                log.other["nul_characters"] += nuls
+                log.problem(position, f"{nuls} NUL character(s) in TEXT, each written as a space")
+                text = text.replace("\0", " ")
             if placeholders == "type":
                 text = normalise_placeholders(text)
             yield Document(row[column["ROW_ID"]].strip(), tuple(PARAGRAPH_BREAK.split(text)))

@@ -16,7 +16,13 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from bio_roberta_core.output_dir import disk_full_named, output_lock
-from bio_roberta_core.provenance import atomic_write_json, environment_record, kill_point
+from bio_roberta_core.provenance import (
+    atomic_write_json,
+    environment_record,
+    file_record,
+    kill_point,
+)
+from preprocess.errors import InputLog, printable_name
 from preprocess.sentences import SPLITTER
 from preprocess.shard_writer import Totals, write_shards
 from preprocess.text_shards import (
@@ -97,6 +103,28 @@ def _remove_leftovers(
                 path.unlink()
 
 
+def misnamed_input(path: Path) -> dict[str, Any]:
+    """The summary of an input whose path is not valid UTF-8 (work_files.py's summary fields): not
+    parsed, since neither its .work/ files nor its documents could be named; reported, failed."""
+    shown = printable_name(str(path.resolve()))
+    log = InputLog(shown)
+    log.problem(
+        "file name",
+        "the path is not valid UTF-8 (shown with \\xNN for its other bytes): input not parsed; "
+        "rename it",
+        fatal=True,
+    )
+    return {
+        "input": {**file_record(path), "path": shown},
+        "documents_read": 0,
+        "deletions_read": 0,
+        "skipped": {},
+        "other": {},
+        "problems": log.problems,
+        "failed": log.failed,
+    }
+
+
 def build_text_shards(
     source: str,
     reader: Reader,
@@ -151,9 +179,11 @@ def _build_text_shards(
     (out_dir / MANIFEST).unlink(missing_ok=True)  # present only when the run is complete
     _remove_leftovers(out_dir, work)
 
+    named = [path for path in inputs if printable_name(str(path)) == str(path)]
     keys, summaries, reused = parse_inputs(
-        source, reader, inputs, work, reader_options, options.workers
+        source, reader, named, work, reader_options, options.workers
     )
+    summaries += [misnamed_input(path) for path in inputs if path not in named]
 
     totals = Totals()
     shards, rewritten = write_shards(out_dir, work, keys, options, totals)
@@ -161,10 +191,11 @@ def _build_text_shards(
     kill_point("text_shards:shards-written")
 
     documents_read = sum(s["documents_read"] for s in summaries)
-    skipped = Counter()
+    skipped, other = Counter(), Counter()
     problems = []
     for summary in summaries:
         skipped.update(summary["skipped"])
+        other.update(summary["other"])
         problems.extend(summary["problems"])
     skipped.update(totals.skipped)
     manifest = {
@@ -194,6 +225,7 @@ def _build_text_shards(
             "deletions_applied": totals.deletions_applied,
             "sentences": dict(totals.sentences),
             "characters": dict(totals.characters),
+            "other": dict(sorted(other.items())),
             "problems": len(problems),
         },
         "problems": problems,

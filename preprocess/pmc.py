@@ -35,7 +35,7 @@ import pubmed_parser
 from lxml import etree
 from pubmed_parser.pubmed_oa_parser import parse_article_meta
 
-from preprocess.errors import InputLog
+from preprocess.errors import InputLog, printable_name
 from preprocess.parse_stage import build_text_shards
 from preprocess.text_shards import Document, Record, ShardOptions, expand_inputs
 
@@ -67,6 +67,7 @@ def _text(element) -> str:
 
 def read_article(path: Path, name: str, log: InputLog) -> Document | None:
     """One .nxml article (at `path`, reported as `name`) as a document; None when it fails."""
+    name, raw_name = printable_name(name), name
     try:
         article = etree.fromstring(
             path.read_bytes(),
@@ -92,6 +93,14 @@ def read_article(path: Path, name: str, log: InputLog) -> Document | None:
     if empty_paragraphs:
         log.other["empty_paragraphs"] += empty_paragraphs
     pmc_id = (ids.get("pmc") or "").strip()
+    if not pmc_id and name != raw_name:
+        log.skip("file_name_not_utf8")
+        log.problem(
+            name,
+            "the article has no PMC id and its file name, its id then, is not valid UTF-8: "
+            "article skipped; rename the file",
+        )
+        return None
     doc_id = f"PMC{pmc_id}" if pmc_id else PurePosixPath(name).name.removesuffix(ARTICLE_SUFFIX)
     return Document(doc_id, tuple(text for text in texts if text.strip()))
 
@@ -116,7 +125,7 @@ def _iter_package(path: Path, log: InputLog, max_article_mb: float) -> Iterator[
     try:
         with tarfile.open(path, mode="r|*") as package:
             for member_number, member in enumerate(package, 1):
-                where = f"member {member_number} {member.name!r}"
+                where = f"member {member_number} {printable_name(member.name)!r}"
                 reason = unsafe_member_reason(member)
                 if reason:
                     log.other["unsafe_members"] += 1

@@ -21,7 +21,8 @@ dependencies.
 
 Sentences never cross paragraph boundaries (title, abstract section, body paragraph, note block):
 callers split each paragraph separately. Whitespace (including Unicode line separators) is
-collapsed first, so a sentence is always exactly one non-empty line.
+collapsed first, so a sentence is always exactly one non-empty line; a sentence longer than
+MAX_LINE_CHARACTERS becomes several lines (bounded_lines), counted by the parse.
 """
 
 from __future__ import annotations
@@ -31,6 +32,11 @@ import ctypes
 import blingfire
 
 SPLITTER = "blingfire"
+# The longest line a shard holds. fairseq's masked LM (sample_break_mode complete,
+# tokens_per_sample 512) drops a line longer than a sample with only an "invalid sizes" warning,
+# and a note or document without a sentence boundary is one line (36M tokens once in MIMIC-III).
+# Even at 2 characters per BPE token (numbers, lab tables) 1000 characters fit in 512 tokens.
+MAX_LINE_CHARACTERS = 1000
 
 
 def normalize_whitespace(text: str) -> str:
@@ -77,3 +83,15 @@ def split_sentences(paragraph: str) -> list[str]:
         for sentence in (s.strip() for s in _text_to_sentences(text).split("\n"))
         if sentence
     ]
+
+
+def bounded_lines(sentence: str, limit: int = MAX_LINE_CHARACTERS) -> list[str]:
+    """The sentence as lines of at most `limit` characters, each cut at the last space before the
+    limit (mid-word only in a word longer than the limit)."""
+    lines = []
+    while len(sentence) > limit:
+        cut = sentence.rfind(" ", 1, limit + 1)
+        cut = cut if cut > 0 else limit
+        lines.append(sentence[:cut].rstrip())
+        sentence = sentence[cut:].lstrip()
+    return lines + [sentence] if sentence else lines

@@ -199,10 +199,13 @@ def shard_files(text_dir: Path, split: str) -> list[Path]:
 
 
 def text_files(inputs: Iterable[str | os.PathLike], split: str = "train") -> list[Path]:
-    """Files named by `inputs`: a text-shard dir contributes its `split` shards, a file itself."""
+    """Files named by `inputs`: a text-shard dir contributes its `split` shards, a file itself.
+    A dir whose parse did not finish (no manifest.json) is refused, as binarize refuses it: its
+    shards are those of another run, or only some of them."""
     files: list[Path] = []
     for item in map(Path, inputs):
         if item.is_dir():
+            finished_manifest(item)
             shards = shard_files(item, split)
             if not shards:
                 raise TextDirError(f"{item}: no {split}.* text shards in this directory")

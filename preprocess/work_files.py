@@ -10,24 +10,28 @@ sentence splitting, fingerprints), the shard writer (shard_writer.py) only copie
 from __future__ import annotations
 
 import concurrent.futures
-import ctypes
 import hashlib
 import json
 import os
 import re
-import signal
-import sys
 from pathlib import Path
 from typing import Any, Iterator, NamedTuple, Sequence
 
 from tqdm import tqdm
 
+from bio_roberta_core.processes import end_with_parent
 from bio_roberta_core.provenance import atomic_write_json, file_record, naming_file
 from preprocess.errors import InputLog
-from preprocess.sentences import SPLITTER, normalize_whitespace, split_sentences
+from preprocess.sentences import (
+    MAX_LINE_CHARACTERS,
+    SPLITTER,
+    bounded_lines,
+    normalize_whitespace,
+    split_sentences,
+)
 from preprocess.text_shards import Deletion, Reader
 
-WORK_FORMAT = 2  # bump when the .work/ files change meaning: older ones are then re-parsed
+WORK_FORMAT = 3  # bump when the .work/ files change meaning: older ones are then re-parsed
 WORK_SUFFIXES = (
     ".json",
     ".docs.txt",
@@ -144,6 +148,10 @@ def parse_input_to_work(
                     for sentence in split_sentences(paragraph)
                 ]
             )
+            long_sentences = [s for s in sentences if len(s) > MAX_LINE_CHARACTERS]
+            if long_sentences:  # one line each would be dropped by training: cut into several
+                log.other["long_sentences_split"] += len(long_sentences)
+                sentences = [line for s in sentences for line in bounded_lines(s)]
             if sentences:
                 data = ("\n".join(sentences) + "\n\n").encode("utf-8")
                 with naming_file(docs_path):  # where a full disk shows first
@@ -186,14 +194,6 @@ def parse_input_to_work(
     }
     atomic_write_json(work / f"{key}.json", summary)
     return summary
-
-
-def end_with_parent() -> None:
-    """Pool initializer: a worker is killed with the run, so a killed run leaves no worker behind
-    still writing into .work/ (Linux; elsewhere workers end when they next read from the pool)."""
-    if sys.platform.startswith("linux"):
-        PR_SET_PDEATHSIG = 1
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def work_records(work: Path, key: str) -> Iterator[WorkRecord]:

@@ -338,7 +338,9 @@ def test_out_dir_holding_other_files_or_a_file_is_refused(text_dir, gpt2_vocab, 
     assert sorted(p.name for p in (tmp_path / "mixed").iterdir()) == ["notes.md"]
 
 
-def test_text_dir_of_a_killed_parse_is_refused(gpt2_vocab, tmp_path, capsys):
+def test_text_dir_of_a_killed_parse_is_refused_by_binarize_and_learn_vocab(
+    gpt2_vocab, tmp_path, capsys
+):
     text = tmp_path / "pubmed"
     parse = [BIO_ROBERTA, "parse-pubmed", str(PUBMED_SAMPLE), "--out", str(text), "--workers", "1"]
     killed = subprocess.run(
@@ -361,6 +363,14 @@ def test_text_dir_of_a_killed_parse_is_refused(gpt2_vocab, tmp_path, capsys):
     error = capsys.readouterr().err
     assert f"finish it by re-running the same `bio-roberta parse-pubmed ... --out {text}`" in error
     assert not (tmp_path / "bin").exists()
+    learn = ["learn-vocab", str(text), "--out", str(tmp_path / "vocab"), "--vocab-size", "300"]
+    assert cli_main(learn) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"bio-roberta learn-vocab: error: {text}: no manifest.json: the parse writing it did not "
+        f"finish (killed or still running); finish it by re-running the same `bio-roberta "
+        f"parse-pubmed ... --out {text}` (parsed inputs are reused)"
+    )
+    assert not (tmp_path / "vocab").exists()
     subprocess.run(parse, check=True, capture_output=True)
     assert (
         binarize(text, gpt2_vocab, tmp_path / "bin", progress=False)["splits"]["train"]["sequences"]

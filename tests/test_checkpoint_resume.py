@@ -160,3 +160,85 @@ def test_an_unreadable_restore_file_ends_the_run_with_one_line(tiny_databin, tmp
         "fairseq checkpoint does (only the types in bio_roberta_core/checkpoints.py load); "
         "use checkpoints you trust"
     )
+
+
+@pytest.mark.parametrize("start", ["random weights", "finetune_from_model"])
+def test_a_run_killed_during_its_first_checkpoint_save_resumes_from_that_checkpoint(
+    tiny_databin, tiny_roberta_checkpoint, tmp_path, start
+):
+    """Killed after checkpoint_1_2.pt was written, while it was copied to checkpoint_last.pt: no
+    checkpoint_last.pt. fairseq took that for a first launch and trained from update 0 (from
+    checkpoint.finetune_from_model again, when the run started from another model's weights)."""
+    options = [*EVERY_2_UPDATES]
+    if start == "finetune_from_model":
+        options += ["--finetune-from-model", tiny_roberta_checkpoint]
+    killed = train(
+        tiny_databin,
+        tmp_path,
+        4,
+        *options,
+        env={"BIO_ROBERTA_KILL_AT": "checkpoint-written:checkpoint_last.pt"},
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
+    assert not (tmp_path / "checkpoint_last.pt").exists()
+    assert updates_of(tmp_path / "checkpoint_1_2.pt") == 2
+
+    resumed = train(tiny_databin, tmp_path, 4, *options)
+    log = resumed.stdout + resumed.stderr
+    assert resumed.returncode == 0, log[-3000:]
+    assert (
+        f"{tmp_path}/checkpoint_last.pt: missing (a run killed during its first checkpoint "
+        f"save?); resuming from {tmp_path}/checkpoint_1_2.pt, the newest intact checkpoint in "
+        f"{tmp_path}"
+    ) in log
+    assert "No existing checkpoint found" not in log
+    assert [int(n) for n in re.findall(r"num_updates=(\d+)", log)] == [3, 4]
+    assert updates_of(tmp_path / "checkpoint_last.pt") == 4
+
+
+def test_a_restart_with_changed_settings_names_each_and_refuses_another_architecture(
+    tiny_databin, tmp_path
+):
+    assert train(tiny_databin, tmp_path, 2).returncode == 0
+    changed = train(
+        tiny_databin,
+        tmp_path,
+        4,
+        "--lr",
+        "2e-3",
+        "--mask-prob",
+        "0.2",
+        "--batch-size",
+        "16",
+        "--weight-decay",
+        "0.01",
+    )
+    log = changed.stdout + changed.stderr
+    assert changed.returncode == 0, log[-3000:]
+    assert (
+        f"resuming from {tmp_path}/checkpoint_last.pt with changed settings: task.mask_prob 0.15 "
+        "-> 0.2; optimizer.weight_decay 0.0 -> 0.01; optimization.lr [0.001] -> [0.002]; "
+        "dataset.batch_size 8 -> 16 (the run goes on with the new ones)"
+    ) in log
+    same = train(
+        tiny_databin,
+        tmp_path,
+        6,
+        "--lr",
+        "2e-3",
+        "--mask-prob",
+        "0.2",
+        "--batch-size",
+        "16",
+        "--weight-decay",
+        "0.01",
+    )
+    assert same.returncode == 0 and "changed settings" not in same.stdout + same.stderr
+
+    other_model = train(tiny_databin, tmp_path, 8, "--encoder-layers", "3")
+    assert other_model.returncode == 1 and "Traceback" not in other_model.stderr
+    assert other_model.stderr.strip().splitlines()[-1] == (
+        f"error: {tmp_path}/checkpoint_last.pt: its weights do not fit this run's model "
+        "(model.encoder_layers 2 -> 3): train with the architecture it was saved with, or start "
+        "in another save_dir"
+    )

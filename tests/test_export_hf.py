@@ -926,6 +926,35 @@ def test_a_missing_checkpoint_is_reported_before_fairseq_or_torch_is_imported(bp
     ], run.stderr[-3000:]
 
 
+def diverged_copy(checkpoint, path, value=float("nan")):
+    """checkpoint with one element of its second weight tensor set to value (NaN, Inf)."""
+    state = read_checkpoint(checkpoint)
+    name = list(state["model"])[1]
+    state["model"][name].view(-1)[3] = value
+    torch.save(state, path)
+    return name
+
+
+def test_a_checkpoint_with_nan_or_inf_weights_is_refused_naming_the_tensor(
+    bpe_vocab, mlm_checkpoint, tmp_path
+):
+    vocab_dir, _ = bpe_vocab
+    for value in (float("nan"), float("inf")):
+        diverged = tmp_path / "diverged.pt"
+        name = diverged_copy(mlm_checkpoint, diverged, value)
+        run = export_cli(diverged, tmp_path / "out", "--vocab", vocab_dir)
+        assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr[-3000:]
+        assert (
+            run.stderr.strip()
+            .splitlines()[-1]
+            .startswith(
+                f"bio-roberta export-hf: error: {diverged}: weights not finite: {name} holds 1 "
+                "NaN/Inf of "
+            )
+        )
+        assert not (tmp_path / "out").exists()
+
+
 def test_export_errors_name_the_problem(bpe_vocab, mlm_checkpoint, tmp_path):
     from fairseq.data import Dictionary
 

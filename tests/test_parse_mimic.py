@@ -16,6 +16,7 @@ from preprocess.mimic import (
     parse_mimic,
     placeholder_type,
 )
+from preprocess.sentences import MAX_LINE_CHARACTERS, bounded_lines
 from preprocess.text_shards import ShardOptions, iter_shard_documents
 
 NOTES = SAMPLE_DIR / "corpus" / "mimic" / "NOTEEVENTS.csv"
@@ -232,3 +233,46 @@ def test_real_header_is_accepted(tmp_path):
     header_only = shared_data_path("corpus", "mimic", "NOTEEVENTS.csv")
     manifest = parse_mimic([header_only], tmp_path, ShardOptions())
     assert manifest["counts"]["documents_read"] == 0 and manifest["counts"]["problems"] == 0
+
+
+def test_nul_characters_are_counted_reported_and_written_as_spaces(tmp_path):
+    header = NOTES.read_bytes().split(b"\n")[0]
+    notes = tmp_path / "NOTEEVENTS.csv"
+    notes.write_bytes(
+        header
+        + b'\n301,1,2,"2150-01-01","","","Physician ","Note",3,,"Blood\x00pressure was low.\x00"\n'
+        + b'302,1,2,"2150-01-01","","","Physician ","Note",3,,"Nothing odd here."\n'
+    )
+    manifest = parse_mimic([notes], tmp_path / "out", ShardOptions(valid_fraction=0.0))
+    assert manifest["counts"]["other"] == {"nul_characters": 2}
+    assert [(p["position"], p["reason"]) for p in manifest["problems"]] == [
+        ("record 1 (line 2)", "2 NUL character(s) in TEXT, each written as a space")
+    ]
+    assert list(iter_shard_documents(tmp_path / "out")) == [
+        ["Blood pressure was low."],
+        ["Nothing odd here."],
+    ]
+
+
+def test_a_note_without_a_sentence_boundary_is_cut_into_lines_a_sample_holds(tmp_path):
+    """One 36M-token line in MIMIC-III: fairseq's training dropped it ("invalid sizes")."""
+    header = NOTES.read_bytes().split(b"\n")[0]
+    values = " ".join(f"k{i % 10}={i}" for i in range(2000))  # a lab table, no full stop
+    notes = tmp_path / "NOTEEVENTS.csv"
+    notes.write_bytes(
+        header + b'\n401,1,2,"2150-01-01","","","Physician ","Note",3,,"' + values.encode() + b'"\n'
+    )
+    manifest = parse_mimic([notes], tmp_path / "out", ShardOptions(valid_fraction=0.0))
+    (lines,) = iter_shard_documents(tmp_path / "out")
+    assert " ".join(lines) == values
+    # each line as long as it can be, cut at the last space before the limit
+    assert all(MAX_LINE_CHARACTERS - 10 < len(line) <= MAX_LINE_CHARACTERS for line in lines[:-1])
+    assert 0 < len(lines[-1]) <= MAX_LINE_CHARACTERS
+    assert manifest["counts"]["other"] == {"long_sentences_split": 1}
+    assert manifest["counts"]["sentences"]["train"] == len(lines)
+
+
+def test_bounded_lines_cut_at_the_last_space_before_the_limit():
+    assert bounded_lines("aaa bbb ccc", 7) == ["aaa bbb", "ccc"]
+    assert bounded_lines("aaaaaaaaaa bb", 4) == ["aaaa", "aaaa", "aa", "bb"]
+    assert bounded_lines("short", 7) == ["short"]

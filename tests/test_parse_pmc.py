@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import io
+import json
+import os
 import shutil
+import subprocess
+import sys
 import tarfile
 from pathlib import Path
 
@@ -13,6 +17,8 @@ from lxml import etree
 from conftest import SAMPLE_DIR, shared_data_path
 from preprocess.pmc import iter_pmc_records, parse_pmc
 from preprocess.text_shards import ShardOptions, iter_shard_documents
+
+BIO_ROBERTA = str(Path(sys.executable).parent / "bio-roberta")
 
 PMC_SAMPLE = SAMPLE_DIR / "corpus" / "pmc"
 
@@ -164,3 +170,50 @@ def test_real_pmc_articles_match_independent_count(tmp_path):
     paragraphs = sum(len(etree.parse(str(p)).xpath("//body//p")) for p in files)
     sentences = manifest["counts"]["sentences"]["train"]
     assert sentences > paragraphs  # every paragraph contributes at least one sentence, most several
+
+
+def test_names_that_are_not_utf8_are_reported_escaped_and_the_good_inputs_parsed(tmp_path):
+    """A loose article, and a packaged one without a PMC id (the name is its id), named in Latin-1:
+    the whole parse stopped with "'utf-8' codec can't encode character '\\udce9'"."""
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    shutil.copy(PMC_SAMPLE / "PMC9100001.nxml", inputs)
+    shutil.copy(PMC_SAMPLE / "PMC9100002.nxml", inputs / os.fsdecode(b"caf\xe9.nxml"))
+    no_pmc_id = (PMC_SAMPLE / "aging-cells-2024-017.nxml").read_bytes()
+    with tarfile.open(inputs / "oa.tar.gz", "w:gz") as tar:
+        for info, data in [
+            _member(os.fsdecode(b"pkg/ag\xe9.nxml"), no_pmc_id),
+            _member("pkg/aging.nxml", no_pmc_id.replace(b"Senolytic", b"Senolytic drug")),
+        ]:
+            tar.addfile(info, io.BytesIO(data))
+    out = tmp_path / "out"
+    run = subprocess.run(
+        [BIO_ROBERTA, "parse-pmc", str(inputs), "--out", str(out), "--valid-fraction", "0"],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr[-3000:]
+    assert run.stdout.startswith(
+        "pmc: 3 inputs (1 failed), documents read 3, written 2 (train 2, valid 0), skipped 1 "
+        "(file_name_not_utf8 1)"
+    )
+    assert run.stderr.splitlines()[-3:-1] == [
+        (
+            f"  {inputs}/oa.tar.gz: oa.tar.gz:pkg/ag\\xe9.nxml: the article has no PMC id and its "
+            "file name, its id then, is not valid UTF-8: article skipped; rename the file"
+        ),
+        (
+            f"  {inputs}/caf\\xe9.nxml: file name: the path is not valid UTF-8 (shown with "
+            "\\xNN for its other bytes): input not parsed; rename it"
+        ),
+    ]
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert [Path(i["path"]).name for i in manifest["inputs"]] == [
+        "PMC9100001.nxml",
+        "oa.tar.gz",
+        "caf\\xe9.nxml",
+    ]
+    assert [doc[0] for doc in iter_shard_documents(out)] == [
+        "Neutrophil extracellular traps promote thrombosis in a mouse model of sepsis",
+        "Senolytic drug treatment reduces frailty in aged mice",
+    ]

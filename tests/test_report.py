@@ -5,6 +5,7 @@ Records here are written in the result schema by hand (the sweep test makes real
 import csv
 import dataclasses
 import json
+import re
 import statistics
 import subprocess
 import sys
@@ -390,3 +391,70 @@ def test_report_dir_is_replaced_whole_and_an_out_file_is_refused(results, tmp_pa
             "directory; pass a directory for --out"
         )
     ]
+
+
+def report_cli(results, out):
+    return subprocess.run(
+        [str(BIN / "bio-roberta"), "report", str(results), "--out", str(out)],
+        capture_output=True,
+        text=True,
+    )
+
+
+def test_broken_records_are_one_line_errors_naming_the_file(results, tmp_path):
+    path = run_dir(results, "ncbi-disease", 10) / "result.json"
+    good = json.loads(path.read_text())
+    broken = {
+        b"[1, 2]": "a JSON list, not a result record (an object)",
+        json.dumps({k: v for k, v in good.items() if k != "seed"}).encode(): (
+            "no seed: not a whole result record"
+        ),
+        json.dumps({**good, "test_score": "0.8"}).encode(): (
+            "status ok but test_score '0.8' is not a number"
+        ),
+        json.dumps({**good, "test_score": None}).encode(): (
+            "status ok but test_score None is not a number"
+        ),
+        json.dumps({**good, "test_score": 87.5}).encode(): (
+            "test_score 87.5 is outside [-1, 1], the range of a fraction (score_unit unset: "
+            "fractions); give its score_unit"
+        ),
+        b'{"schema": "bio-roberta/result/1", "task": "caf\xe9"}': (
+            "not UTF-8 ('utf-8' codec can't decode byte 0xe9 in position 47: invalid "
+            "continuation byte); not a result record"
+        ),
+    }
+    for data, reason in broken.items():
+        path.write_bytes(data)
+        run = report_cli(results, tmp_path / "out")
+        assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr[-3000:]
+        assert run.stderr.strip() == f"bio-roberta report: error: {path}: {reason}"
+
+
+def test_declared_percentages_nan_scores_and_a_second_record_of_a_run(results, tmp_path):
+    path = run_dir(results, "ncbi-disease", 10) / "result.json"
+    record = json.loads(path.read_text())
+    path.write_text(json.dumps({**record, "test_score": 87.5, "score_unit": "percent"}))
+    nan = run_dir(results, "chemprot", 42) / "result.json"
+    nan.write_text(json.dumps({**json.loads(nan.read_text()), "test_score": float("nan")}))
+    by_task = task_results(load_records(results))
+    assert by_task["ncbi-disease"].seed_scores[10] == 0.875
+    assert by_task["chemprot"].seed_scores == {10: 0.60}
+    run = report_cli(results, tmp_path / "out")
+    assert run.returncode == 0, run.stderr[-3000:]
+    markdown = (tmp_path / "out" / "report.md").read_text()
+    assert (
+        "- chemprot seed 42: test_score is NaN: the metric is undefined on its predictions (all "
+        "equal, or NaN)"
+    ) in markdown
+    assert "8750" not in markdown and not re.search(r"\bnan\b", markdown)
+
+    copy = results / "old" / "ncbi-disease" / "seed10" / "result.json"
+    copy.parent.mkdir(parents=True)
+    copy.write_text(path.read_text())
+    with pytest.raises(ReportError) as error:
+        load_records(results)
+    assert str(error.value) == (
+        f"{copy}: a second record of ncbi-disease seed 10 (the first: {path}); move one out of "
+        f"{results}"
+    )

@@ -6,8 +6,10 @@ status 1. The commands run without the parse stage's dependencies, as on a train
 import json
 import random
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -76,6 +78,25 @@ def bio_roberta(env, *args):
         [str(BIN / "bio-roberta"), *map(str, args)], capture_output=True, text=True, env=env
     )
     return run, run.stdout + run.stderr
+
+
+def sweep_chemprot_seed_7(env, pretrained, data_root, results):
+    """`bio-roberta sweep` of one run: chemprot, seed 7, tiny settings."""
+    return bio_roberta(
+        env,
+        "sweep",
+        "--tasks",
+        "chemprot",
+        "--seed-list",
+        "7",
+        "--pretrained",
+        pretrained,
+        "--data-root",
+        data_root,
+        "--results",
+        results,
+        *TINY,
+    )
 
 
 def records(results: Path) -> dict:
@@ -261,20 +282,8 @@ def test_data_converted_for_more_positions_than_the_model_has_stops_before_train
         json.dumps({**manifest, "max_positions": 512})
     )
     results = tmp_path / "results"
-    run, log = bio_roberta(
-        without_parse_dependencies,
-        "sweep",
-        "--tasks",
-        "chemprot",
-        "--seed-list",
-        "7",
-        "--pretrained",
-        tiny_roberta_checkpoint,
-        "--data-root",
-        longer,
-        "--results",
-        results,
-        *TINY,
+    run, log = sweep_chemprot_seed_7(
+        without_parse_dependencies, tiny_roberta_checkpoint, longer, results
     )
     assert run.returncode == 1, log[-4000:]
     failed = records(results)[("chemprot", 7, None)]
@@ -299,25 +308,69 @@ def test_data_converted_for_more_positions_than_the_model_has_stops_before_train
 def test_an_unreadable_pretrained_checkpoint_is_a_one_line_error(data_root, tmp_path):
     empty = tmp_path / "checkpoint_best.pt"
     empty.write_bytes(b"")
-    run, log = bio_roberta(
-        None,
-        "sweep",
-        "--tasks",
-        "chemprot",
-        "--seed-list",
-        "7",
-        "--pretrained",
-        empty,
-        "--data-root",
-        data_root,
-        "--results",
-        tmp_path / "results",
-    )
+    run, log = sweep_chemprot_seed_7(None, empty, data_root, tmp_path / "results")
     assert run.returncode == 2 and "Traceback" not in log, log[-3000:]
     assert run.stderr.strip() == (
         f"bio-roberta sweep: error: --pretrained {empty}: empty (0 bytes), a write that was "
         "cut short; use another checkpoint"
     )
+
+
+def test_a_pretrained_checkpoint_with_nan_weights_is_refused_before_any_run(
+    data_root, tiny_roberta_checkpoint, tmp_path
+):
+    from test_export_hf import diverged_copy
+
+    diverged = tmp_path / "diverged.pt"
+    name = diverged_copy(tiny_roberta_checkpoint, diverged)
+    run, log = sweep_chemprot_seed_7(None, diverged, data_root, tmp_path / "results")
+    assert run.returncode == 2 and "Traceback" not in log, log[-3000:]
+    assert run.stderr.strip().startswith(
+        f"bio-roberta sweep: error: --pretrained {diverged}: weights not finite: {name} holds 1 "
+        "NaN/Inf of "
+    )
+    assert not (tmp_path / "results").exists()
+
+
+def processes_mentioning(text: str) -> list[str]:
+    """The command lines of the running processes that hold `text`."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            line = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:  # ended meanwhile
+            continue
+        if text in line:
+            found.append(line)
+    return found
+
+
+def test_a_killed_sweep_takes_its_runs_with_it_and_the_report_lists_them_unfinished(
+    data_root, tiny_roberta_checkpoint, tmp_path, without_parse_dependencies
+):
+    """kill -9 of `bio-roberta sweep` once fairseq-train runs (the kill-point hook kills the job's
+    parent): its Hydra job and fairseq-train went on running, racing the next sweep in the same
+    run dirs, and the report showed "Failed runs (0)" without the task."""
+    results = tmp_path / "results"
+    env = {**without_parse_dependencies, "BIO_ROBERTA_KILL_AT": "fine_tune:training-started:parent"}
+    run, log = sweep_chemprot_seed_7(env, tiny_roberta_checkpoint, data_root, results)
+    assert run.returncode == -signal.SIGKILL, log[-3000:]
+    deadline = time.monotonic() + 60  # the kernel kills them at once; an orphan would train on
+    while (left := processes_mentioning(str(results))) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not left
+    record = records(results)[("chemprot", 7, None)]
+    assert record["status"] == "started" and record["test_score"] is None
+
+    report, log = bio_roberta(None, "report", results, "--out", tmp_path / "report")
+    assert report.returncode == 0, log[-3000:]
+    markdown = (tmp_path / "report" / "report.md").read_text()
+    assert "## Failed runs (0)" in markdown
+    assert (
+        f"## Unfinished runs (1)\n\n- chemprot seed 7: unfinished: started "
+        f"{record['timings']['started']} and never recorded a result (killed, or still running; "
+        f"log: {results.resolve()}/chemprot/seed7/train.log)"
+    ) in markdown
 
 
 def sweep_args(tmp_path, tasks, seeds=None, seed_list=None):
@@ -348,7 +401,7 @@ def fake_multirun(monkeypatch):
 
     multiruns, fail = [], set()
 
-    def multirun(argv):
+    def multirun(argv, **popen_options):
         options = dict(arg.split("=", 1) for arg in argv if "=" in arg)
         pairs = [
             (task, int(seed))

@@ -10,12 +10,15 @@ places only:
   * torch_persistent_save and the copies of save_checkpoint (its PathManager.copy) write through a
     temporary file in the same directory, fsynced and renamed into place (local paths; others as
     fairseq does);
-  * Trainer.load_checkpoint: when save_dir's checkpoint_last.pt cannot be read, it resumes from the
-    newest checkpoint in save_dir that can, with a warning naming both; it removes the temporary
-    files of writes that were killed; and when the meters are reset (the run starts from another
-    model's weights: checkpoint.finetune_from_model, or --restore-file with --reset-meters) it
-    resets fairseq's cumulative training clock too, so optimization.stop_time_hours counts this
-    run's time;
+  * Trainer.load_checkpoint: when save_dir's checkpoint_last.pt cannot be read, or is missing
+    beside other checkpoints (a kill during the first save), it resumes from the newest
+    checkpoint in save_dir that can be read, with a warning naming both; it removes the temporary
+    files of writes that were killed; a restart whose settings differ from those the checkpoint was
+    saved with (COMPARED_SETTINGS) warns naming each (old -> new), and weights that do not fit
+    the model are refused in one line (CheckpointError); and when the meters are reset (the run
+    starts from another model's weights: checkpoint.finetune_from_model, or --restore-file with
+    --reset-meters) it resets fairseq's cumulative training clock too, so
+    optimization.stop_time_hours counts this run's time;
   * Trainer.save_checkpoint records the path and sha256 of the dict.txt the model is trained with
     (extra_state["dictionary"]; `bio-roberta export-hf` checks its vocabulary against it);
   * load_checkpoint_to_cpu reports a file it cannot load as a one-line CheckpointError naming it;
@@ -27,7 +30,9 @@ For tests: BIO_ROBERTA_KILL_AT=checkpoint-written:<file name> makes the process 
 it writes that checkpoint file, all its bytes written but not yet in place (provenance.kill_point).
 """
 
+import argparse
 import contextlib
+import copy
 import glob
 import logging
 import os
@@ -37,6 +42,7 @@ import torch
 from fairseq import checkpoint_utils
 from fairseq.file_io import PathManager
 from fairseq.trainer import Trainer
+from omegaconf import DictConfig, OmegaConf, open_dict
 
 from bio_roberta_core.checkpoints import CheckpointError, read_checkpoint
 from bio_roberta_core.model_dictionary import dictionary_record
@@ -48,6 +54,25 @@ COPY_BUFFER = 16 << 20
 # checkpoint.finetune_from_model in recipes whose first launch must be given the weights to start
 # from (configs/pretrain/recipe/continue_roberta.yaml, train_longer.yaml).
 WEIGHTS_REQUIRED = "<required: checkpoint.finetune_from_model=the checkpoint to start from>"
+# What a restart compares with the config its checkpoint was saved with (None: every key of the
+# section); the lengths, paths and logging of a run may change on a restart without a word.
+COMPARED_SETTINGS = {
+    "model": None,
+    "task": None,
+    "criterion": None,
+    "optimizer": None,
+    "lr_scheduler": None,
+    "optimization": ("lr", "update_freq", "clip_norm", "sentence_avg"),
+    "dataset": ("batch_size", "max_tokens", "required_batch_size_multiple", "train_subset"),
+}
+# copies of optimization.lr that fairseq keeps in other sections, and machine-specific switches
+UNCOMPARED_SETTINGS = {
+    "optimizer.lr",
+    "lr_scheduler.lr",
+    "optimizer.tpu",
+    "criterion.tpu",
+    "task.data",
+}
 _fairseq = {}  # fairseq's own functions, which ours call
 
 
@@ -92,22 +117,10 @@ def load_checkpoint_to_cpu(path, arg_overrides=None, load_on_all_ranks=False):
         raise CheckpointError.unreadable(path, error) from None
 
 
-def resume_file(save_dir: str, filename: str) -> str:
-    """filename, unless it is save_dir's checkpoint_last*.pt and cannot be read: then the checkpoint
-    of the same suffix in save_dir that can and has the most updates (of equals, the one written
-    first: the original rather than its copies)."""
-    name = os.path.basename(filename)
-    if (
-        not name.startswith("checkpoint_last")
-        or not os.path.isfile(filename)
-        or os.path.abspath(os.path.dirname(filename)) != os.path.abspath(save_dir)
-    ):
-        return filename
-    try:
-        read_checkpoint(filename, mmap=True)
-        return filename
-    except CheckpointError as error:
-        damaged = error
+def newest_intact(save_dir: str, name: str) -> str | None:
+    """The checkpoint in save_dir with name's suffix (checkpoint_last<suffix>.pt), other than name,
+    that can be read and has the most updates (of equals, the one written first: the original
+    rather than its copies); None when there is none."""
     intact = {}
     for path in glob.glob(os.path.join(save_dir, f"checkpoint*{name[len('checkpoint_last') :]}")):
         if os.path.basename(path) == name:
@@ -118,14 +131,37 @@ def resume_file(save_dir: str, filename: str) -> str:
             logger.warning("not resuming from it either: %s", error)
             continue
         intact[path] = (history[-1].get("num_updates", 0), -os.path.getmtime(path))
-    if not intact:
-        raise CheckpointError(
-            f"{damaged}; no other checkpoint in {save_dir} can be read: "
-            "move it away to start afresh"
-        )
-    newest = max(intact, key=intact.get)
+    return max(intact, key=intact.get) if intact else None
+
+
+def resume_file(save_dir: str, filename: str) -> str:
+    """filename, unless it is save_dir's checkpoint_last*.pt and is missing (a run killed during
+    its first checkpoint save: checkpoint_<epoch>_<updates>.pt is written before it is copied to
+    checkpoint_last.pt) or cannot be read: then save_dir's newest intact checkpoint
+    (newest_intact); a missing one with no other checkpoint is a first launch."""
+    name = os.path.basename(filename)
+    if not name.startswith("checkpoint_last") or os.path.abspath(
+        os.path.dirname(filename)
+    ) != os.path.abspath(save_dir):
+        return filename
+    if os.path.isfile(filename):
+        try:
+            read_checkpoint(filename, mmap=True)
+            return filename
+        except CheckpointError as error:
+            why = str(error)
+    else:
+        why = f"{filename}: missing (a run killed during its first checkpoint save?)"
+    newest = newest_intact(save_dir, name)
+    if newest is None:
+        if os.path.isfile(filename):
+            raise CheckpointError(
+                f"{why}; no other checkpoint in {save_dir} can be read: "
+                "move it away to start afresh"
+            )
+        return filename
     logger.warning(
-        "%s; resuming from %s, the newest intact checkpoint in %s", damaged, newest, save_dir
+        "%s; resuming from %s, the newest intact checkpoint in %s", why, newest, save_dir
     )
     return newest
 
@@ -139,6 +175,37 @@ def remove_killed_writes(save_dir: str) -> None:
             os.unlink(path)
 
 
+def settings(section) -> dict:
+    """A config section as a dict: fairseq keeps the model's as an argparse Namespace for
+    architectures registered the legacy way."""
+    if isinstance(section, argparse.Namespace):
+        return vars(section)
+    if isinstance(section, DictConfig):
+        return OmegaConf.to_container(section, resolve=True, enum_to_str=True)
+    return section or {}
+
+
+def changed_settings(saved_cfg, cfg) -> list[str]:
+    """ "section.key old -> new" for each setting in COMPARED_SETTINGS that differs between the
+    config a checkpoint was saved with and this run's."""
+    if not saved_cfg:
+        return []  # written before fairseq's dataclass configs (args only)
+    # a legacy architecture's Namespace holds every option of the run: the model's are the others
+    elsewhere = {key for name in cfg if name != "model" for key in settings(cfg.get(name))}
+    changes = []
+    for section, keys in COMPARED_SETTINGS.items():
+        saved, current = settings(saved_cfg.get(section)), settings(cfg.get(section))
+        for key in keys or sorted(set(saved) | set(current)):
+            if (
+                f"{section}.{key}" in UNCOMPARED_SETTINGS
+                or (section == "model" and key in elsewhere)
+                or saved.get(key) == current.get(key)
+            ):
+                continue
+            changes.append(f"{section}.{key} {saved.get(key)!r} -> {current.get(key)!r}")
+    return changes
+
+
 def load_checkpoint(
     self,
     filename,
@@ -147,19 +214,42 @@ def load_checkpoint(
     optimizer_overrides=None,
     reset_meters=False,
 ):
-    """Trainer.load_checkpoint past a damaged checkpoint_last.pt, with the clock reset with the
-    meters."""
+    """Trainer.load_checkpoint past a damaged or missing checkpoint_last.pt, with the clock reset
+    with the meters; a restart with changed settings warns naming each, and weights that do not fit
+    this run's model are refused in one line."""
     save_dir = self.cfg.checkpoint.save_dir
     if self.data_parallel_rank == 0:
         remove_killed_writes(save_dir)
-    extra_state = _fairseq["load_checkpoint"](
-        self,
-        resume_file(save_dir, filename),
-        reset_optimizer,
-        reset_lr_scheduler,
-        optimizer_overrides,
-        reset_meters=reset_meters,
+    filename = resume_file(save_dir, filename)
+    saved_cfg = (
+        read_checkpoint(filename, mmap=True).get("cfg") if os.path.isfile(filename) else None
     )
+    changes = changed_settings(saved_cfg, self.cfg)
+    restart = os.path.abspath(os.path.dirname(filename)) == os.path.abspath(save_dir)
+    if changes and restart and not reset_optimizer:
+        logger.warning(
+            "resuming from %s with changed settings: %s (the run goes on with the new ones)",
+            filename,
+            "; ".join(changes),
+        )
+    try:
+        extra_state = _fairseq["load_checkpoint"](
+            self,
+            filename,
+            reset_optimizer,
+            reset_lr_scheduler,
+            optimizer_overrides,
+            reset_meters=reset_meters,
+        )
+    except Exception as error:
+        if not str(error).startswith("Cannot load model parameters"):
+            raise
+        cause = [line.strip() for line in str(error.__context__).splitlines() if line.strip()]
+        why = "; ".join(c for c in changes if c.startswith("model.")) or (cause or ["?"])[-1][:300]
+        raise CheckpointError(
+            f"{filename}: its weights do not fit this run's model ({why}): train with the "
+            "architecture it was saved with, or start in another save_dir"
+        ) from None
     if reset_meters:
         self._previous_training_time = 0
     return extra_state
@@ -167,9 +257,15 @@ def load_checkpoint(
 
 def load_training_checkpoint(cfg, trainer, **passthrough_args):
     """checkpoint_utils.load_checkpoint, refusing a first launch without the weights its recipe
-    starts from (a restart resumes from save_dir's checkpoint_last.pt, as fairseq does)."""
+    starts from. A restart resumes from save_dir's checkpoint_last.pt, as fairseq does, or, when a
+    kill left none, from the newest intact checkpoint (resume_file): fairseq would take that for a
+    first launch and start again from checkpoint.finetune_from_model."""
     last = os.path.join(cfg.save_dir, f"checkpoint_last{trainer.checkpoint_suffix}.pt")
-    first_launch = cfg.restore_file == "checkpoint_last.pt" and not os.path.exists(last)
+    first_launch = (
+        cfg.restore_file == "checkpoint_last.pt"
+        and not os.path.exists(last)
+        and newest_intact(cfg.save_dir, os.path.basename(last)) is None
+    )
     if cfg.finetune_from_model == WEIGHTS_REQUIRED and first_launch:
         raise CheckpointError(
             "this recipe starts from another model's weights: give "
@@ -177,6 +273,10 @@ def load_training_checkpoint(cfg, trainer, **passthrough_args):
             "`bio-roberta learn-vocab --checkpoint`; train_longer and distillation: the base "
             f"model's checkpoint_best.pt); {last} does not exist, so this is not a restart"
         )
+    if cfg.restore_file == "checkpoint_last.pt" and not first_launch and cfg.finetune_from_model:
+        cfg = copy.deepcopy(cfg)
+        with open_dict(cfg):
+            cfg.finetune_from_model = None  # a restart: the weights come from save_dir
     return _fairseq["load_training_checkpoint"](cfg, trainer, **passthrough_args)
 
 

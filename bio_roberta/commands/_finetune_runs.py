@@ -34,11 +34,12 @@ def selected_tasks(names: str) -> list[str]:
 
 
 def check_pretrained(path: str) -> None:
-    """The checkpoint to fine-tune from loads (cheaply: mmap), or a one-line UsageError."""
-    from bio_roberta_core.checkpoints import CheckpointError, read_checkpoint
+    """The checkpoint to fine-tune from loads (cheaply: mmap) and its weights are finite, or a
+    one-line UsageError."""
+    from bio_roberta_core.checkpoints import CheckpointError, check_finite_weights, read_checkpoint
 
     try:
-        read_checkpoint(path, mmap=True)
+        check_finite_weights(path, read_checkpoint(path, mmap=True).get("model") or {})
     except CheckpointError as error:
         raise UsageError(f"--pretrained {error}") from None
 

@@ -17,12 +17,13 @@ def summary_line(manifest: dict[str, Any]) -> str:
     written = counts["documents_written"]
     skipped = counts["documents_skipped"]
     reasons = ", ".join(f"{reason} {n}" for reason, n in skipped.items()) or "none"
+    other = "".join(f", {name} {n}" for name, n in counts.get("other", {}).items())
     return (
         f"{manifest['source']}: {counts['inputs']} inputs ({counts['inputs_failed']} failed), "
         f"documents read {counts['documents_read']}, written {sum(written.values())} "
         f"(train {written['train']}, valid {written['valid']}), skipped {sum(skipped.values())} "
         f"({reasons}), sentences {sum(counts['sentences'].values())}, problems "
-        f"{counts['problems']}, shards {len(manifest['shards'])}"
+        f"{counts['problems']}, shards {len(manifest['shards'])}{other}"
     )
 
 

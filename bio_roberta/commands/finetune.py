@@ -35,6 +35,7 @@ def run(args):
     import subprocess
 
     from bio_roberta.tasks.registry import TASKS
+    from bio_roberta_core.processes import end_with_parent
 
     tasks = selected_tasks(args.task)
     if len(tasks) != 1:
@@ -42,5 +43,7 @@ def run(args):
     check_pretrained(args.pretrained)
     check_converted(args.data_root, tasks)
     seeds = [TASKS[tasks[0]].seeds[0] if args.seed is None else args.seed]
-    status = subprocess.run(hydra_command(args, tasks, seeds, multirun=False)).returncode
+    # killed, the command takes its Hydra job and that job's fairseq-train with it
+    command = hydra_command(args, tasks, seeds, multirun=False)
+    status = subprocess.run(command, preexec_fn=end_with_parent).returncode
     return exit_status([status], args.results, [(tasks, seeds)])

@@ -81,6 +81,7 @@ def run(args):
     import subprocess
 
     from bio_roberta_core.output_dir import output_lock
+    from bio_roberta_core.processes import end_with_parent
 
     tasks = selected_tasks(args.tasks)
     plan = seed_plan(args, tasks)
@@ -96,5 +97,6 @@ def run(args):
                 flush=True,
             )
             command = hydra_command(args, group, seeds, multirun=True)
-            statuses.append(subprocess.run(command).returncode)
+            # killed, the sweep takes its Hydra job and that job's fairseq-train with it
+            statuses.append(subprocess.run(command, preexec_fn=end_with_parent).returncode)
     return exit_status(statuses, args.results, plan)
