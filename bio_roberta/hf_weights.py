@@ -20,6 +20,17 @@ HF_MODEL_CLASSES = {
 # fairseq activation -> transformers hidden_act with the same formula.
 HF_ACTIVATIONS = {"gelu": "gelu", "gelu_accurate": "gelu_new", "relu": "relu", "tanh": "tanh"}
 ENCODER = "encoder.sentence_encoder."
+# transformers RobertaLayer / BertLayer module -> fairseq TransformerEncoderLayer module
+HF_LAYER_NAMES = {
+    "attention.self.query": "self_attn.q_proj",
+    "attention.self.key": "self_attn.k_proj",
+    "attention.self.value": "self_attn.v_proj",
+    "attention.output.dense": "self_attn.out_proj",
+    "attention.output.LayerNorm": "self_attn_layer_norm",
+    "intermediate.dense": "fc1",
+    "output.dense": "fc2",
+    "output.LayerNorm": "final_layer_norm",
+}
 TOKEN_HEAD_PREFIX = "token_classification_heads."
 SENTENCE_HEAD_PREFIX = "classification_heads."
 
@@ -120,18 +131,8 @@ def hf_encoder_state(state: dict[str, Any], num_layers: int, prefix: str) -> dic
         prefix + "embeddings.LayerNorm.weight": state[ENCODER + "layernorm_embedding.weight"],
         prefix + "embeddings.LayerNorm.bias": state[ENCODER + "layernorm_embedding.bias"],
     }
-    layer_map = {
-        "attention.self.query": "self_attn.q_proj",
-        "attention.self.key": "self_attn.k_proj",
-        "attention.self.value": "self_attn.v_proj",
-        "attention.output.dense": "self_attn.out_proj",
-        "attention.output.LayerNorm": "self_attn_layer_norm",
-        "intermediate.dense": "fc1",
-        "output.dense": "fc2",
-        "output.LayerNorm": "final_layer_norm",
-    }
     for i in range(num_layers):
-        for hf_name, fs_name in layer_map.items():
+        for hf_name, fs_name in HF_LAYER_NAMES.items():
             for param in ("weight", "bias"):
                 hf[f"{prefix}encoder.layer.{i}.{hf_name}.{param}"] = state[
                     f"{ENCODER}layers.{i}.{fs_name}.{param}"

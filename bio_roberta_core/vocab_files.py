@@ -15,6 +15,8 @@ KIND_FILES = {
     "gpt2": {"gpt2_encoder_json": "encoder.json", "gpt2_vocab_bpe": "vocab.bpe"},
     "sentencepiece": {"sentencepiece_model": "sentencepiece.model"},
     "fastbpe": {"bpe_codes": "codes"},
+    # an imported BERT-family model's own tokenizer (preprocess/wordpiece.py; no fairseq --bpe)
+    "wordpiece": {"wordpiece_tokenizer": "tokenizer.json"},
 }
 
 

@@ -25,7 +25,12 @@ def open_bpe(vocab_dir: str | os.PathLike) -> Any:
     """fairseq's BPE object (encode/decode/is_beginning_of_word) for the vocabulary dir."""
     from fairseq.data.encoders import build_bpe
 
-    return build_bpe(bpe_namespace(vocab_dir))
+    vocab = read_vocab_dir(vocab_dir)
+    if vocab.kind == "wordpiece":  # no fairseq --bpe: the imported model's own tokenizer
+        from preprocess.wordpiece import WordPieceEncoder
+
+        return WordPieceEncoder(vocab.bpe_files["wordpiece_tokenizer"])
+    return build_bpe(bpe_options(vocab.kind, vocab.path))
 
 
 def load_dictionary(vocab_dir: str | os.PathLike):
