@@ -1,0 +1,188 @@
+"""`bio-roberta import-hf`: transformers encoders of each family (small, random weights, their own
+tokenizers learned on the sample task text) as fairseq checkpoints whose hidden states and MLM
+logits equal transformers' on single sentences and padded sentence pairs; convert-task ids equal
+the model's own tokenizer's; what cannot map is one line naming the field."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from bio_roberta.cli import main as cli_main
+from bio_roberta.readers import read_task
+from bio_roberta.tasks.registry import get_task
+from conftest import SAMPLE_DIR
+
+transformers = pytest.importorskip("transformers")
+
+TOLERANCE = 1e-4
+NER_SAMPLE = SAMPLE_DIR / "tasks" / "ncbi-disease"
+CHEMPROT_SAMPLE = SAMPLE_DIR / "tasks" / "chemprot"
+BERT_SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+ROBERTA_SPECIALS = ["<s>", "<pad>", "</s>", "<unk>"]
+SHAPE = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64)
+SINGLE = [
+    "Aspirin inhibited COX-2 in Patients with colorectal cancer.",
+    "The BRCA1 gene",
+    "Café naïve Müller: TNF-α rose 2.5-fold (n=12).",
+]
+PAIRS = [
+    ("Tamoxifen is an antagonist of ESR1.", "Breast cancer"),
+    ("Insulin", "Glucose levels increased in 3 of 10 mice treated with insulin."),
+    ("ÀÉÎ accents", "the"),
+]
+
+
+def sample_lines() -> list[str]:
+    ner = read_task(get_task("ncbi-disease"), NER_SAMPLE).splits["train"].examples
+    chemprot = read_task(get_task("chemprot"), CHEMPROT_SAMPLE).splits["train"].examples
+    return [" ".join(s.words) for s in ner] + [e.text for e in chemprot]
+
+
+def wordpiece_tokenizer(folder: Path, lowercase: bool):
+    """A BERT tokenizer whose WordPiece vocabulary is learned on the sample task text."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
+
+    learner = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    learner.normalizer = normalizers.BertNormalizer(lowercase=lowercase)
+    learner.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    learner.train_from_iterator(
+        sample_lines(), trainers.WordPieceTrainer(vocab_size=300, special_tokens=BERT_SPECIALS)
+    )
+    vocab = learner.get_vocab()
+    return transformers.BertTokenizer(vocab=vocab, do_lower_case=lowercase)
+
+
+def byte_bpe_tokenizer(folder: Path):
+    """A RoBERTa tokenizer whose byte-level BPE is learned on the sample task text."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    learner = Tokenizer(models.BPE())
+    learner.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    learner.train_from_iterator(
+        sample_lines(),
+        trainers.BpeTrainer(
+            vocab_size=400,
+            special_tokens=ROBERTA_SPECIALS,
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        ),
+    )
+    model = json.loads(learner.to_str())["model"]
+    vocab = {**model["vocab"], "<mask>": len(model["vocab"])}
+    merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in model["merges"]]
+    return transformers.RobertaTokenizer(vocab=vocab, merges=merges)
+
+
+def randomised(model):
+    """Weights far from their init (biases and LayerNorms included), so every mapping counts; the
+    embeddings so small that their LayerNorm's eps (BERT's 1e-12, fairseq's 1e-5) shows."""
+    generator = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            scale = 0.003 if "embeddings" in name else 0.3
+            parameter.copy_(torch.randn(parameter.shape, generator=generator) * scale)
+    return model.eval()
+
+
+# family -> (config class, model class, tokenizer maker, config options)
+FAMILIES = {
+    "roberta": (
+        "RobertaConfig",
+        "RobertaForMaskedLM",
+        byte_bpe_tokenizer,
+        dict(max_position_embeddings=66, type_vocab_size=1, layer_norm_eps=1e-5, pad_token_id=1),
+    ),
+    "bert-cased": (
+        "BertConfig",
+        "BertForMaskedLM",
+        lambda folder: wordpiece_tokenizer(folder, lowercase=False),
+        dict(max_position_embeddings=64),
+    ),
+    "bert-uncased": (
+        "BertConfig",
+        "BertForMaskedLM",
+        lambda folder: wordpiece_tokenizer(folder, lowercase=True),
+        dict(max_position_embeddings=64),
+    ),
+}
+
+
+def save_hf_model(folder: Path, family: str) -> Path:
+    config_class, model_class, make_tokenizer, options = FAMILIES[family]
+    tokenizer = make_tokenizer(folder)
+    config = getattr(transformers, config_class)(
+        vocab_size=len(tokenizer), hidden_dropout_prob=0.0, **SHAPE, **options
+    )
+    randomised(getattr(transformers, model_class)(config)).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="module", params=sorted(FAMILIES))
+def imported(request, tmp_path_factory):
+    """(transformers dir, import-hf output dir) of one family."""
+    root = tmp_path_factory.mktemp(request.param)
+    hf_dir = save_hf_model(root / "hf", request.param)
+    assert cli_main(["import-hf", str(hf_dir), str(root / "imported")]) == 0
+    return hf_dir, root / "imported"
+
+
+def fairseq_ids(hf_ids: torch.Tensor, tokenizer, out: Path) -> torch.Tensor:
+    """transformers ids as the imported dictionary's ids: BERT's specials are fairseq's, the other
+    tokens its dict.txt entries (WordPiece tokens, or gpt2 BPE ids as strings)."""
+    from bio_roberta_core.model_dictionary import load_model_dictionary
+
+    dictionary = load_model_dictionary(out / "dict.txt")
+    kind = json.loads((out / "manifest.json").read_text())["kind"]
+    fairseq_special = {
+        tokenizer.cls_token: "<s>",
+        tokenizer.pad_token: "<pad>",
+        tokenizer.sep_token: "</s>",
+        tokenizer.unk_token: "<unk>",
+        tokenizer.mask_token: "<mask>",
+    }
+
+    def symbol(hf_id: int) -> str:
+        token = tokenizer.convert_ids_to_tokens(hf_id)
+        if token in fairseq_special:
+            return fairseq_special[token]
+        return str(hf_id) if kind == "gpt2" else token
+
+    mapped = [dictionary.index(symbol(i)) for i in range(len(tokenizer))]
+    assert mapped.count(dictionary.unk()) == 1  # only the unknown token itself
+    return torch.tensor(mapped)[hf_ids]
+
+
+def load_fairseq(out: Path):
+    from fairseq import checkpoint_utils
+
+    import user_dir  # noqa: F401
+
+    models, _, task = checkpoint_utils.load_model_ensemble_and_task([str(out / "model.pt")])
+    return models[0].eval(), task
+
+
+@pytest.mark.parametrize("inputs", ["single", "pairs"])
+def test_imported_model_matches_transformers(imported, inputs):
+    hf_dir, out = imported
+    tokenizer = transformers.AutoTokenizer.from_pretrained(hf_dir)
+    hf_model = transformers.AutoModelForMaskedLM.from_pretrained(hf_dir).eval()
+    texts = SINGLE if inputs == "single" else [a for a, _ in PAIRS]
+    pairs = None if inputs == "single" else [b for _, b in PAIRS]
+    batch = tokenizer(texts, pairs, padding=True, return_tensors="pt")
+    assert batch["attention_mask"].eq(0).any()  # padded
+    if inputs == "pairs" and "token_type_ids" in batch and hf_model.config.type_vocab_size > 1:
+        assert batch["token_type_ids"].eq(1).any()
+    model, _ = load_fairseq(out)
+    to_fairseq = fairseq_ids(torch.arange(len(tokenizer)), tokenizer, out)
+    with torch.no_grad():
+        expected = hf_model(**batch, output_hidden_states=True)
+        logits, extra = model(to_fairseq[batch["input_ids"]], return_all_hiddens=True)
+    real = batch["attention_mask"].bool()
+    assert len(extra["inner_states"]) == len(expected.hidden_states)
+    for ours, theirs in zip(extra["inner_states"], expected.hidden_states):
+        assert (ours.transpose(0, 1) - theirs)[real].abs().max() < TOLERANCE
+    assert (logits[:, :, to_fairseq] - expected.logits)[real].abs().max() < TOLERANCE
