@@ -107,6 +107,19 @@ FAMILIES = {
         lambda folder: wordpiece_tokenizer(folder, lowercase=True),
         dict(max_position_embeddings=64),
     ),
+    "megatron-bert": (
+        "MegatronBertConfig",
+        "MegatronBertForMaskedLM",
+        lambda folder: wordpiece_tokenizer(folder, lowercase=True),
+        dict(max_position_embeddings=64),
+    ),
+    # the discriminator: no MLM head (hidden states compared)
+    "electra": (
+        "ElectraConfig",
+        "ElectraForPreTraining",
+        lambda folder: wordpiece_tokenizer(folder, lowercase=False),
+        dict(max_position_embeddings=64, embedding_size=SHAPE["hidden_size"]),
+    ),
 }
 
 
@@ -169,7 +182,8 @@ def load_fairseq(out: Path):
 def test_imported_model_matches_transformers(imported, inputs):
     hf_dir, out = imported
     tokenizer = transformers.AutoTokenizer.from_pretrained(hf_dir)
-    hf_model = transformers.AutoModelForMaskedLM.from_pretrained(hf_dir).eval()
+    model_class = FAMILIES[hf_dir.parent.name.rstrip("0123456789")][1]
+    hf_model = getattr(transformers, model_class).from_pretrained(hf_dir).eval()
     texts = SINGLE if inputs == "single" else [a for a, _ in PAIRS]
     pairs = None if inputs == "single" else [b for _, b in PAIRS]
     batch = tokenizer(texts, pairs, padding=True, return_tensors="pt")
@@ -180,9 +194,14 @@ def test_imported_model_matches_transformers(imported, inputs):
     to_fairseq = fairseq_ids(torch.arange(len(tokenizer)), tokenizer, out)
     with torch.no_grad():
         expected = hf_model(**batch, output_hidden_states=True)
-        logits, extra = model(to_fairseq[batch["input_ids"]], return_all_hiddens=True)
+        src_tokens = to_fairseq[batch["input_ids"]]
+        logits, extra = model(src_tokens, return_all_hiddens=True)
+        features, _ = model(src_tokens, features_only=True)
     real = batch["attention_mask"].bool()
-    assert len(extra["inner_states"]) == len(expected.hidden_states)
-    for ours, theirs in zip(extra["inner_states"], expected.hidden_states):
-        assert (ours.transpose(0, 1) - theirs)[real].abs().max() < TOLERANCE
-    assert (logits[:, :, to_fairseq] - expected.logits)[real].abs().max() < TOLERANCE
+    # the layers' outputs, the last after the final LayerNorm of a pre-LN model (Megatron's)
+    ours = [state.transpose(0, 1) for state in extra["inner_states"][:-1]] + [features]
+    assert len(ours) == len(expected.hidden_states)
+    for state, theirs in zip(ours, expected.hidden_states):
+        assert (state - theirs)[real].abs().max() < TOLERANCE
+    if model_class.endswith("ForMaskedLM"):
+        assert (logits[:, :, to_fairseq] - expected.logits)[real].abs().max() < TOLERANCE
