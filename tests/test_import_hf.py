@@ -205,3 +205,98 @@ def test_imported_model_matches_transformers(imported, inputs):
         assert (state - theirs)[real].abs().max() < TOLERANCE
     if model_class.endswith("ForMaskedLM"):
         assert (logits[:, :, to_fairseq] - expected.logits)[real].abs().max() < TOLERANCE
+
+
+def converted_rows(out_dir: Path, split: str, key: str = "input0") -> list[list[int]]:
+    from fairseq.data import Dictionary, data_utils
+
+    dictionary = Dictionary.load(str(out_dir / key / "dict.txt"))
+    dataset = data_utils.load_indexed_dataset(str(out_dir / key / split), dictionary, "mmap")
+    return [dataset[i].tolist() for i in range(len(dataset))]
+
+
+def test_convert_task_ids_equal_the_models_own_tokenizer(imported, tmp_path):
+    """convert-task with the imported vocabulary dir gives, on the sample task files, the ids the
+    model's own tokenizer gives (as the fairseq dictionary numbers them), eos after each."""
+    from bio_roberta.convert import convert_task
+
+    hf_dir, vocab = imported
+    tokenizer = transformers.AutoTokenizer.from_pretrained(hf_dir)
+    to_fairseq = fairseq_ids(torch.arange(len(tokenizer)), tokenizer, vocab)
+    eos = int(to_fairseq[tokenizer.convert_tokens_to_ids(tokenizer.sep_token)])
+    for name, sample in (("chemprot", CHEMPROT_SAMPLE), ("ncbi-disease", NER_SAMPLE)):
+        spec = get_task(name)
+        convert_task(spec, sample, vocab, tmp_path / name)
+        examples = read_task(spec, sample).splits["test"].examples
+        texts = [getattr(e, "text", None) or " ".join(e.words) for e in examples]
+        rows = converted_rows(tmp_path / name, "test")
+        assert len(rows) == len(texts)
+        for text, row in zip(texts, rows):
+            ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+            assert row == to_fairseq[torch.tensor(ids, dtype=torch.long)].tolist() + [eos], text
+
+
+def test_sentence_pairs_are_laid_out_as_transformers_does(imported, tmp_path):
+    """fairseq's sentence_prediction, given RoBERTa's separator (bio_roberta/tasks/kinds.py), builds
+    a BERT-family model's pairs as [CLS] a [SEP] b [SEP] (the model unsets the separator), a
+    RoBERTa's as <s> a </s></s> b </s>: the transformers tokenizer's ids either way."""
+    from fairseq import checkpoint_utils
+    from fairseq.tasks.sentence_prediction import SentencePredictionConfig, SentencePredictionTask
+
+    from bio_roberta.convert import convert_task
+
+    hf_dir, vocab = imported
+    data = tmp_path / "mednli"
+    data.mkdir()
+    records = [{"sentence1": a, "sentence2": b, "gold_label": "neutral"} for a, b in PAIRS]
+    for name in ("mli_train_v1.jsonl", "mli_dev_v1.jsonl", "mli_test_v1.jsonl"):
+        (data / name).write_text("".join(json.dumps(r) + "\n" for r in records))
+    convert_task(get_task("mednli"), data, vocab, tmp_path / "bin")
+    task = SentencePredictionTask.setup_task(
+        SentencePredictionConfig(
+            data=str(tmp_path / "bin"),
+            num_classes=3,
+            init_token=0,
+            separator_token=2,
+            seed=1,
+            no_shuffle=True,
+            classification_head_name="sentence_classification_head",
+            max_positions=64,  # the model's, as fine-tuning passes them
+        )
+    )
+    import user_dir  # noqa: F401
+
+    checkpoint_utils.load_model_ensemble([str(vocab / "model.pt")], task=task)
+    task.load_dataset("test")
+    tokenizer = transformers.AutoTokenizer.from_pretrained(hf_dir)
+    to_fairseq = fairseq_ids(torch.arange(len(tokenizer)), tokenizer, vocab)
+    for i, (a, b) in enumerate(PAIRS):
+        expected = to_fairseq[torch.tensor(tokenizer(a, b)["input_ids"])]
+        assert task.dataset("test")[i]["net_input.src_tokens"].tolist() == expected.tolist()
+
+
+def write_config(folder: Path, config) -> Path:
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(config))
+    return folder
+
+
+@pytest.mark.parametrize(
+    "config, field",
+    [
+        ({"model_type": "albert", "embedding_size": 128, "hidden_size": 768}, "albert"),
+        ({"model_type": "electra", "embedding_size": 128, "hidden_size": 256}, "embedding_size"),
+        (
+            {"model_type": "bert", "hidden_size": 32, "position_embedding_type": "relative_key"},
+            "position_embedding_type",
+        ),
+        ({"model_type": "bert", "hidden_size": 32, "hidden_act": "swish"}, "hidden_act"),
+        ({"model_type": "deberta-v2", "hidden_size": 32}, "model_type"),
+    ],
+)
+def test_what_cannot_map_is_one_line_naming_the_field(tmp_path, capsys, config, field):
+    hf_dir = write_config(tmp_path / "hf", config)
+    assert cli_main(["import-hf", str(hf_dir), str(tmp_path / "out")]) == 2
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and field in error and "config.json" in error
+    assert not (tmp_path / "out").exists()
