@@ -1,4 +1,4 @@
-"""A transformers encoder directory as a fairseq checkpoint plus the vocabulary dir of its tokenizer.
+"""A transformers encoder dir as a fairseq checkpoint plus the vocabulary dir of its tokenizer.
 
 The output dir is a vocabulary dir (preprocess/vocab.py) holding the checkpoint as model.pt, as
 `learn-vocab --import ... --checkpoint` writes one for RoBERTa's own files: convert-task and
@@ -182,9 +182,7 @@ def write_gpt2_vocab(tokenizer, out_dir: Path) -> dict:
     merges = [m if isinstance(m, str) else " ".join(m) for m in model["merges"]]
     atomic_write_text(out_dir / "encoder.json", json.dumps(encoder, ensure_ascii=False) + "\n")
     atomic_write_text(out_dir / "vocab.bpe", "#version: 0.2\n" + "\n".join(merges) + "\n")
-    atomic_write_text(
-        out_dir / "dict.txt", "".join(f"{i} 0\n" for i in sorted(encoder.values()))
-    )
+    atomic_write_text(out_dir / "dict.txt", "".join(f"{i} 0\n" for i in sorted(encoder.values())))
     return {"bpe_units": len(encoder)}
 
 
@@ -251,9 +249,7 @@ def fairseq_state(
     for i in range(layers):
         for hf_name, fs_name in family.layer_names.items():
             for param in ("weight", "bias"):
-                fs[f"{LAYERS}{i}.{fs_name}.{param}"] = take(
-                    f"encoder.layer.{i}.{hf_name}.{param}"
-                )
+                fs[f"{LAYERS}{i}.{fs_name}.{param}"] = take(f"encoder.layer.{i}.{hf_name}.{param}")
     if mlm is not None:
         for hf_name, fs_name in family.mlm_head.items():
             for param in ("weight", "bias"):
@@ -298,9 +294,7 @@ def import_hf(hf_dir: str | os.PathLike, out_dir: str | os.PathLike) -> dict[str
         key[len(prefix) :] if key.startswith(prefix) else key: value
         for key, value in model.state_dict().items()
     }
-    mlm = next(
-        (name for name, bias in MLM_BIAS.items() if family.mlm_head and bias in hf), None
-    )
+    mlm = next((name for name, bias in MLM_BIAS.items() if family.mlm_head and bias in hf), None)
     untied = mlm is not None and not torch.equal(
         hf[MLM_DECODER[mlm] + ".weight"], hf["embeddings.word_embeddings.weight"]
     )

@@ -300,3 +300,48 @@ def test_what_cannot_map_is_one_line_naming_the_field(tmp_path, capsys, config, 
     error = capsys.readouterr().err.strip()
     assert len(error.splitlines()) == 1 and field in error and "config.json" in error
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("inputs", ["single", "pairs"])
+def test_roberta_import_then_export_gives_back_transformers_outputs(tmp_path, inputs):
+    """import-hf -> export-hf: the exported RobertaForMaskedLM and its tokenizer compute the
+    original's hidden states and MLM logits (its ids are fairseq's dictionary's, so the logits are
+    compared token by token)."""
+    hf_dir = save_hf_model(tmp_path / "hf", "roberta")
+    assert cli_main(["import-hf", str(hf_dir), str(tmp_path / "imported")]) == 0
+    imported = tmp_path / "imported"
+    assert (
+        cli_main(
+            [
+                "export-hf",
+                str(imported / "model.pt"),
+                str(tmp_path / "back"),
+                "--vocab",
+                str(imported),
+            ]
+        )
+        == 0
+    )
+    texts = SINGLE if inputs == "single" else [a for a, _ in PAIRS]
+    pairs = None if inputs == "single" else [b for _, b in PAIRS]
+    outputs = []
+    for folder in (hf_dir, tmp_path / "back"):
+        tokenizer = transformers.AutoTokenizer.from_pretrained(folder)
+        model = transformers.RobertaForMaskedLM.from_pretrained(folder).eval()
+        batch = tokenizer(texts, pairs, padding=True, return_tensors="pt")
+        with torch.no_grad():
+            output = model(**batch, output_hidden_states=True)
+        tokens = [tokenizer.convert_ids_to_tokens(row) for row in batch["input_ids"].tolist()]
+        order = [tokenizer.convert_tokens_to_ids(t) for t in tokens_in_id_order(hf_dir)]
+        outputs.append((tokens, batch["attention_mask"].bool(), output, order))
+    (tokens, real, original, _), (back_tokens, back_real, back, order) = outputs
+    assert back_tokens == tokens and torch.equal(back_real, real)
+    for ours, theirs in zip(back.hidden_states, original.hidden_states):
+        assert (ours - theirs)[real].abs().max() < TOLERANCE
+    assert (back.logits[:, :, order] - original.logits)[real].abs().max() < TOLERANCE
+
+
+def tokens_in_id_order(hf_dir: Path) -> list[str]:
+    """The original tokenizer's tokens in its id order."""
+    tokenizer = transformers.AutoTokenizer.from_pretrained(hf_dir)
+    return tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
