@@ -34,8 +34,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO_ROOT, SAMPLE_DIR, pretrain_tiny_roberta
+from conftest import REPO_ROOT, SAMPLE_DIR
 from doc_commands import documented_commands
+from tiny_training import pretrain_tiny_roberta
 
 BIN = Path(sys.executable).parent
 
@@ -71,6 +72,9 @@ ELSEWHERE = {
     "the fresh venv's python and EXTRAS=hf",
     "bio-roberta finetune --task ncbi-disease --seed 10 --pretrained CKPT --data-root "
     "finetune-bin --results results": "tests/test_finetune_command.py",
+    "bio-roberta import-hf HF_DIR OUT": "tests/test_import_hf.py, on small models of each family",
+    "bio-roberta import-hf hf/biobert-v1.1 data/vocab/biobert": "tests/test_import_hf.py, on a "
+    "small BERT built from BertConfig (BioBERT's own weights are a download)",
 }
 # (command prefix, why it does not run here)
 NOT_RUN = [
