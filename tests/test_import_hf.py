@@ -345,3 +345,41 @@ def tokens_in_id_order(hf_dir: Path) -> list[str]:
     """The original tokenizer's tokens in its id order."""
     tokenizer = transformers.AutoTokenizer.from_pretrained(hf_dir)
     return tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
+
+
+@pytest.mark.parametrize("family", ["bert-uncased", "roberta"])
+def test_imported_model_fine_tunes_on_a_pair_task(tmp_path, family):
+    """A toy fine-tuning run (real fairseq-train, CPU) of an imported model on sentence pairs,
+    through bio_roberta.finetune as a sweep runs it: the checkpoint's own architecture."""
+    from bio_roberta import finetune
+    from bio_roberta.convert import convert_task
+    from bio_roberta.sweep import compose_config
+
+    hf_dir = save_hf_model(tmp_path / "hf", family)
+    assert cli_main(["import-hf", str(hf_dir), str(tmp_path / "imported")]) == 0
+    data = tmp_path / "mednli"
+    data.mkdir()
+    labels = ["entailment", "neutral", "contradiction"]
+    records = [
+        {"sentence1": a, "sentence2": b, "gold_label": labels[i % 3]}
+        for i, (a, b) in enumerate(PAIRS * 4)
+    ]
+    for name in ("mli_train_v1.jsonl", "mli_dev_v1.jsonl", "mli_test_v1.jsonl"):
+        (data / name).write_text("".join(json.dumps(r) + "\n" for r in records))
+    root = tmp_path / "finetune-bin"
+    convert_task(get_task("mednli"), data, tmp_path / "imported", root / "mednli", max_positions=64)
+    cfg = compose_config(
+        [
+            "task_name=mednli",
+            "seed=1",
+            f"pretrained={tmp_path / 'imported' / 'model.pt'}",
+            f"data_root={root}",
+            f"results_dir={tmp_path / 'results'}",
+            "hparams.max_epoch=2",
+            "hparams.batch_size=4",
+            "num_workers=0",
+            "cpu=true",
+        ]
+    )
+    (record,) = finetune.run_task_seed(cfg)
+    assert record["status"] == "ok", record.get("error")
