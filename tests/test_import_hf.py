@@ -383,3 +383,26 @@ def test_imported_model_fine_tunes_on_a_pair_task(tmp_path, family):
     )
     (record,) = finetune.run_task_seed(cfg)
     assert record["status"] == "ok", record.get("error")
+
+
+@pytest.mark.parametrize("implementation", ["fused", "fairseq"])
+def test_fused_encoder_runs_imported_models_alike(imported, implementation):
+    """Continued pretraining's encoder (user_dir/models/fused_roberta_encoder.py) takes an imported
+    model, segment embeddings and pre-LN included, with the same features on padded pairs."""
+    from user_dir.models.fused_roberta_encoder import use_fused_encoder
+
+    hf_dir, out = imported
+    tokenizer = transformers.AutoTokenizer.from_pretrained(hf_dir)
+    batch = tokenizer([a for a, _ in PAIRS], [b for _, b in PAIRS], padding=True)
+    to_fairseq = fairseq_ids(torch.arange(len(tokenizer)), tokenizer, out)
+    src_tokens = to_fairseq[torch.tensor(batch["input_ids"])]
+    model, _ = load_fairseq(out)
+    with torch.no_grad():
+        expected, _ = model(src_tokens, features_only=True)
+        use_fused_encoder(model, "fused")
+        if implementation == "fairseq":  # and back
+            use_fused_encoder(model, "fairseq")
+        features, _ = model(src_tokens, features_only=True)
+    real = torch.tensor(batch["attention_mask"]).bool()
+    assert (features - expected)[real].abs().max() < TOLERANCE
+    assert (type(model.encoder).__name__ == "FusedRobertaEncoder") == (implementation == "fused")
