@@ -406,3 +406,47 @@ def test_fused_encoder_runs_imported_models_alike(imported, implementation):
     real = torch.tensor(batch["attention_mask"]).bool()
     assert (features - expected)[real].abs().max() < TOLERANCE
     assert (type(model.encoder).__name__ == "FusedRobertaEncoder") == (implementation == "fused")
+
+
+@pytest.mark.parametrize("family", ["bert-uncased", "megatron-bert"])
+def test_masked_lm_training_continues_from_an_imported_model(tmp_path, family):
+    """Continued pretraining (the plugin's corpora_masked_lm, weights only as continue_roberta
+    takes them) starts from an imported BERT-family checkpoint: with lr 0 its weights come out
+    as they went in, the MLM loss being computed through them."""
+    import re
+
+    from bio_roberta.convert import convert_task
+    from bio_roberta.finetune import ARCHITECTURE_FIELDS
+    from tiny_training import fairseq_train, restore_flags
+
+    hf_dir = save_hf_model(tmp_path / "hf", family)
+    imported = tmp_path / "imported"
+    assert cli_main(["import-hf", str(hf_dir), str(imported)]) == 0
+    convert_task(
+        get_task("chemprot"), CHEMPROT_SAMPLE, imported, tmp_path / "bin", max_positions=64
+    )
+    args = torch.load(imported / "model.pt", weights_only=False)["cfg"]["model"]
+    log = fairseq_train(
+        tmp_path / "bin" / "input0",
+        *["--task", "corpora_masked_lm", "--criterion", "masked_lm", "--arch", args["arch"]],
+        *[f"--{name.replace('_', '-')}={args[name]}" for name in ARCHITECTURE_FIELDS],
+        *["--tokens-per-sample", "64", "--batch-size", "4", "--max-update", "2"],
+        *[
+            "--optimizer",
+            "adam",
+            "--lr",
+            "0",
+            "--save-dir",
+            tmp_path / "ckpt",
+            "--log-interval",
+            "1",
+        ],
+        *["--disable-validation", "--no-epoch-checkpoints"],
+        *restore_flags(imported / "model.pt"),
+    )
+    losses = [float(x) for x in re.findall(r"train_inner\W.*? loss=([\d.]+)", log)]
+    assert len(losses) == 2
+    before = torch.load(imported / "model.pt", weights_only=False)["model"]
+    after = torch.load(tmp_path / "ckpt" / "checkpoint_last.pt", weights_only=False)["model"]
+    assert before.keys() == after.keys()
+    assert all(torch.equal(before[name], after[name]) for name in before)
