@@ -450,3 +450,37 @@ def test_masked_lm_training_continues_from_an_imported_model(tmp_path, family):
     after = torch.load(tmp_path / "ckpt" / "checkpoint_last.pt", weights_only=False)["model"]
     assert before.keys() == after.keys()
     assert all(torch.equal(before[name], after[name]) for name in before)
+
+
+def test_manifest_lists_what_is_left_out_and_what_starts_fresh(tmp_path):
+    """Nothing is dropped silently: ELECTRA's discriminator head has no fairseq place, and the
+    MLM head it lacks starts fresh; both are named in the manifest."""
+    hf_dir = save_hf_model(tmp_path / "hf", "electra")
+    assert cli_main(["import-hf", str(hf_dir), str(tmp_path / "imported")]) == 0
+    manifest = json.loads((tmp_path / "imported" / "manifest.json").read_text())
+    options = manifest["options"]
+    assert options["left_out"] == [
+        f"discriminator_predictions.{layer}.{param}"
+        for layer in ("dense", "dense_prediction")
+        for param in ("bias", "weight")
+    ]
+    assert options["fresh"] == [
+        f"encoder.lm_head.{name}"
+        for name in ("bias", "dense.bias", "dense.weight", "layer_norm.bias", "layer_norm.weight")
+    ]
+    assert manifest["kind"] == "wordpiece" and manifest["counts"]["lowercase"] is False
+    assert {Path(r["path"]).name for r in manifest["inputs"]} >= {"config.json"}
+
+
+def test_export_hf_refuses_a_wordpiece_import_in_one_line(tmp_path, capsys):
+    hf_dir = save_hf_model(tmp_path / "hf", "bert-cased")
+    imported = tmp_path / "imported"
+    assert cli_main(["import-hf", str(hf_dir), str(imported)]) == 0
+    capsys.readouterr()
+    out = tmp_path / "back"
+    assert (
+        cli_main(["export-hf", str(imported / "model.pt"), str(out), "--vocab", str(imported)]) == 2
+    )
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and "wordpiece" in error
+    assert not out.exists()
