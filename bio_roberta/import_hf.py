@@ -76,8 +76,10 @@ FAMILIES = {
 }
 MLM_DECODER = {"roberta": "lm_head.decoder", "bert": "cls.predictions.decoder"}
 MLM_BIAS = {"roberta": "lm_head.bias", "bert": "cls.predictions.bias"}
-# fairseq's LayerNorm eps; a RoBERTa with another needs the plugin's layer_norm_eps
+# fairseq's LayerNorm eps, which its RoBERTa has
 FAIRSEQ_EPS = 1e-5
+HF_DEFAULT_EPS = 1e-12  # transformers' configs' layer_norm_eps when config.json has none
+FAIRSEQ_ACTIVATIONS = {hf: fairseq for fairseq, hf in HF_ACTIVATIONS.items()}
 # fairseq's learned positions start at padding_idx + 1
 POSITION_OFFSET = 2
 
@@ -108,11 +110,10 @@ def check_config(config_json: Path, raw: dict[str, Any]) -> Family:
             "fairseq's RoBERTa has no projection between embedding and hidden size"
         )
     activation = raw.get("hidden_act", "gelu")
-    fairseq_activation = {hf: fs for fs, hf in HF_ACTIVATIONS.items()}
-    if activation not in fairseq_activation:
+    if activation not in FAIRSEQ_ACTIVATIONS:
         raise HFImportError(
             f"{where}: hidden_act {activation!r} has no fairseq activation "
-            f"({', '.join(sorted(fairseq_activation))} do)"
+            f"({', '.join(sorted(FAIRSEQ_ACTIVATIONS))} do)"
         )
     for field in ("is_decoder", "add_cross_attention"):
         if raw.get(field):
@@ -122,6 +123,9 @@ def check_config(config_json: Path, raw: dict[str, Any]) -> Family:
             f"{where}: pad_token_id {raw['pad_token_id']}: RoBERTa's positions count from "
             "padding_idx + 1 and fairseq's padding_idx is 1"
         )
+    eps = raw.get("layer_norm_eps", HF_DEFAULT_EPS)
+    if model_type == "roberta" and eps != FAIRSEQ_EPS:
+        raise HFImportError(f"{where}: layer_norm_eps {eps}: fairseq's RoBERTa has {FAIRSEQ_EPS}")
     return FAMILIES[model_type]
 
 
@@ -192,10 +196,8 @@ def fairseq_args(family: Family, raw: dict, untied: bool) -> argparse.Namespace:
 
     import user_dir  # noqa: F401  (registers bert_encoder)
 
-    eps = raw.get("layer_norm_eps", 1e-12)
-    if family.arch == "roberta" and eps != FAIRSEQ_EPS:
-        raise HFImportError(f"layer_norm_eps {eps}: fairseq's RoBERTa has {FAIRSEQ_EPS}")
-    offset = 0 if family.arch == "roberta" else POSITION_OFFSET  # RoBERTa's rows hold it already
+    # RoBERTa's position rows count from padding_idx + 1 already, as fairseq's do
+    reserved = POSITION_OFFSET if family.arch == "roberta" else 0
     args = argparse.Namespace(
         arch=family.arch,
         _name=family.arch,
@@ -203,14 +205,14 @@ def fairseq_args(family: Family, raw: dict, untied: bool) -> argparse.Namespace:
         encoder_embed_dim=raw["hidden_size"],
         encoder_ffn_embed_dim=raw["intermediate_size"],
         encoder_attention_heads=raw["num_attention_heads"],
-        activation_fn={hf: fs for fs, hf in HF_ACTIVATIONS.items()}[raw.get("hidden_act", "gelu")],
+        activation_fn=FAIRSEQ_ACTIVATIONS[raw.get("hidden_act", "gelu")],
         dropout=raw.get("hidden_dropout_prob", 0.1),
         attention_dropout=raw.get("attention_probs_dropout_prob", 0.1),
-        max_positions=raw["max_position_embeddings"] + offset - POSITION_OFFSET,
+        max_positions=raw["max_position_embeddings"] - reserved,
         untie_weights_roberta=untied,
     )
     if family.arch != "roberta":
-        args.layer_norm_eps = eps
+        args.layer_norm_eps = raw.get("layer_norm_eps", HF_DEFAULT_EPS)
         args.type_vocab_size = raw.get("type_vocab_size", 2)
     ARCH_CONFIG_REGISTRY[family.arch](args)
     return args

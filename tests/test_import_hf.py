@@ -292,6 +292,8 @@ def write_config(folder: Path, config) -> Path:
         ),
         ({"model_type": "bert", "hidden_size": 32, "hidden_act": "swish"}, "hidden_act"),
         ({"model_type": "deberta-v2", "hidden_size": 32}, "model_type"),
+        ({"model_type": "roberta", "hidden_size": 32, "layer_norm_eps": 1e-12}, "layer_norm_eps"),
+        ({"model_type": "roberta", "hidden_size": 32, "pad_token_id": 0}, "pad_token_id"),
     ],
 )
 def test_what_cannot_map_is_one_line_naming_the_field(tmp_path, capsys, config, field):
