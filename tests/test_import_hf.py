@@ -486,3 +486,25 @@ def test_export_hf_refuses_a_wordpiece_import_in_one_line(tmp_path, capsys):
     error = capsys.readouterr().err.strip()
     assert len(error.splitlines()) == 1 and "wordpiece" in error
     assert not out.exists()
+
+
+def test_an_imported_bert_teaches_a_distilled_roberta_student(tmp_path):
+    """Distillation (user_dir/tasks/distillation.py) takes an imported BERT-family checkpoint as
+    its teacher (its dict.txt beside it): a roberta_tiny student trains against it on data
+    binarized with the imported vocabulary."""
+    import re
+
+    from bio_roberta.convert import convert_task
+    from test_distill import distill
+
+    hf_dir = save_hf_model(tmp_path / "hf", "bert-uncased")
+    imported = tmp_path / "imported"
+    assert cli_main(["import-hf", str(hf_dir), str(imported)]) == 0
+    convert_task(
+        get_task("chemprot"), CHEMPROT_SAMPLE, imported, tmp_path / "bin", max_positions=32
+    )
+    log = distill(
+        tmp_path / "bin" / "input0", imported / "model.pt", tmp_path / "run", "--max-update", "2"
+    )
+    assert re.findall(r"num_updates=(\d+)", log)[:2] == ["1", "2"]
+    assert (tmp_path / "run" / "checkpoint_last.pt").is_file()
