@@ -74,9 +74,12 @@ def head_of(state: dict[str, Any], head_name: Optional[str]) -> tuple[str, Optio
 def hf_config(state, model_cfg, vocab_size: int, kind: str, labels: Optional[list[str]]):
     from transformers import RobertaConfig
 
-    if option(model_cfg, "encoder_normalize_before", False):
+    from bio_roberta.hf_bert_weights import bert_arch, bert_config
+
+    arch = bert_arch(model_cfg)
+    if arch is None and option(model_cfg, "encoder_normalize_before", False):
         raise ExportError("encoder_normalize_before=True (pre-LN) has no RobertaModel equivalent")
-    if ENCODER + "layernorm_embedding.weight" not in state:
+    if arch is None and ENCODER + "layernorm_embedding.weight" not in state:
         raise ExportError("the checkpoint has no embedding layer norm; RobertaModel needs one")
     activation = option(model_cfg, "activation_fn", "gelu")
     if activation not in HF_ACTIVATIONS:
@@ -92,24 +95,28 @@ def hf_config(state, model_cfg, vocab_size: int, kind: str, labels: Optional[lis
         for key in state
         if key.startswith(ENCODER + "layers.")
     )
-    config = RobertaConfig(
-        vocab_size=vocab_size,
-        hidden_size=embed.shape[1],
-        num_hidden_layers=layers,
-        num_attention_heads=option(model_cfg, "encoder_attention_heads"),
-        intermediate_size=state[ENCODER + "layers.0.fc1.weight"].shape[0],
-        hidden_act=HF_ACTIVATIONS[activation],
-        max_position_embeddings=state[ENCODER + "embed_positions.weight"].shape[0],
-        type_vocab_size=1,
-        layer_norm_eps=1e-5,
-        pad_token_id=1,
-        bos_token_id=0,
-        eos_token_id=2,
-        hidden_dropout_prob=option(model_cfg, "dropout", 0.1),
-        attention_probs_dropout_prob=option(model_cfg, "attention_dropout", 0.1),
-        tie_word_embeddings=kind == MASKED_LM
-        and "encoder.lm_head.weight" in state
-        and bool((state["encoder.lm_head.weight"] == embed).all()),
+    config = (
+        bert_config(arch, state, model_cfg, vocab_size, layers)
+        if arch
+        else RobertaConfig(
+            vocab_size=vocab_size,
+            hidden_size=embed.shape[1],
+            num_hidden_layers=layers,
+            num_attention_heads=option(model_cfg, "encoder_attention_heads"),
+            intermediate_size=state[ENCODER + "layers.0.fc1.weight"].shape[0],
+            hidden_act=HF_ACTIVATIONS[activation],
+            max_position_embeddings=state[ENCODER + "embed_positions.weight"].shape[0],
+            type_vocab_size=1,
+            layer_norm_eps=1e-5,
+            pad_token_id=1,
+            bos_token_id=0,
+            eos_token_id=2,
+            hidden_dropout_prob=option(model_cfg, "dropout", 0.1),
+            attention_probs_dropout_prob=option(model_cfg, "attention_dropout", 0.1),
+            tie_word_embeddings=kind == MASKED_LM
+            and "encoder.lm_head.weight" in state
+            and bool((state["encoder.lm_head.weight"] == embed).all()),
+        )
     )
     if labels is not None:
         config.id2label = dict(enumerate(labels))
@@ -195,6 +202,8 @@ def build_hf_model(
     problem_type and decoding go to the config (bio_roberta.tasks.kinds.HFExport)."""
     import transformers
 
+    from bio_roberta.hf_bert_weights import bert_arch, bert_class_name, bert_state
+
     config = hf_config(state, model_cfg, vocab_size, kind, labels)
     head_state = hf_head_state(state, kind, head, model_cfg)
     if kind != MASKED_LM:
@@ -214,9 +223,14 @@ def build_hf_model(
             config.decoding = decoding
     if config.tie_word_embeddings:
         del head_state["lm_head.decoder.weight"]
-    model = getattr(transformers, HF_MODEL_CLASSES[kind])(config)
-    hf_state = hf_encoder_state(state, config.num_hidden_layers, "roberta.")
-    hf_state.update(head_state)
+    arch = bert_arch(model_cfg)
+    if arch is None:
+        model = getattr(transformers, HF_MODEL_CLASSES[kind])(config)
+        hf_state = hf_encoder_state(state, config.num_hidden_layers, "roberta.")
+        hf_state.update(head_state)
+    else:  # an imported BERT-family model (bio_roberta/import_hf.py)
+        model = getattr(transformers, bert_class_name(arch, kind))(config)
+        hf_state = bert_state(arch, state, config.num_hidden_layers, head_state)
     missing, unexpected = model.load_state_dict(hf_state, strict=False)
     missing = [
         key

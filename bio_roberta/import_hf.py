@@ -281,7 +281,7 @@ def import_hf(hf_dir: str | os.PathLike, out_dir: str | os.PathLike) -> dict[str
         write_manifest,
         write_padded_dict,
     )
-    from preprocess.wordpiece import WordPieceError, write_wordpiece_vocab
+    from preprocess.wordpiece import WordPieceError, special_tokens, write_wordpiece_vocab
 
     hf_dir = Path(hf_dir)
     config_json = hf_dir / "config.json"
@@ -362,6 +362,8 @@ def import_hf(hf_dir: str | os.PathLike, out_dir: str | os.PathLike) -> dict[str
             "left_out": dropped,
             "fresh": fresh,
         }
+        if family.vocabulary == "wordpiece":  # what export-hf names fairseq's specials
+            options["special_tokens"] = special_tokens(tokenizer)
         return write_manifest(
             build, family.vocabulary, [file_record(p) for p in hf_files], counts, options
         )
