@@ -380,6 +380,37 @@ def test_imported_model_fine_tunes_on_a_pair_task(tmp_path, family):
     (record,) = finetune.run_task_seed(cfg)
     assert record["status"] == "ok", record.get("error")
 
+    # the fine-tuned model exported: the same pair ids, token types and class logits
+    from bio_roberta.predictions import load_finetuned
+
+    checkpoint = Path(record["checkpoint"]["path"])
+    model, task = load_finetuned(checkpoint, root / "mednli")
+    task.load_dataset("test")
+    dataset = task.dataset("test")
+    sample = dataset.collater([dataset[i] for i in range(len(dataset))])
+    hf = tmp_path / "hf-mednli"
+    assert (
+        cli_main(["export-hf", str(checkpoint), str(hf), "--vocab", str(tmp_path / "imported")])
+        == 0
+    )
+    tokenizer = transformers.AutoTokenizer.from_pretrained(hf)
+    hf_model = transformers.AutoModelForSequenceClassification.from_pretrained(hf).eval()
+    test = [records[i] for i in sample["id"].tolist()]
+    batch = tokenizer(
+        [r["sentence1"] for r in test],
+        [r["sentence2"] for r in test],
+        padding=True,
+        return_tensors="pt",
+    )
+    assert torch.equal(batch["input_ids"], sample["net_input"]["src_tokens"])
+    with torch.no_grad():
+        expected = model(
+            **sample["net_input"], classification_head_name="sentence_classification_head"
+        )[0]
+        actual = hf_model(**batch).logits
+    assert (actual - expected).abs().max() < TOLERANCE
+    assert [hf_model.config.id2label[i] for i in range(3)] == labels
+
 
 @pytest.mark.parametrize("implementation", ["fused", "fairseq"])
 def test_fused_encoder_runs_imported_models_alike(imported, implementation):
