@@ -17,6 +17,10 @@ collapsing, the "▁" prefix). Dictionary entries that are no pieces (specials, 
 <mask>) are never produced; spm pieces missing from dict.txt are refused as for gpt2. The .model
 file is copied for reference; its ids are not the model's.
 
+wordpiece (an imported BERT-family model's, preprocess/wordpiece.py): the model's own tokenizer.json
+(normalizer, pre-tokenizer, WordPiece) with its vocabulary renumbered as the dictionary, BERT's
+specials at fairseq's, and BERT's [CLS] a [SEP] b [SEP] with token types.
+
 As transformers tokenizers do, the exported ones read <s>, </s>, <pad>, <unk> and <mask> in the
 text as those special tokens (fairseq would encode their characters), so <mask> works for fill-mask.
 """
@@ -403,5 +407,6 @@ def open_vocabulary(vocab_dir: str | os.PathLike, dict_txt: Optional[str | os.Pa
             )
         return WordPieceVocabulary(files["wordpiece_tokenizer"], dict_txt, special_tokens)
     raise ExportError(
-        f"{vocab_dir}: a {vocab.kind} vocabulary; export writes gpt2 and sentencepiece tokenizers"
+        f"{vocab_dir}: a {vocab.kind} vocabulary; export writes gpt2, sentencepiece and "
+        "wordpiece tokenizers"
     )

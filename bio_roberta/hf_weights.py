@@ -1,6 +1,8 @@
 """A fairseq RoBERTa checkpoint's weights as a transformers model: RobertaForMaskedLM, or
 RobertaForSequenceClassification / RobertaForTokenClassification for a fine-tuned head; the
-config says the same architecture, and no weight is left out (missing keys are an error)."""
+config says the same architecture, and no weight is left out (missing keys are an error). An
+imported BERT-family checkpoint (bert_encoder) becomes the Bert/MegatronBert classes instead
+(hf_bert_weights.py)."""
 
 from __future__ import annotations
 
