@@ -23,11 +23,17 @@ import argparse
 import json
 import logging
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from bio_roberta.hf_weights import HF_ACTIVATIONS, HF_LAYER_NAMES
+from bio_roberta.hf_families import (
+    FAMILIES,
+    HF_ACTIVATIONS,
+    MLM_BIAS,
+    MLM_DECODER,
+    POSITION_OFFSET,
+    Family,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -38,50 +44,10 @@ class HFImportError(ValueError):
     """A transformers directory that cannot be imported; the message names the field."""
 
 
-@dataclass(frozen=True)
-class Family:
-    """How one transformers model type maps onto fairseq."""
-
-    arch: str  # fairseq architecture
-    vocabulary: str  # vocabulary dir kind
-    layer_names: dict[str, str]  # transformers layer module -> fairseq layer module
-    final_layer_norm: Optional[str] = None  # transformers' final LayerNorm (pre-LN models)
-    mlm_head: Optional[dict[str, str]] = None  # transformers MLM head module -> fairseq lm_head's
-
-
-BERT_MLM_HEAD = {
-    "cls.predictions.transform.dense": "dense",
-    "cls.predictions.transform.LayerNorm": "layer_norm",
-}
-FAMILIES = {
-    "roberta": Family(
-        "roberta",
-        "gpt2",
-        HF_LAYER_NAMES,
-        mlm_head={"lm_head.dense": "dense", "lm_head.layer_norm": "layer_norm"},
-    ),
-    "bert": Family("bert_encoder", "wordpiece", HF_LAYER_NAMES, mlm_head=BERT_MLM_HEAD),
-    "electra": Family("bert_encoder", "wordpiece", HF_LAYER_NAMES),
-    "megatron-bert": Family(
-        "megatron_bert_encoder",
-        "wordpiece",
-        {
-            **{k: v for k, v in HF_LAYER_NAMES.items() if "LayerNorm" not in k},
-            "attention.ln": "self_attn_layer_norm",
-            "ln": "final_layer_norm",
-        },
-        final_layer_norm="encoder.ln",
-        mlm_head=BERT_MLM_HEAD,
-    ),
-}
-MLM_DECODER = {"roberta": "lm_head.decoder", "bert": "cls.predictions.decoder"}
-MLM_BIAS = {"roberta": "lm_head.bias", "bert": "cls.predictions.bias"}
 # fairseq's LayerNorm eps, which its RoBERTa has
 FAIRSEQ_EPS = 1e-5
 HF_DEFAULT_EPS = 1e-12  # transformers' configs' layer_norm_eps when config.json has none
 FAIRSEQ_ACTIVATIONS = {hf: fairseq for fairseq, hf in HF_ACTIVATIONS.items()}
-# fairseq's learned positions start at padding_idx + 1
-POSITION_OFFSET = 2
 
 
 def check_config(config_json: Path, raw: dict[str, Any]) -> Family:
