@@ -270,8 +270,8 @@ def test_import_roberta_vocabulary_and_reject_a_mismatched_dict(gpt2_vocab, tmp_
 def test_broken_vocab_dirs_are_reported(gpt2_vocab, tmp_path):
     with pytest.raises(VocabDirError, match="no vocabulary manifest"):
         read_vocab_dir(tmp_path)
-    (tmp_path / "manifest.json").write_text(json.dumps({"kind": "wordpiece"}))
-    with pytest.raises(VocabDirError, match="kind 'wordpiece' is not one of"):
+    (tmp_path / "manifest.json").write_text(json.dumps({"kind": "charpiece"}))
+    with pytest.raises(VocabDirError, match="kind 'charpiece' is not one of"):
         read_vocab_dir(tmp_path)
     (tmp_path / "manifest.json").write_text(json.dumps({"kind": "gpt2"}))
     (tmp_path / "encoder.json").write_text((gpt2_vocab / "encoder.json").read_text())
