@@ -519,3 +519,30 @@ def test_an_imported_bert_teaches_a_distilled_roberta_student(tmp_path):
     )
     assert re.findall(r"num_updates=(\d+)", log)[:2] == ["1", "2"]
     assert (tmp_path / "run" / "checkpoint_last.pt").is_file()
+
+
+def test_binarize_with_an_import_gives_the_models_own_token_ids(imported, tmp_path):
+    """Continued pretraining's data: `binarize --vocab OUT` encodes text-shard lines with the
+    model's own tokenizer (a blank line, a document break, is just </s>)."""
+    from fairseq.data.indexed_dataset import MMapIndexedDataset
+
+    from conftest import write_text_manifest
+    from preprocess.binarize import binarize
+
+    hf_dir, vocab = imported
+    text = tmp_path / "text"
+    text.mkdir()
+    lines = sample_lines()[:40]
+    lines[10] = ""
+    for split in ("train", "valid"):
+        (text / f"{split}.00000.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_text_manifest(text)
+    binarize(text, vocab, tmp_path / "bin", progress=False)
+    tokenizer = transformers.AutoTokenizer.from_pretrained(hf_dir)
+    to_fairseq = fairseq_ids(torch.arange(len(tokenizer)), tokenizer, vocab)
+    eos = int(to_fairseq[tokenizer.convert_tokens_to_ids(tokenizer.sep_token)])
+    dataset = MMapIndexedDataset(str(tmp_path / "bin" / "valid"))
+    assert len(dataset) == len(lines)
+    for i, line in enumerate(lines):
+        ids = torch.tensor(tokenizer(line, add_special_tokens=False)["input_ids"], dtype=torch.long)
+        assert dataset[i].tolist() == to_fairseq[ids].tolist() + [eos], line
