@@ -123,9 +123,11 @@ def hf_rows(dictionary, vocabulary: str, tokenizer) -> list[Optional[int]]:
         if symbol in specials:
             rows.append(vocab[specials[symbol]])
         elif symbol.startswith(MADEUP_WORD_PREFIX) and symbol not in vocab:
-            rows.append(None)
-        else:
-            rows.append(int(symbol) if vocabulary == "gpt2" else vocab[symbol])
+            rows.append(None)  # the dictionary's padding
+        elif vocabulary == "gpt2" and symbol.isdigit():
+            rows.append(int(symbol))  # a BPE id: encoder.json's ids are the model's
+        else:  # a WordPiece token, or a padding word the model's vocabulary has
+            rows.append(vocab[symbol])
     return rows
 
 
@@ -140,19 +142,24 @@ def take_rows(tensor, rows: list[Optional[int]]):
 
 
 def write_gpt2_vocab(tokenizer, out_dir: Path) -> dict:
-    """encoder.json (token -> transformers id, specials left out: fairseq adds its own) +
-    vocab.bpe + dict.txt (those ids in order) of a RoBERTa tokenizer."""
+    """encoder.json (token -> transformers id; specials left out: fairseq adds its own) +
+    vocab.bpe + dict.txt (those ids in order) of a RoBERTa tokenizer. Its madeupword tokens
+    (fairseq's padding words, which roberta-base's vocab.json keeps) are dict.txt words, as in
+    fairseq's own RoBERTa dict.txt, not BPE tokens."""
     from bio_roberta_core.provenance import atomic_write_text
+    from preprocess.vocab import MADEUP_WORD_PREFIX
 
     specials = set(tokenizer.all_special_tokens)
-    encoder = {t: i for t, i in tokenizer.get_vocab().items() if t not in specials}
+    vocab = {t: i for t, i in tokenizer.get_vocab().items() if t not in specials}
+    encoder = {t: i for t, i in vocab.items() if not t.startswith(MADEUP_WORD_PREFIX)}
+    entries = {i: str(i) if t in encoder else t for t, i in vocab.items()}
     model = json.loads(tokenizer.backend_tokenizer.to_str())["model"]
     if model.get("type") != "BPE":
         raise HFImportError(f"a RoBERTa tokenizer of type {model.get('type')!r}; gpt2 needs BPE")
     merges = [m if isinstance(m, str) else " ".join(m) for m in model["merges"]]
     atomic_write_text(out_dir / "encoder.json", json.dumps(encoder, ensure_ascii=False) + "\n")
     atomic_write_text(out_dir / "vocab.bpe", "#version: 0.2\n" + "\n".join(merges) + "\n")
-    atomic_write_text(out_dir / "dict.txt", "".join(f"{i} 0\n" for i in sorted(encoder.values())))
+    atomic_write_text(out_dir / "dict.txt", "".join(f"{entries[i]} 0\n" for i in sorted(entries)))
     return {"bpe_units": len(encoder)}
 
 

@@ -71,7 +71,9 @@ def byte_bpe_tokenizer(folder: Path):
         ),
     )
     model = json.loads(learner.to_str())["model"]
-    vocab = {**model["vocab"], "<mask>": len(model["vocab"])}
+    # as roberta-base's: a fairseq padding word among the tokens, <mask> last
+    size = len(model["vocab"])
+    vocab = {**model["vocab"], "madeupword0000": size, "<mask>": size + 1}
     merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in model["merges"]]
     return transformers.RobertaTokenizer(vocab=vocab, merges=merges)
 
@@ -162,7 +164,8 @@ def fairseq_ids(hf_ids: torch.Tensor, tokenizer, out: Path) -> torch.Tensor:
         token = tokenizer.convert_ids_to_tokens(hf_id)
         if token in fairseq_special:
             return fairseq_special[token]
-        return str(hf_id) if kind == "gpt2" else token
+        # gpt2: BPE ids as strings; padding words are words, as in fairseq's RoBERTa dict.txt
+        return str(hf_id) if kind == "gpt2" and not token.startswith("madeupword") else token
 
     mapped = [dictionary.index(symbol(i)) for i in range(len(tokenizer))]
     assert mapped.count(dictionary.unk()) == 1  # only the unknown token itself
