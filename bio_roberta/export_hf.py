@@ -21,7 +21,6 @@ from bio_roberta.errors import ExportError
 from bio_roberta.hf_tokenizer import open_vocabulary
 from bio_roberta.hf_weights import (
     ENCODER,
-    HF_MODEL_CLASSES,
     MASKED_LM,
     TOKEN_CLASSIFICATION,
     build_hf_model,
@@ -225,7 +224,7 @@ def export(
         vocab.save_tokenizer(tokenizer, build.path)
         manifest = {
             "kind": kind,
-            "hf_model_class": HF_MODEL_CLASSES[kind],
+            "hf_model_class": type(model).__name__,
             "head": head,
             "labels": labels,
             "vocab_size": vocab_size,

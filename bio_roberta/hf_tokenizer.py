@@ -17,6 +17,10 @@ collapsing, the "▁" prefix). Dictionary entries that are no pieces (specials, 
 <mask>) are never produced; spm pieces missing from dict.txt are refused as for gpt2. The .model
 file is copied for reference; its ids are not the model's.
 
+wordpiece (an imported BERT-family model's, preprocess/wordpiece.py): the model's own tokenizer.json
+(normalizer, pre-tokenizer, WordPiece) with its vocabulary renumbered as the dictionary, BERT's
+specials at fairseq's, and BERT's [CLS] a [SEP] b [SEP] with token types.
+
 As transformers tokenizers do, the exported ones read <s>, </s>, <pad>, <unk> and <mask> in the
 text as those special tokens (fairseq would encode their characters), so <mask> works for fill-mask.
 """
@@ -154,6 +158,16 @@ FAIRSEQ_SPLIT_WHITESPACE = "".join(
 UNREACHABLE_SCORE = -1e9
 
 
+def save_fast_tokenizer(tokenizer, out_dir: Path) -> None:
+    """tokenizer.json + tokenizer_config.json naming the class as transformers 4 and 5 both load
+    it."""
+    tokenizer.save_pretrained(out_dir)
+    config_path = out_dir / "tokenizer_config.json"
+    config = json.loads(config_path.read_text(encoding="utf-8"))
+    config["tokenizer_class"] = "PreTrainedTokenizerFast"
+    atomic_write_json(config_path, config)
+
+
 @dataclass
 class SentencePieceVocabulary:
     """A SentencePiece vocabulary dir: sentencepiece.model + dict.txt."""
@@ -276,18 +290,66 @@ class SentencePieceVocabulary:
         )
 
     def save_tokenizer(self, tokenizer, out_dir: Path) -> None:
-        """tokenizer.json + tokenizer_config.json naming the class as transformers 4 and 5 both load
-        it, and the spm model for reference (its ids are not the dictionary's; tokenizer.json has
-        those)."""
-        tokenizer.save_pretrained(out_dir)
-        config_path = out_dir / "tokenizer_config.json"
-        config = json.loads(config_path.read_text(encoding="utf-8"))
-        config["tokenizer_class"] = "PreTrainedTokenizerFast"
-        atomic_write_json(config_path, config)
+        """save_fast_tokenizer, and the spm model for reference (its ids are not the
+        dictionary's; tokenizer.json has those)."""
+        save_fast_tokenizer(tokenizer, out_dir)
         shutil.copyfile(self.model, out_dir / self.model.name)
 
     def files(self) -> dict[str, Path]:
         return {"sentencepiece_model": self.model, "dict_txt": self.dict_txt}
+
+
+@dataclass
+class WordPieceVocabulary:
+    """A wordpiece vocabulary dir (an imported BERT-family model's, preprocess/wordpiece.py):
+    tokenizer.json + dict.txt, and the BERT tokens fairseq's specials stand for."""
+
+    tokenizer_json: Path
+    dict_txt: Path
+    special_tokens: dict[str, str]  # fairseq special (<s>, ...) -> BERT's ([CLS], ...)
+
+    def hf_vocab(self) -> dict[str, int]:
+        """WordPiece token -> fairseq dictionary index (BERT's specials at fairseq's)."""
+        dictionary = load_model_dictionary(self.dict_txt)
+        return {self.special_tokens.get(s, s): i for i, s in enumerate(dictionary.symbols)}
+
+    def hf_tokenizer(self, model_max_length: int):
+        """The model's own tokenizer (its normalizer, pre-tokenizer, WordPiece) over hf_vocab, with
+        BERT's [CLS] a [SEP] b [SEP] and token types."""
+        from tokenizers import AddedToken, Tokenizer, processors
+        from transformers import PreTrainedTokenizerFast
+
+        spec = json.loads(self.tokenizer_json.read_text(encoding="utf-8"))
+        vocab = self.hf_vocab()
+        spec["model"]["vocab"] = vocab
+        spec["added_tokens"], spec["post_processor"] = [], None
+        tokenizer = Tokenizer.from_str(json.dumps(spec))
+        special = self.special_tokens
+        cls, sep = special["<s>"], special["</s>"]
+        tokenizer.post_processor = processors.TemplateProcessing(
+            single=f"{cls} $A {sep}",
+            pair=f"{cls} $A {sep} $B:1 {sep}:1",
+            special_tokens=[(cls, vocab[cls]), (sep, vocab[sep])],
+        )
+        tokenizer.add_special_tokens(
+            [AddedToken(token, special=True, normalized=False) for token in special.values()]
+        )
+        return PreTrainedTokenizerFast(
+            tokenizer_object=tokenizer,
+            cls_token=cls,
+            sep_token=sep,
+            pad_token=special["<pad>"],
+            unk_token=special["<unk>"],
+            mask_token=special["<mask>"],
+            model_max_length=model_max_length,
+            model_input_names=["input_ids", "token_type_ids", "attention_mask"],  # BERT's segments
+        )
+
+    def save_tokenizer(self, tokenizer, out_dir: Path) -> None:
+        save_fast_tokenizer(tokenizer, out_dir)
+
+    def files(self) -> dict[str, Path]:
+        return {"wordpiece_tokenizer": self.tokenizer_json, "dict_txt": self.dict_txt}
 
 
 def open_vocabulary(vocab_dir: str | os.PathLike, dict_txt: Optional[str | os.PathLike] = None):
@@ -307,6 +369,14 @@ def open_vocabulary(vocab_dir: str | os.PathLike, dict_txt: Optional[str | os.Pa
         return Gpt2Vocabulary(files["gpt2_encoder_json"], files["gpt2_vocab_bpe"], dict_txt)
     if vocab.kind == "sentencepiece":
         return SentencePieceVocabulary(files["sentencepiece_model"], dict_txt)
+    if vocab.kind == "wordpiece":
+        special_tokens = vocab.manifest.get("options", {}).get("special_tokens")
+        if special_tokens is None:
+            raise ExportError(
+                f"{vocab_dir}: its manifest names no special_tokens; re-run import-hf"
+            )
+        return WordPieceVocabulary(files["wordpiece_tokenizer"], dict_txt, special_tokens)
     raise ExportError(
-        f"{vocab_dir}: a {vocab.kind} vocabulary; export writes gpt2 and sentencepiece tokenizers"
+        f"{vocab_dir}: a {vocab.kind} vocabulary; export writes gpt2, sentencepiece and "
+        "wordpiece tokenizers"
     )

@@ -1,6 +1,10 @@
 """A fairseq RoBERTa checkpoint's weights as a transformers model: RobertaForMaskedLM, or
 RobertaForSequenceClassification / RobertaForTokenClassification for a fine-tuned head; the
-config says the same architecture, and no weight is left out (missing keys are an error)."""
+config says the same architecture, and no weight is left out (missing keys are an error). An
+imported BERT-family checkpoint (bert_encoder: bio_roberta/import_hf.py) becomes the
+Bert/MegatronBert classes instead: the import's mapping read backwards, the RoBERTa head weights
+under BERT's names (BERT_HEAD_NAMES), positions without the two rows fairseq reserves before the
+first token."""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ import argparse
 from typing import Any, Optional
 
 from bio_roberta.errors import ExportError
+from bio_roberta.hf_families import FAMILIES, HF_ACTIVATIONS, HF_LAYER_NAMES, POSITION_OFFSET
 
 MASKED_LM = "masked_lm"
 SEQUENCE_CLASSIFICATION = "sequence_classification"
@@ -17,8 +22,6 @@ HF_MODEL_CLASSES = {
     SEQUENCE_CLASSIFICATION: "RobertaForSequenceClassification",
     TOKEN_CLASSIFICATION: "RobertaForTokenClassification",
 }
-# fairseq activation -> transformers hidden_act with the same formula.
-HF_ACTIVATIONS = {"gelu": "gelu", "gelu_accurate": "gelu_new", "relu": "relu", "tanh": "tanh"}
 ENCODER = "encoder.sentence_encoder."
 TOKEN_HEAD_PREFIX = "token_classification_heads."
 SENTENCE_HEAD_PREFIX = "classification_heads."
@@ -63,9 +66,10 @@ def head_of(state: dict[str, Any], head_name: Optional[str]) -> tuple[str, Optio
 def hf_config(state, model_cfg, vocab_size: int, kind: str, labels: Optional[list[str]]):
     from transformers import RobertaConfig
 
-    if option(model_cfg, "encoder_normalize_before", False):
+    arch = bert_arch(model_cfg)
+    if arch is None and option(model_cfg, "encoder_normalize_before", False):
         raise ExportError("encoder_normalize_before=True (pre-LN) has no RobertaModel equivalent")
-    if ENCODER + "layernorm_embedding.weight" not in state:
+    if arch is None and ENCODER + "layernorm_embedding.weight" not in state:
         raise ExportError("the checkpoint has no embedding layer norm; RobertaModel needs one")
     activation = option(model_cfg, "activation_fn", "gelu")
     if activation not in HF_ACTIVATIONS:
@@ -81,24 +85,28 @@ def hf_config(state, model_cfg, vocab_size: int, kind: str, labels: Optional[lis
         for key in state
         if key.startswith(ENCODER + "layers.")
     )
-    config = RobertaConfig(
-        vocab_size=vocab_size,
-        hidden_size=embed.shape[1],
-        num_hidden_layers=layers,
-        num_attention_heads=option(model_cfg, "encoder_attention_heads"),
-        intermediate_size=state[ENCODER + "layers.0.fc1.weight"].shape[0],
-        hidden_act=HF_ACTIVATIONS[activation],
-        max_position_embeddings=state[ENCODER + "embed_positions.weight"].shape[0],
-        type_vocab_size=1,
-        layer_norm_eps=1e-5,
-        pad_token_id=1,
-        bos_token_id=0,
-        eos_token_id=2,
-        hidden_dropout_prob=option(model_cfg, "dropout", 0.1),
-        attention_probs_dropout_prob=option(model_cfg, "attention_dropout", 0.1),
-        tie_word_embeddings=kind == MASKED_LM
-        and "encoder.lm_head.weight" in state
-        and bool((state["encoder.lm_head.weight"] == embed).all()),
+    config = (
+        bert_config(arch, state, model_cfg, vocab_size, layers)
+        if arch
+        else RobertaConfig(
+            vocab_size=vocab_size,
+            hidden_size=embed.shape[1],
+            num_hidden_layers=layers,
+            num_attention_heads=option(model_cfg, "encoder_attention_heads"),
+            intermediate_size=state[ENCODER + "layers.0.fc1.weight"].shape[0],
+            hidden_act=HF_ACTIVATIONS[activation],
+            max_position_embeddings=state[ENCODER + "embed_positions.weight"].shape[0],
+            type_vocab_size=1,
+            layer_norm_eps=1e-5,
+            pad_token_id=1,
+            bos_token_id=0,
+            eos_token_id=2,
+            hidden_dropout_prob=option(model_cfg, "dropout", 0.1),
+            attention_probs_dropout_prob=option(model_cfg, "attention_dropout", 0.1),
+            tie_word_embeddings=kind == MASKED_LM
+            and "encoder.lm_head.weight" in state
+            and bool((state["encoder.lm_head.weight"] == embed).all()),
+        )
     )
     if labels is not None:
         config.id2label = dict(enumerate(labels))
@@ -120,18 +128,8 @@ def hf_encoder_state(state: dict[str, Any], num_layers: int, prefix: str) -> dic
         prefix + "embeddings.LayerNorm.weight": state[ENCODER + "layernorm_embedding.weight"],
         prefix + "embeddings.LayerNorm.bias": state[ENCODER + "layernorm_embedding.bias"],
     }
-    layer_map = {
-        "attention.self.query": "self_attn.q_proj",
-        "attention.self.key": "self_attn.k_proj",
-        "attention.self.value": "self_attn.v_proj",
-        "attention.output.dense": "self_attn.out_proj",
-        "attention.output.LayerNorm": "self_attn_layer_norm",
-        "intermediate.dense": "fc1",
-        "output.dense": "fc2",
-        "output.LayerNorm": "final_layer_norm",
-    }
     for i in range(num_layers):
-        for hf_name, fs_name in layer_map.items():
+        for hf_name, fs_name in HF_LAYER_NAMES.items():
             for param in ("weight", "bias"):
                 hf[f"{prefix}encoder.layer.{i}.{hf_name}.{param}"] = state[
                     f"{ENCODER}layers.{i}.{fs_name}.{param}"
@@ -213,9 +211,14 @@ def build_hf_model(
             config.decoding = decoding
     if config.tie_word_embeddings:
         del head_state["lm_head.decoder.weight"]
-    model = getattr(transformers, HF_MODEL_CLASSES[kind])(config)
-    hf_state = hf_encoder_state(state, config.num_hidden_layers, "roberta.")
-    hf_state.update(head_state)
+    arch = bert_arch(model_cfg)
+    if arch is None:
+        model = getattr(transformers, HF_MODEL_CLASSES[kind])(config)
+        hf_state = hf_encoder_state(state, config.num_hidden_layers, "roberta.")
+        hf_state.update(head_state)
+    else:  # an imported BERT-family model (bio_roberta/import_hf.py)
+        model = getattr(transformers, bert_class_name(arch, kind))(config)
+        hf_state = bert_state(arch, state, config.num_hidden_layers, head_state)
     missing, unexpected = model.load_state_dict(hf_state, strict=False)
     missing = [
         key
@@ -225,3 +228,90 @@ def build_hf_model(
     if missing or unexpected:
         raise ExportError(f"weight mapping incomplete: missing {missing}, unexpected {unexpected}")
     return model.eval()
+
+
+# fairseq architecture -> (transformers model family prefix, the import family it came from)
+BERT_ARCHS = {
+    "bert_encoder": ("Bert", "bert"),
+    "megatron_bert_encoder": ("MegatronBert", "megatron-bert"),
+}
+# RobertaFor* weight name prefix (hf_weights.hf_head_state) -> BertFor* / MegatronBertFor*
+BERT_HEAD_NAMES = {
+    "lm_head.dense.": "cls.predictions.transform.dense.",
+    "lm_head.layer_norm.": "cls.predictions.transform.LayerNorm.",
+    "lm_head.decoder.": "cls.predictions.decoder.",
+    "lm_head.bias": "cls.predictions.bias",
+    "classifier.dense.": "bert.pooler.dense.",  # BERT's pooler is the sentence head's dense+tanh
+    "classifier.out_proj.": "classifier.",
+    "classifier.": "classifier.",  # the token head's one linear layer
+}
+CLASS_SUFFIX = {
+    MASKED_LM: "ForMaskedLM",
+    "sequence_classification": "ForSequenceClassification",
+    "token_classification": "ForTokenClassification",
+}
+
+
+def bert_arch(model_cfg) -> str | None:
+    """The checkpoint's architecture if it is a BERT-family one, else None."""
+    arch = option(model_cfg, "arch", option(model_cfg, "_name"))
+    return arch if arch in BERT_ARCHS else None
+
+
+def bert_class_name(arch: str, kind: str) -> str:
+    return BERT_ARCHS[arch][0] + CLASS_SUFFIX[kind]
+
+
+def bert_config(arch: str, state: dict[str, Any], model_cfg, vocab_size: int, layers: int):
+    import transformers
+
+    embed = state[ENCODER + "embed_tokens.weight"]
+    return getattr(transformers, BERT_ARCHS[arch][0] + "Config")(
+        vocab_size=vocab_size,
+        hidden_size=embed.shape[1],
+        num_hidden_layers=layers,
+        num_attention_heads=option(model_cfg, "encoder_attention_heads"),
+        intermediate_size=state[ENCODER + "layers.0.fc1.weight"].shape[0],
+        hidden_act=HF_ACTIVATIONS[option(model_cfg, "activation_fn", "gelu")],
+        max_position_embeddings=state[ENCODER + "embed_positions.weight"].shape[0]
+        - POSITION_OFFSET,
+        type_vocab_size=state[ENCODER + "segment_embeddings.weight"].shape[0],
+        layer_norm_eps=option(model_cfg, "layer_norm_eps"),
+        pad_token_id=1,
+        hidden_dropout_prob=option(model_cfg, "dropout", 0.1),
+        attention_probs_dropout_prob=option(model_cfg, "attention_dropout", 0.1),
+        tie_word_embeddings=False,
+    )
+
+
+def bert_state(
+    arch: str, state: dict[str, Any], layers: int, head_state: dict[str, Any]
+) -> dict[str, Any]:
+    """transformers weights of the encoder (under "bert.") and of the RoBERTa-named head_state."""
+    family = FAMILIES[BERT_ARCHS[arch][1]]
+    hf = {
+        "bert.embeddings.word_embeddings.weight": state[ENCODER + "embed_tokens.weight"],
+        "bert.embeddings.position_embeddings.weight": state[ENCODER + "embed_positions.weight"][
+            POSITION_OFFSET:
+        ],
+        "bert.embeddings.token_type_embeddings.weight": state[
+            ENCODER + "segment_embeddings.weight"
+        ],
+    }
+    norms = {"layernorm_embedding": "embeddings.LayerNorm"}
+    if family.final_layer_norm:
+        norms["layer_norm"] = family.final_layer_norm
+    for fairseq_name, hf_name in norms.items():
+        for param in ("weight", "bias"):
+            if f"{ENCODER}{fairseq_name}.{param}" in state:
+                hf[f"bert.{hf_name}.{param}"] = state[f"{ENCODER}{fairseq_name}.{param}"]
+    for i in range(layers):
+        for hf_name, fairseq_name in family.layer_names.items():
+            for param in ("weight", "bias"):
+                hf[f"bert.encoder.layer.{i}.{hf_name}.{param}"] = state[
+                    f"{ENCODER}layers.{i}.{fairseq_name}.{param}"
+                ]
+    for name, value in head_state.items():
+        prefix = next(p for p in BERT_HEAD_NAMES if name.startswith(p))
+        hf[BERT_HEAD_NAMES[prefix] + name[len(prefix) :]] = value
+    return hf

@@ -15,7 +15,11 @@ KIND_FILES = {
     "gpt2": {"gpt2_encoder_json": "encoder.json", "gpt2_vocab_bpe": "vocab.bpe"},
     "sentencepiece": {"sentencepiece_model": "sentencepiece.model"},
     "fastbpe": {"bpe_codes": "codes"},
+    # an imported BERT-family model's own tokenizer (preprocess/wordpiece.py; no fairseq --bpe)
+    "wordpiece": {"wordpiece_tokenizer": "tokenizer.json"},
 }
+# Kinds a vocabulary dir gets only by `bio-roberta import-hf`, never by learning.
+IMPORTED_KINDS = ("wordpiece",)
 
 
 def bpe_options(kind: str, vocab_dir: str | os.PathLike) -> argparse.Namespace:

@@ -24,6 +24,10 @@ def open_bpe(vocab: VocabularyDir) -> Any:
     """fairseq's BPE object (encode/decode/is_beginning_of_word) for the vocabulary dir."""
     from fairseq.data.encoders import build_bpe
 
+    if vocab.kind == "wordpiece":  # no fairseq --bpe: the imported model's own tokenizer
+        from preprocess.wordpiece import WordPieceEncoder
+
+        return WordPieceEncoder(vocab.bpe_files["wordpiece_tokenizer"])
     return build_bpe(bpe_namespace(vocab))
 
 

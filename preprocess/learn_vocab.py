@@ -37,7 +37,8 @@ class Learner:
     options: tuple[str, ...]
 
 
-# Vocabulary kind -> its learner; `learn-vocab --kind` offers these.
+# Vocabulary kind -> its learner; `learn-vocab --kind` offers these (every kind of
+# bio_roberta_core.vocab_files but the IMPORTED_KINDS, which import-hf writes).
 LEARNERS = {
     "gpt2": Learner(learn_byte_bpe, ("vocab_size", "min_frequency")),
     "sentencepiece": Learner(

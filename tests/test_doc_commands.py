@@ -72,6 +72,9 @@ ELSEWHERE = {
     "the fresh venv's python and EXTRAS=hf",
     "bio-roberta finetune --task ncbi-disease --seed 10 --pretrained CKPT --data-root "
     "finetune-bin --results results": "tests/test_finetune_command.py",
+    "bio-roberta import-hf HF_DIR OUT": "tests/test_import_hf.py, on small models of each family",
+    "bio-roberta import-hf hf/biobert-v1.1 data/vocab/biobert": "tests/test_import_hf.py, on a "
+    "small BERT built from BertConfig (BioBERT's own weights are a download)",
 }
 # (command prefix, why it does not run here)
 NOT_RUN = [

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from bio_roberta.cli import main as cli_main
-from bio_roberta_core.vocab_files import KIND_FILES
+from bio_roberta_core.vocab_files import IMPORTED_KINDS, KIND_FILES
 from conftest import shared_data_path, write_text_manifest
 from preprocess.bpe import bpe_namespace, load_dictionary, open_bpe
 from preprocess.gpt2_encoder import BatchGPT2Encoder, read_dictionary_indices
@@ -271,8 +271,8 @@ def test_import_roberta_vocabulary_and_reject_a_mismatched_dict(gpt2_vocab, tmp_
 def test_broken_vocab_dirs_are_reported(gpt2_vocab, tmp_path):
     with pytest.raises(VocabDirError, match="no vocabulary manifest"):
         read_vocab_dir(tmp_path)
-    (tmp_path / "manifest.json").write_text(json.dumps({"kind": "wordpiece"}))
-    with pytest.raises(VocabDirError, match="kind 'wordpiece' is not one of"):
+    (tmp_path / "manifest.json").write_text(json.dumps({"kind": "charpiece"}))
+    with pytest.raises(VocabDirError, match="kind 'charpiece' is not one of"):
         read_vocab_dir(tmp_path)
     (tmp_path / "manifest.json").write_text(json.dumps({"kind": "gpt2"}))
     (tmp_path / "encoder.json").write_text((gpt2_vocab / "encoder.json").read_text())
@@ -305,7 +305,9 @@ def test_learn_vocab_offers_exactly_the_learners_and_each_kind_names_its_files(c
     with pytest.raises(SystemExit):
         cli_main(["learn-vocab", "--help"])
     assert "--kind {" + ",".join(LEARNERS) + "}" in capsys.readouterr().out
-    assert sorted(LEARNERS) == sorted(KIND_FILES)
+    assert sorted(LEARNERS) == sorted(set(KIND_FILES) - set(IMPORTED_KINDS))
+    with pytest.raises(VocabDirError, match="unknown vocabulary kind 'wordpiece'"):
+        learn_vocabulary("wordpiece", [], "unused")
 
 
 def test_dictionaries_are_padded_with_fairseq_s_madeupwords_to_a_multiple_of_64(tmp_path):

@@ -37,7 +37,7 @@ def run(args):
     from bio_roberta.convert import ConversionError
     from bio_roberta.readers import TaskFormatError
     from bio_roberta.report import ReportError
-    from preprocess.vocab import VocabDirError
+    from preprocess.vocab_dir import VocabDirError
 
     try:
         return run_suite(args)

@@ -251,12 +251,17 @@ def use_fused_encoder(model, implementation: str) -> None:
             f"encoder implementation {implementation!r}: choose one of {', '.join(IMPLEMENTATIONS)}"
         )
     encoder = model.encoder
-    if type(encoder) not in (RobertaEncoder, FusedRobertaEncoder):
+    # fairseq's RobertaEncoder, or a subclass that only builds it otherwise (bert_encoder.py's)
+    own = encoder.fairseq_class if isinstance(encoder, FusedRobertaEncoder) else type(encoder)
+    if not issubclass(own, RobertaEncoder) or any(
+        getattr(own, name) is not getattr(RobertaEncoder, name)
+        for name in ("forward", "extract_features", "output_layer")
+    ):
         raise TypeError(
             f"the fused encoder replaces fairseq's RobertaEncoder, not {type(encoder).__name__}"
         )
     if implementation == "fairseq":
-        encoder.__class__ = RobertaEncoder
+        encoder.__class__ = own
         return
     problems = unsupported(encoder)
     if problems:
@@ -265,6 +270,7 @@ def use_fused_encoder(model, implementation: str) -> None:
             ", ".join(problems),
         )
         return
+    encoder.fairseq_class = own
     encoder.__class__ = FusedRobertaEncoder
     encoder.implementation = implementation
     logger.info("RoBERTa encoder: %s implementation", implementation)

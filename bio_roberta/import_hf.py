@@ -1,0 +1,357 @@
+"""A transformers encoder dir as a fairseq checkpoint plus the vocabulary dir of its tokenizer.
+
+The output dir is a vocabulary dir (preprocess/vocab.py) holding the checkpoint as model.pt, as
+`learn-vocab --import ... --checkpoint` writes one for RoBERTa's own files: convert-task and
+binarize take it as --vocab, fine-tuning and continued pretraining start from OUT/model.pt.
+
+Families (FAMILIES): RoBERTa (GPT-2 byte-level BPE: a gpt2 vocabulary dir) becomes fairseq's own
+`roberta`; BERT, ELECTRA's discriminator and Megatron-BERT (WordPiece: a wordpiece vocabulary dir,
+preprocess/wordpiece.py) become the plugin's `bert_encoder` / `megatron_bert_encoder`
+(user_dir/models/bert_encoder.py: segment embeddings, BERT's pair layout, LayerNorm eps).
+Embedding rows are laid out for fairseq's dictionary (its 4 specials first, the padding entries
+DICT_MULTIPLE asks for, <mask> last; ``hf_rows``); positions move to fairseq's rows (BERT's row p
+at p + 2, RoBERTa's as they are). A constant token-type row (RoBERTa's single one) is added to
+the position rows, which gives the same sum for every real token. What cannot map is refused
+naming the config field (``check_config``); weights of the transformers model that have no
+fairseq place (BERT's pooler, ELECTRA's discriminator head) and fairseq weights that start fresh
+(the MLM head of a model without one) are listed in the manifest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any, Optional
+
+from bio_roberta.hf_families import (
+    FAMILIES,
+    HF_ACTIVATIONS,
+    MLM_BIAS,
+    MLM_DECODER,
+    POSITION_OFFSET,
+    Family,
+)
+
+logger = logging.getLogger(__name__)
+
+LAYERS = "encoder.sentence_encoder.layers."
+
+
+class HFImportError(ValueError):
+    """A transformers directory that cannot be imported; the message names the field."""
+
+
+# fairseq's LayerNorm eps, which its RoBERTa has
+FAIRSEQ_EPS = 1e-5
+HF_DEFAULT_EPS = 1e-12  # transformers' configs' layer_norm_eps when config.json has none
+FAIRSEQ_ACTIVATIONS = {hf: fairseq for fairseq, hf in HF_ACTIVATIONS.items()}
+
+
+def check_config(config_json: Path, raw: dict[str, Any]) -> Family:
+    """The family of a config.json, or one line naming the field that cannot map."""
+    model_type = raw.get("model_type")
+    where = f"{config_json}"
+    if model_type == "albert":
+        raise HFImportError(
+            f"{where}: model_type 'albert': ALBERT shares its layers and projects its "
+            "embedding_size to hidden_size, which fairseq's RoBERTa has no place for"
+        )
+    if model_type not in FAMILIES:
+        raise HFImportError(
+            f"{where}: model_type {model_type!r}; import-hf takes {', '.join(sorted(FAMILIES))}"
+        )
+    position_type = raw.get("position_embedding_type", "absolute")
+    if position_type != "absolute":
+        raise HFImportError(
+            f"{where}: position_embedding_type {position_type!r}: fairseq's RoBERTa has "
+            "absolute learned positions only"
+        )
+    embedding_size = raw.get("embedding_size", raw.get("hidden_size"))
+    if embedding_size != raw.get("hidden_size"):
+        raise HFImportError(
+            f"{where}: embedding_size {embedding_size} != hidden_size {raw.get('hidden_size')}: "
+            "fairseq's RoBERTa has no projection between embedding and hidden size"
+        )
+    activation = raw.get("hidden_act", "gelu")
+    if activation not in FAIRSEQ_ACTIVATIONS:
+        raise HFImportError(
+            f"{where}: hidden_act {activation!r} has no fairseq activation "
+            f"({', '.join(sorted(FAIRSEQ_ACTIVATIONS))} do)"
+        )
+    for field in ("is_decoder", "add_cross_attention"):
+        if raw.get(field):
+            raise HFImportError(f"{where}: {field} is set: import-hf takes encoders only")
+    if model_type == "roberta" and raw.get("pad_token_id", 1) != 1:
+        raise HFImportError(
+            f"{where}: pad_token_id {raw['pad_token_id']}: RoBERTa's positions count from "
+            "padding_idx + 1 and fairseq's padding_idx is 1"
+        )
+    eps = raw.get("layer_norm_eps", HF_DEFAULT_EPS)
+    if model_type == "roberta" and eps != FAIRSEQ_EPS:
+        raise HFImportError(f"{where}: layer_norm_eps {eps}: fairseq's RoBERTa has {FAIRSEQ_EPS}")
+    return FAMILIES[model_type]
+
+
+def load_hf_model(hf_dir: Path):
+    """The transformers model of hf_dir (the class its config.json's architectures names, else
+    AutoModel), in eval mode."""
+    import transformers
+
+    config = transformers.AutoConfig.from_pretrained(hf_dir)
+    names = getattr(config, "architectures", None) or []
+    model_class = getattr(transformers, names[0], None) if names else None
+    model_class = model_class or transformers.AutoModel
+    return model_class.from_pretrained(hf_dir).eval()
+
+
+def hf_rows(dictionary, vocabulary: str, tokenizer) -> list[Optional[int]]:
+    """The transformers id of each fairseq dictionary entry (None: a padding entry, zero row)."""
+    from preprocess.vocab_dir import MADEUP_WORD_PREFIX
+    from preprocess.wordpiece import special_tokens
+
+    vocab = tokenizer.get_vocab()
+    specials = (
+        special_tokens(tokenizer)
+        if vocabulary == "wordpiece"
+        else {symbol: symbol for symbol in ("<s>", "<pad>", "</s>", "<unk>", "<mask>")}
+    )
+    rows = []
+    for symbol in dictionary.symbols:
+        if symbol in specials:
+            rows.append(vocab[specials[symbol]])
+        elif symbol.startswith(MADEUP_WORD_PREFIX) and symbol not in vocab:
+            rows.append(None)  # the dictionary's padding
+        elif vocabulary == "gpt2" and symbol.isdigit():
+            rows.append(int(symbol))  # a BPE id: encoder.json's ids are the model's
+        else:  # a WordPiece token, or a padding word the model's vocabulary has
+            rows.append(vocab[symbol])
+    return rows
+
+
+def take_rows(tensor, rows: list[Optional[int]]):
+    """tensor's rows in fairseq's order; zero where a row has no transformers counterpart."""
+    import torch
+
+    out = tensor.new_zeros((len(rows), *tensor.shape[1:]))
+    have = [i for i, row in enumerate(rows) if row is not None]
+    out[have] = tensor[torch.tensor([rows[i] for i in have])]
+    return out
+
+
+def write_gpt2_vocab(tokenizer, out_dir: Path) -> dict:
+    """encoder.json (token -> transformers id; specials left out: fairseq adds its own) +
+    vocab.bpe + dict.txt (those ids in order) of a RoBERTa tokenizer. Its madeupword tokens
+    (fairseq's padding words, which roberta-base's vocab.json keeps) are dict.txt words, as in
+    fairseq's own RoBERTa dict.txt, not BPE tokens."""
+    from bio_roberta_core.provenance import atomic_write_text
+    from preprocess.vocab_dir import MADEUP_WORD_PREFIX
+
+    specials = set(tokenizer.all_special_tokens)
+    vocab = {t: i for t, i in tokenizer.get_vocab().items() if t not in specials}
+    encoder = {t: i for t, i in vocab.items() if not t.startswith(MADEUP_WORD_PREFIX)}
+    entries = {i: str(i) if t in encoder else t for t, i in vocab.items()}
+    model = json.loads(tokenizer.backend_tokenizer.to_str())["model"]
+    if model.get("type") != "BPE":
+        raise HFImportError(f"a RoBERTa tokenizer of type {model.get('type')!r}; gpt2 needs BPE")
+    merges = [m if isinstance(m, str) else " ".join(m) for m in model["merges"]]
+    atomic_write_text(out_dir / "encoder.json", json.dumps(encoder, ensure_ascii=False) + "\n")
+    atomic_write_text(out_dir / "vocab.bpe", "#version: 0.2\n" + "\n".join(merges) + "\n")
+    atomic_write_text(out_dir / "dict.txt", "".join(f"{entries[i]} 0\n" for i in sorted(entries)))
+    return {"bpe_units": len(encoder)}
+
+
+def fairseq_args(family: Family, raw: dict, untied: bool) -> argparse.Namespace:
+    """The fairseq model options of the transformers config (its architecture fills the rest)."""
+    from fairseq.models import ARCH_CONFIG_REGISTRY
+
+    import user_dir  # noqa: F401  (registers bert_encoder)
+
+    # RoBERTa's position rows count from padding_idx + 1 already, as fairseq's do
+    reserved = POSITION_OFFSET if family.arch == "roberta" else 0
+    args = argparse.Namespace(
+        arch=family.arch,
+        _name=family.arch,
+        encoder_layers=raw["num_hidden_layers"],
+        encoder_embed_dim=raw["hidden_size"],
+        encoder_ffn_embed_dim=raw["intermediate_size"],
+        encoder_attention_heads=raw["num_attention_heads"],
+        activation_fn=FAIRSEQ_ACTIVATIONS[raw.get("hidden_act", "gelu")],
+        dropout=raw.get("hidden_dropout_prob", 0.1),
+        attention_dropout=raw.get("attention_probs_dropout_prob", 0.1),
+        max_positions=raw["max_position_embeddings"] - reserved,
+        untie_weights_roberta=untied,
+    )
+    if family.arch != "roberta":
+        args.layer_norm_eps = raw.get("layer_norm_eps", HF_DEFAULT_EPS)
+        args.type_vocab_size = raw.get("type_vocab_size", 2)
+    ARCH_CONFIG_REGISTRY[family.arch](args)
+    return args
+
+
+def fairseq_state(
+    family: Family, hf: dict[str, Any], rows: list[Optional[int]], layers: int, mlm: Optional[str]
+) -> tuple[dict[str, Any], set[str]]:
+    """(fairseq weights, the transformers weights used) of the encoder and MLM head; ``hf`` without
+    the base model's prefix."""
+    import torch
+
+    used: set[str] = set()
+
+    def take(name: str):
+        used.add(name)
+        return hf[name]
+
+    fs = {}
+    enc = "encoder.sentence_encoder."
+    fs[enc + "embed_tokens.weight"] = take_rows(take("embeddings.word_embeddings.weight"), rows)
+    positions = take("embeddings.position_embeddings.weight")
+    token_types = take("embeddings.token_type_embeddings.weight")
+    if family.arch == "roberta":  # one token type, the same for every token: into the positions
+        positions = positions + token_types[0]
+    else:
+        positions = torch.cat([positions.new_zeros(POSITION_OFFSET, positions.shape[1]), positions])
+        fs[enc + "segment_embeddings.weight"] = token_types
+    fs[enc + "embed_positions.weight"] = positions
+    if "embeddings.LayerNorm.weight" in hf:
+        for param in ("weight", "bias"):
+            fs[f"{enc}layernorm_embedding.{param}"] = take(f"embeddings.LayerNorm.{param}")
+    if family.final_layer_norm:
+        for param in ("weight", "bias"):
+            fs[f"{enc}layer_norm.{param}"] = take(f"{family.final_layer_norm}.{param}")
+    for i in range(layers):
+        for hf_name, fs_name in family.layer_names.items():
+            for param in ("weight", "bias"):
+                fs[f"{LAYERS}{i}.{fs_name}.{param}"] = take(f"encoder.layer.{i}.{hf_name}.{param}")
+    if mlm is not None:
+        for hf_name, fs_name in family.mlm_head.items():
+            for param in ("weight", "bias"):
+                fs[f"encoder.lm_head.{fs_name}.{param}"] = take(f"{hf_name}.{param}")
+        fs["encoder.lm_head.bias"] = take_rows(take(MLM_BIAS[mlm]), rows)
+        decoder = take(MLM_DECODER[mlm] + ".weight")
+        used.add(MLM_DECODER[mlm] + ".bias")  # transformers' copy of the bias above
+        if not torch.equal(decoder, hf["embeddings.word_embeddings.weight"]):
+            fs["encoder.lm_head.weight"] = take_rows(decoder, rows)
+    fs.setdefault("encoder.lm_head.weight", fs[enc + "embed_tokens.weight"])  # tied
+    return fs, used
+
+
+def import_hf(hf_dir: str | os.PathLike, out_dir: str | os.PathLike) -> dict[str, Any]:
+    """Write OUT: a vocabulary dir of the model's tokenizer plus model.pt, its fairseq checkpoint.
+    Returns the manifest."""
+    import torch
+    import transformers
+
+    from bio_roberta_core.model_dictionary import load_model_dictionary
+    from bio_roberta_core.output_dir import new_output_dir
+    from bio_roberta_core.provenance import atomic_file, file_record
+    from preprocess.vocab_dir import (
+        DICT_FILE,
+        IMPORTED_CHECKPOINT,
+        VOCAB_DIR_FILE,
+        write_manifest,
+        write_padded_dict,
+    )
+    from preprocess.wordpiece import WordPieceError, special_tokens, write_wordpiece_vocab
+
+    hf_dir = Path(hf_dir)
+    config_json = hf_dir / "config.json"
+    if not config_json.is_file():
+        raise HFImportError(f"{config_json}: no such file; is {hf_dir} a transformers model dir?")
+    raw = json.loads(config_json.read_text(encoding="utf-8"))
+    family = check_config(config_json, raw)
+    model = load_hf_model(hf_dir)
+    tokenizer = transformers.AutoTokenizer.from_pretrained(hf_dir)
+    prefix = model.base_model_prefix + "."
+    hf = {
+        key[len(prefix) :] if key.startswith(prefix) else key: value
+        for key, value in model.state_dict().items()
+    }
+    mlm = next((name for name, bias in MLM_BIAS.items() if family.mlm_head and bias in hf), None)
+    untied = mlm is not None and not torch.equal(
+        hf[MLM_DECODER[mlm] + ".weight"], hf["embeddings.word_embeddings.weight"]
+    )
+    args = fairseq_args(family, raw, untied)
+    with new_output_dir(out_dir, VOCAB_DIR_FILE) as build:
+        try:
+            counts = (
+                write_gpt2_vocab(tokenizer, build.path)
+                if family.vocabulary == "gpt2"
+                else write_wordpiece_vocab(tokenizer, build.path)
+            )
+        except WordPieceError as error:
+            raise HFImportError(f"{hf_dir}: {error}") from None
+        counts["padding_entries"] = write_padded_dict(
+            build.path / DICT_FILE, build.path / DICT_FILE
+        )
+        dictionary = load_model_dictionary(build.path / DICT_FILE)
+        rows = hf_rows(dictionary, family.vocabulary, tokenizer)
+        state, used = fairseq_state(family, hf, rows, raw["num_hidden_layers"], mlm)
+        fairseq_model = build_fairseq_model(args, dictionary)
+        expected = fairseq_model.state_dict()
+        fresh = sorted(k for k in expected if k not in state and not k.endswith(".version"))
+        wrong = [k for k in state if k not in expected or expected[k].shape != state[k].shape]
+        if wrong:
+            raise HFImportError(f"{hf_dir}: weights that do not fit fairseq's model: {wrong[:3]}")
+        fairseq_model.load_state_dict({**expected, **state}, strict=True)
+        dropped = sorted(k for k in hf if k not in used)
+        if dropped:
+            logger.warning("left out (no fairseq counterpart): %s", ", ".join(dropped))
+        if fresh:
+            logger.warning("start fresh (not in %s): %s", hf_dir, ", ".join(fresh))
+        dict_record = build.file_record(DICT_FILE)
+        checkpoint = {
+            "cfg": {
+                "model": vars(args),
+                "task": {"_name": "masked_lm", "data": str(build.target)},
+                "criterion": None,
+            },
+            "model": fairseq_model.state_dict(),
+            # no training yet: what fairseq's loader expects of a checkpoint's history
+            "optimizer_history": [
+                {
+                    "criterion_name": "MaskedLmLoss",
+                    "optimizer_name": None,
+                    "lr_scheduler_state": {},
+                    "num_updates": 0,
+                }
+            ],
+            "extra_state": {
+                "dictionary": {"path": dict_record["path"], "sha256": dict_record["sha256"]}
+            },
+            "last_optimizer_state": None,
+        }
+        with atomic_file(build.path / IMPORTED_CHECKPOINT) as handle:
+            torch.save(checkpoint, handle)
+        hf_files = sorted(p for p in hf_dir.iterdir() if p.is_file())
+        options = {
+            "imported_from": str(hf_dir.resolve()),
+            "model_type": raw["model_type"],
+            "hf_model_class": type(model).__name__,
+            "checkpoint": IMPORTED_CHECKPOINT,
+            "arch": args.arch,
+            "left_out": dropped,
+            "fresh": fresh,
+        }
+        if family.vocabulary == "wordpiece":  # what export-hf names fairseq's specials
+            options["special_tokens"] = special_tokens(tokenizer)
+        return write_manifest(
+            build, family.vocabulary, [file_record(p) for p in hf_files], counts, options
+        )
+
+
+def build_fairseq_model(args: argparse.Namespace, dictionary):
+    """fairseq's model of the architecture (random weights) for the dictionary."""
+    from fairseq.models import ARCH_MODEL_REGISTRY
+
+    class Vocabulary:  # what a model's build_model reads of its task
+        source_dictionary = dictionary
+        cfg = None
+
+        @staticmethod
+        def max_positions():
+            return args.max_positions
+
+    return ARCH_MODEL_REGISTRY[args.arch].build_model(args, Vocabulary).eval()

@@ -1,0 +1,551 @@
+"""`bio-roberta import-hf`: transformers encoders of each family (small, random weights, their own
+tokenizers learned on the sample task text) as fairseq checkpoints whose hidden states and MLM
+logits equal transformers' on single sentences and padded sentence pairs; convert-task ids equal
+the model's own tokenizer's; what cannot map is one line naming the field."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from bio_roberta.cli import main as cli_main
+from bio_roberta.readers import read_task
+from bio_roberta.tasks.registry import get_task
+from conftest import SAMPLE_DIR
+
+transformers = pytest.importorskip("transformers")
+
+TOLERANCE = 1e-4
+NER_SAMPLE = SAMPLE_DIR / "tasks" / "ncbi-disease"
+CHEMPROT_SAMPLE = SAMPLE_DIR / "tasks" / "chemprot"
+BERT_SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+ROBERTA_SPECIALS = ["<s>", "<pad>", "</s>", "<unk>"]
+SHAPE = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64)
+SINGLE = [
+    "Aspirin inhibited COX-2 in Patients with colorectal cancer.",
+    "The BRCA1 gene",
+    "Café naïve Müller: TNF-α rose 2.5-fold (n=12).",
+]
+PAIRS = [
+    ("Tamoxifen is an antagonist of ESR1.", "Breast cancer"),
+    ("Insulin", "Glucose levels increased in 3 of 10 mice treated with insulin."),
+    ("ÀÉÎ accents", "the"),
+]
+
+
+def sample_lines() -> list[str]:
+    ner = read_task(get_task("ncbi-disease"), NER_SAMPLE).splits["train"].examples
+    chemprot = read_task(get_task("chemprot"), CHEMPROT_SAMPLE).splits["train"].examples
+    return [" ".join(s.words) for s in ner] + [e.text for e in chemprot]
+
+
+def wordpiece_tokenizer(folder: Path, lowercase: bool):
+    """A BERT tokenizer whose WordPiece vocabulary is learned on the sample task text."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
+
+    learner = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    learner.normalizer = normalizers.BertNormalizer(lowercase=lowercase)
+    learner.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    learner.train_from_iterator(
+        sample_lines(), trainers.WordPieceTrainer(vocab_size=300, special_tokens=BERT_SPECIALS)
+    )
+    vocab = learner.get_vocab()
+    return transformers.BertTokenizer(vocab=vocab, do_lower_case=lowercase)
+
+
+def byte_bpe_tokenizer(folder: Path):
+    """A RoBERTa tokenizer whose byte-level BPE is learned on the sample task text."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    learner = Tokenizer(models.BPE())
+    learner.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    learner.train_from_iterator(
+        sample_lines(),
+        trainers.BpeTrainer(
+            vocab_size=400,
+            special_tokens=ROBERTA_SPECIALS,
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        ),
+    )
+    model = json.loads(learner.to_str())["model"]
+    # as roberta-base's: a fairseq padding word among the tokens, <mask> last
+    size = len(model["vocab"])
+    vocab = {**model["vocab"], "madeupword0000": size, "<mask>": size + 1}
+    merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in model["merges"]]
+    return transformers.RobertaTokenizer(vocab=vocab, merges=merges)
+
+
+def randomised(model):
+    """Weights far from their init (biases and LayerNorms included), so every mapping counts; the
+    embeddings so small that their LayerNorm's eps (BERT's 1e-12, fairseq's 1e-5) shows."""
+    generator = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            scale = 0.003 if "embeddings" in name else 0.3
+            parameter.copy_(torch.randn(parameter.shape, generator=generator) * scale)
+    return model.eval()
+
+
+# family -> (config class, model class, tokenizer maker, config options)
+FAMILIES = {
+    "roberta": (
+        "RobertaConfig",
+        "RobertaForMaskedLM",
+        byte_bpe_tokenizer,
+        dict(max_position_embeddings=66, type_vocab_size=1, layer_norm_eps=1e-5, pad_token_id=1),
+    ),
+    "bert-cased": (
+        "BertConfig",
+        "BertForMaskedLM",
+        lambda folder: wordpiece_tokenizer(folder, lowercase=False),
+        dict(max_position_embeddings=64),
+    ),
+    "bert-uncased": (
+        "BertConfig",
+        "BertForMaskedLM",
+        lambda folder: wordpiece_tokenizer(folder, lowercase=True),
+        dict(max_position_embeddings=64),
+    ),
+    "megatron-bert": (
+        "MegatronBertConfig",
+        "MegatronBertForMaskedLM",
+        lambda folder: wordpiece_tokenizer(folder, lowercase=True),
+        dict(max_position_embeddings=64),
+    ),
+    # the discriminator: no MLM head (hidden states compared)
+    "electra": (
+        "ElectraConfig",
+        "ElectraForPreTraining",
+        lambda folder: wordpiece_tokenizer(folder, lowercase=False),
+        dict(max_position_embeddings=64, embedding_size=SHAPE["hidden_size"]),
+    ),
+}
+
+
+def save_hf_model(folder: Path, family: str) -> Path:
+    config_class, model_class, make_tokenizer, options = FAMILIES[family]
+    tokenizer = make_tokenizer(folder)
+    config = getattr(transformers, config_class)(
+        vocab_size=len(tokenizer), hidden_dropout_prob=0.0, **SHAPE, **options
+    )
+    randomised(getattr(transformers, model_class)(config)).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="module", params=sorted(FAMILIES))
+def imported(request, tmp_path_factory):
+    """(transformers dir, import-hf output dir) of one family."""
+    root = tmp_path_factory.mktemp(request.param)
+    hf_dir = save_hf_model(root / "hf", request.param)
+    assert cli_main(["import-hf", str(hf_dir), str(root / "imported")]) == 0
+    return hf_dir, root / "imported"
+
+
+def fairseq_ids(hf_ids: torch.Tensor, tokenizer, out: Path) -> torch.Tensor:
+    """transformers ids as the imported dictionary's ids: BERT's specials are fairseq's, the other
+    tokens its dict.txt entries (WordPiece tokens, or gpt2 BPE ids as strings)."""
+    from bio_roberta_core.model_dictionary import load_model_dictionary
+
+    dictionary = load_model_dictionary(out / "dict.txt")
+    kind = json.loads((out / "manifest.json").read_text())["kind"]
+    fairseq_special = {
+        tokenizer.cls_token: "<s>",
+        tokenizer.pad_token: "<pad>",
+        tokenizer.sep_token: "</s>",
+        tokenizer.unk_token: "<unk>",
+        tokenizer.mask_token: "<mask>",
+    }
+
+    def symbol(hf_id: int) -> str:
+        token = tokenizer.convert_ids_to_tokens(hf_id)
+        if token in fairseq_special:
+            return fairseq_special[token]
+        # gpt2: BPE ids as strings; padding words are words, as in fairseq's RoBERTa dict.txt
+        return str(hf_id) if kind == "gpt2" and not token.startswith("madeupword") else token
+
+    mapped = [dictionary.index(symbol(i)) for i in range(len(tokenizer))]
+    assert mapped.count(dictionary.unk()) == 1  # only the unknown token itself
+    return torch.tensor(mapped)[hf_ids]
+
+
+def load_fairseq(out: Path):
+    from fairseq import checkpoint_utils
+
+    import user_dir  # noqa: F401
+
+    models, _, task = checkpoint_utils.load_model_ensemble_and_task([str(out / "model.pt")])
+    return models[0].eval(), task
+
+
+@pytest.mark.parametrize("inputs", ["single", "pairs"])
+def test_imported_model_matches_transformers(imported, inputs):
+    hf_dir, out = imported
+    tokenizer = transformers.AutoTokenizer.from_pretrained(hf_dir)
+    model_class = FAMILIES[hf_dir.parent.name.rstrip("0123456789")][1]
+    hf_model = getattr(transformers, model_class).from_pretrained(hf_dir).eval()
+    texts = SINGLE if inputs == "single" else [a for a, _ in PAIRS]
+    pairs = None if inputs == "single" else [b for _, b in PAIRS]
+    batch = tokenizer(texts, pairs, padding=True, return_tensors="pt")
+    assert batch["attention_mask"].eq(0).any()  # padded
+    if inputs == "pairs" and "token_type_ids" in batch and hf_model.config.type_vocab_size > 1:
+        assert batch["token_type_ids"].eq(1).any()
+    model, _ = load_fairseq(out)
+    to_fairseq = fairseq_ids(torch.arange(len(tokenizer)), tokenizer, out)
+    with torch.no_grad():
+        expected = hf_model(**batch, output_hidden_states=True)
+        src_tokens = to_fairseq[batch["input_ids"]]
+        logits, extra = model(src_tokens, return_all_hiddens=True)
+        features, _ = model(src_tokens, features_only=True)
+    real = batch["attention_mask"].bool()
+    # the layers' outputs, the last after the final LayerNorm of a pre-LN model (Megatron's)
+    ours = [state.transpose(0, 1) for state in extra["inner_states"][:-1]] + [features]
+    assert len(ours) == len(expected.hidden_states)
+    for state, theirs in zip(ours, expected.hidden_states):
+        assert (state - theirs)[real].abs().max() < TOLERANCE
+    if model_class.endswith("ForMaskedLM"):
+        assert (logits[:, :, to_fairseq] - expected.logits)[real].abs().max() < TOLERANCE
+
+
+def converted_rows(out_dir: Path, split: str, key: str = "input0") -> list[list[int]]:
+    from fairseq.data import Dictionary, data_utils
+
+    dictionary = Dictionary.load(str(out_dir / key / "dict.txt"))
+    dataset = data_utils.load_indexed_dataset(str(out_dir / key / split), dictionary, "mmap")
+    return [dataset[i].tolist() for i in range(len(dataset))]
+
+
+def test_convert_task_ids_equal_the_models_own_tokenizer(imported, tmp_path):
+    """convert-task with the imported vocabulary dir gives, on the sample task files, the ids the
+    model's own tokenizer gives (as the fairseq dictionary numbers them), eos after each."""
+    from bio_roberta.convert import convert_task
+
+    hf_dir, vocab = imported
+    tokenizer = transformers.AutoTokenizer.from_pretrained(hf_dir)
+    to_fairseq = fairseq_ids(torch.arange(len(tokenizer)), tokenizer, vocab)
+    eos = int(to_fairseq[tokenizer.convert_tokens_to_ids(tokenizer.sep_token)])
+    for name, sample in (("chemprot", CHEMPROT_SAMPLE), ("ncbi-disease", NER_SAMPLE)):
+        spec = get_task(name)
+        convert_task(spec, sample, vocab, tmp_path / name)
+        examples = read_task(spec, sample).splits["test"].examples
+        texts = [getattr(e, "text", None) or " ".join(e.words) for e in examples]
+        rows = converted_rows(tmp_path / name, "test")
+        assert len(rows) == len(texts)
+        for text, row in zip(texts, rows):
+            ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+            assert row == to_fairseq[torch.tensor(ids, dtype=torch.long)].tolist() + [eos], text
+
+
+def test_sentence_pairs_are_laid_out_as_transformers_does(imported, tmp_path):
+    """fairseq's sentence_prediction, given RoBERTa's separator (bio_roberta/tasks/kinds.py), builds
+    a BERT-family model's pairs as [CLS] a [SEP] b [SEP] (the model unsets the separator), a
+    RoBERTa's as <s> a </s></s> b </s>: the transformers tokenizer's ids either way."""
+    from fairseq import checkpoint_utils
+    from fairseq.tasks.sentence_prediction import SentencePredictionConfig, SentencePredictionTask
+
+    from bio_roberta.convert import convert_task
+
+    hf_dir, vocab = imported
+    data = tmp_path / "mednli"
+    data.mkdir()
+    records = [{"sentence1": a, "sentence2": b, "gold_label": "neutral"} for a, b in PAIRS]
+    for name in ("mli_train_v1.jsonl", "mli_dev_v1.jsonl", "mli_test_v1.jsonl"):
+        (data / name).write_text("".join(json.dumps(r) + "\n" for r in records))
+    convert_task(get_task("mednli"), data, vocab, tmp_path / "bin")
+    task = SentencePredictionTask.setup_task(
+        SentencePredictionConfig(
+            data=str(tmp_path / "bin"),
+            num_classes=3,
+            init_token=0,
+            separator_token=2,
+            seed=1,
+            no_shuffle=True,
+            classification_head_name="sentence_classification_head",
+            max_positions=64,  # the model's, as fine-tuning passes them
+        )
+    )
+    import user_dir  # noqa: F401
+
+    checkpoint_utils.load_model_ensemble([str(vocab / "model.pt")], task=task)
+    task.load_dataset("test")
+    tokenizer = transformers.AutoTokenizer.from_pretrained(hf_dir)
+    to_fairseq = fairseq_ids(torch.arange(len(tokenizer)), tokenizer, vocab)
+    for i, (a, b) in enumerate(PAIRS):
+        expected = to_fairseq[torch.tensor(tokenizer(a, b)["input_ids"])]
+        assert task.dataset("test")[i]["net_input.src_tokens"].tolist() == expected.tolist()
+
+
+def write_config(folder: Path, config) -> Path:
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(config))
+    return folder
+
+
+@pytest.mark.parametrize(
+    "config, field",
+    [
+        ({"model_type": "albert", "embedding_size": 128, "hidden_size": 768}, "albert"),
+        ({"model_type": "electra", "embedding_size": 128, "hidden_size": 256}, "embedding_size"),
+        (
+            {"model_type": "bert", "hidden_size": 32, "position_embedding_type": "relative_key"},
+            "position_embedding_type",
+        ),
+        ({"model_type": "bert", "hidden_size": 32, "hidden_act": "swish"}, "hidden_act"),
+        ({"model_type": "deberta-v2", "hidden_size": 32}, "model_type"),
+        ({"model_type": "roberta", "hidden_size": 32, "layer_norm_eps": 1e-12}, "layer_norm_eps"),
+        ({"model_type": "roberta", "hidden_size": 32, "pad_token_id": 0}, "pad_token_id"),
+    ],
+)
+def test_what_cannot_map_is_one_line_naming_the_field(tmp_path, capsys, config, field):
+    hf_dir = write_config(tmp_path / "hf", config)
+    assert cli_main(["import-hf", str(hf_dir), str(tmp_path / "out")]) == 2
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and field in error and "config.json" in error
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("inputs", ["single", "pairs"])
+def test_import_then_export_gives_back_transformers_outputs(imported, tmp_path, inputs):
+    """import-hf -> export-hf: the exported model (RobertaForMaskedLM, BertForMaskedLM,
+    MegatronBertForMaskedLM) and its tokenizer give the original's tokens, token types, hidden
+    states and MLM logits (its ids are fairseq's dictionary's, so the logits are compared token by
+    token; ELECTRA's discriminator had no MLM head to give back)."""
+    hf_dir, vocab = imported
+    back = tmp_path / "back"
+    assert cli_main(["export-hf", str(vocab / "model.pt"), str(back), "--vocab", str(vocab)]) == 0
+    original_class = FAMILIES[hf_dir.parent.name.rstrip("0123456789")][1]
+    exported_class = json.loads((back / "manifest.json").read_text())["hf_model_class"]
+    texts = SINGLE if inputs == "single" else [a for a, _ in PAIRS]
+    pairs = None if inputs == "single" else [b for _, b in PAIRS]
+    outputs = []
+    for folder, model_class in ((hf_dir, original_class), (back, exported_class)):
+        tokenizer = transformers.AutoTokenizer.from_pretrained(folder)
+        model = getattr(transformers, model_class).from_pretrained(folder).eval()
+        batch = tokenizer(texts, pairs, padding=True, return_tensors="pt")
+        with torch.no_grad():
+            output = model(**batch, output_hidden_states=True)
+        tokens = [tokenizer.convert_ids_to_tokens(row) for row in batch["input_ids"].tolist()]
+        order = [tokenizer.convert_tokens_to_ids(t) for t in tokens_in_id_order(hf_dir)]
+        types = batch.get("token_type_ids", torch.zeros_like(batch["input_ids"]))
+        outputs.append((tokens, batch["attention_mask"].bool(), types, output, order))
+    (tokens, real, types, original, _), (back_tokens, back_real, back_types, ours, order) = outputs
+    assert back_tokens == tokens and torch.equal(back_real, real)
+    assert torch.equal(back_types[real], types[real])
+    for state, theirs in zip(ours.hidden_states, original.hidden_states):
+        assert (state - theirs)[real].abs().max() < TOLERANCE
+    if original_class.endswith("ForMaskedLM"):
+        assert (ours.logits[:, :, order] - original.logits)[real].abs().max() < TOLERANCE
+
+
+def tokens_in_id_order(hf_dir: Path) -> list[str]:
+    """The original tokenizer's tokens in its id order."""
+    tokenizer = transformers.AutoTokenizer.from_pretrained(hf_dir)
+    return tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
+
+
+@pytest.mark.parametrize("family", ["bert-uncased", "roberta"])
+def test_imported_model_fine_tunes_on_a_pair_task(tmp_path, family):
+    """A toy fine-tuning run (real fairseq-train, CPU) of an imported model on sentence pairs,
+    through bio_roberta.finetune as a sweep runs it: the checkpoint's own architecture."""
+    from bio_roberta import finetune
+    from bio_roberta.convert import convert_task
+    from bio_roberta.sweep import compose_config
+
+    hf_dir = save_hf_model(tmp_path / "hf", family)
+    assert cli_main(["import-hf", str(hf_dir), str(tmp_path / "imported")]) == 0
+    data = tmp_path / "mednli"
+    data.mkdir()
+    labels = ["entailment", "neutral", "contradiction"]
+    records = [
+        {"sentence1": a, "sentence2": b, "gold_label": labels[i % 3]}
+        for i, (a, b) in enumerate(PAIRS * 4)
+    ]
+    for name in ("mli_train_v1.jsonl", "mli_dev_v1.jsonl", "mli_test_v1.jsonl"):
+        (data / name).write_text("".join(json.dumps(r) + "\n" for r in records))
+    root = tmp_path / "finetune-bin"
+    convert_task(get_task("mednli"), data, tmp_path / "imported", root / "mednli", max_positions=64)
+    cfg = compose_config(
+        [
+            "task_name=mednli",
+            "seed=1",
+            f"pretrained={tmp_path / 'imported' / 'model.pt'}",
+            f"data_root={root}",
+            f"results_dir={tmp_path / 'results'}",
+            "hparams.max_epoch=2",
+            "hparams.batch_size=4",
+            "num_workers=0",
+            "cpu=true",
+        ]
+    )
+    (record,) = finetune.run_task_seed(cfg)
+    assert record["status"] == "ok", record.get("error")
+
+    # the fine-tuned model exported: the same pair ids, token types and class logits
+    from bio_roberta.predictions import load_finetuned
+
+    checkpoint = Path(record["checkpoint"]["path"])
+    model, task = load_finetuned(checkpoint, root / "mednli")
+    task.load_dataset("test")
+    dataset = task.dataset("test")
+    sample = dataset.collater([dataset[i] for i in range(len(dataset))])
+    hf = tmp_path / "hf-mednli"
+    assert (
+        cli_main(["export-hf", str(checkpoint), str(hf), "--vocab", str(tmp_path / "imported")])
+        == 0
+    )
+    tokenizer = transformers.AutoTokenizer.from_pretrained(hf)
+    hf_model = transformers.AutoModelForSequenceClassification.from_pretrained(hf).eval()
+    test = [records[i] for i in sample["id"].tolist()]
+    batch = tokenizer(
+        [r["sentence1"] for r in test],
+        [r["sentence2"] for r in test],
+        padding=True,
+        return_tensors="pt",
+    )
+    assert torch.equal(batch["input_ids"], sample["net_input"]["src_tokens"])
+    with torch.no_grad():
+        expected = model(
+            **sample["net_input"], classification_head_name="sentence_classification_head"
+        )[0]
+        actual = hf_model(**batch).logits
+    assert (actual - expected).abs().max() < TOLERANCE
+    assert [hf_model.config.id2label[i] for i in range(3)] == labels
+
+
+@pytest.mark.parametrize("implementation", ["fused", "fairseq"])
+def test_fused_encoder_runs_imported_models_alike(imported, implementation):
+    """Continued pretraining's encoder (user_dir/models/fused_roberta_encoder.py) takes an imported
+    model, segment embeddings and pre-LN included, with the same features on padded pairs."""
+    from user_dir.models.fused_roberta_encoder import use_fused_encoder
+
+    hf_dir, out = imported
+    tokenizer = transformers.AutoTokenizer.from_pretrained(hf_dir)
+    batch = tokenizer([a for a, _ in PAIRS], [b for _, b in PAIRS], padding=True)
+    to_fairseq = fairseq_ids(torch.arange(len(tokenizer)), tokenizer, out)
+    src_tokens = to_fairseq[torch.tensor(batch["input_ids"])]
+    model, _ = load_fairseq(out)
+    with torch.no_grad():
+        expected, _ = model(src_tokens, features_only=True)
+        use_fused_encoder(model, "fused")
+        if implementation == "fairseq":  # and back
+            use_fused_encoder(model, "fairseq")
+        features, _ = model(src_tokens, features_only=True)
+    real = torch.tensor(batch["attention_mask"]).bool()
+    assert (features - expected)[real].abs().max() < TOLERANCE
+    assert (type(model.encoder).__name__ == "FusedRobertaEncoder") == (implementation == "fused")
+
+
+@pytest.mark.parametrize("family", ["bert-uncased", "megatron-bert"])
+def test_masked_lm_training_continues_from_an_imported_model(tmp_path, family):
+    """Continued pretraining (the plugin's corpora_masked_lm, weights only as continue_roberta
+    takes them) starts from an imported BERT-family checkpoint: with lr 0 its weights come out
+    as they went in, the MLM loss being computed through them."""
+    import re
+
+    from bio_roberta.convert import convert_task
+    from bio_roberta.finetune import ARCHITECTURE_FIELDS
+    from tiny_training import fairseq_train, restore_flags
+
+    hf_dir = save_hf_model(tmp_path / "hf", family)
+    imported = tmp_path / "imported"
+    assert cli_main(["import-hf", str(hf_dir), str(imported)]) == 0
+    convert_task(
+        get_task("chemprot"), CHEMPROT_SAMPLE, imported, tmp_path / "bin", max_positions=64
+    )
+    args = torch.load(imported / "model.pt", weights_only=False)["cfg"]["model"]
+    log = fairseq_train(
+        tmp_path / "bin" / "input0",
+        *["--task", "corpora_masked_lm", "--criterion", "masked_lm", "--arch", args["arch"]],
+        *[f"--{name.replace('_', '-')}={args[name]}" for name in ARCHITECTURE_FIELDS],
+        *["--tokens-per-sample", "64", "--batch-size", "4", "--max-update", "2"],
+        *[
+            "--optimizer",
+            "adam",
+            "--lr",
+            "0",
+            "--save-dir",
+            tmp_path / "ckpt",
+            "--log-interval",
+            "1",
+        ],
+        *["--disable-validation", "--no-epoch-checkpoints"],
+        *restore_flags(imported / "model.pt"),
+    )
+    losses = [float(x) for x in re.findall(r"train_inner\W.*? loss=([\d.]+)", log)]
+    assert len(losses) == 2
+    before = torch.load(imported / "model.pt", weights_only=False)["model"]
+    after = torch.load(tmp_path / "ckpt" / "checkpoint_last.pt", weights_only=False)["model"]
+    assert before.keys() == after.keys()
+    assert all(torch.equal(before[name], after[name]) for name in before)
+
+
+def test_manifest_lists_what_is_left_out_and_what_starts_fresh(tmp_path):
+    """Nothing is dropped silently: ELECTRA's discriminator head has no fairseq place, and the
+    MLM head it lacks starts fresh; both are named in the manifest."""
+    hf_dir = save_hf_model(tmp_path / "hf", "electra")
+    assert cli_main(["import-hf", str(hf_dir), str(tmp_path / "imported")]) == 0
+    manifest = json.loads((tmp_path / "imported" / "manifest.json").read_text())
+    options = manifest["options"]
+    assert options["left_out"] == [
+        f"discriminator_predictions.{layer}.{param}"
+        for layer in ("dense", "dense_prediction")
+        for param in ("bias", "weight")
+    ]
+    assert options["fresh"] == [
+        f"encoder.lm_head.{name}"
+        for name in ("bias", "dense.bias", "dense.weight", "layer_norm.bias", "layer_norm.weight")
+    ]
+    assert manifest["kind"] == "wordpiece" and manifest["counts"]["lowercase"] is False
+    assert {Path(r["path"]).name for r in manifest["inputs"]} >= {"config.json"}
+
+
+def test_an_imported_bert_teaches_a_distilled_roberta_student(tmp_path):
+    """Distillation (user_dir/tasks/distillation.py) takes an imported BERT-family checkpoint as
+    its teacher (its dict.txt beside it): a roberta_tiny student trains against it on data
+    binarized with the imported vocabulary."""
+    import re
+
+    from bio_roberta.convert import convert_task
+    from test_distill import distill
+
+    hf_dir = save_hf_model(tmp_path / "hf", "bert-uncased")
+    imported = tmp_path / "imported"
+    assert cli_main(["import-hf", str(hf_dir), str(imported)]) == 0
+    convert_task(
+        get_task("chemprot"), CHEMPROT_SAMPLE, imported, tmp_path / "bin", max_positions=32
+    )
+    log = distill(
+        tmp_path / "bin" / "input0", imported / "model.pt", tmp_path / "run", "--max-update", "2"
+    )
+    assert re.findall(r"num_updates=(\d+)", log)[:2] == ["1", "2"]
+    assert (tmp_path / "run" / "checkpoint_last.pt").is_file()
+
+
+def test_binarize_with_an_import_gives_the_models_own_token_ids(imported, tmp_path):
+    """Continued pretraining's data: `binarize --vocab OUT` encodes text-shard lines with the
+    model's own tokenizer (a blank line, a document break, is just </s>)."""
+    from fairseq.data.indexed_dataset import MMapIndexedDataset
+
+    from conftest import write_text_manifest
+    from preprocess.binarize import binarize
+
+    hf_dir, vocab = imported
+    text = tmp_path / "text"
+    text.mkdir()
+    lines = sample_lines()[:40]
+    lines[10] = ""
+    for split in ("train", "valid"):
+        (text / f"{split}.00000.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_text_manifest(text)
+    binarize(text, vocab, tmp_path / "bin", progress=False)
+    tokenizer = transformers.AutoTokenizer.from_pretrained(hf_dir)
+    to_fairseq = fairseq_ids(torch.arange(len(tokenizer)), tokenizer, vocab)
+    eos = int(to_fairseq[tokenizer.convert_tokens_to_ids(tokenizer.sep_token)])
+    dataset = MMapIndexedDataset(str(tmp_path / "bin" / "valid"))
+    assert len(dataset) == len(lines)
+    for i, line in enumerate(lines):
+        ids = torch.tensor(tokenizer(line, add_special_tokens=False)["input_ids"], dtype=torch.long)
+        assert dataset[i].tolist() == to_fairseq[ids].tolist() + [eos], line
