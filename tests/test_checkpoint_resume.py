@@ -23,7 +23,7 @@ EVERY_2_UPDATES = [
 ]  # checkpoint_1_<N>.pt, then copied to checkpoint_last.pt
 
 
-def train(databin, save_dir, max_update, *options, env=None):
+def train(databin, save_dir, max_update, *options, env=None, preexec_fn=None):
     return train_masked_lm(
         databin,
         save_dir,
@@ -35,6 +35,7 @@ def train(databin, save_dir, max_update, *options, env=None):
         *options,
         env=env,
         check=False,
+        preexec_fn=preexec_fn,
     )
 
 
@@ -242,3 +243,30 @@ def test_a_restart_with_changed_settings_names_each_and_refuses_another_architec
         "(model.encoder_layers 2 -> 3): train with the architecture it was saved with, or start "
         "in another save_dir"
     )
+
+
+def test_a_full_disk_at_a_checkpoint_save_is_one_line_and_the_same_command_resumes(
+    tiny_databin, tmp_path
+):
+    """Out of room while writing a checkpoint (RLIMIT_FSIZE gives EFBIG, as a full disk gives
+    ENOSPC): one line naming the file, no temporary file left, the earlier checkpoints intact, and
+    the same command with room resumes from them."""
+    from test_output_dir import limit_file_size
+
+    first = train(tiny_databin, tmp_path, 2, *EVERY_2_UPDATES)
+    assert first.returncode == 0, first.stderr[-3000:]
+    size = (tmp_path / "checkpoint_last.pt").stat().st_size
+    full = train(tiny_databin, tmp_path, 4, *EVERY_2_UPDATES, preexec_fn=limit_file_size(size // 2))
+    assert full.returncode != 0 and "Traceback" not in full.stderr, full.stderr[-3000:]
+    last = full.stderr.strip().splitlines()[-1]
+    assert re.fullmatch(
+        rf"fairseq-train: error: {re.escape(str(tmp_path))}/checkpoint_1_4\.pt: File too large: "
+        r"the checkpoint needed more than the [\d,]+ bytes written \([\d,]+ bytes free on that "
+        r"file system\); nothing was put in its place .* run the same command again to resume",
+        last,
+    ), last
+    assert not killed_writes(tmp_path) and not (tmp_path / "checkpoint_1_4.pt").exists()
+    assert updates_of(tmp_path / "checkpoint_last.pt") == 2
+    resumed = train(tiny_databin, tmp_path, 4, *EVERY_2_UPDATES)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert updates_of(tmp_path / "checkpoint_last.pt") == 4

@@ -76,17 +76,21 @@ def fairseq_preprocess(text_dir: Path, destdir: Path, srcdict: Path | None = Non
     return destdir
 
 
-def fairseq_train(data_dir: Path, *flags, env: dict | None = None, check: bool = True):
+def fairseq_train(
+    data_dir: Path, *flags, env: dict | None = None, check: bool = True, preexec_fn=None
+):
     """Stock fairseq-train on data_dir with the plugin on the CPU (ON_CPU) and flags.
 
     Returns the log (stdout and stderr), the test failing on a non-zero exit; with check=False,
-    the CompletedProcess whatever its exit. env: variables added to this process's environment.
+    the CompletedProcess whatever its exit. env: variables added to this process's environment;
+    preexec_fn: run in the child before fairseq-train (e.g. a limit on file sizes).
     """
     run = subprocess.run(
         [str(c) for c in [BIN / "fairseq-train", data_dir, *ON_CPU, *flags]],
         capture_output=True,
         text=True,
         env={**os.environ, **(env or {})},
+        preexec_fn=preexec_fn,
     )
     if not check:
         return run
@@ -132,12 +136,13 @@ def train_masked_lm(
     *extra_flags,
     env: dict | None = None,
     check: bool = True,
+    preexec_fn=None,
     **options,
 ):
     """fairseq_train with masked_lm_flags (options: its task, criterion, tokens_per_sample,
     batch_size)."""
     flags = masked_lm_flags(save_dir, max_update, *extra_flags, **options)
-    return fairseq_train(data_dir, *flags, env=env, check=check)
+    return fairseq_train(data_dir, *flags, env=env, check=check, preexec_fn=preexec_fn)
 
 
 def pretrain_tiny_roberta(

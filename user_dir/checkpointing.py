@@ -46,7 +46,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 
 from bio_roberta_core.checkpoints import CheckpointError, read_checkpoint
 from bio_roberta_core.model_dictionary import dictionary_record
-from bio_roberta_core.provenance import atomic_file, kill_point
+from bio_roberta_core.provenance import NO_ROOM, atomic_file, kill_point
 
 logger = logging.getLogger(__name__)
 
@@ -79,11 +79,44 @@ _fairseq = {}  # fairseq's own functions, which ours call
 @contextlib.contextmanager
 def checkpoint_file(path: str):
     """A handle whose bytes replace path whole when the block ends
-    (bio_roberta_core.provenance.atomic_file)."""
-    with atomic_file(path) as handle:
-        yield handle
-        handle.flush()
-        kill_point(f"checkpoint-written:{os.path.basename(path)}")
+    (bio_roberta_core.provenance.atomic_file). Out of room, the run ends with one line naming the
+    file (SystemExit: fairseq's loop lets it through), the checkpoints before it left intact."""
+    written = 0
+    try:
+        with atomic_file(path) as handle:
+            try:
+                yield handle
+                handle.flush()
+            finally:
+                written = _position(handle)
+            kill_point(f"checkpoint-written:{os.path.basename(path)}")
+    except (OSError, RuntimeError) as error:  # torch.save's zip writer adds a RuntimeError
+        no_room = _no_room(error)
+        if no_room is None:
+            raise
+        free = shutil.disk_usage(os.path.dirname(os.path.abspath(path))).free
+        raise SystemExit(
+            f"fairseq-train: error: {path}: {no_room.strerror}: the checkpoint needed more than "
+            f"the {written:,} bytes written ({free:,} bytes free on that file system); nothing "
+            "was put in its place and the checkpoints before it are intact: make room (or raise "
+            "the limit) and run the same command again to resume"
+        ) from None
+
+
+def _no_room(error: BaseException | None) -> OSError | None:
+    """The out-of-room OSError behind error (itself, or what it was raised in handling)."""
+    while error is not None:
+        if isinstance(error, OSError) and error.errno in NO_ROOM:
+            return error
+        error = error.__cause__ or error.__context__
+    return None
+
+
+def _position(handle) -> int:
+    try:
+        return handle.tell()
+    except (OSError, ValueError):
+        return 0
 
 
 def torch_persistent_save(obj, filename, async_write: bool = False):
