@@ -23,6 +23,7 @@ from bio_roberta.report import blurb_rows, blurb_summary, load_records, task_res
 from bio_roberta.suites import BLURB
 from bio_roberta.tasks.registry import get_task
 from bio_roberta_core.provenance import atomic_write_json, sha256_file
+from preprocess.vocab_dir import VocabularyDir, read_vocab_dir
 
 FINETUNE_BIN, RESULTS, REPORT, LEADERBOARD = "finetune-bin", "results", "report", "leaderboard.json"
 
@@ -55,7 +56,7 @@ def dataset_folders(root: Path) -> tuple[dict[str, Path], list[str]]:
     return found, missing
 
 
-def converted_before(out: Path, data_dir: Path, vocab_dir: Path, max_positions: int) -> bool:
+def converted_before(out: Path, data_dir: Path, vocab: VocabularyDir, max_positions: int) -> bool:
     """Whether out holds a conversion of data_dir's files, unchanged since, with this vocabulary
     and these positions."""
     path = out / "manifest.json"
@@ -67,17 +68,18 @@ def converted_before(out: Path, data_dir: Path, vocab_dir: Path, max_positions: 
     return (
         options.get("data_dir") == str(data_dir.resolve())
         and options.get("max_positions") == max_positions
-        and manifest.get("vocab") == vocab_record(vocab_dir)
+        and manifest.get("vocab") == vocab_record(vocab)
         and all(Path(f["path"]).is_file() and sha256_file(f["path"]) == f["sha256"] for f in inputs)
     )
 
 
 def convert_all(found: dict[str, Path], vocab_dir: Path, work: Path, max_positions: Optional[int]):
     """Convert each found dataset into work/finetune-bin/<task> unless converted before."""
+    vocab = read_vocab_dir(vocab_dir)
     for task, folder in found.items():
         spec = get_task(task)
         out = work / FINETUNE_BIN / task
-        if converted_before(out, folder, vocab_dir, max_positions or spec.max_positions):
+        if converted_before(out, folder, vocab, max_positions or spec.max_positions):
             print(f"bio-roberta blurb-suite: {task}: converted before, kept", file=sys.stderr)
             continue
         (manifest,) = convert_task(spec, folder, vocab_dir, out, max_positions=max_positions)

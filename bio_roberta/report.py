@@ -758,6 +758,12 @@ def scores_figure(panels: list[Panel], ours: str, title: str):
     """The panels one above the other under the title (a matplotlib Figure); ours names the seed
     dots and medians."""
     plt = pyplot()
+    if not panels:  # no run finished with a score: say so rather than draw empty axes
+        figure, axes = plt.subplots(figsize=(8.0, 2.5))
+        axes.axis("off")
+        axes.text(0.5, 0.5, "no finished run with a test score (see report.md)", ha="center")
+        figure.suptitle(title)
+        return figure
     widest = max(len(panel.names) for panel in panels)
     figure, axes = plt.subplots(
         len(panels), 1, figsize=(max(8.0, 0.8 * widest + 3), 4.5 * len(panels)), squeeze=False
