@@ -201,19 +201,9 @@ def test_a_restart_with_changed_settings_names_each_and_refuses_another_architec
     tiny_databin, tmp_path
 ):
     assert train(tiny_databin, tmp_path, 2).returncode == 0
-    changed = train(
-        tiny_databin,
-        tmp_path,
-        4,
-        "--lr",
-        "2e-3",
-        "--mask-prob",
-        "0.2",
-        "--batch-size",
-        "16",
-        "--weight-decay",
-        "0.01",
-    )
+    changed_flags = ["--lr", "2e-3", "--mask-prob", "0.2", "--batch-size", "16"]
+    changed_flags += ["--weight-decay", "0.01"]
+    changed = train(tiny_databin, tmp_path, 4, *changed_flags)
     log = changed.stdout + changed.stderr
     assert changed.returncode == 0, log[-3000:]
     assert (
@@ -221,19 +211,7 @@ def test_a_restart_with_changed_settings_names_each_and_refuses_another_architec
         "-> 0.2; optimizer.weight_decay 0.0 -> 0.01; optimization.lr [0.001] -> [0.002]; "
         "dataset.batch_size 8 -> 16 (the run goes on with the new ones)"
     ) in log
-    same = train(
-        tiny_databin,
-        tmp_path,
-        6,
-        "--lr",
-        "2e-3",
-        "--mask-prob",
-        "0.2",
-        "--batch-size",
-        "16",
-        "--weight-decay",
-        "0.01",
-    )
+    same = train(tiny_databin, tmp_path, 6, *changed_flags)
     assert same.returncode == 0 and "changed settings" not in same.stdout + same.stderr
 
     other_model = train(tiny_databin, tmp_path, 8, "--encoder-layers", "3")
