@@ -228,6 +228,8 @@ def _binary_relation(name, display, paper, shared_data=None):
     )
 
 
+# ChemProt's five evaluated relation groups (its label set adds "false"), for both its entries.
+CHEMPROT_RELATIONS = ("CPR:3", "CPR:4", "CPR:5", "CPR:6", "CPR:9")
 HOC_HALLMARKS = (
     "activating invasion and metastasis",
     "avoiding immune destruction",
@@ -345,11 +347,11 @@ _TASK_LIST = (
         domain=PUBMED,
         kind=RELATION,
         source_format="blue_tsv",
-        labels=("CPR:3", "CPR:4", "CPR:5", "CPR:6", "CPR:9", "false"),
+        labels=(*CHEMPROT_RELATIONS, "false"),
         metric="macro_f1",
         hparams=CLASSIFICATION_HPARAMS,
         paper=(69.6, 73.9, 75.4, 71.7, 76.2),
-        scored_labels=("CPR:3", "CPR:4", "CPR:5", "CPR:6", "CPR:9"),
+        scored_labels=CHEMPROT_RELATIONS,
         negative_label="false",
         notes="Table 1 reports macro-F1 over the 5 CPR classes (BLURB: micro-F1)",
     ),
@@ -483,11 +485,11 @@ _TASK_LIST = (
         domain=PUBMED,
         kind=RELATION,
         source_format="blue_tsv",
-        labels=("CPR:3", "CPR:4", "CPR:5", "CPR:6", "CPR:9", "false"),
+        labels=(*CHEMPROT_RELATIONS, "false"),
         metric="micro_f1",
         hparams=blurb_hparams(3e-5, 16, 10, 1128),
         paper=(),
-        scored_labels=("CPR:3", "CPR:4", "CPR:5", "CPR:6", "CPR:9"),
+        scored_labels=CHEMPROT_RELATIONS,
         negative_label="false",
         other_formats=LINKBERT,
         notes="BLURB's ChemProt (18035/11268/15745 pairs, unlabelled pairs false): BLURB's own "
