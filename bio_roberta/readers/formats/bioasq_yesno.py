@@ -23,6 +23,12 @@ from bio_roberta.readers.source_files import (
 )
 from bio_roberta.tasks.registry import TaskSpec
 
+# The files `--data` holds, as docs/data.md states them (bio_roberta/data_sources.py).
+LAYOUT = (
+    "BLURB's `train/dev/test.jsonl` (`id question context label`), or `BioASQ-training7b/` + "
+    "`Task7BGoldenEnriched/` (yes/no questions, snippets joined)"
+)
+
 logger = logging.getLogger(__name__)
 
 BIOASQ_JSONL_STEMS = {"train": "train", "valid": "dev", "test": "test"}

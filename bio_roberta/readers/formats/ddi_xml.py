@@ -32,6 +32,13 @@ TEST_DIRS = (
     "Test/Test for DDI Extraction task/DrugBank",
     "Test/Test for DDI Extraction task/MedLine",
 )
+
+# The files `--data` holds, as docs/data.md states them (bio_roberta/data_sources.py).
+LAYOUT = (
+    "the DDI corpus XML: `Train/DrugBank`, `Train/MedLine`, `Test/Test for DDI Extraction "
+    "task/{DrugBank,MedLine}`; one example per `<pair>`, its two drugs replaced by `@DRUG$` as "
+    "BLUE does; valid is 1 in 4 Train documents by the hash of their id"
+)
 OFFSET = re.compile(r"^(\d+)-(\d+)")
 
 

@@ -26,6 +26,12 @@ from bio_roberta.readers.source_files import (
 from bio_roberta.tasks.registry import TaskSpec
 from bio_roberta_core.tagging import PICO_ELEMENTS, PICO_SEPARATOR, pico_tag
 
+# The files `--data` holds, as docs/data.md states them (bio_roberta/data_sources.py).
+LAYOUT = (
+    "EBM-NLP's `documents/` + `annotations/aggregated/starting_spans/`, or SciBERT's "
+    "`train.txt`/`dev.txt`/`test.txt`"
+)
+
 logger = logging.getLogger(__name__)
 
 # SciBERT's release (data/pico/ebmnlp): "token POS O tag" lines, -DOCSTART- (PMID) per abstract.

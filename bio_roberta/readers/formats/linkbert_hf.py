@@ -43,10 +43,11 @@ FILES = {"train": "train.json", "valid": "dev.json", "test": "test.json"}
 PARQUET_SPLITS = {"train": ("train",), "valid": ("dev", "validation"), "test": ("test",)}
 TOKCLS_KEYS = ("tokens", "ner_tags", "id")
 SEQCLS_KEYS = ("sentence", "sentence1", "label", "id")
+# The files `--data` holds, as docs/data.md states them (bio_roberta/data_sources.py).
 LAYOUT = (
-    "LinkBERT's BLURB release: `train.json`, `dev.json`, `test.json` JSON lines, "
-    "`tokens`/`ner_tags`/`id` (tokcls/<name>_hf) or `sentence` or `sentence1`/`sentence2`, "
-    "`label`, `id` (seqcls/<name>_hf); or the same columns in Parquet files"
+    "LinkBERT's BLURB release, its `<kind>/<name>_hf` folder (docs/finetune.md): `train.json`, "
+    "`dev.json`, `test.json` JSON lines, or the same columns in Parquet files (`train`, "
+    "`dev`/`validation`, `test`, as the Hugging Face hub ships them)"
 )
 
 

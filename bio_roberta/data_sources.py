@@ -1,6 +1,6 @@
 """Where each registry task's files come from, under which terms, and the layout its reader takes
 in `convert-task --data`: the facts docs/data.md's table is generated from
-(`python -m bio_roberta.tasks.data_sources` prints it; tests/test_data_doc.py keeps the two equal
+(`python -m bio_roberta.data_sources` prints it; tests/test_data_doc.py keeps the two equal
 and this table in step with the registry)."""
 
 from __future__ import annotations
@@ -13,40 +13,6 @@ N2C2 = "n2c2 / i2b2 data use agreement (https://portal.dbmi.hms.harvard.edu), cr
 CORPUS_TERMS = "the original corpus's terms (research use); BioBERT redistributes it"
 CRICHTON = "CC BY 4.0 (Crichton et al.'s copy, the upstream of BioBERT's)"
 BLURB = "BLURB's data generation (https://microsoft.github.io/BLURB/submit.html)"
-
-# Files `--data` holds, per TaskSpec.source_format (the reader's layout); UTF-8, tab-separated
-# where tabular.
-FORMAT_FILES = {
-    "biobert_ner": "`train.tsv`, `devel.tsv`, `test.tsv`: `token<TAB>tag` per line, a blank line "
-    "between sentences (BioBERT's NERdata; Crichton et al.'s `*-IOB` typed tags `B-Disease` read "
-    "as `B` where the task's tags are untyped)",
-    "blue_tsv": "`train.tsv`, `dev.tsv`, `test.tsv`: header `index sentence label`, the pair "
-    "already replaced by placeholders (BLUE)",
-    "blue_hoc": "`train.tsv`, `dev.tsv`, `test.tsv`, header `labels sentence index`; `labels` = "
-    "`0_0,1_1,...,9_0` (every class id with its 0/1 flag), `index` = `<PMID>_s<n>`",
-    "biobert_re_folds": "`1/` ... `10/`, each with `train.tsv` (`sentence<TAB>label`, no header) "
-    "and `test.tsv` (header `index sentence label`); valid is 1 in 10 train rows by the hash of "
-    "their sentence",
-    "ddi_xml": "the DDI corpus XML: `Train/DrugBank`, `Train/MedLine`, `Test/Test for DDI "
-    "Extraction task/{DrugBank,MedLine}`; one example per `<pair>`, its two drugs replaced by "
-    "`@DRUG$` as BLUE does; valid is 1 in 4 Train documents by the hash of their id",
-    "mednli_jsonl": "`mli_train_v1.jsonl`, `mli_dev_v1.jsonl`, `mli_test_v1.jsonl`: `sentence1`, "
-    "`sentence2`, `gold_label`",
-    "biosses_blue_rowdata": "BLUE's rowdata `train.tsv`, `dev.tsv`, `test.tsv` (all 100 pairs); "
-    "placed in BLURB's 64/16/20 by pair number (`old_index` + 1)",
-    "pubmedqa_pqal": "`ori_pqal.json`, `test_ground_truth.json`; train/dev = fold 0 of "
-    "PubMedQA's `split_dataset.py`, replayed; context = `CONTEXTS` joined (the abstract without "
-    "its conclusion)",
-    "bioasq_yesno": "BLURB's `train/dev/test.jsonl` (`id question context label`), or "
-    "`BioASQ-training7b/` + `Task7BGoldenEnriched/` (yes/no questions, snippets joined)",
-    "ebm_pico": "EBM-NLP's `documents/` + `annotations/aggregated/starting_spans/`, or SciBERT's "
-    "`train.txt`/`dev.txt`/`test.txt`",
-    "linkbert_hf": "LinkBERT's BLURB release, its `<kind>/<name>_hf` folder (docs/finetune.md): "
-    "`train.json`, `dev.json`, `test.json` JSON lines, or the same columns in Parquet files "
-    "(`train`, `dev`/`validation`, `test`, as the Hugging Face hub ships them)",
-    "gad_blurb_fold1": "BioBERT's GAD `1/train.tsv` (rows 1-4,261 train, the other 535 dev) and "
-    "`1/test.tsv` (534): BLURB's single split, 128 positions, no folds",
-}
 
 
 @dataclass(frozen=True)
@@ -140,6 +106,7 @@ def convert_line(task: str) -> str:
 
 def markdown_table() -> str:
     """docs/data.md's table: one row per registry task, in registry order."""
+    from bio_roberta.readers import FORMAT_MODULES
     from bio_roberta.suites import blurb_tasks, lewis_tasks, public_tasks
     from bio_roberta.tasks.registry import TASKS
 
@@ -150,8 +117,8 @@ def markdown_table() -> str:
     for name, spec in TASKS.items():
         source = DATA_SOURCES[name]
         suites = ", ".join(s for s, tasks in (("lewis", lewis), ("blurb", blurb)) if name in tasks)
-        files = FORMAT_FILES[spec.source_format]
-        files += "".join(f"; or {FORMAT_FILES[other]}" for other in spec.other_formats)
+        files = FORMAT_MODULES[spec.source_format].LAYOUT
+        files += "".join(f"; or {FORMAT_MODULES[other].LAYOUT}" for other in spec.other_formats)
         rows.append(
             f"| `{name}` ({spec.display}) | {suites or '-'} "
             f"| {'open' if spec.public else 'licence or registration'} "
