@@ -7,7 +7,7 @@ of the task's kind (bio_roberta.tasks.kinds), the hyperparameters of its registr
 task's metric, the best checkpoint kept; then predictions on test (bio_roberta.predictions),
 scored. Each run writes
 
-    RESULTS/<task>/seed<seed>/[fold<k>/]result.json   (RESULT_SCHEMA, bio_roberta_core.provenance)
+    RESULTS/<task>/seed<seed>/[fold<k>/]result.json   (bio_roberta.results)
 
 next to its train.log, predictions and checkpoint. A run whose record says "ok" for the same
 config hash is skipped; a run that fails is recorded as failed with its error and log; while
@@ -39,6 +39,17 @@ import traceback
 from pathlib import Path
 from typing import Any, Optional
 
+from bio_roberta.results import (
+    EVALUATION,
+    FAILED,
+    MODEL_SELECTION,
+    OK,
+    RESULT_FILE,
+    SINGLE,
+    STARTED,
+    ResultRecord,
+    run_dir,
+)
 from bio_roberta.tasks.registry import Hyperparameters, TaskSpec, get_task
 from bio_roberta_core.processes import end_with_parent
 from bio_roberta_core.provenance import (
@@ -52,31 +63,12 @@ from bio_roberta_core.provenance import (
 
 logger = logging.getLogger(__name__)
 
-RESULT_SCHEMA = "bio-roberta/result/1"
-RESULT_FILE = "result.json"
-# A run's status; STARTED only until it finishes: a record that keeps it is of a killed run (or
-# of one still running).
-OK, FAILED, STARTED = "ok", "failed", "started"
-# A result record's "score_unit" -> a perfect score in that unit. fine_tune writes fractions
-# (bio_roberta_core.metrics); a record without the key holds fractions too. The report reads
-# either and refuses a score outside its unit's range.
-SCORE_UNITS = {"fraction": 1.0, "percent": 100.0}
-FRACTION = "fraction"
-# Roles of a run: a task without folds; the fold that picks early stopping; a fold that is scored.
-SINGLE, MODEL_SELECTION, EVALUATION = "single", "model_selection", "evaluation"
 # fairseq logs validation metrics x100; results hold fractions like bio_roberta_core.metrics.
 FAIRSEQ_METRIC_SCALE = 100.0
 
 
 class FinetuneError(RuntimeError):
     """A run cannot start or finish; the message names the file or setting to fix."""
-
-
-def run_dir(
-    results_dir: str | os.PathLike, task: str, seed: int, fold: Optional[int] = None
-) -> Path:
-    path = Path(results_dir) / task / f"seed{seed}"
-    return path / f"fold{fold}" if fold is not None else path
 
 
 def task_data_dir(data_root: str | os.PathLike, spec: TaskSpec, fold: Optional[int]) -> Path:
@@ -294,17 +286,15 @@ def fairseq_options(
     return options + [str(option) for option in cfg.get("extra_args") or []]
 
 
-def checkpoint_state(path: Path) -> dict[str, Any]:
+def checkpoint_state(path: Path) -> tuple[int, Optional[float]]:
     """num_updates and the validation metric value stored in a fairseq checkpoint."""
     from bio_roberta_core.checkpoints import read_checkpoint
 
     state = read_checkpoint(path, mmap=True)
     extra = state.get("extra_state") or {}
     value = extra.get("val_loss")
-    return {
-        "num_updates": state["optimizer_history"][-1]["num_updates"],
-        "valid_score": None if value is None else float(value) / FAIRSEQ_METRIC_SCALE,
-    }
+    valid_score = None if value is None else float(value) / FAIRSEQ_METRIC_SCALE
+    return state["optimizer_history"][-1]["num_updates"], valid_score
 
 
 def data_record(data_dir: Path) -> dict[str, Any]:
@@ -375,30 +365,18 @@ def fine_tune(
 
     out = run_dir(cfg["results_dir"], spec.name, cfg["seed"], fold)
     log_path = out / "train.log"
-    record: dict[str, Any] = {
-        "schema": RESULT_SCHEMA,
-        "task": spec.name,
-        "seed": cfg["seed"],
-        "fold": fold,
-        "role": role,
-        "metric": spec.metric,
-        "score_unit": FRACTION,
-        "status": FAILED,
-        "error": None,
-        "log": str(log_path),
-        "test_score": None,
-        "valid_score": None,
-        "pretrained": pretrained.record,
-        "timings": {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z")},
-    }
+    record = run_record(cfg, spec, fold, role, pretrained, str(log_path))
+    record.timings = {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     started = time.monotonic()
     try:
         hp = hyperparameters(spec, cfg.get("hparams") or {})
         data_dir = task_data_dir(cfg["data_root"], spec, fold)
-        record["data"] = data_record(data_dir)
-        config = run_config(cfg, spec, hp, fold, role, fixed_updates, pretrained, record["data"])
-        record.update(config=config, config_hash=json_hash(config))
-        reused = finished_record(out, record["config_hash"])
+        record.data = data_record(data_dir)
+        record.config = run_config(
+            cfg, spec, hp, fold, role, fixed_updates, pretrained, record.data
+        )
+        record.config_hash = json_hash(record.config)
+        reused = finished_record(out, record.config_hash)
         if reused is not None:
             logger.info(
                 "%s seed %s fold %s: finished before, skipped", spec.name, cfg["seed"], fold
@@ -411,9 +389,10 @@ def fine_tune(
         options = fairseq_options(
             cfg, spec, hp, data_dir, out / "checkpoints", fixed_updates, pretrained
         )
-        record["config"]["fairseq_args"] = options
+        record.config["fairseq_args"] = options
         # what a killed sweep leaves: a run the report lists as unfinished, not one left out
-        atomic_write_json(out / RESULT_FILE, {**record, "status": STARTED, **environment_record()})
+        started_record = dataclasses.replace(record, status=STARTED, **environment_record())
+        atomic_write_json(out / RESULT_FILE, started_record.to_json())
         with open(log_path, "w") as log:
             train = subprocess.Popen(
                 [sys.executable, "-m", "fairseq_cli.train", *options],
@@ -423,7 +402,7 @@ def fine_tune(
             )
             kill_point("fine_tune:training-started:parent", os.getppid())
             train.wait()
-        record["timings"]["train_seconds"] = round(time.monotonic() - started, 3)
+        record.timings["train_seconds"] = round(time.monotonic() - started, 3)
         if train.returncode != 0:
             raise FinetuneError(
                 f"fairseq-train exited with status {train.returncode}: {tail(log_path)}"
@@ -434,9 +413,9 @@ def fine_tune(
             raise FinetuneError(f"fairseq-train wrote no {checkpoint} (log: {log_path})")
         for interval_checkpoint in (out / "checkpoints").glob("checkpoint_*_*.pt"):
             interval_checkpoint.unlink()
-        record.update(checkpoint_state(checkpoint))
-        record["checkpoint"] = file_record(checkpoint)
-        record["checkpoint_selection"] = (
+        record.num_updates, record.valid_score = checkpoint_state(checkpoint)
+        record.checkpoint = file_record(checkpoint)
+        record.checkpoint_selection = (
             f"last after {fixed_updates} updates" if fixed_updates else "best on valid"
         )
         predict_started = time.monotonic()
@@ -444,23 +423,18 @@ def fine_tune(
         result = predict(
             checkpoint, data_dir, out / f"test.predictions.{suffix}", split="test", spec=spec
         )
-        record["timings"]["predict_seconds"] = round(time.monotonic() - predict_started, 3)
-        record.update(
-            test_score=result.score,
-            test_examples=result.examples,
-            predictions=result.predictions,
-            status=OK,
-        )
+        record.timings["predict_seconds"] = round(time.monotonic() - predict_started, 3)
+        record.test_score = result.score
+        record.test_examples = result.examples
+        record.predictions = result.predictions
+        record.status = OK
     except Exception as error:  # noqa: BLE001 - every failure becomes a failed record, never a lost run
-        record["error"] = f"{type(error).__name__}: {error}"
-        record["traceback"] = traceback.format_exc()
-        logger.error("%s seed %s fold %s failed: %s", spec.name, cfg["seed"], fold, record["error"])
-    record["timings"]["seconds"] = round(time.monotonic() - started, 3)
-    record["timings"]["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    record.update(environment_record())
-    out.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(out / RESULT_FILE, record)
-    return record
+        record.error = f"{type(error).__name__}: {error}"
+        record.traceback = traceback.format_exc()
+        logger.error("%s seed %s fold %s failed: %s", spec.name, cfg["seed"], fold, record.error)
+    record.timings["seconds"] = round(time.monotonic() - started, 3)
+    record.timings["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    return write_record(out, record)
 
 
 def tail(path: Path, lines: int = 5) -> str:
@@ -490,69 +464,40 @@ def run_task_seed(cfg: dict[str, Any]) -> list[dict[str, Any]]:
     return records
 
 
-def failed_runs(
-    results_dir: str | os.PathLike, task_names: list[str], seeds: list[int]
-) -> list[str]:
-    """One line for each run of task_names x seeds whose record is missing or failed: what went
-    wrong and where its log is."""
-    lines = []
-    for spec in map(get_task, task_names):
-        for seed in seeds:
-            for fold in range(1, spec.folds + 1) if spec.folds else [None]:
-                path = run_dir(results_dir, spec.name, seed, fold) / RESULT_FILE
-                run = f"{spec.name} seed {seed}" + (f" fold {fold}" if fold else "")
-                try:
-                    record = json.loads(path.read_text())
-                except (FileNotFoundError, json.JSONDecodeError):
-                    lines.append(
-                        f"{run}: no result record {path} (the job's log is "
-                        f"under {results_dir}/hydra)"
-                    )
-                    continue
-                if record.get("status") == STARTED:
-                    lines.append(f"{run}: {unfinished_text(record)}")
-                elif record.get("status") != OK:
-                    log = record.get("log")
-                    where = (
-                        f"log: {log}"
-                        if log and Path(log).exists()
-                        else "stopped before training, no log"
-                    )
-                    lines.append(
-                        f"{run}: {(str(record.get('error')).splitlines() or [''])[0]} ({where})"
-                    )
-    return lines
-
-
-def unfinished_text(record: dict[str, Any]) -> str:
-    """What a record still STARTED says about its run."""
-    started = (record.get("timings") or {}).get("started", "?")
-    return (
-        f"unfinished: started {started} and never recorded a result (killed, or still "
-        f"running; log: {record.get('log')})"
-    )
-
-
 def failed_without_selection(
     cfg, spec: TaskSpec, fold: int, selection: dict, pretrained: PretrainedModel
 ) -> dict[str, Any]:
     """The record of an evaluation fold that cannot run because its model-selection fold failed."""
     out = run_dir(cfg["results_dir"], spec.name, cfg["seed"], fold)
-    record = {
-        "schema": RESULT_SCHEMA,
-        "task": spec.name,
-        "seed": cfg["seed"],
-        "fold": fold,
-        "role": EVALUATION,
-        "metric": spec.metric,
-        "score_unit": FRACTION,
-        "status": FAILED,
-        "test_score": None,
-        "valid_score": None,
-        "error": f"model-selection fold {spec.model_selection_fold} failed: {selection['error']}",
-        "log": selection["log"],
-        "pretrained": pretrained.record,
-        **environment_record(),
-    }
-    atomic_write_json(out / RESULT_FILE, record)
-    return record
+    record = run_record(cfg, spec, fold, EVALUATION, pretrained, selection["log"])
+    record.error = f"model-selection fold {spec.model_selection_fold} failed: {selection['error']}"
+    return write_record(out, record)
+
+
+def run_record(
+    cfg: dict[str, Any],
+    spec: TaskSpec,
+    fold: Optional[int],
+    role: str,
+    pretrained: PretrainedModel,
+    log: str,
+) -> ResultRecord:
+    """A run's record before it has a result: failed until it says otherwise."""
+    return ResultRecord(
+        task=spec.name,
+        seed=cfg["seed"],
+        fold=fold,
+        role=role,
+        metric=spec.metric,
+        status=FAILED,
+        log=log,
+        pretrained=pretrained.record,
+    )
+
+
+def write_record(out: Path, record: ResultRecord) -> dict[str, Any]:
+    """Write a finished (or failed) run's record with its environment; the record as written."""
+    written = dataclasses.replace(record, **environment_record()).to_json()
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(out / RESULT_FILE, written)
+    return written

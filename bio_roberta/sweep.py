@@ -18,7 +18,8 @@ from typing import Any
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
-from bio_roberta.finetune import OK, run_task_seed
+from bio_roberta.finetune import run_task_seed
+from bio_roberta.results import OK
 
 logger = logging.getLogger(__name__)
 # An absolute path: Hydra then reads the config from the files beside this module wherever the

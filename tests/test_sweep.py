@@ -396,7 +396,7 @@ def fake_multirun(monkeypatch):
     (task, seed) of its command line (or a failed one for the pairs in `fail`); returns the
     (task, seed) pairs each multirun got."""
     from bio_roberta.commands import sweep as command
-    from bio_roberta.finetune import RESULT_SCHEMA, run_dir
+    from bio_roberta.results import RESULT_SCHEMA, run_dir
     from bio_roberta_core.provenance import atomic_write_json
 
     multiruns, fail = [], set()
