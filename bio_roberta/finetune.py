@@ -56,6 +56,7 @@ from bio_roberta.results import (
     ResultRecord,
     run_dir,
 )
+from bio_roberta.sweep_config import SweepConfig
 from bio_roberta.tasks.registry import TaskSpec, get_task
 from bio_roberta_core.processes import end_with_parent
 from bio_roberta_core.provenance import (
@@ -95,7 +96,7 @@ def finished_record(path: Path, config_hash: str) -> Optional[dict[str, Any]]:
 
 
 def fine_tune(
-    cfg: dict[str, Any],
+    cfg: SweepConfig,
     spec: TaskSpec,
     fold: Optional[int],
     role: str,
@@ -105,14 +106,14 @@ def fine_tune(
     """Train, predict and score one run (or reuse its finished record); always returns a record."""
     from bio_roberta.predictions import predict
 
-    out = run_dir(cfg["results_dir"], spec.name, cfg["seed"], fold)
+    out = run_dir(cfg.results_dir, spec.name, cfg.seed, fold)
     log_path = out / "train.log"
     record = run_record(cfg, spec, fold, role, pretrained, str(log_path))
     record.timings = {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     started = time.monotonic()
     try:
-        hp = hyperparameters(spec, cfg.get("hparams") or {})
-        data_dir = task_data_dir(cfg["data_root"], spec, fold)
+        hp = hyperparameters(spec, cfg.hparams)
+        data_dir = task_data_dir(cfg.data_root, spec, fold)
         record.data = data_record(data_dir)
         record.config = run_config(
             cfg, spec, hp, fold, role, fixed_updates, pretrained, record.data
@@ -120,9 +121,7 @@ def fine_tune(
         record.config_hash = json_hash(record.config)
         reused = finished_record(out, record.config_hash)
         if reused is not None:
-            logger.info(
-                "%s seed %s fold %s: finished before, skipped", spec.name, cfg["seed"], fold
-            )
+            logger.info("%s seed %s fold %s: finished before, skipped", spec.name, cfg.seed, fold)
             return reused
         if out.exists():
             shutil.rmtree(out)
@@ -173,7 +172,7 @@ def fine_tune(
     except Exception as error:  # noqa: BLE001 - every failure becomes a failed record, never a lost run
         record.error = f"{type(error).__name__}: {error}"
         record.traceback = traceback.format_exc()
-        logger.error("%s seed %s fold %s failed: %s", spec.name, cfg["seed"], fold, record.error)
+        logger.error("%s seed %s fold %s failed: %s", spec.name, cfg.seed, fold, record.error)
     record.timings["seconds"] = round(time.monotonic() - started, 3)
     record.timings["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     return write_record(out, record)
@@ -187,10 +186,10 @@ def tail(path: Path, lines: int = 5) -> str:
         return "(no log)"
 
 
-def run_task_seed(cfg: dict[str, Any]) -> list[dict[str, Any]]:
+def run_task_seed(cfg: SweepConfig) -> list[dict[str, Any]]:
     """Every run of one (task, seed): one run, or the model-selection fold then the evaluation
     folds."""
-    spec = get_task(cfg["task_name"])
+    spec = get_task(cfg.task_name)
     pretrained = PretrainedModel.read(cfg)
     if not spec.folds:
         return [fine_tune(cfg, spec, None, SINGLE, None, pretrained)]
@@ -207,17 +206,17 @@ def run_task_seed(cfg: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def failed_without_selection(
-    cfg, spec: TaskSpec, fold: int, selection: dict, pretrained: PretrainedModel
+    cfg: SweepConfig, spec: TaskSpec, fold: int, selection: dict, pretrained: PretrainedModel
 ) -> dict[str, Any]:
     """The record of an evaluation fold that cannot run because its model-selection fold failed."""
-    out = run_dir(cfg["results_dir"], spec.name, cfg["seed"], fold)
+    out = run_dir(cfg.results_dir, spec.name, cfg.seed, fold)
     record = run_record(cfg, spec, fold, EVALUATION, pretrained, selection["log"])
     record.error = f"model-selection fold {spec.model_selection_fold} failed: {selection['error']}"
     return write_record(out, record)
 
 
 def run_record(
-    cfg: dict[str, Any],
+    cfg: SweepConfig,
     spec: TaskSpec,
     fold: Optional[int],
     role: str,
@@ -227,7 +226,7 @@ def run_record(
     """A run's record before it has a result: failed until it says otherwise."""
     return ResultRecord(
         task=spec.name,
-        seed=cfg["seed"],
+        seed=cfg.seed,
         fold=fold,
         role=role,
         metric=spec.metric,

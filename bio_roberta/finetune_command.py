@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 from typing import Any, Optional
 
+from bio_roberta.sweep_config import HparamsOverrides, SweepConfig
 from bio_roberta.tasks.registry import Hyperparameters, TaskSpec
 from bio_roberta_core.provenance import file_record, json_hash, sha256_file
 
@@ -30,15 +31,11 @@ def task_data_dir(data_root: str | os.PathLike, spec: TaskSpec, fold: Optional[i
     return path / f"fold{fold}" if fold is not None else path
 
 
-def hyperparameters(spec: TaskSpec, overrides: dict[str, Any]) -> Hyperparameters:
+def hyperparameters(spec: TaskSpec, overrides: HparamsOverrides) -> Hyperparameters:
     """The registry's hyperparameters with the non-null overrides of the sweep config applied."""
-    chosen = {key: value for key, value in (overrides or {}).items() if value is not None}
-    unknown = set(chosen) - {f.name for f in dataclasses.fields(Hyperparameters)}
-    if unknown:
-        raise FinetuneError(
-            f"unknown hparams override(s) {sorted(unknown)}; known: "
-            f"{[f.name for f in dataclasses.fields(Hyperparameters)]}"
-        )
+    chosen = {
+        key: value for key, value in dataclasses.asdict(overrides).items() if value is not None
+    }
     return dataclasses.replace(spec.hparams, **chosen)
 
 
@@ -73,13 +70,13 @@ class PretrainedModel:
     max_positions: int
 
     @classmethod
-    def read(cls, cfg: dict[str, Any]) -> "PretrainedModel":
+    def read(cls, cfg: SweepConfig) -> "PretrainedModel":
         """The sweep's `arch` if set, else the checkpoint's own architecture (its name and its
         layer/width/head overrides), so a distilled or resized model needs no flags to match its
         weights."""
         from bio_roberta_core.checkpoints import read_checkpoint
 
-        path = Path(cfg["pretrained"])
+        path = Path(cfg.pretrained)
         if not path.is_file():
             raise FinetuneError(f"pretrained checkpoint {path} does not exist")
         state = read_checkpoint(path, mmap=True)
@@ -89,8 +86,8 @@ class PretrainedModel:
             raise FinetuneError(
                 f"{path} records no model max_positions; is it a fairseq RoBERTa checkpoint?"
             )
-        if cfg.get("arch"):
-            architecture = ["--arch", cfg["arch"]]
+        if cfg.arch:
+            architecture = ["--arch", cfg.arch]
         elif field("_name") or field("arch"):
             architecture = ["--arch", field("_name") or field("arch")]
             for name in ARCHITECTURE_FIELDS:
@@ -107,7 +104,7 @@ class PretrainedModel:
 
 
 def check_converted_positions(
-    cfg: dict[str, Any], spec: TaskSpec, data_dir: Path, pretrained: PretrainedModel
+    cfg: SweepConfig, spec: TaskSpec, data_dir: Path, pretrained: PretrainedModel
 ) -> None:
     """Stop before training a model on examples longer than its positions (convert-task's
     --max-positions)."""
@@ -115,10 +112,10 @@ def check_converted_positions(
     positions = pretrained.max_positions
     if converted and converted > positions:
         raise FinetuneError(
-            f"{data_dir} was converted for {converted} positions but {cfg['pretrained']} "
+            f"{data_dir} was converted for {converted} positions but {cfg.pretrained} "
             f"has {positions}: re-run `bio-roberta convert-task {spec.name} "
             f"--max-positions {positions} --out "
-            f"{task_data_dir(cfg['data_root'], spec, None)}` with its --data and --vocab"
+            f"{task_data_dir(cfg.data_root, spec, None)}` with its --data and --vocab"
         )
 
 
@@ -146,7 +143,7 @@ def command_line_options(options: dict[str, Any]) -> list[str]:
 
 
 def fairseq_options(
-    cfg: dict[str, Any],
+    cfg: SweepConfig,
     spec: TaskSpec,
     hp: Hyperparameters,
     data_dir: Path,
@@ -162,8 +159,8 @@ def fairseq_options(
     # The lr schedule spans max_epoch (or the max_update cap); an evaluation fold keeps that
     # schedule and stops after the model-selection fold's best number of updates.
     total_updates = math.ceil(train_examples(data_dir) / hp.batch_size) * hp.max_epoch
-    if cfg.get("max_update"):
-        total_updates = min(total_updates, cfg["max_update"])
+    if cfg.max_update:
+        total_updates = min(total_updates, cfg.max_update)
     stop_after = min(total_updates, fixed_updates) if fixed_updates else total_updates
     options = [
         str(data_dir),
@@ -172,12 +169,12 @@ def fairseq_options(
         *pretrained.architecture,
         *task_options(spec, pretrained.max_positions),
         "--restore-file",
-        str(cfg["pretrained"]),
+        str(cfg.pretrained),
         "--reset-optimizer",
         "--reset-dataloader",
         "--reset-meters",
         "--reset-lr-scheduler",
-        *command_line_options(cfg["optimization"]),
+        *command_line_options(cfg.optimization),
         "--weight-decay",
         str(hp.weight_decay),
         "--lr",
@@ -208,13 +205,13 @@ def fairseq_options(
         "--no-epoch-checkpoints",
         "--no-save-optimizer-state",
         "--seed",
-        str(cfg["seed"]),
+        str(cfg.seed),
         "--num-workers",
-        str(cfg.get("num_workers", 1)),
+        str(cfg.num_workers),
         "--log-format",
         "simple",
         "--log-interval",
-        str(cfg.get("log_interval", 50)),
+        str(cfg.log_interval),
         "--tensorboard-logdir",  # beside the checkpoints, as the pretraining configs log
         str(save_dir.parent / "tensorboard"),
     ]
@@ -229,14 +226,14 @@ def fairseq_options(
         ]
         if hp.patience is not None:
             options += ["--patience", str(hp.patience)]
-    use_cpu = cfg.get("cpu")
+    use_cpu = cfg.cpu
     if use_cpu is None:
         use_cpu = not torch.cuda.is_available()
     if use_cpu:
         options.append("--cpu")
-    elif cfg.get("fp16"):
+    elif cfg.fp16:
         options.append("--fp16")
-    return options + [str(option) for option in cfg.get("extra_args") or []]
+    return options + [str(option) for option in cfg.extra_args or []]
 
 
 def data_record(data_dir: Path) -> dict[str, Any]:
@@ -253,7 +250,7 @@ def data_record(data_dir: Path) -> dict[str, Any]:
 
 
 def run_config(
-    cfg: dict[str, Any],
+    cfg: SweepConfig,
     spec: TaskSpec,
     hp: Hyperparameters,
     fold: Optional[int],
@@ -266,18 +263,18 @@ def run_config(
     reused."""
     return {
         "task": spec.name,
-        "seed": cfg["seed"],
+        "seed": cfg.seed,
         "fold": fold,
         "role": role,
-        "arch": cfg["arch"],
+        "arch": cfg.arch,
         "metric": spec.metric,
         "hparams": dataclasses.asdict(hp),
-        "optimization": dict(cfg["optimization"]),
+        "optimization": dict(cfg.optimization),
         "fixed_updates": fixed_updates,
-        "max_update": cfg.get("max_update"),
+        "max_update": cfg.max_update,
         "max_positions": pretrained.max_positions,
-        "fp16": bool(cfg.get("fp16")),
-        "extra_args": list(cfg.get("extra_args") or []),
+        "fp16": bool(cfg.fp16),
+        "extra_args": list(cfg.extra_args or []),
         "pretrained_sha256": pretrained.record["sha256"],
         "data_manifest_hash": data["manifest_hash"],
     }

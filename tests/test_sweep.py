@@ -202,7 +202,9 @@ def test_the_sweep_module_leaves_fairseqs_hydra_working_in_the_same_process():
     import bio_roberta.sweep
 
     importlib.reload(bio_roberta.sweep)
-    bio_roberta.sweep.compose_config(["task_name=ncbi-disease", "pretrained=x", "data_root=y"])
+    bio_roberta.sweep.compose_config(
+        ["task_name=ncbi-disease", "pretrained=x", "data_root=y", "results_dir=z"]
+    )
     args = parse_args_and_arch(
         get_training_parser(), ["data", "--task", "masked_lm", "--arch", "roberta_base"]
     )
