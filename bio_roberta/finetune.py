@@ -1,13 +1,10 @@
 """One fine-tuning job: a task and a seed (and, for GAD/EU-ADR, every fold) -> result records.
 
-A run is fairseq-train from a pretrained checkpoint by fairseq's fine-tuning route (--restore-file
-with the optimizer, dataloader, meters and lr scheduler reset), with the fairseq task and criterion
-of the task's kind (bio_roberta.tasks.kinds), the hyperparameters of its registry entry
-(bio_roberta.tasks.registry), the optimizer of the sweep config (`optimization`), validation on the
-task's metric, the best checkpoint kept; then predictions on test (bio_roberta.predictions),
-scored. Each run writes
+A run is fairseq-train from a pretrained checkpoint (its command line:
+bio_roberta.finetune_command), then predictions on test (bio_roberta.predictions), scored. Each
+run writes
 
-    RESULTS/<task>/seed<seed>/[fold<k>/]result.json   (RESULT_SCHEMA, bio_roberta_core.provenance)
+    RESULTS/<task>/seed<seed>/[fold<k>/]result.json   (bio_roberta.results)
 
 next to its train.log, predictions and checkpoint. A run whose record says "ok" for the same
 config hash is skipped; a run that fails is recorded as failed with its error and log; while
@@ -29,7 +26,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import math
 import os
 import shutil
 import subprocess
@@ -39,7 +35,29 @@ import traceback
 from pathlib import Path
 from typing import Any, Optional
 
-from bio_roberta.tasks.registry import Hyperparameters, TaskSpec, get_task
+from bio_roberta.finetune_command import (
+    FinetuneError,
+    PretrainedModel,
+    check_converted_positions,
+    data_record,
+    fairseq_options,
+    hyperparameters,
+    run_config,
+    task_data_dir,
+)
+from bio_roberta.results import (
+    EVALUATION,
+    FAILED,
+    MODEL_SELECTION,
+    OK,
+    RESULT_FILE,
+    SINGLE,
+    STARTED,
+    ResultRecord,
+    run_dir,
+)
+from bio_roberta.sweep_config import SweepConfig
+from bio_roberta.tasks.registry import TaskSpec, get_task
 from bio_roberta_core.processes import end_with_parent
 from bio_roberta_core.provenance import (
     atomic_write_json,
@@ -47,308 +65,23 @@ from bio_roberta_core.provenance import (
     file_record,
     json_hash,
     kill_point,
-    sha256_file,
 )
 
 logger = logging.getLogger(__name__)
 
-RESULT_SCHEMA = "bio-roberta/result/1"
-RESULT_FILE = "result.json"
-# A run's status; STARTED only until it finishes: a record that keeps it is of a killed run (or
-# of one still running).
-OK, FAILED, STARTED = "ok", "failed", "started"
-# A result record's "score_unit" -> a perfect score in that unit. fine_tune writes fractions
-# (bio_roberta_core.metrics); a record without the key holds fractions too. The report reads
-# either and refuses a score outside its unit's range.
-SCORE_UNITS = {"fraction": 1.0, "percent": 100.0}
-FRACTION = "fraction"
-# Roles of a run: a task without folds; the fold that picks early stopping; a fold that is scored.
-SINGLE, MODEL_SELECTION, EVALUATION = "single", "model_selection", "evaluation"
 # fairseq logs validation metrics x100; results hold fractions like bio_roberta_core.metrics.
 FAIRSEQ_METRIC_SCALE = 100.0
 
 
-class FinetuneError(RuntimeError):
-    """A run cannot start or finish; the message names the file or setting to fix."""
-
-
-def run_dir(
-    results_dir: str | os.PathLike, task: str, seed: int, fold: Optional[int] = None
-) -> Path:
-    path = Path(results_dir) / task / f"seed{seed}"
-    return path / f"fold{fold}" if fold is not None else path
-
-
-def task_data_dir(data_root: str | os.PathLike, spec: TaskSpec, fold: Optional[int]) -> Path:
-    """finetune-bin/<task>[/fold<k>] (layout: user_dir/tasks/sequence_labeling.py)."""
-    path = Path(data_root) / spec.name
-    return path / f"fold{fold}" if fold is not None else path
-
-
-def hyperparameters(spec: TaskSpec, overrides: dict[str, Any]) -> Hyperparameters:
-    """The registry's hyperparameters with the non-null overrides of the sweep config applied."""
-    chosen = {key: value for key, value in (overrides or {}).items() if value is not None}
-    unknown = set(chosen) - {f.name for f in dataclasses.fields(Hyperparameters)}
-    if unknown:
-        raise FinetuneError(
-            f"unknown hparams override(s) {sorted(unknown)}; known: "
-            f"{[f.name for f in dataclasses.fields(Hyperparameters)]}"
-        )
-    return dataclasses.replace(spec.hparams, **chosen)
-
-
-def train_examples(data_dir: Path) -> int:
-    from fairseq.data.indexed_dataset import MMapIndexedDataset
-
-    prefix = data_dir / "input0" / "train"
-    if not Path(f"{prefix}.idx").exists():
-        raise FinetuneError(
-            f"{prefix}.idx not found: convert the task first (bio-roberta convert-task)"
-        )
-    return len(MMapIndexedDataset(str(prefix)))
-
-
-# The model-shape fields of a RoBERTa checkpoint's config, as fairseq-train options.
-ARCHITECTURE_FIELDS = (
-    "encoder_layers",
-    "encoder_embed_dim",
-    "encoder_ffn_embed_dim",
-    "encoder_attention_heads",
-)
-
-
-@dataclasses.dataclass(frozen=True)
-class PretrainedModel:
-    """What the runs take from the pretrained checkpoint: its file record (result records'
-    "pretrained"), the --arch options to fine-tune it and its positions, which its position
-    embeddings fix."""
-
-    record: dict[str, Any]
-    architecture: list[str]
-    max_positions: int
-
-    @classmethod
-    def read(cls, cfg: dict[str, Any]) -> "PretrainedModel":
-        """The sweep's `arch` if set, else the checkpoint's own architecture (its name and its
-        layer/width/head overrides), so a distilled or resized model needs no flags to match its
-        weights."""
-        from bio_roberta_core.checkpoints import read_checkpoint
-
-        path = Path(cfg["pretrained"])
-        if not path.is_file():
-            raise FinetuneError(f"pretrained checkpoint {path} does not exist")
-        state = read_checkpoint(path, mmap=True)
-        model = (state.get("cfg") or {}).get("model") or state.get("args")
-        field = model.get if isinstance(model, dict) else lambda name: getattr(model, name, None)
-        if not field("max_positions"):
-            raise FinetuneError(
-                f"{path} records no model max_positions; is it a fairseq RoBERTa checkpoint?"
-            )
-        if cfg.get("arch"):
-            architecture = ["--arch", cfg["arch"]]
-        elif field("_name") or field("arch"):
-            architecture = ["--arch", field("_name") or field("arch")]
-            for name in ARCHITECTURE_FIELDS:
-                if field(name) is not None:
-                    architecture += [f"--{name.replace('_', '-')}", str(field(name))]
-        else:
-            raise FinetuneError(f"{path} records no architecture; set arch=<name> in the sweep")
-        record = {
-            "path": str(path.resolve()),
-            "sha256": sha256_file(path),
-            "size": path.stat().st_size,
-        }
-        return cls(record, architecture, int(field("max_positions")))
-
-
-def check_converted_positions(
-    cfg: dict[str, Any], spec: TaskSpec, data_dir: Path, pretrained: PretrainedModel
-) -> None:
-    """Stop before training a model on examples longer than its positions (convert-task's
-    --max-positions)."""
-    converted = json.loads((data_dir / "manifest.json").read_text()).get("max_positions")
-    positions = pretrained.max_positions
-    if converted and converted > positions:
-        raise FinetuneError(
-            f"{data_dir} was converted for {converted} positions but {cfg['pretrained']} "
-            f"has {positions}: re-run `bio-roberta convert-task {spec.name} "
-            f"--max-positions {positions} --out "
-            f"{task_data_dir(cfg['data_root'], spec, None)}` with its --data and --vocab"
-        )
-
-
-def task_options(spec: TaskSpec, max_positions: int) -> list[str]:
-    """fairseq task + criterion options of the task's kind (bio_roberta/tasks/kinds.py)."""
-    kind = spec.task_kind
-    return [
-        "--task",
-        kind.fairseq_task,
-        "--criterion",
-        kind.criterion,
-        "--max-positions",
-        str(max_positions),
-        *kind.fairseq_options(spec),
-    ]
-
-
-def command_line_options(options: dict[str, Any]) -> list[str]:
-    """{"adam_eps": 1e-06, ...} as fairseq-train options: --adam-eps 1e-06 ..."""
-    return [
-        item
-        for key, value in options.items()
-        for item in (f"--{key.replace('_', '-')}", str(value))
-    ]
-
-
-def fairseq_options(
-    cfg: dict[str, Any],
-    spec: TaskSpec,
-    hp: Hyperparameters,
-    data_dir: Path,
-    save_dir: Path,
-    fixed_updates: Optional[int],
-    pretrained: PretrainedModel,
-) -> list[str]:
-    """The fairseq-train command line of one run (without the executable)."""
-    import torch
-
-    import user_dir
-
-    # The lr schedule spans max_epoch (or the max_update cap); an evaluation fold keeps that
-    # schedule and stops after the model-selection fold's best number of updates.
-    total_updates = math.ceil(train_examples(data_dir) / hp.batch_size) * hp.max_epoch
-    if cfg.get("max_update"):
-        total_updates = min(total_updates, cfg["max_update"])
-    stop_after = min(total_updates, fixed_updates) if fixed_updates else total_updates
-    options = [
-        str(data_dir),
-        "--user-dir",
-        str(Path(user_dir.__file__).parent),
-        *pretrained.architecture,
-        *task_options(spec, pretrained.max_positions),
-        "--restore-file",
-        str(cfg["pretrained"]),
-        "--reset-optimizer",
-        "--reset-dataloader",
-        "--reset-meters",
-        "--reset-lr-scheduler",
-        *command_line_options(cfg["optimization"]),
-        "--weight-decay",
-        str(hp.weight_decay),
-        "--lr",
-        str(hp.lr),
-        "--total-num-update",
-        str(total_updates),
-        "--warmup-updates",
-        str(int(hp.warmup_ratio * total_updates)),
-        "--dropout",
-        str(hp.dropout),
-        "--attention-dropout",
-        str(hp.dropout),
-        "--batch-size",
-        str(hp.batch_size),
-        "--required-batch-size-multiple",
-        "1",
-        "--max-epoch",
-        str(hp.max_epoch),
-        "--max-update",
-        str(stop_after),
-        "--validate-interval-updates",
-        str(hp.validate_interval_updates),
-        "--best-checkpoint-metric",
-        spec.metric,
-        "--maximize-best-checkpoint-metric",
-        "--save-dir",
-        str(save_dir),
-        "--no-epoch-checkpoints",
-        "--no-save-optimizer-state",
-        "--seed",
-        str(cfg["seed"]),
-        "--num-workers",
-        str(cfg.get("num_workers", 1)),
-        "--log-format",
-        "simple",
-        "--log-interval",
-        str(cfg.get("log_interval", 50)),
-        "--tensorboard-logdir",  # beside the checkpoints, as the pretraining configs log
-        str(save_dir.parent / "tensorboard"),
-    ]
-    if fixed_updates is None:
-        # checkpoint_best is saved at every validation, not only at epoch ends
-        options += [
-            "--save-interval-updates",
-            str(hp.validate_interval_updates),
-            "--keep-interval-updates",
-            "1",
-            "--no-last-checkpoints",
-        ]
-        if hp.patience is not None:
-            options += ["--patience", str(hp.patience)]
-    use_cpu = cfg.get("cpu")
-    if use_cpu is None:
-        use_cpu = not torch.cuda.is_available()
-    if use_cpu:
-        options.append("--cpu")
-    elif cfg.get("fp16"):
-        options.append("--fp16")
-    return options + [str(option) for option in cfg.get("extra_args") or []]
-
-
-def checkpoint_state(path: Path) -> dict[str, Any]:
+def checkpoint_state(path: Path) -> tuple[int, Optional[float]]:
     """num_updates and the validation metric value stored in a fairseq checkpoint."""
     from bio_roberta_core.checkpoints import read_checkpoint
 
     state = read_checkpoint(path, mmap=True)
     extra = state.get("extra_state") or {}
     value = extra.get("val_loss")
-    return {
-        "num_updates": state["optimizer_history"][-1]["num_updates"],
-        "valid_score": None if value is None else float(value) / FAIRSEQ_METRIC_SCALE,
-    }
-
-
-def data_record(data_dir: Path) -> dict[str, Any]:
-    manifest = data_dir / "manifest.json"
-    if not manifest.exists():
-        raise FinetuneError(
-            f"{manifest} not found: is {data_dir} a converted finetune-bin/<task> directory?"
-        )
-    return {
-        "dir": str(data_dir.resolve()),
-        "manifest": file_record(manifest),
-        "manifest_hash": json_hash(json.loads(manifest.read_text())),
-    }
-
-
-def run_config(
-    cfg: dict[str, Any],
-    spec: TaskSpec,
-    hp: Hyperparameters,
-    fold: Optional[int],
-    role: str,
-    fixed_updates: Optional[int],
-    pretrained: PretrainedModel,
-    data: dict[str, Any],
-) -> dict[str, Any]:
-    """Everything that decides a run's outcome; its hash decides whether a finished run is
-    reused."""
-    return {
-        "task": spec.name,
-        "seed": cfg["seed"],
-        "fold": fold,
-        "role": role,
-        "arch": cfg["arch"],
-        "metric": spec.metric,
-        "hparams": dataclasses.asdict(hp),
-        "optimization": dict(cfg["optimization"]),
-        "fixed_updates": fixed_updates,
-        "max_update": cfg.get("max_update"),
-        "max_positions": pretrained.max_positions,
-        "fp16": bool(cfg.get("fp16")),
-        "extra_args": list(cfg.get("extra_args") or []),
-        "pretrained_sha256": pretrained.record["sha256"],
-        "data_manifest_hash": data["manifest_hash"],
-    }
+    valid_score = None if value is None else float(value) / FAIRSEQ_METRIC_SCALE
+    return state["optimizer_history"][-1]["num_updates"], valid_score
 
 
 def finished_record(path: Path, config_hash: str) -> Optional[dict[str, Any]]:
@@ -363,7 +96,7 @@ def finished_record(path: Path, config_hash: str) -> Optional[dict[str, Any]]:
 
 
 def fine_tune(
-    cfg: dict[str, Any],
+    cfg: SweepConfig,
     spec: TaskSpec,
     fold: Optional[int],
     role: str,
@@ -373,36 +106,22 @@ def fine_tune(
     """Train, predict and score one run (or reuse its finished record); always returns a record."""
     from bio_roberta.predictions import predict
 
-    out = run_dir(cfg["results_dir"], spec.name, cfg["seed"], fold)
+    out = run_dir(cfg.results_dir, spec.name, cfg.seed, fold)
     log_path = out / "train.log"
-    record: dict[str, Any] = {
-        "schema": RESULT_SCHEMA,
-        "task": spec.name,
-        "seed": cfg["seed"],
-        "fold": fold,
-        "role": role,
-        "metric": spec.metric,
-        "score_unit": FRACTION,
-        "status": FAILED,
-        "error": None,
-        "log": str(log_path),
-        "test_score": None,
-        "valid_score": None,
-        "pretrained": pretrained.record,
-        "timings": {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z")},
-    }
+    record = run_record(cfg, spec, fold, role, pretrained, str(log_path))
+    record.timings = {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     started = time.monotonic()
     try:
-        hp = hyperparameters(spec, cfg.get("hparams") or {})
-        data_dir = task_data_dir(cfg["data_root"], spec, fold)
-        record["data"] = data_record(data_dir)
-        config = run_config(cfg, spec, hp, fold, role, fixed_updates, pretrained, record["data"])
-        record.update(config=config, config_hash=json_hash(config))
-        reused = finished_record(out, record["config_hash"])
+        hp = hyperparameters(spec, cfg.hparams)
+        data_dir = task_data_dir(cfg.data_root, spec, fold)
+        record.data = data_record(data_dir)
+        record.config = run_config(
+            cfg, spec, hp, fold, role, fixed_updates, pretrained, record.data
+        )
+        record.config_hash = json_hash(record.config)
+        reused = finished_record(out, record.config_hash)
         if reused is not None:
-            logger.info(
-                "%s seed %s fold %s: finished before, skipped", spec.name, cfg["seed"], fold
-            )
+            logger.info("%s seed %s fold %s: finished before, skipped", spec.name, cfg.seed, fold)
             return reused
         if out.exists():
             shutil.rmtree(out)
@@ -411,9 +130,10 @@ def fine_tune(
         options = fairseq_options(
             cfg, spec, hp, data_dir, out / "checkpoints", fixed_updates, pretrained
         )
-        record["config"]["fairseq_args"] = options
+        record.config["fairseq_args"] = options
         # what a killed sweep leaves: a run the report lists as unfinished, not one left out
-        atomic_write_json(out / RESULT_FILE, {**record, "status": STARTED, **environment_record()})
+        started_record = dataclasses.replace(record, status=STARTED, **environment_record())
+        atomic_write_json(out / RESULT_FILE, started_record.to_json())
         with open(log_path, "w") as log:
             train = subprocess.Popen(
                 [sys.executable, "-m", "fairseq_cli.train", *options],
@@ -423,7 +143,7 @@ def fine_tune(
             )
             kill_point("fine_tune:training-started:parent", os.getppid())
             train.wait()
-        record["timings"]["train_seconds"] = round(time.monotonic() - started, 3)
+        record.timings["train_seconds"] = round(time.monotonic() - started, 3)
         if train.returncode != 0:
             raise FinetuneError(
                 f"fairseq-train exited with status {train.returncode}: {tail(log_path)}"
@@ -434,9 +154,9 @@ def fine_tune(
             raise FinetuneError(f"fairseq-train wrote no {checkpoint} (log: {log_path})")
         for interval_checkpoint in (out / "checkpoints").glob("checkpoint_*_*.pt"):
             interval_checkpoint.unlink()
-        record.update(checkpoint_state(checkpoint))
-        record["checkpoint"] = file_record(checkpoint)
-        record["checkpoint_selection"] = (
+        record.num_updates, record.valid_score = checkpoint_state(checkpoint)
+        record.checkpoint = file_record(checkpoint)
+        record.checkpoint_selection = (
             f"last after {fixed_updates} updates" if fixed_updates else "best on valid"
         )
         predict_started = time.monotonic()
@@ -444,23 +164,18 @@ def fine_tune(
         result = predict(
             checkpoint, data_dir, out / f"test.predictions.{suffix}", split="test", spec=spec
         )
-        record["timings"]["predict_seconds"] = round(time.monotonic() - predict_started, 3)
-        record.update(
-            test_score=result.score,
-            test_examples=result.examples,
-            predictions=result.predictions,
-            status=OK,
-        )
+        record.timings["predict_seconds"] = round(time.monotonic() - predict_started, 3)
+        record.test_score = result.score
+        record.test_examples = result.examples
+        record.predictions = result.predictions
+        record.status = OK
     except Exception as error:  # noqa: BLE001 - every failure becomes a failed record, never a lost run
-        record["error"] = f"{type(error).__name__}: {error}"
-        record["traceback"] = traceback.format_exc()
-        logger.error("%s seed %s fold %s failed: %s", spec.name, cfg["seed"], fold, record["error"])
-    record["timings"]["seconds"] = round(time.monotonic() - started, 3)
-    record["timings"]["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    record.update(environment_record())
-    out.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(out / RESULT_FILE, record)
-    return record
+        record.error = f"{type(error).__name__}: {error}"
+        record.traceback = traceback.format_exc()
+        logger.error("%s seed %s fold %s failed: %s", spec.name, cfg.seed, fold, record.error)
+    record.timings["seconds"] = round(time.monotonic() - started, 3)
+    record.timings["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    return write_record(out, record)
 
 
 def tail(path: Path, lines: int = 5) -> str:
@@ -471,10 +186,10 @@ def tail(path: Path, lines: int = 5) -> str:
         return "(no log)"
 
 
-def run_task_seed(cfg: dict[str, Any]) -> list[dict[str, Any]]:
+def run_task_seed(cfg: SweepConfig) -> list[dict[str, Any]]:
     """Every run of one (task, seed): one run, or the model-selection fold then the evaluation
     folds."""
-    spec = get_task(cfg["task_name"])
+    spec = get_task(cfg.task_name)
     pretrained = PretrainedModel.read(cfg)
     if not spec.folds:
         return [fine_tune(cfg, spec, None, SINGLE, None, pretrained)]
@@ -490,69 +205,40 @@ def run_task_seed(cfg: dict[str, Any]) -> list[dict[str, Any]]:
     return records
 
 
-def failed_runs(
-    results_dir: str | os.PathLike, task_names: list[str], seeds: list[int]
-) -> list[str]:
-    """One line for each run of task_names x seeds whose record is missing or failed: what went
-    wrong and where its log is."""
-    lines = []
-    for spec in map(get_task, task_names):
-        for seed in seeds:
-            for fold in range(1, spec.folds + 1) if spec.folds else [None]:
-                path = run_dir(results_dir, spec.name, seed, fold) / RESULT_FILE
-                run = f"{spec.name} seed {seed}" + (f" fold {fold}" if fold else "")
-                try:
-                    record = json.loads(path.read_text())
-                except (FileNotFoundError, json.JSONDecodeError):
-                    lines.append(
-                        f"{run}: no result record {path} (the job's log is "
-                        f"under {results_dir}/hydra)"
-                    )
-                    continue
-                if record.get("status") == STARTED:
-                    lines.append(f"{run}: {unfinished_text(record)}")
-                elif record.get("status") != OK:
-                    log = record.get("log")
-                    where = (
-                        f"log: {log}"
-                        if log and Path(log).exists()
-                        else "stopped before training, no log"
-                    )
-                    lines.append(
-                        f"{run}: {(str(record.get('error')).splitlines() or [''])[0]} ({where})"
-                    )
-    return lines
+def failed_without_selection(
+    cfg: SweepConfig, spec: TaskSpec, fold: int, selection: dict, pretrained: PretrainedModel
+) -> dict[str, Any]:
+    """The record of an evaluation fold that cannot run because its model-selection fold failed."""
+    out = run_dir(cfg.results_dir, spec.name, cfg.seed, fold)
+    record = run_record(cfg, spec, fold, EVALUATION, pretrained, selection["log"])
+    record.error = f"model-selection fold {spec.model_selection_fold} failed: {selection['error']}"
+    return write_record(out, record)
 
 
-def unfinished_text(record: dict[str, Any]) -> str:
-    """What a record still STARTED says about its run."""
-    started = (record.get("timings") or {}).get("started", "?")
-    return (
-        f"unfinished: started {started} and never recorded a result (killed, or still "
-        f"running; log: {record.get('log')})"
+def run_record(
+    cfg: SweepConfig,
+    spec: TaskSpec,
+    fold: Optional[int],
+    role: str,
+    pretrained: PretrainedModel,
+    log: str,
+) -> ResultRecord:
+    """A run's record before it has a result: failed until it says otherwise."""
+    return ResultRecord(
+        task=spec.name,
+        seed=cfg.seed,
+        fold=fold,
+        role=role,
+        metric=spec.metric,
+        status=FAILED,
+        log=log,
+        pretrained=pretrained.record,
     )
 
 
-def failed_without_selection(
-    cfg, spec: TaskSpec, fold: int, selection: dict, pretrained: PretrainedModel
-) -> dict[str, Any]:
-    """The record of an evaluation fold that cannot run because its model-selection fold failed."""
-    out = run_dir(cfg["results_dir"], spec.name, cfg["seed"], fold)
-    record = {
-        "schema": RESULT_SCHEMA,
-        "task": spec.name,
-        "seed": cfg["seed"],
-        "fold": fold,
-        "role": EVALUATION,
-        "metric": spec.metric,
-        "score_unit": FRACTION,
-        "status": FAILED,
-        "test_score": None,
-        "valid_score": None,
-        "error": f"model-selection fold {spec.model_selection_fold} failed: {selection['error']}",
-        "log": selection["log"],
-        "pretrained": pretrained.record,
-        **environment_record(),
-    }
-    atomic_write_json(out / RESULT_FILE, record)
-    return record
+def write_record(out: Path, record: ResultRecord) -> dict[str, Any]:
+    """Write a finished (or failed) run's record with its environment; the record as written."""
+    written = dataclasses.replace(record, **environment_record()).to_json()
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(out / RESULT_FILE, written)
+    return written

@@ -27,7 +27,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 import os
 import re
 import statistics
@@ -47,16 +46,13 @@ from bio_roberta.blurb.suite import (
     split_gap,
 )
 from bio_roberta.figures import figure_png, pyplot
-from bio_roberta.finetune import (
-    EVALUATION,
+from bio_roberta.results import (
     FAILED,
-    FRACTION,
-    OK,
-    RESULT_FILE,
-    RESULT_SCHEMA,
-    SCORE_UNITS,
     SINGLE,
     STARTED,
+    ResultRecord,
+    ResultRecordError,
+    load_records,
     unfinished_text,
 )
 from bio_roberta.suites import BLURB, BOTH, LEWIS, SUITES, lewis_tasks
@@ -76,8 +72,9 @@ REPORT_FILES = {
 REPORT_FILE = re.compile("^(" + "|".join(map(re.escape, REPORT_FILES.values())) + ")$")
 
 
-class ReportError(ValueError):
-    """The results dir holds nothing to report, or a record is unreadable (names the file)."""
+class ReportError(ResultRecordError):
+    """A report that cannot be made: a data manifest its runs name is unreadable (names the
+    file). Its base, ResultRecordError, is a results dir with no readable records."""
 
 
 @dataclass
@@ -91,92 +88,18 @@ class TaskResult:
         return statistics.median(self.seed_scores.values())
 
 
-def check_record(path: Path, record: Any) -> dict[str, Any]:
-    """A result record as the report reads it: its test score as a fraction, whatever its declared
-    score_unit; ReportError naming the file for one that is not a result record."""
-    if not isinstance(record, dict):
-        raise ReportError(
-            f"{path}: a JSON {type(record).__name__}, not a result record (an object)"
-        )
-    if record.get("schema") != RESULT_SCHEMA:
-        raise ReportError(f"{path}: schema {record.get('schema')!r}, expected {RESULT_SCHEMA!r}")
-    missing = [k for k in ("task", "seed", "metric", "status", "test_score") if k not in record]
-    if missing:
-        raise ReportError(f"{path}: no {', '.join(missing)}: not a whole result record")
-    record = {**record, "role": record.get("role", SINGLE)}
-    unit = record.get("score_unit", FRACTION)
-    if unit not in SCORE_UNITS:
-        raise ReportError(f"{path}: score_unit {unit!r} is not one of {', '.join(SCORE_UNITS)}")
-    score = record["test_score"]
-    if record["status"] not in (OK, FAILED, STARTED):
-        raise ReportError(
-            f"{path}: status {record['status']!r} is not one of {OK}, {FAILED}, {STARTED}"
-        )
-    if record["status"] != OK:
-        return record
-    if isinstance(score, bool) or not isinstance(score, (int, float)):
-        raise ReportError(f"{path}: status ok but test_score {score!r} is not a number")
-    if math.isnan(score):
-        # no score to take a median of: listed with the failed runs, saying why
-        error = "test_score is NaN: the metric is undefined on its predictions (all equal, or NaN)"
-        return {**record, "status": FAILED, "error": error}
-    if not -SCORE_UNITS[unit] <= score <= SCORE_UNITS[unit]:
-        raise ReportError(
-            f"{path}: test_score {score} is outside [-{SCORE_UNITS[unit]:g}, "
-            f"{SCORE_UNITS[unit]:g}], the range of a {unit} (score_unit"
-            f"{' unset: fractions' if 'score_unit' not in record else ''}); give its score_unit"
-        )
-    return {**record, "test_score": score / SCORE_UNITS[unit]}
-
-
-def load_records(results_dir: str | os.PathLike) -> list[dict[str, Any]]:
-    """Every result record under results_dir (RESULTS/<task>/seed<s>/[fold<k>/]result.json), test
-    scores as fractions; ReportError naming the file for one that cannot be read, and for a second
-    record of the same run (task, seed, fold) elsewhere under results_dir."""
-    results_dir = Path(results_dir)
-    if not results_dir.is_dir():
-        raise ReportError(f"{results_dir}: no such results dir")
-    records, runs = [], {}
-    for path in sorted(results_dir.rglob(RESULT_FILE)):
-        try:
-            record = json.loads(path.read_bytes().decode("utf-8"))
-        except UnicodeDecodeError as error:
-            raise ReportError(f"{path}: not UTF-8 ({error}); not a result record") from None
-        except json.JSONDecodeError as error:
-            raise ReportError(f"{path}: not a JSON result record ({error})") from None
-        record = check_record(path, record)
-        run = (record["task"], record["seed"], record.get("fold"))
-        if run in runs:
-            raise ReportError(
-                f"{path}: a second record of {record['task']} seed {record['seed']}"
-                + (f" fold {run[2]}" if run[2] is not None else "")
-                + f" (the first: {runs[run]}); move one out of {results_dir}"
-            )
-        runs[run] = path
-        record["_path"] = str(path)
-        records.append(record)
-    if not records:
-        raise ReportError(f"{results_dir}: no {RESULT_FILE} records; run `bio-roberta sweep` first")
-    return records
-
-
-def is_scored(record: dict[str, Any]) -> bool:
-    """A finished run whose test score enters a median (not a model-selection fold)."""
-    return record["status"] == OK and record.get("role", SINGLE) in (SINGLE, EVALUATION)
-
-
-def task_results(records: list[dict[str, Any]]) -> dict[str, TaskResult]:
+def task_results(records: list[ResultRecord]) -> dict[str, TaskResult]:
     """Seed scores per task, in registry order: a run's test score, or the median of its folds."""
     folds: dict[tuple[str, int], list[float]] = {}
     results: dict[str, TaskResult] = {}
     for record in records:
-        if not is_scored(record):
+        if not record.is_scored:
             continue
-        result = results.setdefault(record["task"], TaskResult(record["task"]))
-        if record["role"] == SINGLE:
-            result.seed_scores[record["seed"]] = record["test_score"]
+        result = results.setdefault(record.task, TaskResult(record.task))
+        if record.role == SINGLE:
+            result.seed_scores[record.seed] = record.test_score
         else:
-            folds.setdefault((record["task"], record["seed"]), []).append(record["test_score"])
+            folds.setdefault((record.task, record.seed), []).append(record.test_score)
     for (task, seed), scores in folds.items():
         results[task].seed_scores[seed] = statistics.median(scores)
         expected = len(TASKS[task].evaluation_folds) if task in TASKS else len(scores)
@@ -261,11 +184,11 @@ def summary_rows(results: dict[str, TaskResult]) -> list[dict[str, Any]]:
     return rows
 
 
-def manifest_split_check(record: dict[str, Any]):
+def manifest_split_check(record: ResultRecord):
     """The blurb_split_check of the data manifest a run trained on (bio-roberta convert-task
     writes it: None = BLURB's split, else how it differs), NO_CHECK when the manifest holds none,
     or a note when it is gone or changed since the run."""
-    manifest = (record.get("data") or {}).get("manifest")
+    manifest = (record.data or {}).get("manifest")
     if not manifest:
         return NO_CHECK, ""
     path = Path(manifest["path"])
@@ -274,29 +197,27 @@ def manifest_split_check(record: dict[str, Any]):
     try:
         data = json.loads(path.read_text())
     except json.JSONDecodeError as error:
-        raise ReportError(
-            f"{path} (data manifest of {record['_path']}): not JSON ({error})"
-        ) from None
+        raise ReportError(f"{path} (data manifest of {record.path}): not JSON ({error})") from None
     check = data.get("blurb_split_check", NO_CHECK)
     if check is not NO_CHECK and check is not None and not isinstance(check, str):
         raise ReportError(
-            f"{path} (data manifest of {record['_path']}): blurb_split_check {check!r} is "
+            f"{path} (data manifest of {record.path}): blurb_split_check {check!r} is "
             "neither null nor a reason string"
         )
     return check, ""
 
 
-def blurb_gap(dataset: BlurbDataset, records: list[dict[str, Any]]) -> tuple[Optional[str], str]:
+def blurb_gap(dataset: BlurbDataset, records: list[ResultRecord]) -> tuple[Optional[str], str]:
     """Why a dataset's runs (or, without runs, its registry task) are not BLURB's, or None; and a
     note on manifests that could not be checked."""
-    metrics = {record["metric"] for record in records} or (
+    metrics = {record.metric for record in records} or (
         {TASKS[dataset.task].metric} if dataset.task in TASKS else set()
     )
     gaps = [gap for metric in sorted(metrics) if (gap := metric_gap(dataset, metric))]
     # one data manifest is read once, however many runs trained on it
     by_manifest = {}
     for record in records:
-        manifest = json.dumps((record.get("data") or {}).get("manifest"), sort_keys=True)
+        manifest = json.dumps((record.data or {}).get("manifest"), sort_keys=True)
         if manifest not in by_manifest:
             by_manifest[manifest] = manifest_split_check(record)
     checks = [check for check, _ in by_manifest.values()]
@@ -310,14 +231,14 @@ def blurb_gap(dataset: BlurbDataset, records: list[dict[str, Any]]) -> tuple[Opt
 
 
 def blurb_rows(
-    records: list[dict[str, Any]],
+    records: list[ResultRecord],
     results: dict[str, TaskResult],
     expected_seeds: Optional[int],
 ) -> list[dict[str, Any]]:
     """One row per BLURB dataset, Table 6's order: ours, or the reason the runs are not BLURB's."""
     rows = []
     for dataset in BLURB_DATASETS:
-        runs = [r for r in records if r["task"] == dataset.task and is_scored(r)]
+        runs = [r for r in records if r.task == dataset.task and r.is_scored]
         reason, note = blurb_gap(dataset, runs)
         result = results.get(dataset.task)
         scores = list(result.seed_scores.values()) if result else []
@@ -357,20 +278,19 @@ def blurb_summary(rows: list[dict[str, Any]]) -> Optional[dict[str, Any]]:
     return {"ours": blurb_score(ours), "table6_same_datasets": same}
 
 
-def failed_runs(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [r for r in records if r["status"] == FAILED]
+def failed_runs(records: list[ResultRecord]) -> list[ResultRecord]:
+    return [r for r in records if r.status == FAILED]
 
 
-def unfinished_lines(records: list[dict[str, Any]]) -> list[str]:
-    """The runs whose record says they started and nothing more (finetune.STARTED); none: no
+def unfinished_lines(records: list[ResultRecord]) -> list[str]:
+    """The runs whose record says they started and nothing more (results.STARTED); none: no
     lines."""
-    unfinished = [r for r in records if r["status"] == STARTED]
+    unfinished = [r for r in records if r.status == STARTED]
     if not unfinished:
         return []
     lines = [f"## Unfinished runs ({len(unfinished)})", ""]
     for record in unfinished:
-        fold = f" fold {record['fold']}" if record.get("fold") is not None else ""
-        lines.append(f"- {record['task']} seed {record['seed']}{fold}: {unfinished_text(record)}")
+        lines.append(f"- {record.run_name}: {unfinished_text(record.timings, record.log)}")
     return lines
 
 
@@ -378,21 +298,19 @@ def paper_cells(row: dict[str, Any], columns, digits: int) -> str:
     return " | ".join("" if row[c] is None else f"{row[c]:.{digits}f}" for c in columns)
 
 
-def pretrained_paths(records: list[dict[str, Any]]) -> list[Path]:
+def pretrained_paths(records: list[ResultRecord]) -> list[Path]:
     """The pretrained checkpoints the runs fine-tuned."""
-    return [
-        Path(p) for p in sorted({(r.get("pretrained") or {}).get("path") for r in records} - {None})
-    ]
+    return [Path(p) for p in sorted({(r.pretrained or {}).get("path") for r in records} - {None})]
 
 
-def model_name(records: list[dict[str, Any]]) -> str:
+def model_name(records: list[ResultRecord]) -> str:
     """What the report calls the model it reports: the pretrained checkpoint the runs fine-tuned,
     by its folder and file name (e.g. distilled/checkpoint_last.pt); "ours" when no record names
     one."""
     return " + ".join(str(Path(*p.parts[-2:])) for p in pretrained_paths(records)) or "ours"
 
 
-def training_curves(records: list[dict[str, Any]]) -> tuple[list[str], Optional[bytes]]:
+def training_curves(records: list[ResultRecord]) -> tuple[list[str], Optional[bytes]]:
     """The report's section on the pretrained checkpoints' training curves, and their PNG (None
     when no checkpoint has TensorBoard logs beside it: bio_roberta/training_curves.py)."""
     from bio_roberta.training_curves import LOGDIR, curves_figure
@@ -526,23 +444,16 @@ def blurb_lines(rows, summary, ours: str) -> list[str]:
 def failure_lines(failures) -> list[str]:
     lines = [f"## Failed runs ({len(failures)})", ""]
     for record in failures:
-        fold = f" fold {record['fold']}" if record.get("fold") is not None else ""
-        error = (
-            (record.get("error") or "").splitlines()[0]
-            if record.get("error")
-            else "(no error text)"
-        )
-        lines.append(
-            f"- {record['task']} seed {record['seed']}{fold}: {error} (log: {record.get('log')})"
-        )
+        error = record.error.splitlines()[0] if record.error else "(no error text)"
+        lines.append(f"- {record.run_name}: {error} (log: {record.log})")
     if not failures:
         lines.append("none")
     return lines
 
 
 def provenance_lines(records) -> list[str]:
-    pretrained = sorted({r["pretrained"]["sha256"] for r in records if r.get("pretrained")})
-    revisions = sorted({str(r.get("git_revision")) for r in records})
+    pretrained = sorted({r.pretrained["sha256"] for r in records if r.pretrained})
+    revisions = sorted({str(r.git_revision) for r in records})
     return [
         "## Provenance",
         "",

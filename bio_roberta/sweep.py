@@ -13,12 +13,13 @@ from __future__ import annotations
 import contextlib
 import logging
 from pathlib import Path
-from typing import Any
 
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
-from bio_roberta.finetune import OK, run_task_seed
+from bio_roberta.finetune import run_task_seed
+from bio_roberta.results import OK
+from bio_roberta.sweep_config import SweepConfig
 
 logger = logging.getLogger(__name__)
 # An absolute path: Hydra then reads the config from the files beside this module wherever the
@@ -44,19 +45,19 @@ def hydra_version_base_kept():
         version.VersionBase.instance().version_base = previous
 
 
-def compose_config(overrides: list[str]) -> dict[str, Any]:
-    """The config one job of the sweep gets, as a plain dict (for running a job in-process)."""
+def compose_config(overrides: list[str]) -> SweepConfig:
+    """The config one job of the sweep gets (for running a job in-process)."""
     with (
         hydra_version_base_kept(),
         hydra.initialize_config_dir(config_dir=CONFIG_DIR, version_base=HYDRA_VERSION_BASE),
     ):
-        return OmegaConf.to_container(hydra.compose(CONFIG_NAME, overrides), resolve=True)
+        return OmegaConf.to_object(hydra.compose(CONFIG_NAME, overrides))
 
 
 def run_job(cfg: DictConfig) -> int:
     """One Hydra job: every run of cfg.task_name with cfg.seed; returns the number of failed
     runs."""
-    records = run_task_seed(OmegaConf.to_container(cfg, resolve=True))
+    records = run_task_seed(OmegaConf.to_object(cfg))
     failed = [r for r in records if r["status"] != OK]
     for record in failed:
         logger.error(

@@ -291,3 +291,26 @@ def test_components_are_registered_and_take_their_keys(composed, case):
         assert set(keys) <= {field.name for field in fields(registry[keys["_name"]])}, name
     model = section(job, "model")
     assert set(model) <= model_arguments(model["_name"])
+
+
+def test_sweep_overrides_name_every_registry_hyperparameter():
+    """The sweep's typed hparams overrides stay field for field the registry's Hyperparameters,
+    so each registry value can be overridden and nothing else is accepted."""
+    from bio_roberta.sweep_config import HparamsOverrides
+    from bio_roberta.tasks.registry import Hyperparameters
+
+    assert [f.name for f in fields(HparamsOverrides)] == [f.name for f in fields(Hyperparameters)]
+
+
+def test_sweep_config_refuses_an_unknown_or_mistyped_key():
+    """The sweep job's config is typed (bio_roberta/sweep_config.py): a misspelt override or a
+    value of the wrong type stops the job before it runs, naming the key."""
+    from hydra.errors import ConfigCompositionException
+
+    from bio_roberta.sweep import compose_config
+
+    required = ["task_name=ncbi-disease", "pretrained=x", "data_root=y", "results_dir=z"]
+    for override, key in [("hparams.lrr=1", "lrr"), ("hparams.batch_size=eight", "batch_size")]:
+        with pytest.raises(ConfigCompositionException) as error:
+            compose_config([*required, override])
+        assert key in f"{error.value} {error.value.__cause__}"

@@ -446,7 +446,7 @@ def test_masked_lm_training_continues_from_an_imported_model(tmp_path, family):
     import re
 
     from bio_roberta.convert import convert_task
-    from bio_roberta.finetune import ARCHITECTURE_FIELDS
+    from bio_roberta.finetune_command import ARCHITECTURE_FIELDS
     from tiny_training import fairseq_train, restore_flags
 
     hf_dir = save_hf_model(tmp_path / "hf", family)

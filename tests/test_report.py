@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from bio_roberta.blurb.suite import BLURB_DATASETS, TABLE6_BLURB_SCORES, TABLE6_COLUMNS
-from bio_roberta.finetune import EVALUATION, MODEL_SELECTION, RESULT_SCHEMA, SINGLE, run_dir
 from bio_roberta.report import (
     ReportError,
     blurb_rows,
@@ -23,6 +22,14 @@ from bio_roberta.report import (
     summary_rows,
     task_results,
     write_report,
+)
+from bio_roberta.results import (
+    EVALUATION,
+    MODEL_SELECTION,
+    RESULT_SCHEMA,
+    SINGLE,
+    ResultRecordError,
+    run_dir,
 )
 from bio_roberta.tasks.registry import TASKS, TEN_SEEDS, get_task
 from bio_roberta_core.provenance import atomic_write_json, file_record
@@ -176,11 +183,11 @@ def test_scores_png_shows_every_seed_in_one_panel_per_metric(tmp_path):
 
 
 def test_report_errors(tmp_path):
-    with pytest.raises(ReportError, match="run `bio-roberta sweep` first"):
+    with pytest.raises(ResultRecordError, match="run `bio-roberta sweep` first"):
         load_records(tmp_path)
     (tmp_path / "x").mkdir()
     (tmp_path / "x" / "result.json").write_text(json.dumps({"schema": "other"}))
-    with pytest.raises(ReportError, match="schema"):
+    with pytest.raises(ResultRecordError, match="schema"):
         load_records(tmp_path)
     run = subprocess.run(
         [str(BIN / "bio-roberta"), "report", str(tmp_path / "none"), "--out", str(tmp_path / "o")],
@@ -452,7 +459,7 @@ def test_declared_percentages_nan_scores_and_a_second_record_of_a_run(results, t
     copy = results / "old" / "ncbi-disease" / "seed10" / "result.json"
     copy.parent.mkdir(parents=True)
     copy.write_text(path.read_text())
-    with pytest.raises(ReportError) as error:
+    with pytest.raises(ResultRecordError) as error:
         load_records(results)
     assert str(error.value) == (
         f"{copy}: a second record of ncbi-disease seed 10 (the first: {path}); move one out of "

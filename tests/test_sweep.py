@@ -202,7 +202,9 @@ def test_the_sweep_module_leaves_fairseqs_hydra_working_in_the_same_process():
     import bio_roberta.sweep
 
     importlib.reload(bio_roberta.sweep)
-    bio_roberta.sweep.compose_config(["task_name=ncbi-disease", "pretrained=x", "data_root=y"])
+    bio_roberta.sweep.compose_config(
+        ["task_name=ncbi-disease", "pretrained=x", "data_root=y", "results_dir=z"]
+    )
     args = parse_args_and_arch(
         get_training_parser(), ["data", "--task", "masked_lm", "--arch", "roberta_base"]
     )
@@ -396,7 +398,7 @@ def fake_multirun(monkeypatch):
     (task, seed) of its command line (or a failed one for the pairs in `fail`); returns the
     (task, seed) pairs each multirun got."""
     from bio_roberta.commands import sweep as command
-    from bio_roberta.finetune import RESULT_SCHEMA, run_dir
+    from bio_roberta.results import RESULT_SCHEMA, run_dir
     from bio_roberta_core.provenance import atomic_write_json
 
     multiruns, fail = [], set()

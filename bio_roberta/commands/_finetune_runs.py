@@ -77,7 +77,7 @@ def exit_status(
 ) -> int:
     """Non-zero when a Hydra run failed or any run of the plan ((tasks, seeds) groups) failed or is
     missing, after a summary on stderr naming each and its log."""
-    from bio_roberta.finetune import failed_runs
+    from bio_roberta.results import failed_runs
 
     failed = [line for tasks, seeds in plan for line in failed_runs(results, tasks, seeds)]
     if failed:

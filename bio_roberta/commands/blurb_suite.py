@@ -36,10 +36,16 @@ def run(args):
     from bio_roberta.cli import UsageError
     from bio_roberta.convert import ConversionError
     from bio_roberta.readers import TaskFormatError
-    from bio_roberta.report import ReportError
+    from bio_roberta.results import ResultRecordError
     from preprocess.vocab_dir import VocabDirError
 
     try:
         return run_suite(args)
-    except (BlurbRunError, TaskFormatError, ConversionError, ReportError, VocabDirError) as error:
+    except (
+        BlurbRunError,
+        TaskFormatError,
+        ConversionError,
+        ResultRecordError,
+        VocabDirError,
+    ) as error:
         raise UsageError(str(error)) from None

@@ -1,0 +1,233 @@
+"""The fine-tuning result record: its schema, statuses and roles, where it lies, and how it is read.
+
+Each fine-tuning run (bio_roberta.finetune) writes one record
+
+    RESULTS/<task>/seed<seed>/[fold<k>/]result.json
+
+and the report (bio_roberta.report) and the sweep's exit status read them back here, without the
+runner that starts fairseq. The keys are documented in docs/artifacts.md (Results dir).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any, Optional
+
+from bio_roberta.tasks.registry import get_task
+
+RESULT_SCHEMA = "bio-roberta/result/1"
+RESULT_FILE = "result.json"
+# A run's status; STARTED only until it finishes: a record that keeps it is of a killed run (or
+# of one still running).
+OK, FAILED, STARTED = "ok", "failed", "started"
+# A result record's "score_unit" -> a perfect score in that unit. fine_tune writes fractions
+# (bio_roberta_core.metrics); a record without the key holds fractions too. The report reads
+# either and refuses a score outside its unit's range.
+SCORE_UNITS = {"fraction": 1.0, "percent": 100.0}
+FRACTION = "fraction"
+# Roles of a run: a task without folds; the fold that picks early stopping; a fold that is scored.
+SINGLE, MODEL_SELECTION, EVALUATION = "single", "model_selection", "evaluation"
+# The keys a record read back must have; the others have defaults.
+REQUIRED_KEYS = ("task", "seed", "metric", "status", "test_score")
+# Keys every written record carries, null or not; the others are written only when set.
+ALWAYS_WRITTEN = frozenset(
+    ("schema", "fold", "role", "score_unit", "error", "log", "valid_score", "pretrained")
+    + REQUIRED_KEYS
+)
+
+
+class ResultRecordError(ValueError):
+    """A result.json that is not a result record, or a second record of a run (names the file)."""
+
+
+def run_dir(
+    results_dir: str | os.PathLike, task: str, seed: int, fold: Optional[int] = None
+) -> Path:
+    path = Path(results_dir) / task / f"seed{seed}"
+    return path / f"fold{fold}" if fold is not None else path
+
+
+@dataclasses.dataclass
+class ResultRecord:
+    """One run's result.json; its fields are the file's keys (docs/artifacts.md), except `path`,
+    the file a record was read from."""
+
+    task: str
+    seed: int
+    metric: str
+    status: str
+    test_score: Optional[float] = None
+    schema: str = RESULT_SCHEMA
+    fold: Optional[int] = None
+    role: str = SINGLE
+    score_unit: str = FRACTION
+    error: Optional[str] = None
+    traceback: Optional[str] = None
+    log: Optional[str] = None
+    valid_score: Optional[float] = None
+    test_examples: Optional[int] = None
+    num_updates: Optional[int] = None
+    checkpoint: Optional[dict[str, Any]] = None
+    checkpoint_selection: Optional[str] = None
+    predictions: Optional[dict[str, Any]] = None
+    pretrained: Optional[dict[str, Any]] = None
+    data: Optional[dict[str, Any]] = None
+    config: Optional[dict[str, Any]] = None
+    config_hash: Optional[str] = None
+    timings: Optional[dict[str, Any]] = None
+    git_revision: Optional[str] = None
+    package_versions: Optional[dict[str, str]] = None
+    path: Optional[Path] = dataclasses.field(default=None, compare=False)
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as result.json holds it."""
+        return {
+            field.name: getattr(self, field.name)
+            for field in dataclasses.fields(self)
+            if field.name != "path"
+            and (field.name in ALWAYS_WRITTEN or getattr(self, field.name) is not None)
+        }
+
+    @classmethod
+    def from_json(cls, path: Path, record: Any) -> "ResultRecord":
+        """The record of a result.json as the report reads it: its test score as a fraction,
+        whatever its declared score_unit; ResultRecordError naming the file for one that is not
+        a result record."""
+        if not isinstance(record, dict):
+            raise ResultRecordError(
+                f"{path}: a JSON {type(record).__name__}, not a result record (an object)"
+            )
+        if record.get("schema") != RESULT_SCHEMA:
+            raise ResultRecordError(
+                f"{path}: schema {record.get('schema')!r}, expected {RESULT_SCHEMA!r}"
+            )
+        missing = [key for key in REQUIRED_KEYS if key not in record]
+        if missing:
+            raise ResultRecordError(f"{path}: no {', '.join(missing)}: not a whole result record")
+        known = {field.name for field in dataclasses.fields(cls)} - {"path"}
+        result = cls(**{key: value for key, value in record.items() if key in known}, path=path)
+        unit = result.score_unit
+        if unit not in SCORE_UNITS:
+            raise ResultRecordError(
+                f"{path}: score_unit {unit!r} is not one of {', '.join(SCORE_UNITS)}"
+            )
+        score = result.test_score
+        if result.status not in (OK, FAILED, STARTED):
+            raise ResultRecordError(
+                f"{path}: status {result.status!r} is not one of {OK}, {FAILED}, {STARTED}"
+            )
+        if result.status != OK:
+            return result
+        if isinstance(score, bool) or not isinstance(score, (int, float)):
+            raise ResultRecordError(f"{path}: status ok but test_score {score!r} is not a number")
+        if math.isnan(score):
+            # no score to take a median of: listed with the failed runs, saying why
+            result.status = FAILED
+            result.error = (
+                "test_score is NaN: the metric is undefined on its predictions (all equal, or NaN)"
+            )
+            return result
+        if not -SCORE_UNITS[unit] <= score <= SCORE_UNITS[unit]:
+            raise ResultRecordError(
+                f"{path}: test_score {score} is outside [-{SCORE_UNITS[unit]:g}, "
+                f"{SCORE_UNITS[unit]:g}], the range of a {unit} (score_unit"
+                f"{' unset: fractions' if 'score_unit' not in record else ''}); give its score_unit"
+            )
+        result.test_score = score / SCORE_UNITS[unit]
+        return result
+
+    @property
+    def is_scored(self) -> bool:
+        """A finished run whose test score enters a median (not a model-selection fold)."""
+        return self.status == OK and self.role in (SINGLE, EVALUATION)
+
+    @property
+    def run_name(self) -> str:
+        """'<task> seed <seed>[ fold <k>]', as the report and errors name a run."""
+        return f"{self.task} seed {self.seed}" + (
+            f" fold {self.fold}" if self.fold is not None else ""
+        )
+
+
+def unfinished_text(timings: Optional[dict[str, Any]], log: Optional[str]) -> str:
+    """What a record still STARTED (with these timings and log) says about its run."""
+    started = (timings or {}).get("started", "?")
+    return (
+        f"unfinished: started {started} and never recorded a result (killed, or still "
+        f"running; log: {log})"
+    )
+
+
+def read_record(path: Path) -> ResultRecord:
+    """The record of one result.json; ResultRecordError naming the file when it is not one."""
+    try:
+        record = json.loads(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise ResultRecordError(f"{path}: not UTF-8 ({error}); not a result record") from None
+    except json.JSONDecodeError as error:
+        raise ResultRecordError(f"{path}: not a JSON result record ({error})") from None
+    return ResultRecord.from_json(path, record)
+
+
+def load_records(results_dir: str | os.PathLike) -> list[ResultRecord]:
+    """Every result record under results_dir (RESULTS/<task>/seed<s>/[fold<k>/]result.json), test
+    scores as fractions; ResultRecordError naming the file for one that cannot be read, and for a
+    second record of the same run (task, seed, fold) elsewhere under results_dir."""
+    results_dir = Path(results_dir)
+    if not results_dir.is_dir():
+        raise ResultRecordError(f"{results_dir}: no such results dir")
+    records, runs = [], {}
+    for path in sorted(results_dir.rglob(RESULT_FILE)):
+        record = read_record(path)
+        run = (record.task, record.seed, record.fold)
+        if run in runs:
+            raise ResultRecordError(
+                f"{path}: a second record of {record.run_name} (the first: {runs[run]}); "
+                f"move one out of {results_dir}"
+            )
+        runs[run] = path
+        records.append(record)
+    if not records:
+        raise ResultRecordError(
+            f"{results_dir}: no {RESULT_FILE} records; run `bio-roberta sweep` first"
+        )
+    return records
+
+
+def failed_runs(
+    results_dir: str | os.PathLike, task_names: list[str], seeds: list[int]
+) -> list[str]:
+    """One line for each run of task_names x seeds whose record is missing or failed: what went
+    wrong and where its log is."""
+    lines = []
+    for spec in map(get_task, task_names):
+        for seed in seeds:
+            for fold in range(1, spec.folds + 1) if spec.folds else [None]:
+                path = run_dir(results_dir, spec.name, seed, fold) / RESULT_FILE
+                run = f"{spec.name} seed {seed}" + (f" fold {fold}" if fold else "")
+                try:
+                    record = json.loads(path.read_text())
+                except (FileNotFoundError, json.JSONDecodeError):
+                    lines.append(
+                        f"{run}: no result record {path} (the job's log is "
+                        f"under {results_dir}/hydra)"
+                    )
+                    continue
+                if record.get("status") == STARTED:
+                    unfinished = unfinished_text(record.get("timings"), record.get("log"))
+                    lines.append(f"{run}: {unfinished}")
+                elif record.get("status") != OK:
+                    log = record.get("log")
+                    where = (
+                        f"log: {log}"
+                        if log and Path(log).exists()
+                        else "stopped before training, no log"
+                    )
+                    lines.append(
+                        f"{run}: {(str(record.get('error')).splitlines() or [''])[0]} ({where})"
+                    )
+    return lines

@@ -1,0 +1,103 @@
+"""The typed config of one fine-tuning sweep job, registered in Hydra's ConfigStore as
+"sweep_schema" (bio_roberta/configs/finetune/sweep.yaml builds on it; fairseq's dataclass style).
+
+Task facts (labels, metric, lr, batch size, epochs, validation interval, patience, folds) come
+from bio_roberta/tasks/registry.py and are not restated here.
+"""
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+from hydra.core.config_store import ConfigStore
+from omegaconf import MISSING
+
+SCHEMA_NAME = "sweep_schema"
+
+
+@dataclass
+class HparamsOverrides:
+    """A value overrides the task's registry Hyperparameters for every task of the sweep (tiny
+    demos, tests); None keeps the registry's."""
+
+    lr: Optional[float] = field(default=None, metadata={"help": "peak learning rate"})
+    batch_size: Optional[int] = field(default=None, metadata={"help": "examples per update"})
+    max_epoch: Optional[int] = field(default=None, metadata={"help": "epochs per run"})
+    validate_interval_updates: Optional[int] = field(
+        default=None, metadata={"help": "updates between validations"}
+    )
+    warmup_ratio: Optional[float] = field(
+        default=None, metadata={"help": "share of the run's updates the lr warms up over"}
+    )
+    weight_decay: Optional[float] = field(default=None, metadata={"help": "Adam weight decay"})
+    dropout: Optional[float] = field(
+        default=None, metadata={"help": "dropout and attention dropout"}
+    )
+    patience: Optional[int] = field(
+        default=None, metadata={"help": "validations without improvement before stopping"}
+    )
+
+
+def roberta_finetuning_optimization() -> Dict[str, Any]:
+    """Paper §5.2, RoBERTa's fine-tuning recipe: Adam with beta (0.9, 0.98), epsilon 1e-6 and no
+    gradient clipping; the lr warms up over the registry's warmup_ratio of the run's updates,
+    then decays linearly to 0 (polynomial_decay, power 1)."""
+    return {
+        "optimizer": "adam",
+        "adam_betas": "(0.9,0.98)",
+        "adam_eps": 1e-6,
+        "clip_norm": 0.0,
+        "lr_scheduler": "polynomial_decay",
+    }
+
+
+@dataclass
+class SweepConfig:
+    """One Hydra job of the sweep: every run of one task with one seed."""
+
+    # "task_name", not "task": once fairseq is imported, "task" is a group of its ConfigStore.
+    task_name: str = field(
+        default=MISSING, metadata={"help": "a registry name (bio_roberta.tasks.registry.TASKS)"}
+    )
+    seed: int = field(default=10, metadata={"help": "the run's seed"})
+    pretrained: str = field(
+        default=MISSING, metadata={"help": "fairseq checkpoint file to fine-tune from"}
+    )
+    data_root: str = field(
+        default=MISSING,
+        metadata={"help": "holds finetune-bin/<task>/ (fold<k>/ for cross-validation tasks)"},
+    )
+    results_dir: str = field(
+        default=MISSING,
+        metadata={"help": "records go to <results_dir>/<task>/seed<seed>/[fold<k>/]result.json"},
+    )
+    arch: Optional[str] = field(
+        default=None,
+        metadata={
+            "help": "None: the pretrained checkpoint's own architecture and shape; or a name "
+            "(roberta_large, ...)"
+        },
+    )
+    hparams: HparamsOverrides = field(default_factory=HparamsOverrides)
+    max_update: Optional[int] = field(
+        default=None, metadata={"help": "cap on updates per run (None: the epochs decide)"}
+    )
+    optimization: Dict[str, Any] = field(
+        default_factory=roberta_finetuning_optimization,
+        metadata={
+            "help": "fairseq-train options of every task, each written as --key-with-dashes "
+            "VALUE; every run's record holds them (config hash)"
+        },
+    )
+    cpu: Optional[bool] = field(
+        default=None, metadata={"help": "None: CPU only when no GPU is visible"}
+    )
+    fp16: bool = field(default=False, metadata={"help": "fp16 training on a GPU"})
+    num_workers: int = field(default=1, metadata={"help": "fairseq-train --num-workers"})
+    log_interval: int = field(default=50, metadata={"help": "fairseq-train --log-interval"})
+    extra_args: List[Any] = field(
+        default_factory=list,
+        metadata={"help": "further fairseq-train options, appended verbatim"},
+    )
+
+
+ConfigStore.instance().store(name=SCHEMA_NAME, node=SweepConfig)
