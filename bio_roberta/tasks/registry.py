@@ -492,8 +492,8 @@ _TASK_LIST = (
         scored_labels=CHEMPROT_RELATIONS,
         negative_label="false",
         other_formats=LINKBERT,
-        notes="BLURB's ChemProt (18035/11268/15745 pairs, unlabelled pairs false): BLURB's own "
-        "tsv or LinkBERT's release; micro-F1 over the 5 CPR classes",
+        notes="BLURB's ChemProt (its split's sizes: blurb/suite.py; unlabelled pairs false): "
+        "BLURB's own tsv or LinkBERT's release; micro-F1 over the 5 CPR classes",
     ),
     TaskSpec(
         name="hoc-blurb",
