@@ -30,6 +30,85 @@ BASE_RECIPE = "base"  # the config as it is, no +recipe
 TINY_RECIPE = "tiny"  # keeps its own batch and update_freq
 
 
+# The launch options scripts/pretrain.sh documented as environment variables, each defaulting to
+# its variable: (option, variable, metavar, type, default without the variable, help).
+ENVIRONMENT_OPTIONS = (
+    (
+        "--gpus",
+        "GPUS",
+        "N",
+        int,
+        None,
+        "GPUs per node; 0 trains on CPU (default: $GPUS, else the GPUs torch sees)",
+    ),
+    (
+        "--procs",
+        "PROCS",
+        "N",
+        int,
+        None,
+        (
+            "processes per node; --gpus 0 --procs 2 is two gloo ranks on CPU (default: $PROCS, "
+            "else one per GPU, or 1 on CPU)"
+        ),
+    ),
+    (
+        "--nnodes",
+        "NNODES",
+        "N",
+        int,
+        "1",
+        "nodes taking part, each running this command (default: $NNODES, else 1)",
+    ),
+    (
+        "--node-rank",
+        "NODE_RANK",
+        "N",
+        int,
+        "0",
+        "this node's rank among them (default: $NODE_RANK, else 0)",
+    ),
+    (
+        "--master-addr",
+        "MASTER_ADDR",
+        "HOST",
+        str,
+        "localhost",
+        "host of node 0 for torchrun's rendezvous (default: $MASTER_ADDR, else localhost)",
+    ),
+    (
+        "--master-port",
+        "MASTER_PORT",
+        "PORT",
+        int,
+        "29500",
+        "its port (default: $MASTER_PORT, else 29500)",
+    ),
+    (
+        "--effective-batch",
+        "EFFECTIVE_BATCH",
+        "N",
+        int,
+        "8192",
+        (
+            "sequences per update = micro-batch x update_freq x world size; the tiny recipe "
+            "keeps its own update_freq (default: $EFFECTIVE_BATCH, else 8192)"
+        ),
+    ),
+    (
+        "--micro-batch",
+        "MICRO_BATCH",
+        "N",
+        int,
+        None,
+        (
+            "fix the per-process micro-batch, as dataset.batch_size=N does (default: $MICRO_BATCH; "
+            "else on GPUs the largest that fits the card, on CPU the configured one)"
+        ),
+    ),
+)
+
+
 def plugin_dir() -> str:
     """The path to give fairseq as its user dir: the installed plugin package, found without
     importing it (and fairseq with it)."""
@@ -72,64 +151,14 @@ def add_launch_arguments(parser, config_dir: Path, config_dir_variable: str | No
         + (f"${config_dir_variable}, else " if config_dir_variable else "")
         + f"{config_dir})",
     )
-    parser.add_argument(
-        "--gpus",
-        metavar="N",
-        type=int,
-        default=os.environ.get("GPUS"),
-        help="GPUs per node; 0 trains on CPU (default: $GPUS, else the GPUs torch sees)",
-    )
-    parser.add_argument(
-        "--procs",
-        metavar="N",
-        type=int,
-        default=os.environ.get("PROCS"),
-        help="processes per node; --gpus 0 --procs 2 is two gloo ranks on CPU (default: $PROCS, "
-        "else one per GPU, or 1 on CPU)",
-    )
-    parser.add_argument(
-        "--nnodes",
-        metavar="N",
-        type=int,
-        default=os.environ.get("NNODES", "1"),
-        help="nodes taking part, each running this command (default: $NNODES, else 1)",
-    )
-    parser.add_argument(
-        "--node-rank",
-        metavar="N",
-        type=int,
-        default=os.environ.get("NODE_RANK", "0"),
-        help="this node's rank among them (default: $NODE_RANK, else 0)",
-    )
-    parser.add_argument(
-        "--master-addr",
-        metavar="HOST",
-        default=os.environ.get("MASTER_ADDR", "localhost"),
-        help="host of node 0 for torchrun's rendezvous (default: $MASTER_ADDR, else localhost)",
-    )
-    parser.add_argument(
-        "--master-port",
-        metavar="PORT",
-        type=int,
-        default=os.environ.get("MASTER_PORT", "29500"),
-        help="its port (default: $MASTER_PORT, else 29500)",
-    )
-    parser.add_argument(
-        "--effective-batch",
-        metavar="N",
-        type=int,
-        default=os.environ.get("EFFECTIVE_BATCH", "8192"),
-        help="sequences per update = micro-batch x update_freq x world size; the tiny recipe "
-        "keeps its own update_freq (default: $EFFECTIVE_BATCH, else 8192)",
-    )
-    parser.add_argument(
-        "--micro-batch",
-        metavar="N",
-        type=int,
-        default=os.environ.get("MICRO_BATCH"),
-        help="fix the per-process micro-batch, as dataset.batch_size=N does (default: "
-        "$MICRO_BATCH; else on GPUs the largest that fits the card, on CPU the configured one)",
-    )
+    for flag, variable, metavar, kind, fallback, help_text in ENVIRONMENT_OPTIONS:
+        parser.add_argument(
+            flag,
+            metavar=metavar,
+            type=kind,
+            default=os.environ.get(variable, fallback),
+            help=help_text,
+        )
     parser.add_argument(
         "--checkpoint-activations",
         action="store_true",
