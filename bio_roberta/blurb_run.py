@@ -22,13 +22,14 @@ from bio_roberta.convert import convert_task, vocab_record
 from bio_roberta.report import blurb_rows, blurb_summary, load_records, task_results, write_report
 from bio_roberta.suites import BLURB
 from bio_roberta.tasks.registry import get_task
+from bio_roberta_core.errors import BioRobertaError
 from bio_roberta_core.provenance import atomic_write_json, sha256_file
 from preprocess.vocab_dir import VocabularyDir, read_vocab_dir
 
 FINETUNE_BIN, RESULTS, REPORT, LEADERBOARD = "finetune-bin", "results", "report", "leaderboard.json"
 
 
-class BlurbRunError(ValueError):
+class BlurbRunError(BioRobertaError):
     """A data root without BLURB's folders, or one dataset in two of them."""
 
 

@@ -7,6 +7,10 @@ heavy imports inside `add_arguments` and `run`, and defines:
     run(args: Namespace) -> int                exit status
 Only the subcommand that runs adds its options, so a command imports only what it uses (`sweep` on a
 training machine without the parse stage's blingfire, for one).
+
+What the user must fix (a bad option, a missing or malformed input, a refused output dir) a command
+raises as a BioRobertaError (bio_roberta_core/errors.py), whatever module it comes from: `main`
+prints it as one line, `bio-roberta <command>: error: <message>`, and exits with status 2.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import textwrap
 import bio_roberta.commands as commands_package
 from bio_roberta import __version__
 from bio_roberta.errors import UsageError
-from bio_roberta_core.output_dir import OutputDirError
+from bio_roberta_core.errors import BioRobertaError
 
 __all__ = ["UsageError", "build_parser", "main"]
 
@@ -105,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("fairseq.tasks.text_to_speech").setLevel(logging.WARNING)
     try:
         return args.run(args) or 0
-    except (UsageError, OutputDirError) as error:  # refused, busy or disk full: one line
+    except BioRobertaError as error:  # the user's to fix: one line, no traceback
         print(f"bio-roberta {args.command}: error: {error}", file=sys.stderr)
         return 2
     except ModuleNotFoundError as error:

@@ -29,6 +29,7 @@ from bio_roberta.readers import read_task
 from bio_roberta.readers.source_files import SPLITS, TaggedSentence, TaskData, TextExample
 from bio_roberta.tasks.kinds import SCHEME_TAGS, SCORES_PER_LINE, label_symbols
 from bio_roberta.tasks.registry import TaskSpec
+from bio_roberta_core.errors import BioRobertaError
 from bio_roberta_core.output_dir import new_output_dir
 from bio_roberta_core.provenance import (
     atomic_write_json,
@@ -49,7 +50,7 @@ FINETUNE_BIN_FILE = re.compile(r"^(manifest\.json|input[01]|label|\w+\.(ids|conl
 SPECIALS_OF_INPUTS = {1: 2, 2: 4}
 
 
-class ConversionError(ValueError):
+class ConversionError(BioRobertaError):
     """An example that cannot be converted (names the example and what to do)."""
 
 

@@ -139,13 +139,14 @@ def label_names(label_dict: Path) -> list[str]:
 def finetuned_task(task_dir: Optional[Path]) -> tuple[Optional[TaskSpec], str]:
     """(the registry task of finetune-bin/<task>/manifest.json in task_dir, why there is none):
     data binarised by hand has no manifest; its head is exported as classes of label/dict.txt."""
+    from bio_roberta.prediction_files import PredictionFileError
     from bio_roberta.predictions import task_spec_of
 
     if task_dir is None:
         return None, "the checkpoint does not name its data dir"
     try:
         return task_spec_of(task_dir), ""
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, PredictionFileError) as error:  # ValueError: not UTF-8
         return None, str(error)
 
 

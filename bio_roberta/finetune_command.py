@@ -18,10 +18,11 @@ from typing import Any, Optional
 
 from bio_roberta.sweep_config import HparamsOverrides, SweepConfig
 from bio_roberta.tasks.registry import Hyperparameters, TaskSpec
+from bio_roberta_core.errors import BioRobertaError
 from bio_roberta_core.provenance import file_record, json_hash, sha256_file
 
 
-class FinetuneError(RuntimeError):
+class FinetuneError(BioRobertaError):
     """A run cannot start or finish; the message names the file or setting to fix."""
 
 

@@ -34,13 +34,14 @@ from bio_roberta.hf_families import (
     POSITION_OFFSET,
     Family,
 )
+from bio_roberta_core.errors import BioRobertaError
 
 logger = logging.getLogger(__name__)
 
 LAYERS = "encoder.sentence_encoder.layers."
 
 
-class HFImportError(ValueError):
+class HFImportError(BioRobertaError):
     """A transformers directory that cannot be imported; the message names the field."""
 
 

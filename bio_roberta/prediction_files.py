@@ -27,6 +27,7 @@ import csv
 from pathlib import Path
 from typing import Any, Iterable
 
+from bio_roberta_core.errors import BioRobertaError
 from bio_roberta_core.metrics import group_label_sets
 from bio_roberta_core.provenance import atomic_write_text
 from bio_roberta_core.tagging import BIO, convert_tags
@@ -35,7 +36,7 @@ CLASSIFICATION_COLUMNS = ("id", "group", "gold", "predicted")
 MULTILABEL_SEPARATOR = ","
 
 
-class PredictionFileError(ValueError):
+class PredictionFileError(BioRobertaError):
     """A prediction or gold file that does not have the documented layout (names file and line)."""
 
 

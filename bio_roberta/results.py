@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from bio_roberta.tasks.registry import get_task
+from bio_roberta_core.errors import BioRobertaError
 
 RESULT_SCHEMA = "bio-roberta/result/1"
 RESULT_FILE = "result.json"
@@ -40,7 +41,7 @@ ALWAYS_WRITTEN = frozenset(
 )
 
 
-class ResultRecordError(ValueError):
+class ResultRecordError(BioRobertaError):
     """A result.json that is not a result record, or a second record of a run (names the file)."""
 
 

@@ -17,13 +17,14 @@ import os
 import struct
 from pathlib import Path
 
+from bio_roberta_core.errors import BioRobertaError
 from bio_roberta_core.protobuf import protobuf_fields
 
 LOGDIR = "tensorboard"  # beside the checkpoints: configs/pretrain/base.yaml
 TRAIN, VALID = "train_inner", "valid"
 
 
-class CurvesError(ValueError):
+class CurvesError(BioRobertaError):
     """A log dir without TensorBoard event files (names the dir)."""
 
 

@@ -25,6 +25,8 @@ import sys
 import zipfile
 from typing import Any
 
+from bio_roberta_core.errors import BioRobertaError
+
 
 def fairseq_checkpoint_globals() -> list:
     """The non-tensor types fairseq 0.12 pickles into a checkpoint."""
@@ -76,7 +78,7 @@ elif not any(isinstance(finder, _InstallAfterTorchImport) for finder in sys.meta
     sys.meta_path.insert(0, _InstallAfterTorchImport())
 
 
-class CheckpointError(Exception):
+class CheckpointError(BioRobertaError):
     """A checkpoint file that cannot be loaded; the message names the file and why."""
 
     @classmethod

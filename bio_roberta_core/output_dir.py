@@ -30,10 +30,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
+from bio_roberta_core.errors import BioRobertaError
 from bio_roberta_core.provenance import NO_ROOM, file_record, kill_point
 
 
-class OutputDirError(ValueError):
+class OutputDirError(BioRobertaError):
     """An output dir that cannot be written as asked; the message is one line saying what to do."""
 
 

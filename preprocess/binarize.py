@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from bio_roberta_core.errors import BioRobertaError
 from bio_roberta_core.output_dir import OutputBuild, new_output_dir
 from bio_roberta_core.provenance import (
     atomic_write_json,
@@ -65,7 +66,7 @@ INDEX_DTYPE_CODES = {
 DATA_BIN_FILE = re.compile(r"^([^.]+\.(bin|idx)|dict\.txt|manifest\.json|preprocess\.log)$")
 
 
-class BinarizeError(ValueError):
+class BinarizeError(BioRobertaError):
     """The text dir or output dir cannot be binarized as asked."""
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bio_roberta_core.errors import BioRobertaError
 from bio_roberta_core.provenance import (
     atomic_write_json,
     atomic_write_text,
@@ -75,7 +76,7 @@ SOURCES = {
 }
 
 
-class DownloadError(RuntimeError):
+class DownloadError(BioRobertaError):
     """A file could not be fetched or verified after all retries."""
 
 

@@ -57,6 +57,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
+from bio_roberta_core.errors import BioRobertaError
+
 SPLITS = ("train", "valid")
 WORK_DIR = ".work"
 RUN_FILE = (
@@ -101,7 +103,7 @@ Record = Document | Deletion
 Reader = Callable[..., Iterator[Record]]
 
 
-class TextDirError(ValueError):
+class TextDirError(BioRobertaError):
     """A text-shard dir that is unfinished or holds no shards of a split, a text input that does
     not exist, or an --out dir that a parse must not write into."""
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bio_roberta_core.errors import BioRobertaError
 from bio_roberta_core.output_dir import OutputBuild
 from bio_roberta_core.provenance import (
     atomic_write_bytes,
@@ -59,7 +60,7 @@ VOCAB_DIR_FILE = re.compile(
 )
 
 
-class VocabDirError(ValueError):
+class VocabDirError(BioRobertaError):
     """A vocabulary dir or its inputs are missing or inconsistent."""
 
 

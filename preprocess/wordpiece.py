@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from bio_roberta_core.errors import BioRobertaError
 from bio_roberta_core.provenance import atomic_write_text
 
 TOKENIZER_FILE = "tokenizer.json"
@@ -28,7 +29,7 @@ SPECIAL_ROLES = {
 }
 
 
-class WordPieceError(ValueError):
+class WordPieceError(BioRobertaError):
     """A BERT-family tokenizer that a wordpiece vocabulary dir cannot hold."""
 
 

@@ -33,22 +33,16 @@ def add_arguments(parser):
 
 
 def run(args):
-    from bio_roberta.cli import UsageError
-    from preprocess.binarize import BinarizeError, binarize
-    from preprocess.text_shards import TextDirError
-    from preprocess.vocab_dir import VocabDirError
+    from preprocess.binarize import binarize
 
-    try:
-        manifest = binarize(
-            args.text_dirs,
-            args.vocab,
-            args.out,
-            workers=args.workers,
-            chunk_bytes=args.chunk_mb << 20,
-            splits=args.splits,
-        )
-    except (BinarizeError, TextDirError, VocabDirError) as error:
-        raise UsageError(str(error)) from None
+    manifest = binarize(
+        args.text_dirs,
+        args.vocab,
+        args.out,
+        workers=args.workers,
+        chunk_bytes=args.chunk_mb << 20,
+        splits=args.splits,
+    )
     summary = ", ".join(
         f"{split}: {rec['sequences']} sequences / {rec['tokens']} tokens "
         f"({rec['unk_tokens']} <unk>)"

@@ -32,20 +32,6 @@ def add_arguments(parser):
 
 
 def run(args):
-    from bio_roberta.blurb_run import BlurbRunError, run_suite
-    from bio_roberta.cli import UsageError
-    from bio_roberta.convert import ConversionError
-    from bio_roberta.readers import TaskFormatError
-    from bio_roberta.results import ResultRecordError
-    from preprocess.vocab_dir import VocabDirError
+    from bio_roberta.blurb_run import run_suite
 
-    try:
-        return run_suite(args)
-    except (
-        BlurbRunError,
-        TaskFormatError,
-        ConversionError,
-        ResultRecordError,
-        VocabDirError,
-    ) as error:
-        raise UsageError(str(error)) from None
+    return run_suite(args)

@@ -39,23 +39,17 @@ def add_arguments(parser):
 def run(args):
     import json
 
-    from bio_roberta.cli import UsageError
-    from bio_roberta.convert import ConversionError, convert_task
-    from bio_roberta.readers import TaskFormatError
+    from bio_roberta.convert import convert_task
     from bio_roberta.tasks.registry import get_task
-    from preprocess.vocab_dir import VocabDirError
 
-    try:
-        manifests = convert_task(
-            get_task(args.task),
-            args.data,
-            args.vocab,
-            args.out,
-            scheme=args.scheme,
-            max_positions=args.max_positions,
-        )
-    except (TaskFormatError, ConversionError, VocabDirError) as error:
-        raise UsageError(str(error)) from None
+    manifests = convert_task(
+        get_task(args.task),
+        args.data,
+        args.vocab,
+        args.out,
+        scheme=args.scheme,
+        max_positions=args.max_positions,
+    )
     for manifest in manifests:
         where = f" fold {manifest['fold']}" if manifest["fold"] else ""
         print(f"{args.task}{where}: {json.dumps(manifest['counts'])}")

@@ -13,14 +13,10 @@ def add_arguments(parser):
 
 
 def run(args):
-    from bio_roberta.cli import UsageError
     from bio_roberta.figures import figure_png
-    from bio_roberta.training_curves import CurvesError, curves_figure
+    from bio_roberta.training_curves import curves_figure
     from bio_roberta_core.provenance import atomic_write_bytes
 
-    try:
-        atomic_write_bytes(args.out, figure_png(curves_figure(args.runs)))
-    except CurvesError as error:
-        raise UsageError(str(error)) from None
+    atomic_write_bytes(args.out, figure_png(curves_figure(args.runs)))
     print(f"training curves of {len(args.runs)} runs -> {args.out}")
     return 0

@@ -28,21 +28,15 @@ def add_arguments(parser):
 
 
 def run(args):
-    from bio_roberta.cli import UsageError
-    from bio_roberta.errors import ExportError
     from bio_roberta.export_hf import export
-    from bio_roberta_core.checkpoints import CheckpointError
 
-    try:
-        manifest = export(
-            args.checkpoint,
-            args.out,
-            args.vocab,
-            dict_txt=args.dict,
-            label_dict=args.label_dict,
-            head=args.head,
-        )
-    except (ExportError, CheckpointError) as error:
-        raise UsageError(str(error)) from None
+    manifest = export(
+        args.checkpoint,
+        args.out,
+        args.vocab,
+        dict_txt=args.dict,
+        label_dict=args.label_dict,
+        head=args.head,
+    )
     print(f"{manifest['hf_model_class']} ({manifest['vocab_size']} tokens) -> {args.out}")
     return 0

@@ -12,13 +12,9 @@ def add_arguments(parser):
 
 
 def run(args):
-    from bio_roberta.cli import UsageError
-    from bio_roberta.import_hf import HFImportError, import_hf
+    from bio_roberta.import_hf import import_hf
 
-    try:
-        manifest = import_hf(args.hf_dir, args.out)
-    except HFImportError as error:
-        raise UsageError(str(error)) from None
+    manifest = import_hf(args.hf_dir, args.out)
     options = manifest["options"]
     print(
         f"{options['hf_model_class']} ({options['model_type']}) -> {args.out}/"

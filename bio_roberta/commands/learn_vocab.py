@@ -59,38 +59,33 @@ def run(args):
     from bio_roberta.cli import UsageError
     from preprocess.learn_vocab import learn_vocabulary
     from preprocess.roberta_vocab import import_vocabulary
-    from preprocess.text_shards import TextDirError
-    from preprocess.vocab_dir import VocabDirError
 
     imported = [args.encoder_json, args.vocab_bpe, args.dict_txt]
-    try:
-        if any(imported):
-            if not all(imported) or args.inputs:
-                raise UsageError(
-                    "importing needs --encoder-json, --vocab-bpe and --dict, and no TEXT inputs"
-                )
-            manifest = import_vocabulary(*imported, args.out, checkpoint=args.checkpoint)
-        elif args.checkpoint:
+    if any(imported):
+        if not all(imported) or args.inputs:
             raise UsageError(
-                "--checkpoint goes with --encoder-json, --vocab-bpe and --dict (importing RoBERTa)"
+                "importing needs --encoder-json, --vocab-bpe and --dict, and no TEXT inputs"
             )
-        elif not args.inputs:
-            raise UsageError(
-                "give TEXT inputs to learn from, or --encoder-json/--vocab-bpe/--dict to import"
-            )
-        else:
-            manifest = learn_vocabulary(
-                args.kind,
-                args.inputs,
-                args.out,
-                vocab_size=args.vocab_size,
-                min_frequency=args.min_frequency,
-                max_lines=args.max_lines,
-                model_type=args.sentencepiece_type,
-                character_coverage=args.character_coverage,
-            )
-    except (VocabDirError, TextDirError) as error:
-        raise UsageError(str(error)) from None
+        manifest = import_vocabulary(*imported, args.out, checkpoint=args.checkpoint)
+    elif args.checkpoint:
+        raise UsageError(
+            "--checkpoint goes with --encoder-json, --vocab-bpe and --dict (importing RoBERTa)"
+        )
+    elif not args.inputs:
+        raise UsageError(
+            "give TEXT inputs to learn from, or --encoder-json/--vocab-bpe/--dict to import"
+        )
+    else:
+        manifest = learn_vocabulary(
+            args.kind,
+            args.inputs,
+            args.out,
+            vocab_size=args.vocab_size,
+            min_frequency=args.min_frequency,
+            max_lines=args.max_lines,
+            model_type=args.sentencepiece_type,
+            character_coverage=args.character_coverage,
+        )
     counts = manifest["counts"]
     print(
         f"learn-vocab: {manifest['kind']} vocabulary in {args.out}: {counts['bpe_units']} "

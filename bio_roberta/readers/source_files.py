@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Callable, Iterator, Optional, Union
 
 from bio_roberta.tasks.registry import TaskSpec
+from bio_roberta_core.errors import BioRobertaError
 
 SPLITS = ("train", "valid", "test")
 
 
-class TaskFormatError(ValueError):
+class TaskFormatError(BioRobertaError):
     """A task file that does not match its format: the message names the file and line."""
 
 
