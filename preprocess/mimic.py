@@ -30,8 +30,8 @@ import zlib
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
-from preprocess.errors import InputLog
 from preprocess.gzip_stream import open_maybe_gzip
+from preprocess.input_log import InputLog
 from preprocess.parse_stage import build_text_shards
 from preprocess.text_shards import Document, Record, ShardOptions, expand_inputs
 

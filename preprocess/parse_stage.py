@@ -22,7 +22,7 @@ from bio_roberta_core.provenance import (
     file_record,
     kill_point,
 )
-from preprocess.errors import InputLog, printable_name
+from preprocess.input_log import InputLog, printable_name
 from preprocess.sentences import SPLITTER
 from preprocess.shard_writer import Totals, write_shards
 from preprocess.text_shards import (

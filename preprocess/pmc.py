@@ -35,7 +35,7 @@ import pubmed_parser
 from lxml import etree
 from pubmed_parser.pubmed_oa_parser import parse_article_meta
 
-from preprocess.errors import InputLog, printable_name
+from preprocess.input_log import InputLog, printable_name
 from preprocess.parse_stage import build_text_shards
 from preprocess.text_shards import Document, Record, ShardOptions, expand_inputs
 

@@ -24,8 +24,8 @@ from typing import Any, Iterator, Sequence
 
 from lxml import etree
 
-from preprocess.errors import InputLog
 from preprocess.gzip_stream import open_maybe_gzip
+from preprocess.input_log import InputLog
 from preprocess.parse_stage import build_text_shards
 from preprocess.text_shards import Deletion, Document, Record, ShardOptions, expand_inputs
 

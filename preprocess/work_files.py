@@ -21,7 +21,7 @@ from tqdm import tqdm
 
 from bio_roberta_core.processes import end_with_parent
 from bio_roberta_core.provenance import atomic_write_json, file_record, naming_file
-from preprocess.errors import InputLog
+from preprocess.input_log import InputLog
 from preprocess.sentences import (
     MAX_LINE_CHARACTERS,
     SPLITTER,

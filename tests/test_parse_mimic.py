@@ -9,7 +9,7 @@ import zlib
 import pytest
 
 from conftest import SAMPLE_DIR, shared_data_path
-from preprocess.errors import InputLog
+from preprocess.input_log import InputLog
 from preprocess.mimic import (
     iter_mimic_records,
     normalise_placeholders,

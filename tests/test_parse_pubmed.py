@@ -14,7 +14,7 @@ import pytest
 from lxml import etree
 
 from conftest import SAMPLE_DIR, shared_data_path
-from preprocess.errors import InputLog
+from preprocess.input_log import InputLog
 from preprocess.pubmed import iter_pubmed_records, parse_pubmed
 from preprocess.text_shards import Deletion, Document, ShardOptions, iter_shard_documents
 from test_text_shards import write_pubmed_inputs
