@@ -3,8 +3,9 @@
 Every error class of our packages derives from BioRobertaError (tests/test_cli_errors.py scans for
 ones that do not). `bio-roberta` catches it once, around the command that runs
 (bio_roberta/cli.py), and prints its message as one line; a bug raises anything else and shows its
-traceback. Under fairseq-train, which our CLI does not wrap, the plugin turns the errors it can meet
-there (a checkpoint it cannot load) into one line itself (user_dir/distributed.py).
+traceback. Under fairseq-train, which our CLI does not wrap, the plugin prints its one line itself:
+a checkpoint it cannot load (CheckpointError, user_dir/distributed.py), no room to save one
+(user_dir/checkpointing.py).
 """
 
 
