@@ -94,6 +94,11 @@ CASES = {
             "its embedding_size to hidden_size, which fairseq's RoBERTa has no place for"
         ),
     ),
+    "vocab-stats": (
+        "--vocab {tmp}/vocab --ner linnaeus={tmp}/ner",
+        lambda tmp: bad_ner_dir(tmp / "ner"),
+        "{tmp}/ner/train.tsv:2: empty token before the tag 'B'",
+    ),
     "curves": (
         "{tmp}/run --out {tmp}/out",
         lambda tmp: (tmp / "run").mkdir(),
