@@ -355,12 +355,9 @@ class WordPieceVocabulary:
 def open_vocabulary(vocab_dir: str | os.PathLike, dict_txt: Optional[str | os.PathLike] = None):
     """The vocabulary dir as a Gpt2Vocabulary or SentencePieceVocabulary (dict.txt: VOCAB/dict.txt
     by default)."""
-    from preprocess.vocab_dir import VocabDirError, read_vocab_dir
+    from preprocess.vocab_dir import read_vocab_dir
 
-    try:
-        vocab = read_vocab_dir(vocab_dir)
-    except VocabDirError as error:
-        raise ExportError(str(error)) from None
+    vocab = read_vocab_dir(vocab_dir)
     dict_txt = Path(dict_txt) if dict_txt else vocab.dict_path
     if not dict_txt.is_file():
         raise ExportError(f"{dict_txt}: no such dict.txt")

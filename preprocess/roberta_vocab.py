@@ -74,14 +74,11 @@ def pad_checkpoint_vocabulary(checkpoint: Path, dict_txt: Path, out: Path) -> in
     import torch
     from fairseq.data import Dictionary
 
-    from bio_roberta_core.checkpoints import CheckpointError, read_checkpoint
+    from bio_roberta_core.checkpoints import read_checkpoint
 
     dictionary = Dictionary.load(str(dict_txt))
     rows, added = len(dictionary) + 1, len(dictionary_padding(dict_txt))
-    try:
-        state = read_checkpoint(checkpoint)
-    except CheckpointError as error:
-        raise VocabDirError(str(error)) from None
+    state = read_checkpoint(checkpoint)
     model = state["model"]
     relaid = [name for name in model if name.endswith(VOCABULARY_ROWS)]
     if not relaid or any(model[name].shape[0] != rows for name in relaid):
