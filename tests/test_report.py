@@ -179,6 +179,40 @@ def test_scores_png_shows_every_seed_in_one_panel_per_metric(tmp_path):
     ]
 
 
+def test_csv_columns_are_the_row_fields_so_a_field_is_a_column():
+    """A CSV's columns are its row classes' fields, each once, then the reference columns; a
+    fraction field is written x100, any float to 0.01, a field a row lacks left empty."""
+    from bio_roberta.report.blurb import BlurbDatasetRow, BlurbScoreRow, BlurbTypeAverageRow
+    from bio_roberta.report.csv_table import csv_columns, csv_text, fraction_column
+    from bio_roberta.report.csv_table import reference_columns as references
+    from bio_roberta.report.lewis import LewisSummaryRow, LewisTaskRow
+
+    @dataclasses.dataclass(frozen=True, kw_only=True)
+    class Row:
+        name: str
+        median: float = fraction_column()
+        paper: dict = references(("A", "B"))
+
+    @dataclasses.dataclass(frozen=True, kw_only=True)
+    class Total:
+        name: str
+        tasks: str
+        paper: dict = references(("B", "C"))
+
+    rows = [Row(name="x", median=0.8512, paper={"A": 1.0, "B": None})]
+    rows.append(Total(name="all", tasks="1/2", paper={"B": 2.3456, "C": 3.0}))
+    assert csv_text([Row, Total], rows) == (
+        "name,median,tasks,A,B,C\r\nx,85.12,,1.0,,\r\nall,,1/2,,2.35,3.0\r\n"
+    )
+    assert ",".join(csv_columns([LewisTaskRow, LewisSummaryRow])) == (
+        "task,domain,metric,median,min,max,seeds,short,note,tasks,RoBERTa-base,BioBERT,"
+        "Lewis et al. base,RoBERTa-large,Lewis et al. large"
+    )
+    assert ",".join(csv_columns([BlurbDatasetRow, BlurbTypeAverageRow, BlurbScoreRow])) == (
+        "dataset,task,type,metric,median,min,max,mean,seeds,short,reason,note,PubMedBERT,BioBERT"
+    )
+
+
 def test_report_errors(tmp_path):
     with pytest.raises(ResultRecordError, match="run `bio-roberta sweep` first"):
         load_records(tmp_path)
