@@ -24,8 +24,8 @@ from pathlib import Path
 
 from bio_roberta.errors import UsageError
 
-# configs/pretrain and configs/distill of the checkout this package runs from
-REPOSITORY_CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+# pretrain/ and distill/, package data beside this module (a checkout's configs/ links here)
+CONFIGS = Path(__file__).resolve().parent / "configs"
 BASE_RECIPE = "base"  # the config as it is, no +recipe
 TINY_RECIPE = "tiny"  # keeps its own batch and update_freq
 
@@ -267,8 +267,8 @@ def launch(args, command_overrides: tuple[str, ...] = ()) -> int:
         raise ModuleNotFoundError("No module named 'fairseq'", name="fairseq")
     if not (args.config_dir / "base.yaml").is_file():
         raise UsageError(
-            f"{args.config_dir}: no base.yaml; the training configs are the repository's "
-            "configs/ (run from a checkout, or give --config-dir)"
+            f"{args.config_dir}: no base.yaml; --config-dir takes a dir holding base.yaml and "
+            "recipe/ (without it: the package's own configs)"
         )
     gpus, procs = processes(args)
     world = procs * args.nnodes

@@ -60,7 +60,7 @@ def hydra_train(config_dir: str, *arguments: str) -> list[str]:
         "user_dir.distributed_launch",
         "fairseq-hydra-train",
         "--config-dir",
-        str(REPO_ROOT / "configs" / config_dir),
+        str(launch.CONFIGS / config_dir),
         "--config-name",
         "base",
         *arguments,
@@ -193,7 +193,7 @@ def test_the_distill_script_passes_teacher_student_and_recipe(tiny_databin, tmp_
 def test_an_unknown_recipe_or_config_dir_is_one_line(tmp_path, capsys, no_launch_variables):
     assert main(["pretrain", "data", "ckpt", "--recipe", "huge", "--gpus", "0"]) == 2
     assert capsys.readouterr().err == (
-        f"bio-roberta pretrain: error: no recipe 'huge' in {REPO_ROOT}/configs/pretrain/recipe; "
+        f"bio-roberta pretrain: error: no recipe 'huge' in {launch.CONFIGS}/pretrain/recipe; "
         "choose one of base, continue_roberta, large, tiny, train_longer\n"
     )
     assert main(["distill", "d", "s", "t", "u", "--config-dir", str(tmp_path), "--gpus", "0"]) == 2
@@ -208,7 +208,7 @@ def test_a_config_that_does_not_compose_or_data_without_a_dictionary_stop_with_e
     assert misspelt.returncode == 2
     assert "Could not override 'optimization.max_updates'" in misspelt.stderr  # Hydra's message
     assert misspelt.stderr.endswith(
-        f"bio-roberta pretrain: error: the config in {REPO_ROOT}/configs/pretrain does not "
+        f"bio-roberta pretrain: error: the config in {launch.CONFIGS}/pretrain does not "
         "compose with these overrides (Hydra's message above)\n"
     )
     no_dictionary = launched(*pretrain, "--gpu-memory-gb", "80", tmp_path, tmp_path / "ckpt")

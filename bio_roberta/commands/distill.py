@@ -4,7 +4,7 @@ recipe adds the cosine loss of the last-layer states). Planned and launched as `
 pretrain` is. scripts/distill.sh DATA SAVE TEACHER STUDENT [RECIPE] [overrides...] runs this
 command."""
 
-from bio_roberta.launch import REPOSITORY_CONFIGS, add_launch_arguments
+from bio_roberta.launch import CONFIGS, add_launch_arguments
 
 HELP = "distil a teacher RoBERTa into a student with fairseq: plan the batch, then launch"
 
@@ -14,7 +14,7 @@ def add_arguments(parser):
     parser.add_argument("save", metavar="SAVE", help="checkpoint dir (resumes from its last)")
     parser.add_argument("teacher", metavar="TEACHER", help="the teacher's checkpoint (frozen)")
     parser.add_argument("student", metavar="STUDENT", help="the checkpoint the student starts from")
-    add_launch_arguments(parser, REPOSITORY_CONFIGS / "distill")
+    add_launch_arguments(parser, CONFIGS / "distill")
 
 
 def run(args):

@@ -3,7 +3,7 @@ or a recipe of it): compose the config, plan the per-process micro-batch and upd
 8,192-sequence batch, and start fairseq-hydra-train with the plugin, under torchrun when several
 processes take part. scripts/pretrain.sh DATA SAVE [RECIPE] [overrides...] runs this command."""
 
-from bio_roberta.launch import REPOSITORY_CONFIGS, add_launch_arguments
+from bio_roberta.launch import CONFIGS, add_launch_arguments
 
 HELP = "pretrain a RoBERTa with fairseq: plan the batch for the GPUs at hand, then launch"
 
@@ -11,7 +11,7 @@ HELP = "pretrain a RoBERTa with fairseq: plan the batch for the GPUs at hand, th
 def add_arguments(parser):
     parser.add_argument("data", metavar="DATA", help="data-bin dir, or several joined with ':'")
     parser.add_argument("save", metavar="SAVE", help="checkpoint dir (resumes from its last)")
-    add_launch_arguments(parser, REPOSITORY_CONFIGS / "pretrain", config_dir_variable="CONFIG_DIR")
+    add_launch_arguments(parser, CONFIGS / "pretrain", config_dir_variable="CONFIG_DIR")
 
 
 def run(args):
