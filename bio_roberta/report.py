@@ -39,7 +39,6 @@ from bio_roberta.blurb.suite import (
     BLURB_DATASETS,
     NO_CHECK,
     TABLE6_BLURB_SCORES,
-    TABLE6_COLUMNS,
     TASK_TYPES,
     BlurbDataset,
     metric_gap,
@@ -56,7 +55,10 @@ from bio_roberta.results import (
     unfinished_text,
 )
 from bio_roberta.suites import BLURB, BOTH, LEWIS, SUITES, lewis_tasks
-from bio_roberta.tasks.registry import DEFAULT_SEEDS, PAPER_COLUMNS, TASKS, summary_groups
+from bio_roberta.tasks.paper_models import DEFAULT_LEWIS_COLUMNS as PAPER_COLUMNS
+from bio_roberta.tasks.paper_models import DEFAULT_TABLE6_COLUMNS as TABLE6_COLUMNS
+from bio_roberta.tasks.paper_models import LEWIS_BASE
+from bio_roberta.tasks.registry import DEFAULT_SEEDS, TASKS, summary_groups
 from bio_roberta_core.output_dir import new_output_dir
 from bio_roberta_core.provenance import atomic_write_bytes, atomic_write_text, sha256_file
 
@@ -156,10 +158,7 @@ def task_rows(
                 "seeds": f"{len(scores)}/{asked}",
                 "short": short,
                 "note": "; ".join(f"seed {s}: {n}" for s, n in sorted(result.short_folds.items())),
-                **{
-                    column: (spec.paper[i] if spec else None)
-                    for i, column in enumerate(PAPER_COLUMNS)
-                },
+                **{column: (spec.paper[column] if spec else None) for column in PAPER_COLUMNS},
             }
         )
     return rows
@@ -176,9 +175,11 @@ def summary_rows(results: dict[str, TaskResult]) -> list[dict[str, Any]]:
             "tasks": f"{len(present)}/{len(members)}",
             "median": statistics.mean(results[n].median for n in present) if present else None,
         }
-        for i, column in enumerate(PAPER_COLUMNS):
+        for column in PAPER_COLUMNS:
             row[column] = (
-                round(statistics.mean(TASKS[n].paper[i] for n in present), 2) if present else None
+                round(statistics.mean(TASKS[n].paper[column] for n in present), 2)
+                if present
+                else None
             )
         rows.append(row)
     return rows
@@ -259,7 +260,7 @@ def blurb_rows(
                 "short": len(scores) < asked or bool(result and result.short_folds),
                 "reason": reason,
                 "note": note,
-                **dict(zip(TABLE6_COLUMNS, dataset.table6)),
+                **{column: dataset.table6[column] for column in TABLE6_COLUMNS},
             }
         )
     return rows
@@ -582,7 +583,6 @@ def by_metric(names: list[str], metric_of: dict[str, str]) -> dict[str, list[str
 
 def lewis_panels(lewis: dict[str, TaskResult]) -> list[Panel]:
     """Lewis et al.'s tasks, one panel per metric, beside their base model's Table 2 score."""
-    base = PAPER_COLUMNS.index("Lewis et al. base")
     metrics = {name: TASKS[name].metric if name in TASKS else "score" for name in lewis}
     return [
         Panel(
@@ -592,10 +592,10 @@ def lewis_panels(lewis: dict[str, TaskResult]) -> list[Panel]:
             [TASKS[n].display if n in TASKS else n for n in names],
             lewis,
             {
-                f"{PAPER_COLUMNS[base]} (Table 2)": (
+                f"{LEWIS_BASE} (Table 2)": (
                     "x",
                     "tab:red",
-                    {n: TASKS[n].paper[base] for n in names if n in TASKS and TASKS[n].paper},
+                    {n: TASKS[n].paper[LEWIS_BASE] for n in names if n in TASKS and TASKS[n].paper},
                 )
             },
         )

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bio_roberta.blurb.suite import BLURB_DATASETS, TABLE6_BLURB_SCORES, TABLE6_COLUMNS
+from bio_roberta.blurb.suite import BLURB_DATASETS, TABLE6_BLURB_SCORES
 from bio_roberta.report import (
     ReportError,
     blurb_rows,
@@ -218,7 +218,7 @@ def blurb_results(tmp_path, monkeypatch):
     monkeypatch.setitem(
         TASKS,
         "biosses",
-        dataclasses.replace(get_task("mednli"), name="biosses", paper=(), seeds=TEN_SEEDS),
+        dataclasses.replace(get_task("mednli"), name="biosses", paper={}, seeds=TEN_SEEDS),
     )
     root = tmp_path / "results"
     # convert-task found BLURB's split (issue 21: without a manifest a split is unchecked)
@@ -321,7 +321,7 @@ def test_table6_pubmedbert_results_give_81_10_through_the_report(
     root = tmp_path / "results"
     for dataset in BLURB_DATASETS:
         manifest = data_manifest(tmp_path, dataset.task, blurb_split_check=None)
-        value = dataset.table6[TABLE6_COLUMNS.index("PubMedBERT")] / 100
+        value = dataset.table6["PubMedBERT"] / 100
         for seed, spread in ((10, -0.01), (42, 0.0), (1234, 0.01)):
             write(
                 root, dataset.task, seed, value + spread, metric=dataset.metric, manifest=manifest
