@@ -110,6 +110,8 @@ def test_the_default_columns_are_the_report_s_former_ones():
     "name, model",
     [
         ("dmis-lab/biobert-v1.1", "BioBERT"),
+        ("biobert-v1.1", "BioBERT"),
+        ("Bio_ClinicalBERT", "ClinicalBERT"),
         ("BioBERT cased", "BioBERT"),
         ("allenai/scibert_scivocab_uncased", "SciBERT uncased"),
         ("SciBERT", "SciBERT uncased"),

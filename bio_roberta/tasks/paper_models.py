@@ -189,10 +189,28 @@ def _key(name: str) -> str:
     return name.strip().casefold()
 
 
-_BY_NAME = {_key(alias): model for model in PAPER_MODELS for alias in (model.name, *model.aliases)}
-assert len(_BY_NAME) == sum(1 + len(m.aliases) for m in PAPER_MODELS), "an alias names two models"
+def _names(model: PaperModel) -> set[str]:
+    """A model's name and aliases, and a hub id's repository name alone (the folder a download of
+    it is named: biobert-v1.1), as find_paper_model's keys."""
+    names = {model.name, *model.aliases}
+    return {_key(n) for n in names} | {_key(n.rsplit("/", 1)[1]) for n in names if "/" in n}
+
+
+def _index() -> dict[str, PaperModel]:
+    index: dict[str, PaperModel] = {}
+    for model in PAPER_MODELS:
+        for name in _names(model):
+            if index.setdefault(name, model) is not model:
+                raise ValueError(
+                    f"{name!r} names two paper models: {index[name].name}, {model.name}"
+                )
+    return index
+
+
+_BY_NAME = _index()
 
 
 def find_paper_model(name: str) -> Optional[PaperModel]:
-    """The paper model a name (its own, an alias, a hub id; any case) names, or None."""
+    """The paper model a name (its own, an alias, a hub id or its repository name; any case)
+    names, or None."""
     return _BY_NAME.get(_key(name))
