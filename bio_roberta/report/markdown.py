@@ -8,7 +8,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
-from bio_roberta.report.blurb import BlurbDatasetRow, BlurbSummary, score_row, type_average_rows
+from bio_roberta.report.blurb import (
+    BlurbDatasetRow,
+    BlurbScoreRow,
+    BlurbSummary,
+    score_row,
+    type_average_rows,
+)
 from bio_roberta.report.lewis import LewisSummaryRow, LewisTaskRow
 from bio_roberta.results import FAILED, STARTED, ResultRecord, unfinished_text
 from bio_roberta.tasks.paper_models import DEFAULT_LEWIS_COLUMNS, DEFAULT_TABLE6_COLUMNS
@@ -31,6 +37,16 @@ def reference_cells(values: dict[str, Optional[float]], digits: int) -> str:
     return " | ".join("" if v is None else f"{v:.{digits}f}" for v in values.values())
 
 
+def lewis_cells(row: LewisTaskRow) -> list[str]:
+    """A task's median (marked when short), min-max and seeds cells."""
+    note = f" ({row.note})" if row.note else ""
+    return [
+        percent(row.median) + (SHORT if row.short else ""),
+        f"{percent(row.min)}-{percent(row.max)}",
+        f"{row.seeds}{note}",
+    ]
+
+
 def lewis_lines(rows: list[LewisTaskRow], summaries: list[LewisSummaryRow], ours: str) -> list[str]:
     asked = ", ".join(map(str, sorted({row.seeds.asked for row in rows}))) or "-"
     paper = " | ".join(DEFAULT_LEWIS_COLUMNS)
@@ -46,11 +62,8 @@ def lewis_lines(rows: list[LewisTaskRow], summaries: list[LewisSummaryRow], ours
         "|---|---|---|---|---|" + "---|" * len(DEFAULT_LEWIS_COLUMNS),
     ]
     for row in rows:
-        mark = SHORT if row.short else ""
-        note = f" ({row.note})" if row.note else ""
         lines.append(
-            f"| {row.task} | {row.metric} | {percent(row.median)}{mark} | "
-            f"{percent(row.min)}-{percent(row.max)} | {row.seeds}{note} | "
+            f"| {row.task} | {row.metric} | {' | '.join(lewis_cells(row))} | "
             f"{reference_cells(row.paper, 1)} |"
         )
     lines += [
@@ -69,6 +82,27 @@ def lewis_lines(rows: list[LewisTaskRow], summaries: list[LewisSummaryRow], ours
             f"{reference_cells(row.paper, 1)} |"
         )
     return lines
+
+
+def blurb_cells(row: BlurbDatasetRow) -> list[str]:
+    """A dataset's median (marked when short; else why it has none), min-max, seeds and mean
+    cells."""
+    if row.median is not None:
+        ours = hundredths(row.median) + (SHORT if row.short else "")
+        spread = f"{hundredths(row.min)}-{hundredths(row.max)}"
+    else:
+        not_blurbs = f"not BLURB's: {row.reason}".replace("|", "/") if row.reason else ""
+        ours = "; ".join(filter(None, ["" if row.seeds.done else "no runs", not_blurbs]))
+        spread = ""
+    note = f" ({row.note})" if row.note else ""
+    return [ours, spread, f"{row.seeds}{note}", hundredths(row.mean)]
+
+
+def score_cell(score: BlurbScoreRow) -> str:
+    """A BLURB score (with what a partial one misses), or why there is none."""
+    if score.mean is None:
+        return score.note
+    return f"{score.mean:.2f}" + (f" ({score.note})" if score.note else "")
 
 
 def blurb_lines(
@@ -91,19 +125,9 @@ def blurb_lines(
         "|---|---|---|---|---|---|---|" + "---|" * len(DEFAULT_TABLE6_COLUMNS),
     ]
     for row in rows:
-        if row.median is not None:
-            ours = hundredths(row.median) + (SHORT if row.short else "")
-            spread = f"{hundredths(row.min)}-{hundredths(row.max)}"
-        else:
-            not_blurbs = f"not BLURB's: {row.reason}".replace("|", "/") if row.reason else ""
-            ours, spread = (
-                "; ".join(filter(None, ["" if row.seeds.done else "no runs", not_blurbs])),
-                "",
-            )
-        note = f" ({row.note})" if row.note else ""
         lines.append(
-            f"| {row.dataset} | {row.type} | {row.metric} | {ours} | {spread} | "
-            f"{row.seeds}{note} | {hundredths(row.mean)} | {reference_cells(row.table6, 2)} |"
+            f"| {row.dataset} | {row.type} | {row.metric} | {' | '.join(blurb_cells(row))} | "
+            f"{reference_cells(row.table6, 2)} |"
         )
     lines += [
         "",
@@ -118,11 +142,7 @@ def blurb_lines(
     for row in type_average_rows(summary):
         lines.append(f"| {row.dataset} | {row.mean:.2f} | {reference_cells(row.table6, 2)} |")
     score = score_row(summary)
-    if score.mean is None:
-        ours_score = score.note
-    else:
-        ours_score = f"{score.mean:.2f}" + (f" ({score.note})" if score.note else "")
-    lines.append(f"| {score.dataset} | {ours_score} | {reference_cells(score.table6, 2)} |")
+    lines.append(f"| {score.dataset} | {score_cell(score)} | {reference_cells(score.table6, 2)} |")
     if summary is not None and summary.ours.partial:
         same = summary.table6_same_datasets
         columns = " | ".join(f"{same[c].score:.2f}" for c in DEFAULT_TABLE6_COLUMNS)

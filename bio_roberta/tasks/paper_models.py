@@ -166,6 +166,11 @@ DEFAULT_LEWIS_COLUMNS = (
 DEFAULT_TABLE6_COLUMNS = ("PubMedBERT", "BioBERT")
 
 
+def lewis_table(model: str) -> str:
+    """The table printing a Lewis et al. model's numbers: Table 2, else Table 7 (the ablations)."""
+    return "Table 2" if LEWIS_TABLE2 in PAPER_MODEL[model].tables else "Table 7"
+
+
 def _row(columns: tuple[str, ...], table: str, values: tuple[float, ...]) -> dict[str, float]:
     if len(values) != len(columns):
         raise ValueError(
