@@ -32,9 +32,14 @@ def hundredths(value: Optional[float]) -> str:
     return "" if value is None else f"{100 * value:.2f}"
 
 
+def number_cell(value: Optional[float], digits: int) -> str:
+    """A paper's number (already x100), empty when it has none."""
+    return "" if value is None else f"{value:.{digits}f}"
+
+
 def reference_cells(values: dict[str, Optional[float]], digits: int) -> str:
     """A paper's columns (already x100), empty where it has no number."""
-    return " | ".join("" if v is None else f"{v:.{digits}f}" for v in values.values())
+    return " | ".join(number_cell(v, digits) for v in values.values())
 
 
 def lewis_cells(row: LewisTaskRow) -> list[str]:

@@ -11,8 +11,13 @@ from typing import Optional
 from bio_roberta.blurb.suite import BLURB_DATASETS, TABLE6_BLURB_SCORES
 from bio_roberta.figures import pyplot
 from bio_roberta.report.blurb import BlurbDatasetRow, BlurbSummary
-from bio_roberta.report.seed_results import TaskResult
-from bio_roberta.tasks.paper_models import DEFAULT_TABLE6_COLUMNS, LEWIS_BASE, lewis_table
+from bio_roberta.report.seed_results import TaskResult, registry_order
+from bio_roberta.tasks.paper_models import (
+    DEFAULT_TABLE6_COLUMNS,
+    LEWIS_BASE,
+    lewis_label,
+    table6_label,
+)
 from bio_roberta.tasks.registry import TASKS
 
 
@@ -51,13 +56,13 @@ def by_metric(names: list[str], metric_of: dict[str, str]) -> dict[str, list[str
 def lewis_reference(column: str, marker: str, colour: str) -> References:
     """A paper model's Lewis et al. numbers per task, as markers."""
     values = {name: spec.paper[column] for name, spec in TASKS.items() if column in spec.paper}
-    return {f"{column} ({lewis_table(column)})": (marker, colour, values)}
+    return {lewis_label(column): (marker, colour, values)}
 
 
 def table6_reference(column: str, marker: str, colour: str) -> References:
     """A Table 6 model's numbers per dataset, as markers."""
     values = {d.task: d.table6[column] for d in BLURB_DATASETS}
-    return {f"{column} (Table 6)": (marker, colour, values)}
+    return {table6_label(column): (marker, colour, values)}
 
 
 def default_references() -> tuple[References, References]:
@@ -71,8 +76,7 @@ def default_references() -> tuple[References, References]:
 
 def lewis_panels(series: dict[str, dict[str, TaskResult]], references: References) -> list[Panel]:
     """Lewis et al.'s tasks of any model, one panel per metric, beside the references."""
-    found = {name for results in series.values() for name in results}
-    names = [n for n in TASKS if n in found] + sorted(found - set(TASKS))
+    names = registry_order(name for results in series.values() for name in results)
     metrics = {name: TASKS[name].metric if name in TASKS else "score" for name in names}
     return [
         Panel(

@@ -40,14 +40,15 @@ from bio_roberta.report.markdown import (
     blurb_cells,
     failure_lines,
     lewis_cells,
+    number_cell,
     percent,
     provenance_lines,
     score_cell,
     unfinished_lines,
 )
 from bio_roberta.report.models import ReportedModel
-from bio_roberta.report.seed_results import TaskResult, task_results
-from bio_roberta.tasks.paper_models import LEWIS_TABLE2, PAPER_MODEL
+from bio_roberta.report.seed_results import TaskResult, registry_order, task_results
+from bio_roberta.tasks.paper_models import lewis_label, table6_label
 from bio_roberta.tasks.registry import TASKS, paper_results
 
 
@@ -80,20 +81,6 @@ def model_parts(models: list[ReportedModel]) -> list[ModelPart]:
     return parts
 
 
-def lewis_header(paper: str) -> str:
-    """A paper model's Lewis et al. column: its name and the table printing it (2, else 7)."""
-    table = "Table 2" if LEWIS_TABLE2 in PAPER_MODEL[paper].tables else "Table 7"
-    return f"{paper} ({table})"
-
-
-def table6_header(paper: str) -> str:
-    return f"{paper} (Table 6)"
-
-
-def paper_cell(value: Optional[float], digits: int) -> str:
-    return "" if value is None else f"{value:.{digits}f}"
-
-
 def table_lines(header: list[str], rows: list[list[str]]) -> list[str]:
     """A markdown table."""
     return [
@@ -123,30 +110,24 @@ def lewis_parts(parts: list[ModelPart], expected_seeds: Optional[int]) -> list[L
     return lewis
 
 
-def union_tasks(parts: list[LewisPart]) -> list[str]:
-    """The tasks any model has, registry order (names the registry lacks last, as found)."""
-    found = [name for part in parts for name in part.rows]
-    unknown = dict.fromkeys(name for name in found if name not in TASKS)
-    return [name for name in TASKS if name in found] + list(unknown)
-
-
 def lewis_side_by_side_lines(parts: list[LewisPart]) -> list[str]:
     """Lewis et al.'s table, then its summary rows, with one column group per model."""
     header = ["Task", "Metric"]
     summary_header = ["Group"]
     for lewis in parts:
-        papers = [lewis_header(c) for c in lewis.part.lewis_columns]
+        papers = [lewis_label(c) for c in lewis.part.lewis_columns]
         header += [f"{lewis.part.name} (median)", "min-max", "seeds", *papers]
         summary_header += [lewis.part.name, "tasks present", *papers]
     rows = []
-    for task in union_tasks(parts):
+    for task in registry_order(name for part in parts for name in part.rows):
         spec = TASKS.get(task)
         cells = [spec.display if spec else task, spec.metric if spec else ""]
         for lewis in parts:
             row = lewis.rows.get(task)
             cells += lewis_cells(row) if row else ["", "", ""]
             cells += [
-                paper_cell(spec.paper.get(c) if spec else None, 1) for c in lewis.part.lewis_columns
+                number_cell(spec.paper.get(c) if spec else None, 1)
+                for c in lewis.part.lewis_columns
             ]
         rows.append(cells)
     summaries = []
@@ -155,7 +136,7 @@ def lewis_side_by_side_lines(parts: list[LewisPart]) -> list[str]:
         for lewis in parts:
             row = lewis.summaries[index]
             cells += [percent(row.median), row.tasks]
-            cells += [paper_cell(v, 1) for v in row.paper.values()]
+            cells += [number_cell(v, 1) for v in row.paper.values()]
         summaries.append(cells)
     asked = sorted({row.seeds.asked for part in parts for row in part.rows.values()})
     return [
@@ -215,7 +196,7 @@ def blurb_side_by_side_lines(parts: list[BlurbPart]) -> list[str]:
     header = ["Dataset", "Type", "Metric"]
     score_header = [""]
     for blurb in parts:
-        papers = [table6_header(c) for c in blurb.part.table6_columns]
+        papers = [table6_label(c) for c in blurb.part.table6_columns]
         header += [f"{blurb.part.name} (median)", "min-max", "seeds", "mean", *papers]
         score_header += [blurb.part.name, *papers]
     rows = []
@@ -223,7 +204,7 @@ def blurb_side_by_side_lines(parts: list[BlurbPart]) -> list[str]:
         cells = [dataset.display, dataset.task_type, dataset.metric]
         for blurb in parts:
             row = blurb.rows[index]
-            cells += blurb_cells(row) + [paper_cell(v, 2) for v in row.table6.values()]
+            cells += blurb_cells(row) + [number_cell(v, 2) for v in row.table6.values()]
         rows.append(cells)
     scores = []
     for task_type in TASK_TYPES:
@@ -234,20 +215,22 @@ def blurb_side_by_side_lines(parts: list[BlurbPart]) -> list[str]:
             row = blurb.type_averages.get(task_type)
             cells.append("" if row is None else f"{row.mean:.2f}")
             cells += [
-                "" if row is None else paper_cell(row.table6[c], 2)
+                "" if row is None else number_cell(row.table6[c], 2)
                 for c in blurb.part.table6_columns
             ]
         scores.append(cells)
     cells = ["BLURB score"]
     for blurb in parts:
-        cells += [score_cell(blurb.score)] + [paper_cell(v, 2) for v in blurb.score.table6.values()]
+        cells += [score_cell(blurb.score)] + [
+            number_cell(v, 2) for v in blurb.score.table6.values()
+        ]
     scores.append(cells)
     same = [blurb.same_datasets_if_partial for blurb in parts]
     if any(same):
         cells = ["Table 6 over the same datasets"]
         for blurb, scores_of in zip(parts, same):
             cells += [""] + [
-                paper_cell(scores_of[c].score if c in scores_of else None, 2)
+                number_cell(scores_of[c].score if c in scores_of else None, 2)
                 for c in blurb.part.table6_columns
             ]
         scores.append(cells)

@@ -166,9 +166,15 @@ DEFAULT_LEWIS_COLUMNS = (
 DEFAULT_TABLE6_COLUMNS = ("PubMedBERT", "BioBERT")
 
 
-def lewis_table(model: str) -> str:
-    """The table printing a Lewis et al. model's numbers: Table 2, else Table 7 (the ablations)."""
-    return "Table 2" if LEWIS_TABLE2 in PAPER_MODEL[model].tables else "Table 7"
+def lewis_label(model: str) -> str:
+    """A Lewis et al. model's column as a report heads it: its name and the table printing it,
+    Table 2, else Table 7 (the ablations)."""
+    return f"{model} ({'Table 2' if LEWIS_TABLE2 in PAPER_MODEL[model].tables else 'Table 7'})"
+
+
+def table6_label(model: str) -> str:
+    """A Table 6 model's column as a report heads it."""
+    return f"{model} (Table 6)"
 
 
 def _row(columns: tuple[str, ...], table: str, values: tuple[float, ...]) -> dict[str, float]:
