@@ -342,3 +342,36 @@ def test_a_report_compares_imported_models_and_ours(swept, tmp_path, without_par
     assert blurb["BioBERT", "BLURB score"]["paper"] == "80.29"
     assert blurb["imported/model.pt", "BLURB score"]["paper"] == "76.33"
     assert (out / "scores.png").stat().st_size > 0
+
+
+def test_a_checkpoint_s_source_names_its_paper_model(tmp_path):
+    """bio-lm's fairseq release folder (its -fairseq suffix dropped), an imported dir's config
+    _name_or_path, and an unreadable import manifest named in the error."""
+    from bio_roberta.report.models import paper_model_of, source_names
+    from bio_roberta.results import load_records
+
+    release = tmp_path / "RoBERTa-base-PM-M3-Voc-fairseq" / "model.pt"
+    write(tmp_path / "bio-lm", "chemprot", 10, 0.7, pretrained=str(release))
+    paper, how = paper_model_of(None, load_records(tmp_path / "bio-lm"))
+    assert paper.name == "Lewis et al. base" and how.endswith("RoBERTa-base-PM-M3-Voc-fairseq")
+    hf_dir = tmp_path / "downloaded"
+    hf_dir.mkdir()
+    (hf_dir / "config.json").write_text(json.dumps({"_name_or_path": "dmis-lab/biobert-v1.1"}))
+    imported = tmp_path / "imported"
+    imported.mkdir()
+    manifest = imported / "manifest.json"
+    manifest.write_text(json.dumps({"options": {"imported_from": str(hf_dir)}}))
+    assert source_names(imported / "model.pt") == ["dmis-lab/biobert-v1.1", "downloaded"]
+    manifest.write_text("[")
+    with pytest.raises(ResultRecordError, match=f"{manifest} .*not a JSON object"):
+        source_names(imported / "model.pt")
+
+
+def test_one_named_dir_is_the_one_model_report_under_that_name(three_dirs, tmp_path):
+    write_report(three_dirs[:1], tmp_path / "report")
+    markdown = (tmp_path / "report" / "report.md").read_text()
+    assert (
+        "| Task | Metric | BioBERT (median) | min-max | seeds | RoBERTa-base | BioBERT | "
+        "Lewis et al. base | RoBERTa-large | Lewis et al. large |" in markdown
+    )
+    assert "## Models" not in markdown
