@@ -14,7 +14,10 @@ parts together, one module each:
   dataclass fields are the columns), scores_figure (scores.png: every seed's score per task or
   dataset, one panel per suite and metric, seeds with equal scores side by side) and curves
   (training_curves.png: loss against updates of the pretrained checkpoint, from the TensorBoard
-  logs beside it), all in the output dir.
+  logs beside it), all in the output dir;
+- models: the model of each results dir (NAME=DIR or DIR) and the paper model it is, by its name
+  or its checkpoint's source; side_by_side: several models' tables, one column group per model
+  beside its own paper column (long CSVs, one colour per model in scores.png).
 
 A median over fewer seeds (or folds) than asked is marked with '*'; failed runs are listed.
 """

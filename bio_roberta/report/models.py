@@ -3,8 +3,8 @@ argument, else the checkpoint its runs fine-tuned: model_name) and the paper mod
 (bio_roberta/tasks/paper_models.py), found by that name or by where its pretrained checkpoint
 comes from: for a checkpoint `bio-roberta import-hf` wrote, the transformers dir named in the
 manifest beside it (its hub id when it sits in the Hugging Face cache, its folder name, its
-config's `_name_or_path`); else the checkpoint's own folder (bio-lm's released `RoBERTa-base-PM-
-fairseq` and `-hf` archives unpack to folders named after the model)."""
+config's `_name_or_path`); else the checkpoint's own folder (bio-lm's released archives unpack
+to folders named after the model, `RoBERTa-base-PM-fairseq`, `RoBERTa-base-PM-hf`)."""
 
 from __future__ import annotations
 
@@ -17,15 +17,12 @@ from typing import Optional
 from bio_roberta.report.seed_results import model_name, pretrained_paths
 from bio_roberta.results import ResultRecord, ResultRecordError, load_records
 from bio_roberta.tasks.paper_models import PaperModel, find_paper_model
+from preprocess.vocab_dir import IMPORTED_CHECKPOINT, MANIFEST
 
 # A transformers dir in the Hugging Face hub cache: .../models--<owner>--<name>/snapshots/<sha>.
 HUB_CACHE_DIR = re.compile(r"^models--(?P<owner>[^-].*?)--(?P<name>.+)$")
 # bio-lm's release archives: <model>-hf.tar.gz and <model>-fairseq.tar.gz.
 RELEASE_SUFFIX = re.compile(r"-(hf|fairseq)$")
-# What import-hf writes beside the checkpoint (preprocess/vocab_dir.py's MANIFEST and
-# IMPORTED_CHECKPOINT; read here without importing the preprocessing package).
-IMPORT_MANIFEST = "manifest.json"
-IMPORTED_CHECKPOINT = "model.pt"
 
 
 @dataclass(frozen=True)
@@ -50,7 +47,7 @@ def results_argument(text: str) -> tuple[Optional[str], Path]:
 def source_dir(checkpoint: Path) -> Path:
     """Where a pretrained checkpoint comes from: the transformers dir import-hf imported it from
     (its manifest's imported_from), else the checkpoint's own folder."""
-    manifest = checkpoint.parent / IMPORT_MANIFEST
+    manifest = checkpoint.parent / MANIFEST
     if checkpoint.name != IMPORTED_CHECKPOINT or not manifest.is_file():
         return checkpoint.parent
     try:
@@ -58,7 +55,7 @@ def source_dir(checkpoint: Path) -> Path:
     except (json.JSONDecodeError, AttributeError) as error:
         raise ResultRecordError(
             f"{manifest} (the import manifest of {checkpoint}): not a JSON object ({error}); "
-            "re-run `bio-roberta import-hf` or name the model NAME=DIR"
+            "re-run `bio-roberta import-hf` into that dir"
         ) from None
     imported = options.get("imported_from")
     return Path(imported) if imported else checkpoint.parent
