@@ -147,7 +147,7 @@ def test_the_report_names_our_model_and_the_papers_apart(results, tmp_path):
 
 def test_scores_png_shows_every_seed_in_one_panel_per_metric(tmp_path):
     from bio_roberta.report.lewis import lewis_results
-    from bio_roberta.report.scores_figure import lewis_panels, scores_figure
+    from bio_roberta.report.scores_figure import default_references, lewis_panels, scores_figure
 
     root = tmp_path / "results"
     for seed, score in {10: 0.80, 42: 0.80, 1234: 0.90}.items():
@@ -155,7 +155,9 @@ def test_scores_png_shows_every_seed_in_one_panel_per_metric(tmp_path):
     for seed in (10, 42, 1234):
         write(root, "chemprot", seed, 0.60)  # three equal scores
     lewis = lewis_results(task_results(load_records(root)))
-    figure = scores_figure(lewis_panels(lewis), "distilled/checkpoint_last.pt", "the title")
+    lewis_reference, _ = default_references()
+    panels = lewis_panels({"distilled/checkpoint_last.pt": lewis}, lewis_reference)
+    figure = scores_figure(panels, "the title")
     assert figure.get_suptitle() == "the title"
     panels = figure.get_axes()
     assert [(axes.get_title(), axes.get_ylabel()) for axes in panels] == [
