@@ -138,7 +138,7 @@ def one_model_files(
         summary = blurb_summary(datasets)
         sections.append(blurb_lines(datasets, summary, ours))
         panels += blurb_panels({ours: datasets}, {ours: results}, table6_references)
-        title.append(blurb_score_line(ours, summary))
+        title.append(blurb_score_line({ours: summary}))
         texts["blurb_csv"] = csv_text(
             [BlurbDatasetRow, BlurbTypeAverageRow, BlurbScoreRow],
             [*datasets, *type_average_rows(summary), score_row(summary)],
@@ -185,7 +185,8 @@ def side_by_side_files(
             {part.part.name: part.part.results for part in blurb},
             references,
         )
-        title += [blurb_score_line(part.part.name, part.summary) for part in blurb]
+        papers = tuple(c for part in blurb for c in part.part.table6_columns)
+        title.append(blurb_score_line({p.part.name: p.summary for p in blurb}, papers))
         texts["blurb_csv"] = long_csv_text(
             [BlurbDatasetRow, BlurbTypeAverageRow, BlurbScoreRow],
             {

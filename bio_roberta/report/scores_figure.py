@@ -5,6 +5,7 @@ Table 6's)."""
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 from typing import Optional
 
@@ -27,6 +28,8 @@ def seed_offsets(count: int) -> list[float]:
     return [0.0] if count == 1 else [-0.25 + 0.5 * i / (count - 1) for i in range(count)]
 
 
+# Height of a line of the figure's title, inches; a line holds 9 characters an inch of width.
+TITLE_LINE = 0.3
 # legend label -> (marker, colour, {task or dataset: score x100})
 References = dict[str, tuple[str, str, dict[str, float]]]
 # One colour per model when several are drawn (one model: blue seeds, black medians).
@@ -188,16 +191,27 @@ def scores_figure(panels: list[Panel], title: str):
     )
     for row, panel in zip(axes[:, 0], panels):
         draw_panel(row, panel)
-    figure.suptitle(title)
-    figure.tight_layout()
+    width, height = figure.get_size_inches()
+    lines = [part for line in title.split("\n") for part in textwrap.wrap(line, int(9 * width))]
+    figure.suptitle("\n".join(lines))
+    # the title's lines above the panels, not over the first (TITLE_LINE inches each)
+    figure.tight_layout(rect=(0, 0, 1, 1 - TITLE_LINE * len(lines) / height))
     return figure
 
 
-def blurb_score_line(ours: str, summary: Optional[BlurbSummary]) -> str:
-    """Our BLURB score beside Table 6's, for the figure's title."""
-    printed = ", ".join(f"{c} {TABLE6_BLURB_SCORES[c]:.2f}" for c in DEFAULT_TABLE6_COLUMNS)
-    if summary is None:
-        score = "none"
-    else:
-        score = f"{summary.ours.score:.2f}" + (" (partial)" if summary.ours.partial else "")
-    return f"BLURB score: {ours} {score}; Table 6: {printed}"
+def blurb_score_line(
+    scores: dict[str, Optional[BlurbSummary]], columns: tuple[str, ...] = DEFAULT_TABLE6_COLUMNS
+) -> str:
+    """The models' BLURB scores (summaries by model) beside Table 6's of these columns, for the
+    figure's title."""
+    ours = ", ".join(
+        f"{name} "
+        + (
+            "none"
+            if summary is None
+            else f"{summary.ours.score:.2f}" + (" (partial)" if summary.ours.partial else "")
+        )
+        for name, summary in scores.items()
+    )
+    printed = ", ".join(f"{c} {TABLE6_BLURB_SCORES[c]:.2f}" for c in columns)
+    return f"BLURB score: {ours}" + (f"; Table 6: {printed}" if printed else "")
