@@ -16,7 +16,7 @@ SUITES = (LEWIS, BLURB, BOTH)
 
 
 def lewis_tasks() -> tuple[str, ...]:
-    """Registry tasks of Lewis et al.'s Table 2 (TaskSpec.paper is () for the others)."""
+    """Registry tasks of Lewis et al.'s Table 2 (TaskSpec.paper is {} for the others)."""
     return tuple(name for name, spec in TASKS.items() if spec.paper)
 
 

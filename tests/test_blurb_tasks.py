@@ -17,7 +17,7 @@ NEW_TASKS = ("biosses", "pubmedqa", "bioasq", "ebm-pico")
 @pytest.mark.parametrize("name", NEW_TASKS)
 def test_new_task_entries_name_a_reader_a_scorer_and_blurbs_row(name):
     spec = get_task(name)
-    assert spec.source_format in READERS and spec.paper == ()
+    assert spec.source_format in READERS and spec.paper == {}
     assert spec.metric == BLURB[name].metric and spec.metric in METRICS
     assert spec.display == BLURB[name].display
     hp = spec.hparams

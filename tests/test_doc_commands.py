@@ -63,6 +63,10 @@ SYNOPSIS = {
     "finetune-bin/bc5cdr-chem/label/dict.txt",
 }
 ELSEWHERE = {
+    "bio-roberta report BioBERT=results/biobert results/roberta-base ours=results/pm-base --out "
+    "results/compare --suite both": "tests/test_report_side_by_side.py, the same form (NAME=DIR, a "
+    "DIR named by its checkpoint, --suite both) over toy sweeps of an imported BERT, an imported "
+    "RoBERTa and a model of ours (three sweeps' results dirs, which the docs' workspace lacks)",
     "make demo": "tests/test_demo.py (scripts/demo.sh)",
     "make test": "the suite itself",
     "make venv": "make test and make demo, which set .venv up first",

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bio_roberta.blurb.suite import BLURB_DATASETS, TABLE6_BLURB_SCORES, TABLE6_COLUMNS
+from bio_roberta.blurb.suite import BLURB_DATASETS, TABLE6_BLURB_SCORES
 from bio_roberta.report import ReportError, write_report
 from bio_roberta.report.blurb import blurb_rows, blurb_summary
 from bio_roberta.report.lewis import summary_rows
@@ -147,7 +147,7 @@ def test_the_report_names_our_model_and_the_papers_apart(results, tmp_path):
 
 def test_scores_png_shows_every_seed_in_one_panel_per_metric(tmp_path):
     from bio_roberta.report.lewis import lewis_results
-    from bio_roberta.report.scores_figure import lewis_panels, scores_figure
+    from bio_roberta.report.scores_figure import default_references, lewis_panels, scores_figure
 
     root = tmp_path / "results"
     for seed, score in {10: 0.80, 42: 0.80, 1234: 0.90}.items():
@@ -155,7 +155,9 @@ def test_scores_png_shows_every_seed_in_one_panel_per_metric(tmp_path):
     for seed in (10, 42, 1234):
         write(root, "chemprot", seed, 0.60)  # three equal scores
     lewis = lewis_results(task_results(load_records(root)))
-    figure = scores_figure(lewis_panels(lewis), "distilled/checkpoint_last.pt", "the title")
+    lewis_reference, _ = default_references()
+    panels = lewis_panels({"distilled/checkpoint_last.pt": lewis}, lewis_reference)
+    figure = scores_figure(panels, "the title")
     assert figure.get_suptitle() == "the title"
     panels = figure.get_axes()
     assert [(axes.get_title(), axes.get_ylabel()) for axes in panels] == [
@@ -249,7 +251,7 @@ def blurb_results(tmp_path, monkeypatch):
     monkeypatch.setitem(
         TASKS,
         "biosses",
-        dataclasses.replace(get_task("mednli"), name="biosses", paper=(), seeds=TEN_SEEDS),
+        dataclasses.replace(get_task("mednli"), name="biosses", paper={}, seeds=TEN_SEEDS),
     )
     root = tmp_path / "results"
     # convert-task found BLURB's split (issue 21: without a manifest a split is unchecked)
@@ -350,7 +352,7 @@ def test_table6_pubmedbert_results_give_81_10_through_the_report(
     root = tmp_path / "results"
     for dataset in BLURB_DATASETS:
         manifest = data_manifest(tmp_path, dataset.task, blurb_split_check=None)
-        value = dataset.table6[TABLE6_COLUMNS.index("PubMedBERT")] / 100
+        value = dataset.table6["PubMedBERT"] / 100
         for seed, spread in ((10, -0.01), (42, 0.0), (1234, 0.01)):
             write(
                 root, dataset.task, seed, value + spread, metric=dataset.metric, manifest=manifest

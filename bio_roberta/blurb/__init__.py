@@ -2,8 +2,7 @@
 Language Processing", Tables 3 and 6) beside Lewis et al.'s 18 tasks: what is BLURB's own.
 
 suite     the 13 datasets as data: task types and metrics (Table 3), split sizes, Table 6's
-          PubMedBERT and BioBERT columns, where each split comes from and whether our files
-          rebuild it
+          nine columns, where each split comes from and whether our files rebuild it
 score     the BLURB score
 
 Its tasks are registry entries (bio_roberta/tasks/registry.py), their readers files of

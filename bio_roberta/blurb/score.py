@@ -16,7 +16,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from bio_roberta.blurb.suite import BLURB, BLURB_DATASETS, TABLE6_COLUMNS, TASK_TYPES
+from bio_roberta.blurb.suite import BLURB, BLURB_DATASETS, TABLE6_BLURB_SCORES, TASK_TYPES
 
 
 @dataclass(frozen=True)
@@ -57,11 +57,11 @@ def mean_over_runs(scores: Sequence[float]) -> float:
     return statistics.fmean(scores)
 
 
-def table6_results(column: str) -> dict[str, float]:
-    """Table 6's per-dataset results of one column (TABLE6_COLUMNS)."""
-    if column not in TABLE6_COLUMNS:
+def table6_results(model: str) -> dict[str, float]:
+    """Table 6's per-dataset results of one of its models (bio_roberta/tasks/paper_models.py)."""
+    if model not in TABLE6_BLURB_SCORES:
         raise ValueError(
-            f"Table 6 column {column!r} is not kept; known: {', '.join(TABLE6_COLUMNS)}"
+            f"{model!r} is not a column of Gu et al.'s Table 6; its columns: "
+            f"{', '.join(TABLE6_BLURB_SCORES)}"
         )
-    position = TABLE6_COLUMNS.index(column)
-    return {dataset.task: dataset.table6[position] for dataset in BLURB_DATASETS}
+    return {dataset.task: dataset.table6[model] for dataset in BLURB_DATASETS}

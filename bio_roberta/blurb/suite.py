@@ -1,7 +1,7 @@
 """BLURB's 13 datasets as data, stated once: Gu et al. (2021) Tables 3 and 6 and §4.
 
 Each row gives the dataset's task type and metric (Table 3), the split sizes of BLURB's data,
-Table 6's PubMedBERT and BioBERT test results (x100, as printed), where BLURB's split comes
+Table 6's test results of its nine models (x100, as printed), where BLURB's split comes
 from and the dataset's folder in LinkBERT's BLURB release. ``check_blurb_split`` says whether
 what a reader read is BLURB's split, by content (digests and sizes measured on BLURB's files, the
 reader's own knowledge ``Split.blurb``) and how it checked, so a report can tell BLURB's split from
@@ -13,9 +13,10 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Optional
+from typing import Mapping, Optional
 
 from bio_roberta.readers.source_files import Split, TaggedSentence, TaskData
+from bio_roberta.tasks.paper_models import gu_row
 from bio_roberta_core.tagging import tag_spans
 
 # The six task types of the BLURB score (Table 6 caption), in Table 3's order.
@@ -34,9 +35,8 @@ TASK_TYPES = (
     QUESTION_ANSWERING,
 )
 
-TABLE6_COLUMNS = ("PubMedBERT", "BioBERT")
-# Table 6's "BLURB score" row for those columns, as printed.
-TABLE6_BLURB_SCORES = {"PubMedBERT": 81.10, "BioBERT": 80.29}
+# Table 6's "BLURB score" row, as printed, keyed by model.
+TABLE6_BLURB_SCORES = gu_row(75.99, 75.76, 76.33, 80.29, 78.80, 78.08, 77.19, 76.19, 81.10)
 
 # split_gap's argument when the data manifest carries no blurb_split_check.
 NO_CHECK = object()
@@ -55,7 +55,9 @@ class BlurbDataset:
     metric: str  # a row of bio_roberta_core/metrics.py METRICS
     split_sizes: tuple[int, int, int]  # train, dev, test of BLURB's data, in `unit`
     unit: Optional[str]  # MENTIONS, EXAMPLES, ABSTRACTS; None: sizes not checkable
-    table6: tuple[float, float]  # TABLE6_COLUMNS order
+    # Table 6's test results (x100, as printed) keyed by paper model (bio_roberta/tasks/
+    # paper_models.py), built by gu_row from the dataset's row as printed
+    table6: Mapping[str, float]
     # BLURB's split, and which files give it (LinkBERT's release gives every one); whether the
     # files read do is checked by content (check_blurb_split)
     split_source: str
@@ -93,25 +95,37 @@ BLURB_DATASETS = (
         "bc5cdr-chem",
         "BC5-chem",
         (5203, 5347, 5385),
-        (93.33, 92.85),
+        gu_row(89.25, 89.99, 89.43, 92.85, 92.49, 92.51, 90.80, 91.19, 93.33),
         "BC5CDR-chem",
         " (mention counts equal Table 3's)",
     ),
-    _ner("bc5cdr-disease", "BC5-disease", (4182, 4246, 4424), (85.62, 84.70), "BC5CDR-disease"),
+    _ner(
+        "bc5cdr-disease",
+        "BC5-disease",
+        (4182, 4246, 4424),
+        gu_row(81.44, 79.92, 80.65, 84.70, 84.54, 84.70, 83.04, 83.69, 85.62),
+        "BC5CDR-disease",
+    ),
     _ner(
         "ncbi-disease",
         "NCBI-disease",
         (5134, 787, 960),
-        (87.82, 89.13),
+        gu_row(85.67, 85.87, 86.62, 89.13, 88.10, 88.25, 86.32, 88.04, 87.82),
         "NCBI-disease",
         " (mention counts equal Table 3's)",
     ),
-    _ner("bc2gm", "BC2GM", (15197, 3061, 6325), (84.52, 83.82), "BC2GM"),
+    _ner(
+        "bc2gm",
+        "BC2GM",
+        (15197, 3061, 6325),
+        gu_row(80.90, 81.23, 80.90, 83.82, 83.36, 83.36, 81.71, 81.87, 84.52),
+        "BC2GM",
+    ),
     _ner(
         "jnlpba",
         "JNLPBA",
         (46750, 4551, 8662),
-        (80.06, 79.35),
+        gu_row(78.63, 78.52, 78.81, 79.35, 79.45, 79.56, 78.59, 78.68, 80.06),
         "JNLPBA",
         "; entity types merged, as BioBERT's untyped tags; BioBERT's own JNLPBA files are another "
         "split (32178/8575/6241 mentions)",
@@ -123,7 +137,7 @@ BLURB_DATASETS = (
         "pico_macro_word_f1",
         (339167, 85321, 16364),
         None,
-        (73.38, 73.18),
+        gu_row(72.34, 71.70, 73.02, 73.18, 73.12, 73.06, 72.06, 72.54, 73.38),
         "EBM-NLP's starting_spans, test = test/gold; train/dev PMIDs from SciBERT's release "
         "(BLURB's indexing/ebmnlp/*_pmid.tsv): SciBERT's files, or EBM-NLP's with those lists, "
         "give BLURB's split, EBM-NLP's alone a dev of ours. Table 3 does not say what its sizes "
@@ -138,7 +152,7 @@ BLURB_DATASETS = (
         "micro_f1",
         (18035, 11268, 15745),
         EXAMPLES,
-        (77.24, 76.14),
+        gu_row(71.86, 71.54, 72.98, 76.14, 75.24, 75.00, 72.04, 71.46, 77.24),
         "BLURB regenerates all three splits from the original ChemProt corpus, expanding "
         "unlabelled pairs to false: BLURB's tsv or LinkBERT's release; not BLUE's tsv (sizes "
         "tell)",
@@ -151,7 +165,7 @@ BLURB_DATASETS = (
         "micro_f1",
         (22233, 5559, 5716),
         EXAMPLES,
-        (82.36, 80.88),
+        gu_row(80.04, 79.34, 79.52, 80.88, 81.06, 81.22, 78.20, 77.78, 82.36),
         "original corpus; test = the 191 test files (our ddi_xml reader's 5,716 pairs, the "
         "same); train/dev = BLURB's own 624/90-file lists: LinkBERT's release holds them, the "
         "corpus XML does not",
@@ -164,7 +178,7 @@ BLURB_DATASETS = (
         "micro_f1",
         (4261, 535, 534),
         EXAMPLES,
-        (82.34, 80.94),
+        gu_row(77.72, 77.28, 77.72, 80.94, 80.90, 79.66, 78.40, 77.24, 82.34),
         "BioBERT's fold 1: train = its train.tsv rows 1-4261, dev = the other 535, test = its "
         "test.tsv (534); rebuilt (Table 3 prints dev and test sizes swapped, 534/535)",
         "seqcls/GAD_hf",
@@ -177,7 +191,7 @@ BLURB_DATASETS = (
         "pearson",
         (64, 16, 20),
         EXAMPLES,
-        (92.30, 89.52),
+        gu_row(82.68, 81.40, 81.25, 89.52, 86.25, 87.15, 91.23, 85.38, 92.30),
         "BLUE's pair numbers, listed in BLURB's preprocessor; rebuilt from BLUE's 70/16/14 "
         "files, which hold all 100 pairs",
         "seqcls/BIOSSES_hf",
@@ -189,7 +203,7 @@ BLURB_DATASETS = (
         "hoc_micro_f1",
         (1295, 186, 371),
         ABSTRACTS,
-        (82.32, 81.54),
+        gu_row(80.20, 80.12, 79.66, 81.54, 80.66, 81.16, 80.74, 80.48, 82.32),
         "BLURB's own split of all 1,852 abstracts: BLURB's tsv files (BLUE's format) or "
         "LinkBERT's release; BLUE's tsv (1108/157/315, control abstracts left out) is another",
         "seqcls/HoC_hf",
@@ -201,7 +215,7 @@ BLURB_DATASETS = (
         "accuracy",
         (450, 50, 500),
         EXAMPLES,
-        (55.84, 60.24),
+        gu_row(51.62, 49.96, 52.84, 60.24, 57.38, 51.40, 49.08, 48.44, 55.84),
         "test = test_ground_truth.json; train/dev = fold 0 of PubMedQA's split_dataset.py; rebuilt",
         "seqcls/pubmedqa_hf",
     ),
@@ -212,7 +226,7 @@ BLURB_DATASETS = (
         "accuracy",
         (670, 75, 140),
         EXAMPLES,
-        (87.56, 84.14),
+        gu_row(70.36, 74.44, 75.20, 84.14, 78.86, 74.22, 68.50, 68.71, 87.56),
         "Task 7b yes/no: training7b -> train/dev by BLURB's id lists (rebuilt when given, else "
         "dev is ours), test = the five golden batches; LinkBERT's release holds BLURB's",
         "seqcls/bioasq_hf",

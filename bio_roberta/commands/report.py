@@ -1,7 +1,8 @@
 """Median report of a fine-tuning sweep for a suite: Lewis et al.'s (per task the median test
 score over seeds with its min-max spread beside the paper's Table 2, the summary rows and the
 failed runs: report.md + report.csv), BLURB's (per dataset beside Table 6's PubMedBERT and
-BioBERT, and the BLURB score: report.md + blurb.csv) or both; scores.png of every seed."""
+BioBERT, and the BLURB score: report.md + blurb.csv) or both; scores.png of every seed. Several
+results dirs: their models side by side, each beside its own paper column."""
 
 HELP = "median-over-seeds report (markdown, CSV, PNG) of a sweep's result records"
 
@@ -9,7 +10,13 @@ HELP = "median-over-seeds report (markdown, CSV, PNG) of a sweep's result record
 def add_arguments(parser):
     from bio_roberta.suites import LEWIS, SUITES
 
-    parser.add_argument("results", help="results dir written by `bio-roberta sweep`")
+    parser.add_argument(
+        "results",
+        nargs="+",
+        metavar="RESULTS",
+        help="results dir written by `bio-roberta sweep`, or NAME=DIR naming its model; several: "
+        "the models side by side, in this order, each beside its paper column (docs/finetune.md)",
+    )
     parser.add_argument(
         "--out", required=True, help="output dir for report.md, report.csv/blurb.csv, scores.png"
     )

@@ -13,11 +13,12 @@ from dataclasses import dataclass
 from typing import Optional
 
 from bio_roberta.blurb.score import BlurbScore, blurb_score, mean_over_runs, table6_results
-from bio_roberta.blurb.suite import BLURB_DATASETS, TABLE6_BLURB_SCORES, TABLE6_COLUMNS
+from bio_roberta.blurb.suite import BLURB_DATASETS, TABLE6_BLURB_SCORES
 from bio_roberta.report.csv_table import fraction_column, reference_columns
 from bio_roberta.report.seed_results import SeedCount, TaskResult, seed_count
 from bio_roberta.report.split_checks import blurb_gap
 from bio_roberta.results import ResultRecord
+from bio_roberta.tasks.paper_models import DEFAULT_TABLE6_COLUMNS
 
 NO_SCORE = "none: no dataset has a BLURB result"
 
@@ -38,7 +39,7 @@ class BlurbDatasetRow:
     short: bool  # fewer seeds (or folds) than asked
     reason: Optional[str]  # why the runs are not BLURB's (then no score), or None
     note: str  # data manifests that could not be checked
-    table6: dict[str, float] = reference_columns(TABLE6_COLUMNS)
+    table6: dict[str, float] = reference_columns(DEFAULT_TABLE6_COLUMNS)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -49,7 +50,7 @@ class BlurbTypeAverageRow:
     dataset: str  # the task type
     type: str = "type average"
     mean: float
-    table6: dict[str, float] = reference_columns(TABLE6_COLUMNS)
+    table6: dict[str, float] = reference_columns(DEFAULT_TABLE6_COLUMNS)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -60,7 +61,7 @@ class BlurbScoreRow:
     dataset: str = "BLURB score"
     mean: Optional[float]
     note: str
-    table6: dict[str, float] = reference_columns(TABLE6_COLUMNS)
+    table6: dict[str, float] = reference_columns(DEFAULT_TABLE6_COLUMNS)
 
 
 @dataclass(frozen=True)
@@ -76,8 +77,10 @@ def blurb_rows(
     records: list[ResultRecord],
     results: dict[str, TaskResult],
     expected_seeds: Optional[int],
+    columns: tuple[str, ...] = DEFAULT_TABLE6_COLUMNS,
 ) -> list[BlurbDatasetRow]:
-    """One row per BLURB dataset, Table 6's order: ours, or the reason the runs are not BLURB's."""
+    """One row per BLURB dataset, Table 6's order: ours, or the reason the runs are not BLURB's;
+    beside Table 6's columns of these models."""
     rows = []
     for dataset in BLURB_DATASETS:
         runs = [r for r in records if r.task == dataset.task and r.is_scored]
@@ -100,21 +103,23 @@ def blurb_rows(
                 short=seeds.short,
                 reason=reason,
                 note=note,
-                table6=dict(zip(TABLE6_COLUMNS, dataset.table6)),
+                table6={column: dataset.table6[column] for column in columns},
             )
         )
     return rows
 
 
-def blurb_summary(rows: list[BlurbDatasetRow]) -> Optional[BlurbSummary]:
-    """The BLURB score of the rows with a result, with Table 6's columns over the same datasets;
-    None when no dataset has one."""
+def blurb_summary(
+    rows: list[BlurbDatasetRow], columns: tuple[str, ...] = DEFAULT_TABLE6_COLUMNS
+) -> Optional[BlurbSummary]:
+    """The BLURB score of the rows with a result, with Table 6's columns of these models over the
+    same datasets; None when no dataset has one."""
     ours = {row.task: 100 * row.mean for row in rows if row.mean is not None}
     if not ours:
         return None
     same = {
         column: blurb_score({t: v for t, v in table6_results(column).items() if t in ours})
-        for column in TABLE6_COLUMNS
+        for column in columns
     }
     return BlurbSummary(blurb_score(ours), same)
 
@@ -128,8 +133,8 @@ def type_average_rows(summary: Optional[BlurbSummary]) -> list[BlurbTypeAverageR
             dataset=task_type,
             mean=average,
             table6={
-                column: summary.table6_same_datasets[column].type_averages[task_type]
-                for column in TABLE6_COLUMNS
+                column: same.type_averages[task_type]
+                for column, same in summary.table6_same_datasets.items()
             },
         )
         for task_type, average in summary.ours.type_averages.items()
@@ -145,9 +150,11 @@ def missing_text(score: BlurbScore) -> str:
     )
 
 
-def score_row(summary: Optional[BlurbSummary]) -> BlurbScoreRow:
-    """Our BLURB score beside Table 6's printed ones."""
-    printed = dict(TABLE6_BLURB_SCORES)
+def score_row(
+    summary: Optional[BlurbSummary], columns: tuple[str, ...] = DEFAULT_TABLE6_COLUMNS
+) -> BlurbScoreRow:
+    """Our BLURB score beside the ones Table 6 prints for these models."""
+    printed = {column: TABLE6_BLURB_SCORES[column] for column in columns}
     if summary is None:
         return BlurbScoreRow(mean=None, note=NO_SCORE, table6=printed)
     ours = summary.ours

@@ -29,9 +29,9 @@ def reference_columns(columns: Iterable[str]) -> Any:
     return dataclasses.field(metadata={REFERENCE_COLUMNS: tuple(columns)})
 
 
-def csv_columns(row_classes: Iterable[type]) -> list[str]:
-    """The columns of a CSV of rows of these classes: their own fields, then the reference
-    columns, each in order of first appearance."""
+def own_and_reference_columns(row_classes: Iterable[type]) -> tuple[list[str], list[str]]:
+    """The columns of rows of these classes: their own fields, and the reference columns, each in
+    order of first appearance."""
     own: list[str] = []
     references: list[str] = []
     for row_class in row_classes:
@@ -40,6 +40,13 @@ def csv_columns(row_classes: Iterable[type]) -> list[str]:
                 references += [c for c in column.metadata[REFERENCE_COLUMNS] if c not in references]
             elif column.name not in own:
                 own.append(column.name)
+    return own, references
+
+
+def csv_columns(row_classes: Iterable[type]) -> list[str]:
+    """The columns of a CSV of rows of these classes: their own fields, then the reference
+    columns."""
+    own, references = own_and_reference_columns(row_classes)
     return own + references
 
 
@@ -51,16 +58,23 @@ def x100_cell(value: Any, fraction: bool) -> Any:
     return round(value, 2) if isinstance(value, float) else value
 
 
-def row_cells(row: Any) -> dict[str, Any]:
-    """A row's cells by column (None: an empty cell)."""
-    cells = {}
+def own_and_reference_cells(row: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A row's cells by column (None: an empty cell): its own fields', and its reference
+    columns'."""
+    own, references = {}, {}
     for column in dataclasses.fields(row):
         value = getattr(row, column.name)
         if REFERENCE_COLUMNS in column.metadata:
-            cells.update({name: x100_cell(value[name], False) for name in value})
+            references.update({name: x100_cell(value[name], False) for name in value})
         else:
-            cells[column.name] = x100_cell(value, FRACTION in column.metadata)
-    return cells
+            own[column.name] = x100_cell(value, FRACTION in column.metadata)
+    return own, references
+
+
+def row_cells(row: Any) -> dict[str, Any]:
+    """A row's cells by column (None: an empty cell)."""
+    own, references = own_and_reference_cells(row)
+    return {**own, **references}
 
 
 def csv_text(row_classes: list[type], rows: list[Any]) -> str:
@@ -73,4 +87,26 @@ def csv_text(row_classes: list[type], rows: list[Any]) -> str:
     for row in rows:
         cells = row_cells(row)
         writer.writerow([cells.get(column) for column in columns])
+    return buffer.getvalue()
+
+
+def long_csv_text(row_classes: list[type], rows_by_model: dict[str, list[Any]]) -> str:
+    """Several models' rows as one long CSV: a row per model and row, `model` first, then the
+    rows' own columns, then `paper_model` and `paper`: the one reference column a model's rows
+    hold (its paper model's number; empty when it has none)."""
+    own, _ = own_and_reference_columns(row_classes)
+    columns = ["model", *own, "paper_model", "paper"]
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(columns)
+    for model, rows in rows_by_model.items():
+        for row in rows:
+            cells, paper = own_and_reference_cells(row)
+            if len(paper) > 1:
+                raise ValueError(
+                    f"{model}: a long CSV row holds one paper column, not {list(paper)}"
+                )
+            paper_model, score = next(iter(paper.items()), (None, None))
+            cells = {**cells, "model": model, "paper_model": paper_model, "paper": score}
+            writer.writerow([cells.get(column) for column in columns])
     return buffer.getvalue()

@@ -14,7 +14,8 @@ from bio_roberta.blurb.suite import BLURB_DATASETS
 from bio_roberta.report.csv_table import fraction_column, reference_columns
 from bio_roberta.report.seed_results import SeedCount, TaskResult, seed_count
 from bio_roberta.suites import lewis_tasks
-from bio_roberta.tasks.registry import PAPER_COLUMNS, TASKS, summary_groups
+from bio_roberta.tasks.paper_models import DEFAULT_LEWIS_COLUMNS
+from bio_roberta.tasks.registry import TASKS, summary_groups
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -30,7 +31,7 @@ class LewisTaskRow:
     seeds: SeedCount
     short: bool  # a median over fewer seeds (or folds) than asked
     note: str  # the seeds whose score is a median over fewer folds than asked
-    paper: dict[str, Optional[float]] = reference_columns(PAPER_COLUMNS)
+    paper: dict[str, Optional[float]] = reference_columns(DEFAULT_LEWIS_COLUMNS)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -41,7 +42,7 @@ class LewisSummaryRow:
     task: str  # the group's name
     tasks: str  # present/in the group
     median: Optional[float] = fraction_column()
-    paper: dict[str, Optional[float]] = reference_columns(PAPER_COLUMNS)
+    paper: dict[str, Optional[float]] = reference_columns(DEFAULT_LEWIS_COLUMNS)
 
 
 def lewis_results(results: dict[str, TaskResult]) -> dict[str, TaskResult]:
@@ -55,8 +56,12 @@ def lewis_results(results: dict[str, TaskResult]) -> dict[str, TaskResult]:
     }
 
 
-def task_rows(results: dict[str, TaskResult], expected_seeds: Optional[int]) -> list[LewisTaskRow]:
-    """One row per task of results, in their order."""
+def task_rows(
+    results: dict[str, TaskResult],
+    expected_seeds: Optional[int],
+    columns: tuple[str, ...] = DEFAULT_LEWIS_COLUMNS,
+) -> list[LewisTaskRow]:
+    """One row per task of results, in their order, beside the paper models' columns."""
     rows = []
     for name, result in results.items():
         spec = TASKS.get(name)
@@ -73,17 +78,17 @@ def task_rows(results: dict[str, TaskResult], expected_seeds: Optional[int]) -> 
                 seeds=seeds,
                 short=seeds.short,
                 note="; ".join(f"seed {s}: {n}" for s, n in sorted(result.short_folds.items())),
-                paper={
-                    column: (spec.paper[i] if spec else None)
-                    for i, column in enumerate(PAPER_COLUMNS)
-                },
+                paper={column: (spec.paper[column] if spec else None) for column in columns},
             )
         )
     return rows
 
 
-def summary_rows(results: dict[str, TaskResult]) -> list[LewisSummaryRow]:
-    """One row per group of Lewis et al.'s tasks (registry.summary_groups), in its order."""
+def summary_rows(
+    results: dict[str, TaskResult], columns: tuple[str, ...] = DEFAULT_LEWIS_COLUMNS
+) -> list[LewisSummaryRow]:
+    """One row per group of Lewis et al.'s tasks (registry.summary_groups), in its order; the
+    paper models' columns averaged over the tasks present."""
     lewis = lewis_tasks()
     rows = []
     for group, members in summary_groups().items():
@@ -96,11 +101,11 @@ def summary_rows(results: dict[str, TaskResult]) -> list[LewisSummaryRow]:
                 median=statistics.mean(results[n].median for n in present) if present else None,
                 paper={
                     column: (
-                        round(statistics.mean(TASKS[n].paper[i] for n in present), 2)
+                        round(statistics.mean(TASKS[n].paper[column] for n in present), 2)
                         if present
                         else None
                     )
-                    for i, column in enumerate(PAPER_COLUMNS)
+                    for column in columns
                 },
             )
         )

@@ -8,11 +8,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
-from bio_roberta.blurb.suite import TABLE6_COLUMNS
-from bio_roberta.report.blurb import BlurbDatasetRow, BlurbSummary, score_row, type_average_rows
+from bio_roberta.report.blurb import (
+    BlurbDatasetRow,
+    BlurbScoreRow,
+    BlurbSummary,
+    score_row,
+    type_average_rows,
+)
 from bio_roberta.report.lewis import LewisSummaryRow, LewisTaskRow
 from bio_roberta.results import FAILED, STARTED, ResultRecord, unfinished_text
-from bio_roberta.tasks.registry import PAPER_COLUMNS
+from bio_roberta.tasks.paper_models import DEFAULT_LEWIS_COLUMNS, DEFAULT_TABLE6_COLUMNS
 
 SHORT = "*"
 
@@ -27,14 +32,29 @@ def hundredths(value: Optional[float]) -> str:
     return "" if value is None else f"{100 * value:.2f}"
 
 
+def number_cell(value: Optional[float], digits: int) -> str:
+    """A paper's number (already x100), empty when it has none."""
+    return "" if value is None else f"{value:.{digits}f}"
+
+
 def reference_cells(values: dict[str, Optional[float]], digits: int) -> str:
     """A paper's columns (already x100), empty where it has no number."""
-    return " | ".join("" if v is None else f"{v:.{digits}f}" for v in values.values())
+    return " | ".join(number_cell(v, digits) for v in values.values())
+
+
+def lewis_cells(row: LewisTaskRow) -> list[str]:
+    """A task's median (marked when short), min-max and seeds cells."""
+    note = f" ({row.note})" if row.note else ""
+    return [
+        percent(row.median) + (SHORT if row.short else ""),
+        f"{percent(row.min)}-{percent(row.max)}",
+        f"{row.seeds}{note}",
+    ]
 
 
 def lewis_lines(rows: list[LewisTaskRow], summaries: list[LewisSummaryRow], ours: str) -> list[str]:
     asked = ", ".join(map(str, sorted({row.seeds.asked for row in rows}))) or "-"
-    paper = " | ".join(PAPER_COLUMNS)
+    paper = " | ".join(DEFAULT_LEWIS_COLUMNS)
     lines = [
         (
             f"Test scores x100 of {ours} (the checkpoint these runs fine-tuned), median over "
@@ -44,14 +64,11 @@ def lewis_lines(rows: list[LewisTaskRow], summaries: list[LewisSummaryRow], ours
         ),
         "",
         f"| Task | Metric | {ours} (median) | min-max | seeds | {paper} |",
-        "|---|---|---|---|---|" + "---|" * len(PAPER_COLUMNS),
+        "|---|---|---|---|---|" + "---|" * len(DEFAULT_LEWIS_COLUMNS),
     ]
     for row in rows:
-        mark = SHORT if row.short else ""
-        note = f" ({row.note})" if row.note else ""
         lines.append(
-            f"| {row.task} | {row.metric} | {percent(row.median)}{mark} | "
-            f"{percent(row.min)}-{percent(row.max)} | {row.seeds}{note} | "
+            f"| {row.task} | {row.metric} | {' | '.join(lewis_cells(row))} | "
             f"{reference_cells(row.paper, 1)} |"
         )
     lines += [
@@ -62,7 +79,7 @@ def lewis_lines(rows: list[LewisTaskRow], summaries: list[LewisSummaryRow], ours
         ),
         "",
         f"| Group | tasks present | {ours} | {paper} |",
-        "|---|---|---|" + "---|" * len(PAPER_COLUMNS),
+        "|---|---|---|" + "---|" * len(DEFAULT_LEWIS_COLUMNS),
     ]
     for row in summaries:
         lines.append(
@@ -72,10 +89,31 @@ def lewis_lines(rows: list[LewisTaskRow], summaries: list[LewisSummaryRow], ours
     return lines
 
 
+def blurb_cells(row: BlurbDatasetRow) -> list[str]:
+    """A dataset's median (marked when short; else why it has none), min-max, seeds and mean
+    cells."""
+    if row.median is not None:
+        ours = hundredths(row.median) + (SHORT if row.short else "")
+        spread = f"{hundredths(row.min)}-{hundredths(row.max)}"
+    else:
+        not_blurbs = f"not BLURB's: {row.reason}".replace("|", "/") if row.reason else ""
+        ours = "; ".join(filter(None, ["" if row.seeds.done else "no runs", not_blurbs]))
+        spread = ""
+    note = f" ({row.note})" if row.note else ""
+    return [ours, spread, f"{row.seeds}{note}", hundredths(row.mean)]
+
+
+def score_cell(score: BlurbScoreRow) -> str:
+    """A BLURB score (with what a partial one misses), or why there is none."""
+    if score.mean is None:
+        return score.note
+    return f"{score.mean:.2f}" + (f" ({score.note})" if score.note else "")
+
+
 def blurb_lines(
     rows: list[BlurbDatasetRow], summary: Optional[BlurbSummary], ours: str
 ) -> list[str]:
-    table6 = " | ".join(TABLE6_COLUMNS)
+    table6 = " | ".join(DEFAULT_TABLE6_COLUMNS)
     lines = [
         "## BLURB (Gu et al. 2021)",
         "",
@@ -89,22 +127,12 @@ def blurb_lines(
         ),
         "",
         f"| Dataset | Type | Metric | {ours} (median) | min-max | seeds | mean | {table6} |",
-        "|---|---|---|---|---|---|---|" + "---|" * len(TABLE6_COLUMNS),
+        "|---|---|---|---|---|---|---|" + "---|" * len(DEFAULT_TABLE6_COLUMNS),
     ]
     for row in rows:
-        if row.median is not None:
-            ours = hundredths(row.median) + (SHORT if row.short else "")
-            spread = f"{hundredths(row.min)}-{hundredths(row.max)}"
-        else:
-            not_blurbs = f"not BLURB's: {row.reason}".replace("|", "/") if row.reason else ""
-            ours, spread = (
-                "; ".join(filter(None, ["" if row.seeds.done else "no runs", not_blurbs])),
-                "",
-            )
-        note = f" ({row.note})" if row.note else ""
         lines.append(
-            f"| {row.dataset} | {row.type} | {row.metric} | {ours} | {spread} | "
-            f"{row.seeds}{note} | {hundredths(row.mean)} | {reference_cells(row.table6, 2)} |"
+            f"| {row.dataset} | {row.type} | {row.metric} | {' | '.join(blurb_cells(row))} | "
+            f"{reference_cells(row.table6, 2)} |"
         )
     lines += [
         "",
@@ -114,19 +142,15 @@ def blurb_lines(
         ),
         "",
         f"| | {ours} | {table6} |",
-        "|---|---|" + "---|" * len(TABLE6_COLUMNS),
+        "|---|---|" + "---|" * len(DEFAULT_TABLE6_COLUMNS),
     ]
     for row in type_average_rows(summary):
         lines.append(f"| {row.dataset} | {row.mean:.2f} | {reference_cells(row.table6, 2)} |")
     score = score_row(summary)
-    if score.mean is None:
-        ours_score = score.note
-    else:
-        ours_score = f"{score.mean:.2f}" + (f" ({score.note})" if score.note else "")
-    lines.append(f"| {score.dataset} | {ours_score} | {reference_cells(score.table6, 2)} |")
+    lines.append(f"| {score.dataset} | {score_cell(score)} | {reference_cells(score.table6, 2)} |")
     if summary is not None and summary.ours.partial:
         same = summary.table6_same_datasets
-        columns = " | ".join(f"{same[c].score:.2f}" for c in TABLE6_COLUMNS)
+        columns = " | ".join(f"{same[c].score:.2f}" for c in DEFAULT_TABLE6_COLUMNS)
         lines.append(f"| Table 6 over the same datasets | | {columns} |")
     return lines
 

@@ -5,20 +5,35 @@ Table 6's)."""
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 from typing import Optional
 
-from bio_roberta.blurb.suite import TABLE6_BLURB_SCORES, TABLE6_COLUMNS
+from bio_roberta.blurb.suite import BLURB_DATASETS, TABLE6_BLURB_SCORES
 from bio_roberta.figures import pyplot
 from bio_roberta.report.blurb import BlurbDatasetRow, BlurbSummary
-from bio_roberta.report.seed_results import TaskResult
-from bio_roberta.tasks.registry import PAPER_COLUMNS, TASKS
+from bio_roberta.report.seed_results import TaskResult, registry_order
+from bio_roberta.tasks.paper_models import (
+    DEFAULT_TABLE6_COLUMNS,
+    LEWIS_BASE,
+    lewis_label,
+    table6_label,
+)
+from bio_roberta.tasks.registry import TASKS
 
 
 def seed_offsets(count: int) -> list[float]:
     """x offsets of a task's seed dots around its position: spread apart, so that seeds with equal
     scores still show as separate dots."""
     return [0.0] if count == 1 else [-0.25 + 0.5 * i / (count - 1) for i in range(count)]
+
+
+# Height of a line of the figure's title, inches; a line holds 9 characters an inch of width.
+TITLE_LINE = 0.3
+# legend label -> (marker, colour, {task or dataset: score x100})
+References = dict[str, tuple[str, str, dict[str, float]]]
+# One colour per model when several are drawn (one model: blue seeds, black medians).
+MODEL_COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:purple", "tab:brown", "tab:pink")
 
 
 @dataclass
@@ -29,9 +44,8 @@ class Panel:
     metric: str
     names: list[str]
     labels: list[str]
-    results: dict[str, TaskResult]
-    # legend label -> (marker, colour, {name: score x100})
-    references: dict[str, tuple[str, str, dict[str, float]]]
+    series: dict[str, dict[str, TaskResult]]  # model -> its results, drawn side by side
+    references: References
 
 
 def by_metric(names: list[str], metric_of: dict[str, str]) -> dict[str, list[str]]:
@@ -42,56 +56,84 @@ def by_metric(names: list[str], metric_of: dict[str, str]) -> dict[str, list[str
     return groups
 
 
-def lewis_panels(lewis: dict[str, TaskResult]) -> list[Panel]:
-    """Lewis et al.'s tasks, one panel per metric, beside their base model's Table 2 score."""
-    base = PAPER_COLUMNS.index("Lewis et al. base")
-    metrics = {name: TASKS[name].metric if name in TASKS else "score" for name in lewis}
+def lewis_reference(column: str, marker: str, colour: str) -> References:
+    """A paper model's Lewis et al. numbers per task, as markers."""
+    values = {name: spec.paper[column] for name, spec in TASKS.items() if column in spec.paper}
+    return {lewis_label(column): (marker, colour, values)}
+
+
+def table6_reference(column: str, marker: str, colour: str) -> References:
+    """A Table 6 model's numbers per dataset, as markers."""
+    values = {d.task: d.table6[column] for d in BLURB_DATASETS}
+    return {table6_label(column): (marker, colour, values)}
+
+
+def default_references() -> tuple[References, References]:
+    """The markers of a one-model figure: Lewis et al. base's Table 2 numbers, and Table 6's
+    default columns."""
+    table6 = {}
+    for column, marker, colour in zip(DEFAULT_TABLE6_COLUMNS, "x+", ("tab:red", "tab:green")):
+        table6.update(table6_reference(column, marker, colour))
+    return lewis_reference(LEWIS_BASE, "x", "tab:red"), table6
+
+
+def lewis_panels(series: dict[str, dict[str, TaskResult]], references: References) -> list[Panel]:
+    """Lewis et al.'s tasks of any model, one panel per metric, beside the references."""
+    names = registry_order(name for results in series.values() for name in results)
+    metrics = {name: TASKS[name].metric if name in TASKS else "score" for name in names}
     return [
         Panel(
             f"Lewis et al. (2020) tasks: {metric}",
             metric,
             names,
             [TASKS[n].display if n in TASKS else n for n in names],
-            lewis,
-            {
-                f"{PAPER_COLUMNS[base]} (Table 2)": (
-                    "x",
-                    "tab:red",
-                    {n: TASKS[n].paper[base] for n in names if n in TASKS and TASKS[n].paper},
-                )
-            },
+            series,
+            references,
         )
-        for metric, names in by_metric(list(lewis), metrics).items()
+        for metric, names in by_metric(names, metrics).items()
     ]
 
 
-def blurb_panels(rows: list[BlurbDatasetRow], results: dict[str, TaskResult]) -> list[Panel]:
-    """BLURB's datasets, one panel per metric, beside Table 6's PubMedBERT and BioBERT."""
-    by_task = {row.task: row for row in rows}
-    metrics = {row.task: row.metric for row in rows}
+def blurb_panels(
+    rows: dict[str, list[BlurbDatasetRow]],
+    results: dict[str, dict[str, TaskResult]],
+    references: References,
+) -> list[Panel]:
+    """BLURB's datasets, one panel per metric: each model's (rows and results by model) where it
+    has a BLURB result, beside the references. A dataset no model has a BLURB result for is
+    labelled not BLURB's when some model's runs say why."""
+    first = next(iter(rows.values()))
+    metrics = {row.task: row.metric for row in first}
+    scored = {
+        model: {row.task: results[model][row.task] for row in model_rows if row.mean is not None}
+        for model, model_rows in rows.items()
+    }
+    not_blurbs = {
+        row.task
+        for model_rows in rows.values()
+        for row in model_rows
+        if row.reason and not any(row.task in s for s in scored.values())
+    }
     return [
         Panel(
             f"BLURB (Gu et al. 2021) datasets: {metric}",
             metric,
             names,
-            [by_task[n].dataset + (" (not BLURB's)" if by_task[n].reason else "") for n in names],
-            {n: results[n] for n in names if by_task[n].mean is not None},
-            {
-                f"{column} (Table 6)": (
-                    marker,
-                    colour,
-                    {n: by_task[n].table6[column] for n in names},
-                )
-                for column, marker, colour in zip(TABLE6_COLUMNS, "x+", ("tab:red", "tab:green"))
-            },
+            [
+                row.dataset + (" (not BLURB's)" if row.task in not_blurbs else "")
+                for row in first
+                if row.task in names
+            ],
+            scored,
+            references,
         )
-        for metric, names in by_metric([row.task for row in rows], metrics).items()
+        for metric, names in by_metric([row.task for row in first], metrics).items()
     ]
 
 
-def draw_panel(axes, panel: Panel, ours: str) -> None:
-    """Every seed's test score x100 per name (spread apart, see seed_offsets), the median as a bar,
-    and the reference scores as markers."""
+def draw_panel(axes, panel: Panel) -> None:
+    """Every seed's test score x100 per name and model (a model's seeds spread apart in its slot,
+    see seed_offsets), its median as a bar, and the reference scores as markers."""
     labelled = set()
 
     def once(label):
@@ -100,22 +142,28 @@ def draw_panel(axes, panel: Panel, ours: str) -> None:
         labelled.add(label)
         return label
 
+    count = len(panel.series)
+    width = 1 / count
     for x, name in enumerate(panel.names):
-        if name in panel.results:
-            scores = [100 * s for s in panel.results[name].seed_scores.values()]
+        for index, (model, results) in enumerate(panel.series.items()):
+            if name not in results:
+                continue
+            colour = MODEL_COLOURS[index % len(MODEL_COLOURS)]
+            centre = x + (index - (count - 1) / 2) * 0.7 * width
+            scores = [100 * s for s in results[name].seed_scores.values()]
             axes.scatter(
-                [x + dx for dx in seed_offsets(len(scores))],
+                [centre + width * dx for dx in seed_offsets(len(scores))],
                 scores,
-                color="tab:blue",
+                color=colour,
                 alpha=0.7,
-                label=once(f"{ours}: one seed"),
+                label=once(f"{model}: one seed"),
             )
             axes.hlines(
-                100 * panel.results[name].median,
-                x - 0.3,
-                x + 0.3,
-                color="black",
-                label=once(f"{ours}: median"),
+                100 * results[name].median,
+                centre - 0.3 * width,
+                centre + 0.3 * width,
+                color="black" if count == 1 else colour,
+                label=once(f"{model}: median"),
             )
         for label, (marker, colour, values) in panel.references.items():
             if values.get(name) is not None:
@@ -128,9 +176,8 @@ def draw_panel(axes, panel: Panel, ours: str) -> None:
     axes.legend(loc="best", fontsize="small")
 
 
-def scores_figure(panels: list[Panel], ours: str, title: str):
-    """The panels one above the other under the title (a matplotlib Figure); ours names the seed
-    dots and medians."""
+def scores_figure(panels: list[Panel], title: str):
+    """The panels one above the other under the title (a matplotlib Figure)."""
     plt = pyplot()
     if not panels:  # no run finished with a score: say so rather than draw empty axes
         figure, axes = plt.subplots(figsize=(8.0, 2.5))
@@ -143,17 +190,28 @@ def scores_figure(panels: list[Panel], ours: str, title: str):
         len(panels), 1, figsize=(max(8.0, 0.8 * widest + 3), 4.5 * len(panels)), squeeze=False
     )
     for row, panel in zip(axes[:, 0], panels):
-        draw_panel(row, panel, ours)
-    figure.suptitle(title)
-    figure.tight_layout()
+        draw_panel(row, panel)
+    width, height = figure.get_size_inches()
+    lines = [part for line in title.split("\n") for part in textwrap.wrap(line, int(9 * width))]
+    figure.suptitle("\n".join(lines))
+    # the title's lines above the panels, not over the first (TITLE_LINE inches each)
+    figure.tight_layout(rect=(0, 0, 1, 1 - TITLE_LINE * len(lines) / height))
     return figure
 
 
-def blurb_score_line(ours: str, summary: Optional[BlurbSummary]) -> str:
-    """Our BLURB score beside Table 6's, for the figure's title."""
-    printed = ", ".join(f"{c} {TABLE6_BLURB_SCORES[c]:.2f}" for c in TABLE6_COLUMNS)
-    if summary is None:
-        score = "none"
-    else:
-        score = f"{summary.ours.score:.2f}" + (" (partial)" if summary.ours.partial else "")
-    return f"BLURB score: {ours} {score}; Table 6: {printed}"
+def blurb_score_line(
+    scores: dict[str, Optional[BlurbSummary]], columns: tuple[str, ...] = DEFAULT_TABLE6_COLUMNS
+) -> str:
+    """The models' BLURB scores (summaries by model) beside Table 6's of these columns, for the
+    figure's title."""
+    ours = ", ".join(
+        f"{name} "
+        + (
+            "none"
+            if summary is None
+            else f"{summary.ours.score:.2f}" + (" (partial)" if summary.ours.partial else "")
+        )
+        for name, summary in scores.items()
+    )
+    printed = ", ".join(f"{c} {TABLE6_BLURB_SCORES[c]:.2f}" for c in columns)
+    return f"BLURB score: {ours}" + (f"; Table 6: {printed}" if printed else "")

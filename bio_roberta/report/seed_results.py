@@ -7,7 +7,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Iterable, Optional
 
 from bio_roberta.results import SINGLE, ResultRecord
 from bio_roberta.tasks.registry import DEFAULT_SEEDS, TASKS
@@ -41,13 +41,13 @@ def task_results(records: list[ResultRecord]) -> dict[str, TaskResult]:
         expected = len(TASKS[task].evaluation_folds) if task in TASKS else len(scores)
         if len(scores) < expected:
             results[task].short_folds[seed] = f"{len(scores)}/{expected} folds"
-    order = list(TASKS)
-    return dict(
-        sorted(
-            results.items(),
-            key=lambda item: order.index(item[0]) if item[0] in order else len(order),
-        )
-    )
+    return {name: results[name] for name in registry_order(results)}
+
+
+def registry_order(names: Iterable[str]) -> list[str]:
+    """Task names once each, in registry order; names the registry lacks last, as found."""
+    found = list(dict.fromkeys(names))
+    return [n for n in TASKS if n in found] + [n for n in found if n not in TASKS]
 
 
 def seeds_asked(task: str, expected_seeds: Optional[int]) -> int:

@@ -9,7 +9,7 @@ one ``TaskSpec`` in ``TASKS`` plus, if its source format is new, one reader in
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Mapping, Optional
 
 from bio_roberta.tasks.kinds import (
     BINARY_RELATION,
@@ -23,6 +23,7 @@ from bio_roberta.tasks.kinds import (
     RELATION,
     TaskKind,
 )
+from bio_roberta.tasks.paper_models import lewis_row
 from bio_roberta_core.metrics import METRICS
 
 PUBMED = "pubmed"
@@ -75,17 +76,6 @@ DEFAULT_SEEDS = (10, 42, 1234, 12345, 666)
 # the recipe's five, then 1-5.
 TEN_SEEDS = DEFAULT_SEEDS + (1, 2, 3, 4, 5)
 
-# Paper Table 2 columns, in the order of TaskSpec.paper.
-# Lewis et al.'s Table 2 columns; their own models are named after them, not "Ours" as in the
-# paper, so that a report never confuses them with the run it reports.
-PAPER_COLUMNS = (
-    "RoBERTa-base",
-    "BioBERT",
-    "Lewis et al. base",
-    "RoBERTa-large",
-    "Lewis et al. large",
-)
-
 BIO_TAGS = ("O", "B", "I")
 
 
@@ -104,9 +94,10 @@ class TaskSpec:
     labels: tuple[str, ...]  # every label the source files may hold, in label-id order
     metric: str  # a row of bio_roberta_core.metrics.METRICS
     hparams: Hyperparameters
-    # Table 2 medians, PAPER_COLUMNS order; () for BLURB's tasks, which Lewis et al. do not report
-    # (their published numbers are bio_roberta/blurb/suite.py's Table 6)
-    paper: tuple[float, ...]
+    # Lewis et al.'s medians (Tables 2 and 7) keyed by paper model (bio_roberta/tasks/
+    # paper_models.py), built by lewis_row from the task's row as printed; {} for BLURB's tasks,
+    # which Lewis et al. do not report (Gu et al.'s numbers: bio_roberta/blurb/suite.py's Table 6)
+    paper: Mapping[str, float]
     public: bool = True
     # Where the task's files sit under ../shared/data (None: not collected there).
     shared_data: Optional[str] = None
@@ -279,7 +270,7 @@ _TASK_LIST = (
         "bc5cdr-chem",
         "BC5CDR-Chemical",
         "Chemical",
-        (87.3, 91.9, 92.9, 90.8, 93.7),
+        lewis_row(87.3, 90.8, 90.3, 91.9, 91.9, 90.6, 91.7, 93.0, 92.0, 93.3, 93.7, 93.1, 92.9),
         "ner/BC5CDR-Chemical",
         LINKBERT,
     ),
@@ -287,45 +278,69 @@ _TASK_LIST = (
         "bc5cdr-disease",
         "BC5CDR-Disease",
         "Disease",
-        (77.6, 83.3, 83.8, 82.3, 85.2),
+        lewis_row(77.6, 82.3, 80.6, 83.6, 83.3, 81.3, 81.9, 83.9, 82.4, 84.8, 85.2, 84.0, 83.8),
         other_formats=LINKBERT,
     ),
     _biobert_ner(
-        "jnlpba", "JNLPBA", "Gene", (79.5, 80.4, 80.6, 80.1, 81.0), other_formats=LINKBERT
+        "jnlpba",
+        "JNLPBA",
+        "Gene",
+        lewis_row(79.5, 80.1, 80.2, 80.3, 80.4, 79.3, 80.4, 80.9, 80.5, 80.8, 81.0, 80.9, 80.6),
+        other_formats=LINKBERT,
     ),
     _biobert_ner(
         "ncbi-disease",
         "NCBI-disease",
         "Disease",
-        (84.7, 87.6, 87.7, 87.1, 89.0),
+        lewis_row(84.7, 87.1, 86.1, 86.9, 87.6, 86.1, 88.0, 88.2, 87.2, 88.6, 89.0, 88.2, 87.7),
         "ner/NCBI-disease",
         LINKBERT,
     ),
-    _biobert_ner("bc4chemd", "BC4CHEMD", "Chemical", (88.6, 92.2, 92.7, 90.6, 93.7)),
-    _biobert_ner("bc2gm", "BC2GM", "Gene", (82.7, 85.6, 87.0, 85.3, 88.0), other_formats=LINKBERT),
-    _biobert_ner("linnaeus", "LINNAEUS", "Species", (79.8, 86.2, 85.3, 87.8, 88.4)),
     _biobert_ner(
-        "species-800", "Species-800", "Species", (75.8, 79.2, 79.6, 78.3, 81.1), "ner/Species-800"
+        "bc4chemd",
+        "BC4CHEMD",
+        "Chemical",
+        lewis_row(88.6, 90.6, 89.7, 91.8, 92.2, 90.3, 92.6, 92.6, 92.5, 93.2, 93.7, 92.8, 92.7),
+    ),
+    _biobert_ner(
+        "bc2gm",
+        "BC2GM",
+        "Gene",
+        lewis_row(82.7, 85.3, 84.2, 85.7, 85.6, 83.9, 86.6, 87.2, 86.3, 87.3, 88.0, 87.5, 87.0),
+        other_formats=LINKBERT,
+    ),
+    _biobert_ner(
+        "linnaeus",
+        "LINNAEUS",
+        "Species",
+        lewis_row(79.8, 87.8, 84.2, 84.1, 86.2, 84.8, 85.0, 85.9, 82.9, 87.3, 88.4, 85.8, 85.3),
+    ),
+    _biobert_ner(
+        "species-800",
+        "Species-800",
+        "Species",
+        lewis_row(75.8, 78.3, 77.3, 77.8, 79.2, 77.4, 78.4, 79.5, 78.2, 79.5, 81.1, 79.9, 79.6),
+        "ner/Species-800",
     ),
     _i2b2_ner(
         "i2b2-2010",
         "I2B2-2010",
         bio_tags("problem", "test", "treatment"),
-        (83.5, 86.0, 88.1, 87.3, 89.7),
+        lewis_row(83.5, 87.3, 85.0, 86.3, 86.0, 86.3, 86.0, 86.7, 88.2, 89.2, 89.7, 88.5, 88.1),
         "concepts; n2c2 licence, token/tag files as bio-lm writes them",
     ),
     _i2b2_ner(
         "i2b2-2012",
         "I2B2-2012",
         bio_tags("PROBLEM", "TEST", "TREATMENT", "CLINICAL_DEPT", "EVIDENTIAL", "OCCURRENCE"),
-        (74.9, 77.6, 79.5, 78.3, 80.8),
+        lewis_row(74.9, 78.3, 76.4, 77.6, 77.6, 78.0, 77.3, 78.4, 79.4, 80.2, 80.8, 80.0, 79.5),
         "temporal EVENT types; n2c2 licence",
     ),
     _i2b2_ner(
         "i2b2-2014",
         "I2B2-2014",
         bio_tags(*I2B2_2014_PHI_TYPES),
-        (95.6, 94.7, 95.5, 95.8, 96.3),
+        lewis_row(95.6, 95.8, 95.2, 95.2, 94.7, 94.6, 94.9, 95.0, 95.5, 96.2, 96.3, 95.3, 95.5),
         "de-identification, PHI TYPE attribute; n2c2 licence",
     ),
     TaskSpec(
@@ -337,7 +352,9 @@ _TASK_LIST = (
         labels=HOC_HALLMARKS,
         metric="hoc_abstract_f1",
         hparams=CLASSIFICATION_HPARAMS,
-        paper=(86.0, 86.6, 86.5, 85.2, 86.6),
+        paper=lewis_row(
+            86.0, 85.2, 86.7, 84.7, 86.6, 86.2, 86.5, 85.9, 85.8, 87.2, 86.6, 86.9, 86.5
+        ),
         shared_data="cls/HOC",
         notes="rows are sentences; scored at abstract level (union of its sentences' labels)",
     ),
@@ -350,13 +367,24 @@ _TASK_LIST = (
         labels=(*CHEMPROT_RELATIONS, "false"),
         metric="macro_f1",
         hparams=CLASSIFICATION_HPARAMS,
-        paper=(69.6, 73.9, 75.4, 71.7, 76.2),
+        paper=lewis_row(
+            69.6, 71.7, 75.7, 69.7, 73.9, 68.5, 74.9, 72.4, 74.7, 76.4, 76.2, 75.7, 75.4
+        ),
         scored_labels=CHEMPROT_RELATIONS,
         negative_label="false",
         notes="Table 1 reports macro-F1 over the 5 CPR classes (BLURB: micro-F1)",
     ),
-    _binary_relation("gad", "GAD", (79.4, 81.2, 82.2, 73.4, 81.1), "re/GAD"),
-    _binary_relation("euadr", "EU-ADR", (85.0, 85.0, 85.0, 85.0, 85.0)),
+    _binary_relation(
+        "gad",
+        "GAD",
+        lewis_row(79.4, 73.4, 81.6, 78.7, 81.2, 79.2, 81.8, 81.1, 81.9, 81.4, 81.1, 82.3, 82.2),
+        "re/GAD",
+    ),
+    _binary_relation(
+        "euadr",
+        "EU-ADR",
+        lewis_row(85.0, 85.0, 85.0, 85.5, 85.0, 85.1, 85.0, 85.0, 85.0, 85.0, 85.0, 85.0, 85.0),
+    ),
     TaskSpec(
         name="ddi",
         display="DDI-2013",
@@ -366,7 +394,9 @@ _TASK_LIST = (
         labels=("DDI-mechanism", "DDI-effect", "DDI-advise", "DDI-int", "DDI-false"),
         metric="micro_f1",
         hparams=CLASSIFICATION_HPARAMS,
-        paper=(79.0, 79.9, 81.0, 80.5, 82.1),
+        paper=lewis_row(
+            79.0, 80.5, 80.7, 79.1, 79.9, 77.3, 80.5, 81.9, 82.1, 81.8, 82.1, 81.2, 81.0
+        ),
         scored_labels=("DDI-mechanism", "DDI-effect", "DDI-advise", "DDI-int"),
         negative_label="DDI-false",
         shared_data="re/DDI-2013/DDICorpus",
@@ -382,7 +412,9 @@ _TASK_LIST = (
         labels=("PIP", "TeCP", "TeRP", "TrAP", "TrCP", "TrIP", "TrNAP", "TrWP", "false"),
         metric="micro_f1",
         hparams=CLASSIFICATION_HPARAMS,
-        paper=(72.4, 74.4, 75.0, 75.2, 78.6),
+        paper=lewis_row(
+            72.4, 75.2, 75.0, 69.8, 74.4, 74.0, 74.5, 73.8, 76.2, 75.6, 78.6, 75.5, 75.0
+        ),
         scored_labels=("PIP", "TeCP", "TeRP", "TrAP", "TrCP", "TrIP", "TrNAP", "TrWP"),
         negative_label="false",
         public=False,
@@ -397,7 +429,9 @@ _TASK_LIST = (
         labels=("entailment", "neutral", "contradiction"),
         metric="accuracy",
         hparams=CLASSIFICATION_HPARAMS,
-        paper=(81.4, 82.5, 87.1, 83.3, 88.5),
+        paper=lewis_row(
+            81.4, 83.3, 85.1, 79.7, 82.5, 81.8, 84.7, 83.2, 85.7, 87.2, 88.5, 86.8, 87.1
+        ),
         public=False,
         notes="PhysioNet licence",
     ),
@@ -411,7 +445,7 @@ _TASK_LIST = (
         labels=(),
         metric="pearson",
         hparams=blurb_hparams(1e-5, 16, 30, 4),
-        paper=(),
+        paper={},
         shared_data="sts/BIOSSES",
         seeds=TEN_SEEDS,
         other_formats=LINKBERT,
@@ -426,7 +460,7 @@ _TASK_LIST = (
         labels=("yes", "no", "maybe"),
         metric="accuracy",
         hparams=blurb_hparams(3e-5, 16, 30, 29),
-        paper=(),
+        paper={},
         shared_data="qa/PubMedQA/data",
         seeds=TEN_SEEDS,
         other_formats=LINKBERT,
@@ -441,7 +475,7 @@ _TASK_LIST = (
         labels=("yes", "no"),
         metric="accuracy",
         hparams=blurb_hparams(3e-5, 16, 20, 42),
-        paper=(),
+        paper={},
         public=False,
         seeds=TEN_SEEDS,
         other_formats=LINKBERT,
@@ -456,7 +490,7 @@ _TASK_LIST = (
         labels=("O", "I-PAR", "I-INT", "I-OUT"),
         metric="pico_macro_word_f1",
         hparams=blurb_hparams(5e-5, 32, 3, 500),
-        paper=(),
+        paper={},
         scored_labels=("I-PAR", "I-INT", "I-OUT"),
         negative_label="O",
         other_formats=LINKBERT,
@@ -471,7 +505,7 @@ _TASK_LIST = (
         labels=("0", "1"),
         metric="binary_f1",
         hparams=blurb_hparams(3e-5, 16, 10, 267),
-        paper=(),
+        paper={},
         shared_data="re/GAD",
         negative_label="0",
         max_positions=128,
@@ -488,7 +522,7 @@ _TASK_LIST = (
         labels=(*CHEMPROT_RELATIONS, "false"),
         metric="micro_f1",
         hparams=blurb_hparams(3e-5, 16, 10, 1128),
-        paper=(),
+        paper={},
         scored_labels=CHEMPROT_RELATIONS,
         negative_label="false",
         other_formats=LINKBERT,
@@ -504,7 +538,7 @@ _TASK_LIST = (
         labels=HOC_HALLMARKS,
         metric="hoc_micro_f1",
         hparams=blurb_hparams(3e-5, 16, 10, 500),
-        paper=(),
+        paper={},
         other_formats=LINKBERT,
         notes="BLURB's split of all 1852 abstracts (1295/186/371): BLURB's own tsv (BLUE's format) "
         "or LinkBERT's release; micro-F1 over (abstract, hallmark)",
@@ -520,6 +554,12 @@ def get_task(name: str) -> TaskSpec:
         return TASKS[name]
     except KeyError:
         raise KeyError(f"unknown task {name!r}; known tasks: {', '.join(sorted(TASKS))}") from None
+
+
+def paper_results(model: str) -> dict[str, float]:
+    """Lewis et al.'s result per task (Tables 2 and 7) of a paper model (bio_roberta/tasks/
+    paper_models.py), registry order; {} for a model they did not run."""
+    return {name: spec.paper[model] for name, spec in TASKS.items() if model in spec.paper}
 
 
 # Summary rows of the report (docs/recipe.md): Lewis et al.'s Table 2 groups, over the tasks
