@@ -15,8 +15,8 @@ import pytest
 from bio_roberta.blurb.suite import BLURB, BLURB_DATASETS
 from bio_roberta.convert import convert_task
 from bio_roberta.tasks.registry import get_task
+from blurb_toy import write_linkbert
 from conftest import shared_data_path
-from test_blurb_layouts import write_linkbert
 from tiny_finetune import POSITIONS, TINY, tiny_vocab
 from tiny_training import pretrain_tiny_roberta
 

@@ -546,7 +546,7 @@ def test_identical_dev_and_test_files_warn_and_are_not_blurbs_split(tmp_path, vo
 def test_chemprot_ddi_hoc_convert_from_linkberts_release(tmp_path, vocab_dir):
     """Issue 21 (3): the three datasets that could not follow BLURB's protocol convert from
     LinkBERT's files, with BLURB's labels, and their manifests say how the split was checked."""
-    from test_blurb_layouts import write_linkbert
+    from blurb_toy import write_linkbert
 
     for task in ("chemprot-blurb", "ddi", "hoc-blurb"):
         folder = write_linkbert(tmp_path / "linkbert", task)

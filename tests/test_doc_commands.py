@@ -164,7 +164,7 @@ def bash(workspace: Path, command: str) -> str:
 def lay_out_downloads(workspace: Path) -> None:
     """The docs' inputs: the sample as the corpora's downloads and BioBERT's, GAD's and the DDI
     corpus' folders and LinkBERT's BLURB ChemProt with small files of their formats."""
-    from test_blurb_layouts import write_linkbert
+    from blurb_toy import write_linkbert
     from test_readers import write_ddi_corpus, write_euadr_folds
 
     downloads = workspace / "data" / "downloads"
