@@ -11,15 +11,22 @@ import pytest
 from bio_roberta.blurb.suite import (
     BLURB,
     BLURB_DATASETS,
+    BLURBS,
     BY_CONTENT,
     BY_NOTHING,
+    BY_READER,
     BY_SIZES,
+    NOT_BLURBS,
+    UNKNOWN,
     SplitCheck,
+    SplitStatus,
     check_blurb_split,
     check_split,
+    combined_status,
     identical_splits,
     split_digest,
     split_gap,
+    split_status,
 )
 from bio_roberta.readers import TaskFormatError, read_task
 from bio_roberta.tasks.registry import HOC_HALLMARKS, get_task
@@ -362,3 +369,34 @@ def test_parquet_without_pyarrow_says_what_to_install(tmp_path, monkeypatch):
     monkeypatch.setitem(__import__("sys").modules, "pyarrow.parquet", None)
     with fails(r"train\.parquet: reading Parquet needs pyarrow; install it"):
         read_task(get_task("gad-blurb"), folder)
+
+
+# ---------------------------------------------------------------- (2b) a split's status
+
+
+def test_split_status_is_blurbs_only_when_a_check_found_it():
+    """The manifest's blurb_split_check and blurb_split_checked_by as the report reads them: no
+    check possible, no manifest, or a check not recorded is unknown, never BLURB's."""
+    ncbi = BLURB["ncbi-disease"]
+    assert split_status(ncbi, None, BY_CONTENT) == SplitStatus("content hash", BLURBS, None)
+    assert split_status(ncbi, None, BY_SIZES).is_blurbs
+    assert split_status(ncbi, None, BY_READER).text == "id lists: BLURB's"
+    sizes = split_status(ncbi, "NCBI-disease: train/dev/test mentions 1/2/3, ...", BY_SIZES)
+    assert (sizes.text, sizes.reason) == ("sizes: not BLURB's", sizes.reason)
+    # none possible: unknown even if a manifest were to say null
+    for check in (None, "EBM PICO: split unchecked"):
+        status = split_status(BLURB["ebm-pico"], check, BY_NOTHING)
+        assert status.text == "none possible: unknown" and not status.is_blurbs and status.reason
+    no_manifest = split_status(ncbi)
+    assert no_manifest.text == "not recorded: unknown"
+    assert no_manifest.reason.startswith("split unchecked: no data manifest")
+    older = split_status(ncbi, None, None)
+    assert older.text == "not recorded: unknown" and "convert the dataset again" in older.reason
+    odd = split_status(ncbi, None, "by looking")
+    assert odd.text == "not recorded: unknown" and "'by looking' is no check" in odd.reason
+    # runs of one dataset on two conversions
+    passed = split_status(ncbi, None, BY_CONTENT)
+    assert combined_status([passed, passed]) == passed and combined_status([]) is None
+    assert combined_status([passed, no_manifest]).outcome == UNKNOWN
+    mixed = combined_status([passed, sizes, no_manifest])
+    assert mixed.outcome == NOT_BLURBS and mixed.checked_by == "content hash + sizes + not recorded"
