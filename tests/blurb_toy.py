@@ -199,3 +199,16 @@ def write_blurb_toy(root: Path, sizes=(6, 2, 3), leave_out: Iterable[str] = ()) 
     for task in written:
         write_linkbert(root, task, sizes)
     return written
+
+
+def toy_text(root: Path) -> str:
+    """The text of every record under root's LinkBERT folders, one line each (a corpus to learn a
+    vocabulary from that covers the toy files' words)."""
+    lines = []
+    for path in sorted(root.glob("*/*_hf/*.json")):
+        for line in path.read_text().splitlines():
+            record = json.loads(line)
+            fields = [" ".join(record.get("tokens", []))]
+            fields += [record.get(key) or "" for key in ("sentence", "sentence1", "sentence2")]
+            lines.append(" ".join(filter(None, fields)))
+    return "\n".join(lines) + "\n"

@@ -7,6 +7,7 @@ HELP = "median-over-seeds report (markdown, CSV, PNG) of a sweep's result record
 
 
 def add_arguments(parser):
+    from bio_roberta.commands.blurb_suite import add_score_any_split
     from bio_roberta.suites import LEWIS, SUITES
 
     parser.add_argument("results", help="results dir written by `bio-roberta sweep`")
@@ -26,6 +27,7 @@ def add_arguments(parser):
         help="the first N of each task's seeds were asked (default: all of them); "
         "medians over fewer are marked",
     )
+    add_score_any_split(parser)
 
 
 def run(args):
@@ -36,7 +38,9 @@ def run(args):
     if args.expected_seeds is not None and args.expected_seeds < 1:
         raise UsageError("--expected-seeds must be at least 1")
     try:
-        paths = write_report(args.results, args.out, args.expected_seeds, args.suite)
+        paths = write_report(
+            args.results, args.out, args.expected_seeds, args.suite, args.score_any_split
+        )
     except ResultRecordError as error:
         raise UsageError(str(error)) from None
     for path in paths.values():
