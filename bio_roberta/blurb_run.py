@@ -19,7 +19,10 @@ from typing import Optional
 from bio_roberta.blurb.leaderboard import leaderboard
 from bio_roberta.blurb.suite import BLURB_DATASETS
 from bio_roberta.convert import convert_task, vocab_record
-from bio_roberta.report import blurb_rows, blurb_summary, load_records, task_results, write_report
+from bio_roberta.report import write_report
+from bio_roberta.report.blurb import blurb_rows, blurb_summary
+from bio_roberta.report.seed_results import task_results
+from bio_roberta.results import load_records
 from bio_roberta.suites import BLURB
 from bio_roberta.tasks.registry import get_task
 from bio_roberta_core.provenance import atomic_write_json, sha256_file

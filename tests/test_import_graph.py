@@ -1,7 +1,7 @@
 """The packages import one way: bio_roberta_core imports none of ours, preprocess and user_dir
 import it and not each other, bio_roberta is on top; inside it, the task declarations, their
-readers, BLURB's suite (tasks/ never imports blurb/); no two modules import each other
-(scripts/import_graph.py prints the graph)."""
+readers, BLURB's suite, the report (tasks/ never imports blurb/, blurb/ never the report); no two
+modules import each other (scripts/import_graph.py prints the graph)."""
 
 import importlib.util
 
@@ -44,7 +44,8 @@ def test_the_checks_find_what_they_forbid_anywhere_in_a_module(tmp_path):
         "bio_roberta/tasks/registry.py": "from preprocess.vocab import read_vocab_dir\n",
         "bio_roberta/tasks/convert.py": "def check():\n    from bio_roberta.blurb import suite\n",
         "bio_roberta/blurb/suite.py": "from bio_roberta.readers.source_files import TaskData\n",
-        "bio_roberta/report.py": "from bio_roberta.blurb.suite import BLURB\n",
+        "bio_roberta/report/blurb.py": "from bio_roberta.blurb.suite import BLURB\n",
+        "bio_roberta/blurb/leaderboard.py": "from bio_roberta.report.blurb import blurb_rows\n",
     }.items():
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text(source)
@@ -59,10 +60,13 @@ def test_the_checks_find_what_they_forbid_anywhere_in_a_module(tmp_path):
     layers = import_graph.SUBPACKAGE_LAYERS
     inner = import_graph.package_edges(tmp_path, layers)
     assert import_graph.layering_violations(inner, layers) == [
-        ("bio_roberta.tasks", "bio_roberta.blurb")
+        ("bio_roberta.blurb", "bio_roberta.report"),
+        ("bio_roberta.tasks", "bio_roberta.blurb"),
     ]
     assert sorted(inner) == [
         ("bio_roberta.blurb", "bio_roberta.readers"),
+        ("bio_roberta.blurb", "bio_roberta.report"),
+        ("bio_roberta.report", "bio_roberta.blurb"),
         ("bio_roberta.tasks", "bio_roberta.blurb"),
     ]
     assert import_graph.module_cycles(tmp_path) == [["preprocess.a", "preprocess.b"]]

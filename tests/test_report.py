@@ -14,21 +14,17 @@ from pathlib import Path
 import pytest
 
 from bio_roberta.blurb.suite import BLURB_DATASETS, TABLE6_BLURB_SCORES, TABLE6_COLUMNS
-from bio_roberta.report import (
-    ReportError,
-    blurb_rows,
-    blurb_summary,
-    load_records,
-    summary_rows,
-    task_results,
-    write_report,
-)
+from bio_roberta.report import ReportError, write_report
+from bio_roberta.report.blurb import blurb_rows, blurb_summary
+from bio_roberta.report.lewis import summary_rows
+from bio_roberta.report.seed_results import task_results
 from bio_roberta.results import (
     EVALUATION,
     MODEL_SELECTION,
     RESULT_SCHEMA,
     SINGLE,
     ResultRecordError,
+    load_records,
     run_dir,
 )
 from bio_roberta.tasks.registry import TASKS, TEN_SEEDS, get_task
@@ -102,13 +98,13 @@ def test_medians_spread_folds_and_summary_rows(results):
     assert by_task["gad"].seed_scores == {10: 0.80} and by_task["gad"].short_folds == {
         10: "3/9 folds"
     }
-    rows = {row["task"]: row for row in summary_rows(by_task)}
-    assert rows["Seq. Lab."]["tasks"] == "1/11" and rows["Seq. Lab."]["median"] == 0.85
-    assert rows["Classif."]["tasks"] == "2/7"
-    assert rows["Classif."]["median"] == pytest.approx(statistics.mean([0.65, 0.80]))
-    assert rows["Classif."]["Lewis et al. base"] == pytest.approx((75.4 + 82.2) / 2)
-    assert rows["Clinical"]["tasks"] == "0/5" and rows["Clinical"]["median"] is None
-    assert rows["All"]["tasks"] == "3/18"
+    rows = {row.task: row for row in summary_rows(by_task)}
+    assert rows["Seq. Lab."].tasks == "1/11" and rows["Seq. Lab."].median == 0.85
+    assert rows["Classif."].tasks == "2/7"
+    assert rows["Classif."].median == pytest.approx(statistics.mean([0.65, 0.80]))
+    assert rows["Classif."].paper["Lewis et al. base"] == pytest.approx((75.4 + 82.2) / 2)
+    assert rows["Clinical"].tasks == "0/5" and rows["Clinical"].median is None
+    assert rows["All"].tasks == "3/18"
 
 
 def test_report_files(results, tmp_path, without_parse_dependencies):
@@ -150,7 +146,8 @@ def test_the_report_names_our_model_and_the_papers_apart(results, tmp_path):
 
 
 def test_scores_png_shows_every_seed_in_one_panel_per_metric(tmp_path):
-    from bio_roberta.report import lewis_panels, lewis_results, scores_figure
+    from bio_roberta.report.lewis import lewis_results
+    from bio_roberta.report.scores_figure import lewis_panels, scores_figure
 
     root = tmp_path / "results"
     for seed, score in {10: 0.80, 42: 0.80, 1234: 0.90}.items():
@@ -180,6 +177,40 @@ def test_scores_png_shows_every_seed_in_one_panel_per_metric(tmp_path):
         "distilled/checkpoint_last.pt: median",
         "Lewis et al. base (Table 2)",
     ]
+
+
+def test_csv_columns_are_the_row_fields_so_a_field_is_a_column():
+    """A CSV's columns are its row classes' fields, each once, then the reference columns; a
+    fraction field is written x100, any float to 0.01, a field a row lacks left empty."""
+    from bio_roberta.report.blurb import BlurbDatasetRow, BlurbScoreRow, BlurbTypeAverageRow
+    from bio_roberta.report.csv_table import csv_columns, csv_text, fraction_column
+    from bio_roberta.report.csv_table import reference_columns as references
+    from bio_roberta.report.lewis import LewisSummaryRow, LewisTaskRow
+
+    @dataclasses.dataclass(frozen=True, kw_only=True)
+    class Row:
+        name: str
+        median: float = fraction_column()
+        paper: dict = references(("A", "B"))
+
+    @dataclasses.dataclass(frozen=True, kw_only=True)
+    class Total:
+        name: str
+        tasks: str
+        paper: dict = references(("B", "C"))
+
+    rows = [Row(name="x", median=0.8512, paper={"A": 1.0, "B": None})]
+    rows.append(Total(name="all", tasks="1/2", paper={"B": 2.3456, "C": 3.0}))
+    assert csv_text([Row, Total], rows) == (
+        "name,median,tasks,A,B,C\r\nx,85.12,,1.0,,\r\nall,,1/2,,2.35,3.0\r\n"
+    )
+    assert ",".join(csv_columns([LewisTaskRow, LewisSummaryRow])) == (
+        "task,domain,metric,median,min,max,seeds,short,note,tasks,RoBERTa-base,BioBERT,"
+        "Lewis et al. base,RoBERTa-large,Lewis et al. large"
+    )
+    assert ",".join(csv_columns([BlurbDatasetRow, BlurbTypeAverageRow, BlurbScoreRow])) == (
+        "dataset,task,type,metric,median,min,max,mean,seeds,short,reason,note,PubMedBERT,BioBERT"
+    )
 
 
 def test_report_errors(tmp_path):
@@ -254,28 +285,26 @@ def blurb_results(tmp_path, monkeypatch):
 
 def test_blurb_rows_reasons_and_partial_score(blurb_results):
     records = load_records(blurb_results)
-    rows = {row["task"]: row for row in blurb_rows(records, task_results(records), None)}
-    assert [row["dataset"] for row in rows.values()] == [d.display for d in BLURB_DATASETS]
+    rows = {row.task: row for row in blurb_rows(records, task_results(records), None)}
+    assert [row.dataset for row in rows.values()] == [d.display for d in BLURB_DATASETS]
     ncbi = rows["ncbi-disease"]
-    assert (ncbi["median"], ncbi["min"], ncbi["max"], ncbi["seeds"]) == (0.85, 0.70, 0.95, "5/5")
-    assert ncbi["mean"] == pytest.approx(statistics.fmean(NCBI.values())) and not ncbi["short"]
-    assert rows["bc5cdr-chem"]["seeds"] == "3/5" and rows["bc5cdr-chem"]["short"]
-    assert rows["biosses"]["seeds"] == "10/10" and rows["biosses"]["median"] == pytest.approx(0.855)
-    assert rows["gad-blurb"]["mean"] == pytest.approx(0.82) and rows["gad-blurb"]["reason"] is None
-    assert rows["pubmedqa"]["reason"] is None and rows["pubmedqa"]["mean"] == pytest.approx(0.56)
-    assert rows["chemprot-blurb"]["reason"].startswith(
-        "scored by macro_f1 here, by micro_f1 in BLURB"
-    )
-    assert rows["ddi"]["reason"].startswith("split unchecked: no data manifest")
-    assert rows["hoc-blurb"]["reason"] == "HoC: train/dev/test abstracts 1/2/3"
-    assert rows["bioasq"]["reason"].startswith("split unchecked: no data manifest")
+    assert (ncbi.median, ncbi.min, ncbi.max, str(ncbi.seeds)) == (0.85, 0.70, 0.95, "5/5")
+    assert ncbi.mean == pytest.approx(statistics.fmean(NCBI.values())) and not ncbi.short
+    assert str(rows["bc5cdr-chem"].seeds) == "3/5" and rows["bc5cdr-chem"].short
+    assert str(rows["biosses"].seeds) == "10/10" and rows["biosses"].median == pytest.approx(0.855)
+    assert rows["gad-blurb"].mean == pytest.approx(0.82) and rows["gad-blurb"].reason is None
+    assert rows["pubmedqa"].reason is None and rows["pubmedqa"].mean == pytest.approx(0.56)
+    assert rows["chemprot-blurb"].reason.startswith("scored by macro_f1 here, by micro_f1 in BLURB")
+    assert rows["ddi"].reason.startswith("split unchecked: no data manifest")
+    assert rows["hoc-blurb"].reason == "HoC: train/dev/test abstracts 1/2/3"
+    assert rows["bioasq"].reason.startswith("split unchecked: no data manifest")
     for task in ("chemprot-blurb", "ddi", "hoc-blurb", "bioasq"):
-        assert rows[task]["median"] is None and rows[task]["mean"] is None
-    assert rows["jnlpba"]["seeds"] == "0/5" and rows["jnlpba"]["reason"] is None
+        assert rows[task].median is None and rows[task].mean is None
+    assert str(rows["jnlpba"].seeds) == "0/5" and rows["jnlpba"].reason is None
 
-    ours = blurb_summary(list(rows.values()))["ours"]
-    scored = {t: 100 * rows[t]["mean"] for t in ("ncbi-disease", "bc5cdr-chem", "gad-blurb")}
-    scored |= {t: 100 * rows[t]["mean"] for t in ("biosses", "pubmedqa")}
+    ours = blurb_summary(list(rows.values())).ours
+    scored = {t: 100 * rows[t].mean for t in ("ncbi-disease", "bc5cdr-chem", "gad-blurb")}
+    scored |= {t: 100 * rows[t].mean for t in ("biosses", "pubmedqa")}
     ner = (scored["ncbi-disease"] + scored["bc5cdr-chem"]) / 2
     by_hand = (ner + scored["gad-blurb"] + scored["biosses"] + scored["pubmedqa"]) / 4
     assert ours.score == pytest.approx(by_hand) and ours.partial
@@ -373,11 +402,9 @@ def test_unreadable_or_changed_manifests(blurb_results, tmp_path):
     write(blurb_results, "pubmedqa", 10, 0.5, metric="accuracy", manifest=manifest)
     manifest.write_text(json.dumps({"blurb_split_check": None, "changed": True}))
     records = load_records(blurb_results)
-    row = next(
-        r for r in blurb_rows(records, task_results(records), None) if r["task"] == "pubmedqa"
-    )
-    assert "gone or changed since the run: split unchecked" in row["note"]
-    assert row["reason"].startswith("split unchecked")  # unknown, never BLURB's (issue 21)
+    row = next(r for r in blurb_rows(records, task_results(records), None) if r.task == "pubmedqa")
+    assert "gone or changed since the run: split unchecked" in row.note
+    assert row.reason.startswith("split unchecked")  # unknown, never BLURB's (issue 21)
 
 
 def test_report_dir_is_replaced_whole_and_an_out_file_is_refused(results, tmp_path):

@@ -263,12 +263,14 @@ def test_cross_validation_fold_one_sets_the_updates_of_the_other_folds(
         )  # the selection fold's schedule: 2 epochs x 3 updates
         assert "--patience" not in args and record["checkpoint_selection"].startswith("last after")
 
-    from bio_roberta import report
+    from bio_roberta.report.seed_results import task_results
+    from bio_roberta.results import load_records
+    from bio_roberta.tasks.registry import TASKS
 
     results = tmp_path / "results"
-    assert report.task_results(report.load_records(results))["gad"].short_folds == {3: "2/9 folds"}
-    monkeypatch.setitem(report.TASKS, "gad", three_folds)
-    gad = report.task_results(report.load_records(results))["gad"]
+    assert task_results(load_records(results))["gad"].short_folds == {3: "2/9 folds"}
+    monkeypatch.setitem(TASKS, "gad", three_folds)
+    gad = task_results(load_records(results))["gad"]
     assert gad.seed_scores == {3: (evaluation[0]["test_score"] + evaluation[1]["test_score"]) / 2}
     assert gad.short_folds == {}
 

@@ -4,25 +4,23 @@ over runs as Table 6), each task type's average and the BLURB score, keyed by th
 leaderboard and Table 6 print. A dataset without a score says why (no runs, or the reason its runs
 are not BLURB's); a partial score names the missing datasets.
 
-Built from the report's BLURB rows (bio_roberta.report.blurb_rows / blurb_summary), so the
-leaderboard and Table 6's layout never disagree.
+Built from the report's BLURB rows (bio_roberta.report.blurb: blurb_rows / blurb_summary), so
+the leaderboard and Table 6's layout never disagree.
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from bio_roberta.blurb.suite import BLURB, TASK_TYPES
 
 LEADERBOARD_SCHEMA = "bio-roberta/blurb-leaderboard/1"
 
 
-def leaderboard(
-    rows: list[dict[str, Any]], summary: Optional[dict[str, Any]], model: str
-) -> dict[str, Any]:
-    """The leaderboard record of one model's BLURB rows (one per dataset, Table 6's order) and
-    their summary (None: no dataset scored)."""
-    score = summary["ours"] if summary else None
+def leaderboard(rows: list, summary, model: str) -> dict[str, Any]:
+    """The leaderboard record of one model's BLURB rows (BlurbDatasetRow, one per dataset, Table
+    6's order) and their BlurbSummary (None: no dataset scored)."""
+    score = summary.ours if summary else None
     return {
         "schema": LEADERBOARD_SCHEMA,
         "model": model,
@@ -36,14 +34,14 @@ def leaderboard(
             for task_type in TASK_TYPES
         },
         "datasets": {
-            row["dataset"]: {
-                "task": row["task"],
-                "type": row["type"],
-                "metric": row["metric"],
-                "score": round(100 * row["mean"], 2) if row["mean"] is not None else None,
-                "runs": row["done"],
-                "seeds": row["seeds"],
-                "why_no_score": None if row["mean"] is not None else (row["reason"] or "no runs"),
+            row.dataset: {
+                "task": row.task,
+                "type": row.type,
+                "metric": row.metric,
+                "score": round(100 * row.mean, 2) if row.mean is not None else None,
+                "runs": row.seeds.done,
+                "seeds": str(row.seeds),
+                "why_no_score": None if row.mean is not None else (row.reason or "no runs"),
             }
             for row in rows
         },

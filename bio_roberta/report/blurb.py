@@ -1,0 +1,155 @@
+"""BLURB's suite (Gu et al. 2021, Table 6): per dataset, in Table 6's order, the median over seeds
+with its spread beside Table 6's PubMedBERT and BioBERT, and the mean over runs that is the
+dataset's result in the BLURB score (bio_roberta.blurb.score); then each task type's average and
+the score. A dataset whose runs do not follow BLURB's split or metric (split_checks) gives the
+reason instead of a score and is left out of the score, which is then marked partial.
+
+The three row classes share blurb.csv: a dataset row's fields are its columns (csv_table), and a
+type-average or score row fills those of them it has; a column is added by adding a field."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from bio_roberta.blurb.score import BlurbScore, blurb_score, mean_over_runs, table6_results
+from bio_roberta.blurb.suite import BLURB_DATASETS, TABLE6_BLURB_SCORES, TABLE6_COLUMNS
+from bio_roberta.report.csv_table import fraction_column, reference_columns
+from bio_roberta.report.seed_results import SeedCount, TaskResult, seed_count
+from bio_roberta.report.split_checks import blurb_gap
+from bio_roberta.results import ResultRecord
+
+NO_SCORE = "none: no dataset has a BLURB result"
+
+
+@dataclass(frozen=True, kw_only=True)
+class BlurbDatasetRow:
+    """One dataset: ours (fractions; None when not scored) beside Table 6 (x100)."""
+
+    dataset: str  # Table 6's name
+    task: str  # the registry task
+    type: str  # BLURB's task type
+    metric: str  # BLURB's metric
+    median: Optional[float] = fraction_column()
+    min: Optional[float] = fraction_column()
+    max: Optional[float] = fraction_column()
+    mean: Optional[float] = fraction_column()  # over runs: the dataset's result in the score
+    seeds: SeedCount
+    short: bool  # fewer seeds (or folds) than asked
+    reason: Optional[str]  # why the runs are not BLURB's (then no score), or None
+    note: str  # data manifests that could not be checked
+    table6: dict[str, float] = reference_columns(TABLE6_COLUMNS)
+
+
+@dataclass(frozen=True, kw_only=True)
+class BlurbTypeAverageRow:
+    """One task type's average over our datasets with a result, and Table 6's over the same
+    datasets (all x100)."""
+
+    dataset: str  # the task type
+    type: str = "type average"
+    mean: float
+    table6: dict[str, float] = reference_columns(TABLE6_COLUMNS)
+
+
+@dataclass(frozen=True, kw_only=True)
+class BlurbScoreRow:
+    """Our BLURB score (x100; None: no dataset has a result) and Table 6's printed ones; note:
+    what a partial score misses, or why there is none."""
+
+    dataset: str = "BLURB score"
+    mean: Optional[float]
+    note: str
+    table6: dict[str, float] = reference_columns(TABLE6_COLUMNS)
+
+
+@dataclass(frozen=True)
+class BlurbSummary:
+    """The BLURB score of the datasets with a result (x100, Table 6's unit), and Table 6's columns'
+    scores over the same datasets."""
+
+    ours: BlurbScore
+    table6_same_datasets: dict[str, BlurbScore]
+
+
+def blurb_rows(
+    records: list[ResultRecord],
+    results: dict[str, TaskResult],
+    expected_seeds: Optional[int],
+) -> list[BlurbDatasetRow]:
+    """One row per BLURB dataset, Table 6's order: ours, or the reason the runs are not BLURB's."""
+    rows = []
+    for dataset in BLURB_DATASETS:
+        runs = [r for r in records if r.task == dataset.task and r.is_scored]
+        reason, note = blurb_gap(dataset, runs)
+        result = results.get(dataset.task)
+        scores = list(result.seed_scores.values()) if result else []
+        seeds = seed_count(dataset.task, result, expected_seeds)
+        scored = bool(scores) and reason is None
+        rows.append(
+            BlurbDatasetRow(
+                dataset=dataset.display,
+                task=dataset.task,
+                type=dataset.task_type,
+                metric=dataset.metric,
+                median=result.median if scored else None,
+                min=min(scores) if scored else None,
+                max=max(scores) if scored else None,
+                mean=mean_over_runs(scores) if scored else None,
+                seeds=seeds,
+                short=seeds.short,
+                reason=reason,
+                note=note,
+                table6=dict(zip(TABLE6_COLUMNS, dataset.table6)),
+            )
+        )
+    return rows
+
+
+def blurb_summary(rows: list[BlurbDatasetRow]) -> Optional[BlurbSummary]:
+    """The BLURB score of the rows with a result, with Table 6's columns over the same datasets;
+    None when no dataset has one."""
+    ours = {row.task: 100 * row.mean for row in rows if row.mean is not None}
+    if not ours:
+        return None
+    same = {
+        column: blurb_score({t: v for t, v in table6_results(column).items() if t in ours})
+        for column in TABLE6_COLUMNS
+    }
+    return BlurbSummary(blurb_score(ours), same)
+
+
+def type_average_rows(summary: Optional[BlurbSummary]) -> list[BlurbTypeAverageRow]:
+    """The task types with a result, BLURB's order."""
+    if summary is None:
+        return []
+    return [
+        BlurbTypeAverageRow(
+            dataset=task_type,
+            mean=average,
+            table6={
+                column: summary.table6_same_datasets[column].type_averages[task_type]
+                for column in TABLE6_COLUMNS
+            },
+        )
+        for task_type, average in summary.ours.type_averages.items()
+    ]
+
+
+def missing_text(score: BlurbScore) -> str:
+    """What a partial BLURB score misses, by Table 6's names."""
+    displays = {d.task: d.display for d in BLURB_DATASETS}
+    return (
+        f"partial: {len(BLURB_DATASETS) - len(score.missing)}/{len(BLURB_DATASETS)} datasets, "
+        f"missing {', '.join(displays[t] for t in score.missing)}; not comparable with Table 6"
+    )
+
+
+def score_row(summary: Optional[BlurbSummary]) -> BlurbScoreRow:
+    """Our BLURB score beside Table 6's printed ones."""
+    printed = dict(TABLE6_BLURB_SCORES)
+    if summary is None:
+        return BlurbScoreRow(mean=None, note=NO_SCORE, table6=printed)
+    ours = summary.ours
+    note = missing_text(ours) if ours.partial else ""
+    return BlurbScoreRow(mean=ours.score, note=note, table6=printed)

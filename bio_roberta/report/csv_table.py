@@ -1,0 +1,76 @@
+"""report.csv and blurb.csv from the rows' dataclasses: a row class's fields are the CSV's columns,
+so a column is added by adding a field, with no column list kept beside the rows.
+
+A CSV's columns are the fields of its row classes in order, each name once (a summary row fills
+the columns it shares with a task row and may add its own), then the reference columns: a field
+declared with reference_columns holds a paper's numbers by column name, printed last as the
+paper's columns beside ours. Scores are written x100 to 0.01: a field declared with
+fraction_column holds a fraction (test scores are kept as fractions), any other float is x100
+already."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+from typing import Any, Iterable
+
+FRACTION = "fraction"
+REFERENCE_COLUMNS = "reference_columns"
+
+
+def fraction_column() -> Any:
+    """A field holding a fraction (or None): its column shows it x100."""
+    return dataclasses.field(metadata={FRACTION: True})
+
+
+def reference_columns(columns: Iterable[str]) -> Any:
+    """A field holding {column: value or None} over these columns, one CSV column each."""
+    return dataclasses.field(metadata={REFERENCE_COLUMNS: tuple(columns)})
+
+
+def csv_columns(row_classes: Iterable[type]) -> list[str]:
+    """The columns of a CSV of rows of these classes: their own fields, then the reference
+    columns, each in order of first appearance."""
+    own: list[str] = []
+    references: list[str] = []
+    for row_class in row_classes:
+        for column in dataclasses.fields(row_class):
+            if REFERENCE_COLUMNS in column.metadata:
+                references += [c for c in column.metadata[REFERENCE_COLUMNS] if c not in references]
+            elif column.name not in own:
+                own.append(column.name)
+    return own + references
+
+
+def x100_cell(value: Any, fraction: bool) -> Any:
+    """A score x100 to 0.01 (fraction: value is a fraction; any other float is x100 already);
+    anything else as it is."""
+    if fraction and value is not None:
+        return round(100 * value, 2)
+    return round(value, 2) if isinstance(value, float) else value
+
+
+def row_cells(row: Any) -> dict[str, Any]:
+    """A row's cells by column (None: an empty cell)."""
+    cells = {}
+    for column in dataclasses.fields(row):
+        value = getattr(row, column.name)
+        if REFERENCE_COLUMNS in column.metadata:
+            cells.update({name: x100_cell(value[name], False) for name in value})
+        else:
+            cells[column.name] = x100_cell(value, FRACTION in column.metadata)
+    return cells
+
+
+def csv_text(row_classes: list[type], rows: list[Any]) -> str:
+    """The rows (instances of row_classes) as CSV, a header of their columns first; a row leaves
+    the columns of fields it does not have empty."""
+    columns = csv_columns(row_classes)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(columns)
+    for row in rows:
+        cells = row_cells(row)
+        writer.writerow([cells.get(column) for column in columns])
+    return buffer.getvalue()

@@ -1,0 +1,186 @@
+"""report.md: the suites' tables (Lewis et al.'s Table 2 layout, BLURB's Table 6 layout), then the
+failed and unfinished runs, the training-curves section and the provenance of the records. Test
+scores are printed x100 as each paper prints them: Table 2 with one decimal, Table 6 with two;
+`*` marks a median over fewer seeds (or folds) than asked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+from bio_roberta.blurb.suite import TABLE6_COLUMNS
+from bio_roberta.report.blurb import BlurbDatasetRow, BlurbSummary, score_row, type_average_rows
+from bio_roberta.report.lewis import LewisSummaryRow, LewisTaskRow
+from bio_roberta.results import FAILED, STARTED, ResultRecord, unfinished_text
+from bio_roberta.tasks.registry import PAPER_COLUMNS
+
+SHORT = "*"
+
+
+def percent(value: Optional[float]) -> str:
+    """A fraction x100 with Table 2's one decimal."""
+    return "" if value is None else f"{100 * value:.1f}"
+
+
+def hundredths(value: Optional[float]) -> str:
+    """A fraction x100 with Table 6's two decimals."""
+    return "" if value is None else f"{100 * value:.2f}"
+
+
+def reference_cells(values: dict[str, Optional[float]], digits: int) -> str:
+    """A paper's columns (already x100), empty where it has no number."""
+    return " | ".join("" if v is None else f"{v:.{digits}f}" for v in values.values())
+
+
+def lewis_lines(rows: list[LewisTaskRow], summaries: list[LewisSummaryRow], ours: str) -> list[str]:
+    asked = ", ".join(map(str, sorted({row.seeds.asked for row in rows}))) or "-"
+    paper = " | ".join(PAPER_COLUMNS)
+    lines = [
+        (
+            f"Test scores x100 of {ours} (the checkpoint these runs fine-tuned), median over "
+            f"seeds (asked: {asked}); spread = min-max over seeds. `{SHORT}` marks a median over "
+            "fewer seeds (or folds) than asked. The other columns are Lewis et al. (2020) Table 2, "
+            "their own models named Lewis et al. base and large."
+        ),
+        "",
+        f"| Task | Metric | {ours} (median) | min-max | seeds | {paper} |",
+        "|---|---|---|---|---|" + "---|" * len(PAPER_COLUMNS),
+    ]
+    for row in rows:
+        mark = SHORT if row.short else ""
+        note = f" ({row.note})" if row.note else ""
+        lines.append(
+            f"| {row.task} | {row.metric} | {percent(row.median)}{mark} | "
+            f"{percent(row.min)}-{percent(row.max)} | {row.seeds}{note} | "
+            f"{reference_cells(row.paper, 1)} |"
+        )
+    lines += [
+        "",
+        (
+            "Summary rows: mean of the task medians over the tasks present (paper "
+            "columns over the same tasks)."
+        ),
+        "",
+        f"| Group | tasks present | {ours} | {paper} |",
+        "|---|---|---|" + "---|" * len(PAPER_COLUMNS),
+    ]
+    for row in summaries:
+        lines.append(
+            f"| {row.task} | {row.tasks} | {percent(row.median)} | "
+            f"{reference_cells(row.paper, 1)} |"
+        )
+    return lines
+
+
+def blurb_lines(
+    rows: list[BlurbDatasetRow], summary: Optional[BlurbSummary], ours: str
+) -> list[str]:
+    table6 = " | ".join(TABLE6_COLUMNS)
+    lines = [
+        "## BLURB (Gu et al. 2021)",
+        "",
+        (
+            f"Test scores x100 per dataset, Table 6's names and order: {ours} the median over "
+            "seeds with its min-max spread and the seeds done/asked "
+            f"(`{SHORT}`: fewer than asked); mean = the mean over runs, the dataset's result in "
+            "the BLURB score (Table 6 averages runs). PubMedBERT and BioBERT: Table 6. A dataset "
+            "whose split or metric is not BLURB's gives the reason instead of a score and is left "
+            "out of the BLURB score."
+        ),
+        "",
+        f"| Dataset | Type | Metric | {ours} (median) | min-max | seeds | mean | {table6} |",
+        "|---|---|---|---|---|---|---|" + "---|" * len(TABLE6_COLUMNS),
+    ]
+    for row in rows:
+        if row.median is not None:
+            ours = hundredths(row.median) + (SHORT if row.short else "")
+            spread = f"{hundredths(row.min)}-{hundredths(row.max)}"
+        else:
+            not_blurbs = f"not BLURB's: {row.reason}".replace("|", "/") if row.reason else ""
+            ours, spread = (
+                "; ".join(filter(None, ["" if row.seeds.done else "no runs", not_blurbs])),
+                "",
+            )
+        note = f" ({row.note})" if row.note else ""
+        lines.append(
+            f"| {row.dataset} | {row.type} | {row.metric} | {ours} | {spread} | "
+            f"{row.seeds}{note} | {hundredths(row.mean)} | {reference_cells(row.table6, 2)} |"
+        )
+    lines += [
+        "",
+        (
+            "BLURB score: the macro average over the six task types of the average result within "
+            "each type (Table 6's caption). Type rows: Table 6's columns over the datasets we have."
+        ),
+        "",
+        f"| | {ours} | {table6} |",
+        "|---|---|" + "---|" * len(TABLE6_COLUMNS),
+    ]
+    for row in type_average_rows(summary):
+        lines.append(f"| {row.dataset} | {row.mean:.2f} | {reference_cells(row.table6, 2)} |")
+    score = score_row(summary)
+    if score.mean is None:
+        ours_score = score.note
+    else:
+        ours_score = f"{score.mean:.2f}" + (f" ({score.note})" if score.note else "")
+    lines.append(f"| {score.dataset} | {ours_score} | {reference_cells(score.table6, 2)} |")
+    if summary is not None and summary.ours.partial:
+        same = summary.table6_same_datasets
+        columns = " | ".join(f"{same[c].score:.2f}" for c in TABLE6_COLUMNS)
+        lines.append(f"| Table 6 over the same datasets | | {columns} |")
+    return lines
+
+
+def failure_lines(records: list[ResultRecord]) -> list[str]:
+    """The runs that failed, with the first line of their error and their log."""
+    failures = [r for r in records if r.status == FAILED]
+    lines = [f"## Failed runs ({len(failures)})", ""]
+    for record in failures:
+        error = record.error.splitlines()[0] if record.error else "(no error text)"
+        lines.append(f"- {record.run_name}: {error} (log: {record.log})")
+    if not failures:
+        lines.append("none")
+    return lines
+
+
+def unfinished_lines(records: list[ResultRecord]) -> list[str]:
+    """The runs whose record says they started and nothing more (results.STARTED); none: no
+    lines."""
+    unfinished = [r for r in records if r.status == STARTED]
+    if not unfinished:
+        return []
+    lines = [f"## Unfinished runs ({len(unfinished)})", ""]
+    for record in unfinished:
+        lines.append(f"- {record.run_name}: {unfinished_text(record.timings, record.log)}")
+    return lines
+
+
+def provenance_lines(records: list[ResultRecord]) -> list[str]:
+    pretrained = sorted({r.pretrained["sha256"] for r in records if r.pretrained})
+    revisions = sorted({str(r.git_revision) for r in records})
+    return [
+        "## Provenance",
+        "",
+        f"- result records: {len(records)}",
+        f"- pretrained checkpoint sha256: {', '.join(pretrained)}",
+        f"- git revisions: {', '.join(revisions)}",
+        "",
+    ]
+
+
+def markdown(
+    sections: list[list[str]], results_dir: Path, records: list[ResultRecord], curves: list[str]
+) -> str:
+    """The title, then the suite sections, failed runs, training curves and provenance, a blank
+    line between."""
+    lines = [f"# Fine-tuning report: {results_dir}"]
+    unfinished = unfinished_lines(records)
+    tail = [
+        failure_lines(records),
+        *([unfinished] if unfinished else []),
+        curves,
+        provenance_lines(records),
+    ]
+    for section in [*sections, *tail]:
+        lines += ["", *section]
+    return "\n".join(lines)
