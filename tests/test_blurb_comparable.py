@@ -54,7 +54,7 @@ def work(tmp_path):
             "blurb_split_check": "HoC: train/dev/test abstracts 6/2/3, BLURB's split has ...",
             "blurb_split_checked_by": BY_SIZES,
         },
-        "bioasq": {"blurb_split_check": None},
+        "bioasq": {"blurb_split_check": None, "blurb_split_checked_by": None},
     }
     metrics = {"ncbi-disease": "entity_f1", "ebm-pico": "pico_macro_word_f1", "ddi": "micro_f1"}
     metrics.update({"gad-blurb": "binary_f1", "hoc-blurb": "hoc_micro_f1", "bioasq": "accuracy"})

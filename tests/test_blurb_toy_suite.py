@@ -102,7 +102,9 @@ def test_two_datasets_missing_give_a_partial_score_naming_exactly_them(toy_runs)
     assert len(results) == 11
     assert board["task_types"]["Sentence Similarity"] is None
     assert sum(v is not None for v in board["task_types"].values()) == 5
-    scored = {name: entry for name, entry in board["datasets"].items() if entry["score"] is not None}
+    scored = {
+        name: entry for name, entry in board["datasets"].items() if entry["score"] is not None
+    }
     assert len(scored) == 11 and not set(missing) & set(scored)
     assert not board["comparable"] and board["score_any_split"]
     assert (

@@ -91,8 +91,10 @@ NOT_RUN = [
     ("bio-roberta sweep", "tens to hundreds of runs; tests/test_sweep.py runs two tiny tasks"),
     (
         "bio-roberta blurb-suite",
-        "tens of runs; tests/test_blurb_suite_command.py runs it on three datasets, one seed, "
-        "tests/test_blurb_toy_suite.py on toy files of all 13 with --score-any-split",
+        (
+            "tens of runs; tests/test_blurb_suite_command.py runs it on three datasets, one seed, "
+            "tests/test_blurb_toy_suite.py on toy files of all 13 with --score-any-split"
+        ),
     ),
     ("scripts/finetune_sweep.sh", "a SLURM cluster"),
     (".venv/bin/python scripts/benchmark_", "minutes, or a GPU; tests/test_benchmark_train.py"),

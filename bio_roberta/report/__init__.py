@@ -75,10 +75,13 @@ def write_report(
     out_dir: str | os.PathLike,
     expected_seeds: Optional[int] = None,
     suite: str = LEWIS,
+    score_any_split: bool = False,
 ) -> dict[str, Path]:
     """report.md, and report.csv (Lewis) and/or blurb.csv (BLURB), and scores.png of the records
     under results_dir for a suite (bio_roberta.suites.SUITES); returns their paths.
-    expected_seeds: the first N of each task's seeds were asked (None: all of them)."""
+    expected_seeds: the first N of each task's seeds were asked (None: all of them).
+    score_any_split: score BLURB datasets whose split is not BLURB's or unchecked (the score is
+    then marked not comparable with Table 6, naming them)."""
     if suite not in SUITES:
         raise ReportError(f"unknown suite {suite!r}; known: {', '.join(SUITES)}")
     records = load_records(results_dir)
@@ -94,9 +97,9 @@ def write_report(
         panels += lewis_panels(lewis)
         texts["csv"] = csv_text([LewisTaskRow, LewisSummaryRow], [*rows, *summaries])
     if suite in (BLURB, BOTH):
-        datasets = blurb_rows(records, results, expected_seeds)
+        datasets = blurb_rows(records, results, expected_seeds, score_any_split)
         summary = blurb_summary(datasets)
-        sections.append(blurb_lines(datasets, summary, ours))
+        sections.append(blurb_lines(datasets, summary, ours, score_any_split))
         panels += blurb_panels(datasets, results)
         title.append(blurb_score_line(ours, summary))
         texts["blurb_csv"] = csv_text(

@@ -9,7 +9,13 @@ from pathlib import Path
 from typing import Optional
 
 from bio_roberta.blurb.suite import TABLE6_COLUMNS
-from bio_roberta.report.blurb import BlurbDatasetRow, BlurbSummary, score_row, type_average_rows
+from bio_roberta.report.blurb import (
+    NOT_COMPARABLE,
+    BlurbDatasetRow,
+    BlurbSummary,
+    score_row,
+    type_average_rows,
+)
 from bio_roberta.report.lewis import LewisSummaryRow, LewisTaskRow
 from bio_roberta.results import FAILED, STARTED, ResultRecord, unfinished_text
 from bio_roberta.tasks.registry import PAPER_COLUMNS
@@ -73,7 +79,10 @@ def lewis_lines(rows: list[LewisTaskRow], summaries: list[LewisSummaryRow], ours
 
 
 def blurb_lines(
-    rows: list[BlurbDatasetRow], summary: Optional[BlurbSummary], ours: str
+    rows: list[BlurbDatasetRow],
+    summary: Optional[BlurbSummary],
+    ours: str,
+    score_any_split: bool = False,
 ) -> list[str]:
     table6 = " | ".join(TABLE6_COLUMNS)
     lines = [
@@ -83,28 +92,41 @@ def blurb_lines(
             f"Test scores x100 per dataset, Table 6's names and order: {ours} the median over "
             "seeds with its min-max spread and the seeds done/asked "
             f"(`{SHORT}`: fewer than asked); mean = the mean over runs, the dataset's result in "
-            "the BLURB score (Table 6 averages runs). PubMedBERT and BioBERT: Table 6. A dataset "
-            "whose split or metric is not BLURB's gives the reason instead of a score and is left "
-            "out of the BLURB score."
+            "the BLURB score (Table 6 averages runs). PubMedBERT and BioBERT: Table 6. Split "
+            "check: how the split the runs trained on was checked (content hash, id lists, sizes; "
+            "none possible; not recorded) and what that found (BLURB's, not BLURB's, unknown: "
+            "never BLURB's). A dataset whose metric is not BLURB's gives the reason instead of a "
+            "score and is left out of the BLURB score; so does one whose split is not BLURB's "
+            "or unknown, "
+            + (
+                "except that this report was made with --score-any-split: such datasets are "
+                "scored, and the score is then not comparable with Table 6 (below)."
+                if score_any_split
+                else "unless the report is made with --score-any-split."
+            )
         ),
         "",
-        f"| Dataset | Type | Metric | {ours} (median) | min-max | seeds | mean | {table6} |",
-        "|---|---|---|---|---|---|---|" + "---|" * len(TABLE6_COLUMNS),
+        (
+            f"| Dataset | Type | Metric | {ours} (median) | min-max | seeds | mean | {table6} | "
+            "split check |"
+        ),
+        "|---|---|---|---|---|---|---|" + "---|" * len(TABLE6_COLUMNS) + "---|",
     ]
     for row in rows:
         if row.median is not None:
-            ours = hundredths(row.median) + (SHORT if row.short else "")
+            cell = hundredths(row.median) + (SHORT if row.short else "")
             spread = f"{hundredths(row.min)}-{hundredths(row.max)}"
         else:
             not_blurbs = f"not BLURB's: {row.reason}".replace("|", "/") if row.reason else ""
-            ours, spread = (
+            cell, spread = (
                 "; ".join(filter(None, ["" if row.seeds.done else "no runs", not_blurbs])),
                 "",
             )
         note = f" ({row.note})" if row.note else ""
         lines.append(
-            f"| {row.dataset} | {row.type} | {row.metric} | {ours} | {spread} | "
-            f"{row.seeds}{note} | {hundredths(row.mean)} | {reference_cells(row.table6, 2)} |"
+            f"| {row.dataset} | {row.type} | {row.metric} | {cell} | {spread} | "
+            f"{row.seeds}{note} | {hundredths(row.mean)} | {reference_cells(row.table6, 2)} | "
+            f"{row.split_check} |"
         )
     lines += [
         "",
@@ -128,6 +150,15 @@ def blurb_lines(
         same = summary.table6_same_datasets
         columns = " | ".join(f"{same[c].score:.2f}" for c in TABLE6_COLUMNS)
         lines.append(f"| Table 6 over the same datasets | | {columns} |")
+    if summary is not None and not summary.comparable:
+        why = "; ".join(f"{name} ({text})" for name, text in summary.not_comparable.items())
+        lines += [
+            "",
+            (
+                f"Scored with --score-any-split: {NOT_COMPARABLE}; splits not BLURB's or "
+                f"unchecked: {why}"
+            ).replace("|", "/"),
+        ]
     return lines
 
 

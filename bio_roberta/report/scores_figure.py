@@ -65,6 +65,13 @@ def lewis_panels(lewis: dict[str, TaskResult]) -> list[Panel]:
     ]
 
 
+def panel_mark(row: BlurbDatasetRow) -> str:
+    """A dataset's label mark: not scored as BLURB's, or scored on a split not BLURB's."""
+    if row.reason:
+        return " (not BLURB's)"
+    return " (split not BLURB's)" if row.mean is not None and not row.comparable else ""
+
+
 def blurb_panels(rows: list[BlurbDatasetRow], results: dict[str, TaskResult]) -> list[Panel]:
     """BLURB's datasets, one panel per metric, beside Table 6's PubMedBERT and BioBERT."""
     by_task = {row.task: row for row in rows}
@@ -74,7 +81,7 @@ def blurb_panels(rows: list[BlurbDatasetRow], results: dict[str, TaskResult]) ->
             f"BLURB (Gu et al. 2021) datasets: {metric}",
             metric,
             names,
-            [by_task[n].dataset + (" (not BLURB's)" if by_task[n].reason else "") for n in names],
+            [by_task[n].dataset + panel_mark(by_task[n]) for n in names],
             {n: results[n] for n in names if by_task[n].mean is not None},
             {
                 f"{column} (Table 6)": (
@@ -156,4 +163,5 @@ def blurb_score_line(ours: str, summary: Optional[BlurbSummary]) -> str:
         score = "none"
     else:
         score = f"{summary.ours.score:.2f}" + (" (partial)" if summary.ours.partial else "")
+        score += "" if summary.comparable else " (not comparable: splits not BLURB's)"
     return f"BLURB score: {ours} {score}; Table 6: {printed}"
