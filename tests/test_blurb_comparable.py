@@ -15,6 +15,7 @@ import pytest
 
 from bio_roberta.blurb.suite import BY_CONTENT, BY_NOTHING, BY_SIZES
 from bio_roberta.blurb_run import report, score_line
+from bio_roberta.report import ReportError
 from test_report import blurb_markdown_rows, data_manifest, write
 
 BIN = Path(sys.executable).parent
@@ -140,3 +141,12 @@ def test_the_report_command_takes_the_flag(work, tmp_path):
         score = blurb_markdown_rows(markdown)["BLURB score"]
         assert ("not comparable with Table 6" in score) == bool(flags)
         assert ("| 84.00 |" in blurb_markdown_rows(markdown)["HoC"]) == bool(flags)
+
+
+def test_a_manifest_whose_check_is_not_a_string_is_refused_naming_it(work, tmp_path):
+    manifest = data_manifest(
+        tmp_path, "ncbi-disease", blurb_split_check=None, blurb_split_checked_by=3
+    )
+    write(work / "results", "ncbi-disease", 42, 0.8, metric="entity_f1", manifest=manifest)
+    with pytest.raises(ReportError, match=rf"{manifest} \(data manifest of .*result.json\): "):
+        report(work, "tiny", 1)
