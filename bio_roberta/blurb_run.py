@@ -120,16 +120,18 @@ def report(
 def score_line(record: dict) -> str:
     """The BLURB score line of a leaderboard record: complete or partial (naming the datasets
     missing), and comparable with Table 6 or not (naming each scored dataset whose split is not
-    BLURB's or unchecked): two separate statements."""
+    BLURB's or unchecked, with its check; the reasons are in report.md and leaderboard.json): two
+    separate statements."""
     score = record["blurb_score"]
     left_out = [
         name
         for name, entry in record["datasets"].items()
         if entry["runs"] and entry["score"] is None
     ]
+    flag = "" if record["score_any_split"] else "; --score-any-split scores a split not BLURB's"
     why = (
         f"; left out, their split or metric not BLURB's: {', '.join(left_out)} (why: report.md, "
-        "leaderboard.json; --score-any-split scores a split that is not BLURB's)"
+        f"leaderboard.json{flag})"
         if left_out
         else ""
     )
@@ -145,9 +147,13 @@ def score_line(record: dict) -> str:
     if record["comparable"]:
         comparable = "every scored split checked BLURB's"
     else:
-        comparable = "not comparable with Table 6 or BLURB's leaderboard: " + "; ".join(
-            f"{name} ({why})" for name, why in record["not_comparable"].items()
+        checks = {name: entry["split_check"] for name, entry in record["datasets"].items()}
+        comparable = "not comparable with Table 6 or BLURB's leaderboard: splits not BLURB's or "
+        comparable += "unchecked: " + ", ".join(
+            f"{name} ({checks[name]['checked_by']}: {checks[name]['outcome']})"
+            for name in record["not_comparable"]
         )
+        comparable += " (why: report.md, leaderboard.json)"
     return f"BLURB score: {score} ({complete}; {comparable})"
 
 

@@ -128,7 +128,11 @@ def test_score_any_split_scores_every_blurb_metric_and_names_each_split_not_blur
     assert "not comparable with Table 6" in rows["BLURB score"]["note"]
     line = score_line(board)
     assert line.startswith(f"BLURB score: {board['blurb_score']} (partial: 6/13 datasets, missing")
-    assert "; not comparable with Table 6 or BLURB's leaderboard: EBM PICO (none possible" in line
+    assert line.endswith(
+        "; not comparable with Table 6 or BLURB's leaderboard: splits not BLURB's or unchecked: "
+        "EBM PICO (none possible: unknown), DDI (not recorded: unknown), HoC (sizes: not "
+        "BLURB's), BioASQ (not recorded: unknown) (why: report.md, leaderboard.json))"
+    )
 
 
 def test_the_report_command_takes_the_flag(work, tmp_path):

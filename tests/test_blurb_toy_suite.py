@@ -110,7 +110,8 @@ def test_two_datasets_missing_give_a_partial_score_naming_exactly_them(toy_runs)
     assert not board["comparable"] and board["score_any_split"]
     assert (
         f"BLURB score: {board['blurb_score']} (partial: 11/13 datasets, missing DDI, BIOSSES; "
-        "not comparable with Table 6 or BLURB's leaderboard:"
+        "not comparable with Table 6 or BLURB's leaderboard: splits not BLURB's or unchecked: "
+        "BC5-chem (content hash: not BLURB's), BC5-disease (sizes: not BLURB's), "
     ) in output
     assert "partial: 11/13 datasets, missing DDI, BIOSSES" in blurb_table(report)["BLURB score"]
 
@@ -137,6 +138,7 @@ def test_without_the_flag_no_split_that_is_not_blurbs_is_scored_and_each_says_wh
     assert (
         "BLURB score: none (no dataset scored; left out, their split or metric not BLURB's: "
         + ", ".join(d.display for d in BLURB_DATASETS)
+        + " (why: report.md, leaderboard.json; --score-any-split scores a split not BLURB's))"
     ) in output
     assert "| BLURB score | none: no dataset has a BLURB result |" in lines["BLURB score"]
 
@@ -163,8 +165,10 @@ def test_the_flag_gives_a_complete_score_marked_not_comparable(toy_runs):
     score = board["blurb_score"]
     assert (
         f"BLURB score: {score} (complete: 13/13 datasets, 6 task types; not comparable with "
-        "Table 6 or BLURB's leaderboard: BC5-chem (content hash: not BLURB's: "
+        "Table 6 or BLURB's leaderboard: splits not BLURB's or unchecked: BC5-chem (content hash: "
+        "not BLURB's), "
     ) in output
+    assert "EBM PICO (none possible: unknown), ChemProt (sizes: not BLURB's)" in output
     assert "partial" not in output.split("BLURB score:")[1]
     lines = blurb_table(report)
     assert lines["BLURB score"].startswith(f"| BLURB score | {score:.2f} (complete: 13/13")
