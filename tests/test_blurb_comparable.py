@@ -145,6 +145,14 @@ def test_the_report_command_takes_the_flag(work, tmp_path):
         score = blurb_markdown_rows(markdown)["BLURB score"]
         assert ("not comparable with Table 6" in score) == bool(flags)
         assert ("| 84.00 |" in blurb_markdown_rows(markdown)["HoC"]) == bool(flags)
+    lewis = subprocess.run(
+        [*command[:3], "--out", str(tmp_path / "lewis"), "--score-any-split"],
+        capture_output=True,
+        text=True,
+    )
+    assert lewis.returncode == 2 and lewis.stderr.strip().endswith(
+        "--score-any-split scores BLURB's datasets: give --suite blurb or --suite both"
+    )
 
 
 def test_a_manifest_whose_check_is_not_a_string_is_refused_naming_it(work, tmp_path):

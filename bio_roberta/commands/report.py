@@ -34,9 +34,14 @@ def run(args):
     from bio_roberta.cli import UsageError
     from bio_roberta.report import write_report
     from bio_roberta.results import ResultRecordError
+    from bio_roberta.suites import LEWIS
 
     if args.expected_seeds is not None and args.expected_seeds < 1:
         raise UsageError("--expected-seeds must be at least 1")
+    if args.score_any_split and args.suite == LEWIS:
+        raise UsageError(
+            "--score-any-split scores BLURB's datasets: give --suite blurb or --suite both"
+        )
     try:
         paths = write_report(
             args.results, args.out, args.expected_seeds, args.suite, args.score_any_split
