@@ -268,7 +268,7 @@ def test_qa_pairs_keep_the_question_and_cut_the_context_from_its_end(tmp_path, v
     assert converted["truncated"] == 1
     assert converted["tokens_cut"] == len(question) + len(context) - budget
 
-    # a question that leaves no room for its context is an error naming the example
+    # a question that leaves no room for its context is an error naming its file and the example
     too_long = jsonl_record(22)
     too_long["question"] = "Is " + " and ".join(["aspirin"] * 60) + " safe?"
     write_jsonl(data / "test.jsonl", [short, too_long])
@@ -278,7 +278,8 @@ def test_qa_pairs_keep_the_question_and_cut_the_context_from_its_end(tmp_path, v
     assert cli_main(argv) == 2
     error = capsys.readouterr().err
     assert error.startswith(
-        f"bio-roberta convert-task: error: {too_long['id']}: the question alone has "
+        f"bio-roberta convert-task: error: {data / 'test.jsonl'}: example {too_long['id']}: "
+        "the question alone has "
     ) and error.endswith(
         f"the budget is {budget}: no room for its context; convert with more --max-positions\n"
     )
@@ -557,15 +558,3 @@ def test_chemprot_ddi_hoc_convert_from_linkberts_release(tmp_path, vocab_dir):
         assert manifest["blurb_split_check"].startswith(f"{display}: train/dev/test ")
         assert "BLURB's split has" in manifest["blurb_split_check"]  # toy sizes are not BLURB's
         assert manifest["split_details"]["train"]["read"]["sources"][0].endswith("train.json")
-
-
-def test_an_example_too_long_for_the_positions_is_named_with_its_file(tmp_path, vocab_dir):
-    """A question longer than the positions leave no room for its context: the error names the
-    file the example was read from, its id and what to do."""
-    from blurb_toy import write_linkbert
-
-    folder = write_linkbert(tmp_path / "linkbert", "pubmedqa")
-    with pytest.raises(ConversionError) as error:
-        convert_task(get_task("pubmedqa"), folder, vocab_dir, tmp_path / "out", max_positions=8)
-    assert str(error.value).startswith(f"{folder / 'train.json'}: example 0: the question alone")
-    assert str(error.value).endswith("convert with more --max-positions")
