@@ -214,13 +214,13 @@ def vocab_record(vocab: VocabularyDir) -> dict:
 
 
 def encode_split(encoder: TaskEncoder, data: TaskData, split: str) -> EncodedSplit:
-    """One split encoded; an example that cannot be (too long for the positions) is named with the
-    files it was read from."""
+    """One split encoded; an example that cannot be (too long for the positions, a word without a
+    BPE token) is named with the files it was read from, before its id."""
     try:
         return encoder.encode_split(data.splits[split].examples)
     except ConversionError as error:
         files = ", ".join(map(str, data.splits[split].sources)) or f"the {split} split"
-        raise ConversionError(f"{files}: example {error}") from None
+        raise ConversionError(f"{files}: {error}") from None
 
 
 def write_finetune_bin(

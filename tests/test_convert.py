@@ -278,8 +278,8 @@ def test_qa_pairs_keep_the_question_and_cut_the_context_from_its_end(tmp_path, v
     assert cli_main(argv) == 2
     error = capsys.readouterr().err
     assert error.startswith(
-        f"bio-roberta convert-task: error: {data / 'test.jsonl'}: example {too_long['id']}: "
-        "the question alone has "
+        f"bio-roberta convert-task: error: {data / 'test.jsonl'}: {too_long['id']}: the question "
+        "alone has "
     ) and error.endswith(
         f"the budget is {budget}: no room for its context; convert with more --max-positions\n"
     )
