@@ -9,7 +9,8 @@ parts together, one module each:
 - lewis: per task the median over seeds with its spread beside Table 2, and the summary rows;
 - blurb: per dataset the same beside Table 6, the type averages and the BLURB score
   (bio_roberta.blurb.score); split_checks: why a dataset's runs are not BLURB's (metric, or the
-  data manifest's blurb_split_check), which keeps it out of the score;
+  data manifest's blurb_split_check and how it was checked), which keeps it out of the score
+  unless --score-any-split scores a split not BLURB's (then marked not comparable with Table 6);
 - markdown (report.md), csv_table (report.csv for Lewis, blurb.csv for BLURB: the rows'
   dataclass fields are the columns), scores_figure (scores.png: every seed's score per task or
   dataset, one panel per suite and metric, seeds with equal scores side by side) and curves
