@@ -104,14 +104,60 @@ def sweep(tasks: list[str], args, work: Path) -> int:
     return subprocess.run([*command, *args.overrides]).returncode
 
 
-def report(work: Path, model: str, expected_seeds: Optional[int]) -> dict:
-    """Table 6's report in work/report and work/leaderboard.json; the leaderboard record."""
-    write_report(work / RESULTS, work / REPORT, expected_seeds, suite=BLURB)
+def report(
+    work: Path, model: str, expected_seeds: Optional[int], score_any_split: bool = False
+) -> dict:
+    """Table 6's report in work/report and work/leaderboard.json; the leaderboard record.
+    score_any_split: score datasets whose split is not BLURB's or unchecked (marked not
+    comparable)."""
+    write_report(work / RESULTS, work / REPORT, expected_seeds, BLURB, score_any_split)
     records = load_records(work / RESULTS)
-    rows = blurb_rows(records, task_results(records), expected_seeds)
-    record = leaderboard(rows, blurb_summary(rows), model)
+    rows = blurb_rows(
+        records, task_results(records), expected_seeds, score_any_split=score_any_split
+    )
+    record = leaderboard(rows, blurb_summary(rows), model, score_any_split)
     atomic_write_json(work / LEADERBOARD, record)
     return record
+
+
+def score_line(record: dict) -> str:
+    """The BLURB score line of a leaderboard record: complete or partial (naming the datasets
+    missing), and comparable with Table 6 or not (naming each scored dataset whose split is not
+    BLURB's or unchecked, with its check; the reasons are in report.md and leaderboard.json): two
+    separate statements."""
+    score = record["blurb_score"]
+    left_out = [
+        name
+        for name, entry in record["datasets"].items()
+        if entry["runs"] and entry["score"] is None
+    ]
+    flag = "" if record["score_any_split"] else "; --score-any-split scores a split not BLURB's"
+    why = (
+        f"; left out, their split or metric not BLURB's: {', '.join(left_out)} (why: report.md, "
+        f"leaderboard.json{flag})"
+        if left_out
+        else ""
+    )
+    if score is None:
+        return f"BLURB score: none (no dataset scored{why})"
+    done, types = len(record["datasets"]) - len(record["missing"]), record["task_types"]
+    scored_types = sum(value is not None for value in types.values())
+    if record["partial"]:
+        complete = f"partial: {done}/{len(record['datasets'])} datasets, missing "
+        complete += ", ".join(record["missing"]) + why
+    else:
+        complete = f"complete: {done}/{len(record['datasets'])} datasets, {scored_types} task types"
+    if record["comparable"]:
+        comparable = "every scored split checked BLURB's"
+    else:
+        checks = {name: entry["split_check"] for name, entry in record["datasets"].items()}
+        comparable = "not comparable with Table 6 or BLURB's leaderboard: splits not BLURB's or "
+        comparable += "unchecked: " + ", ".join(
+            f"{name} ({checks[name]['checked_by']}: {checks[name]['outcome']})"
+            for name in record["not_comparable"]
+        )
+        comparable += " (why: report.md, leaderboard.json)"
+    return f"BLURB score: {score} ({complete}; {comparable})"
 
 
 def run_suite(args) -> int:
@@ -126,10 +172,8 @@ def run_suite(args) -> int:
         )
     convert_all(found, Path(args.vocab), work, args.max_positions)
     status = sweep(list(found), args, work)
-    record = report(work, str(args.pretrained), args.seeds)
-    score = record["blurb_score"]
-    partial = f" (partial: missing {', '.join(record['missing'])})" if record["partial"] else ""
-    print(f"BLURB score: {score if score is not None else 'none'}{partial}")
+    record = report(work, str(args.pretrained), args.seeds, args.score_any_split)
+    print(score_line(record))
     print(work / REPORT / "report.md")
     print(work / LEADERBOARD)
     return status

@@ -214,6 +214,16 @@ def vocab_record(vocab: VocabularyDir) -> dict:
     }
 
 
+def encode_split(encoder: TaskEncoder, data: TaskData, split: str) -> EncodedSplit:
+    """One split encoded; an example that cannot be (too long for the positions, a word without a
+    BPE token) is named with the files it was read from, before its id."""
+    try:
+        return encoder.encode_split(data.splits[split].examples)
+    except ConversionError as error:
+        files = ", ".join(map(str, data.splits[split].sources)) or f"the {split} split"
+        raise ConversionError(f"{files}: {error}") from None
+
+
 def write_finetune_bin(
     data: TaskData, encoder: TaskEncoder, out_dir: Path, vocab: dict, options: dict
 ) -> dict:
@@ -221,7 +231,7 @@ def write_finetune_bin(
     spec = data.spec
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "manifest.json").unlink(missing_ok=True)
-    encoded = {split: encoder.encode_split(data.splits[split].examples) for split in SPLITS}
+    encoded = {split: encode_split(encoder, data, split) for split in SPLITS}
     inputs = [f"input{i}" for i in range(spec.task_kind.inputs)]
     for name in inputs:
         (out_dir / name).mkdir(parents=True, exist_ok=True)

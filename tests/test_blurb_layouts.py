@@ -11,55 +11,28 @@ import pytest
 from bio_roberta.blurb.suite import (
     BLURB,
     BLURB_DATASETS,
+    BLURBS,
     BY_CONTENT,
     BY_NOTHING,
+    BY_READER,
     BY_SIZES,
+    NOT_BLURBS,
+    UNKNOWN,
     SplitCheck,
+    SplitStatus,
     check_blurb_split,
     check_split,
+    combined_status,
     identical_splits,
     split_digest,
     split_gap,
+    split_status,
 )
 from bio_roberta.readers import TaskFormatError, read_task
 from bio_roberta.tasks.registry import HOC_HALLMARKS, get_task
+from blurb_toy import LINKBERT_FOLDERS, linkbert_record, write_blurb_toy, write_linkbert
 from conftest import shared_data_path
 from test_blurb_readers import write_scibert
-
-LINKBERT_FOLDERS = {dataset.task: dataset.linkbert_dir for dataset in BLURB_DATASETS}
-
-
-def linkbert_record(task: str, i: int) -> dict:
-    """Record i of a task in LinkBERT's layout, labels cycling through the task's classes."""
-    spec = get_task(task)
-    if spec.is_sequence_labelling:
-        tags = ["O", "B", "I", "O"] if task != "ebm-pico" else ["O", "I-PAR", "I-INT", "I-OUT"]
-        return {"tokens": [f"w{i}", "alpha", "beta", "."], "ner_tags": tags, "id": str(i)}
-    if task == "hoc-blurb":
-        flags = [int(j == i % len(HOC_HALLMARKS)) for j in range(len(HOC_HALLMARKS))]
-        return {"sentence": f"Sentence {i}.", "label": flags, "id": f"{100 + i // 2}_s{i % 2}"}
-    if task == "biosses":
-        return {"sentence1": f"A {i}.", "sentence2": f"B {i}.", "label": i % 5 * 0.8, "id": i}
-    label = spec.labels[i % len(spec.labels)]
-    if task in ("pubmedqa", "bioasq"):
-        return {
-            "sentence1": f"Question {i}?",
-            "sentence2": f"Context {i}.",
-            "label": label,
-            "id": i,
-        }
-    return {"sentence": f"@GENE$ and @DISEASE$ {i}.", "label": label, "id": str(i)}
-
-
-def write_linkbert(root: Path, task: str, sizes=(6, 2, 3), start=0) -> Path:
-    """A tiny dataset of task in LinkBERT's layout under root; returns its folder."""
-    folder = root / LINKBERT_FOLDERS[task]
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, size in zip(("train", "dev", "test"), sizes):
-        records = [linkbert_record(task, start + i) for i in range(size)]
-        (folder / f"{name}.json").write_text("".join(json.dumps(r) + "\n" for r in records))
-        start += size
-    return folder
 
 
 def contents(data):
@@ -129,7 +102,7 @@ def test_every_blurb_dataset_reads_linkberts_layout(tmp_path, task):
     first = data.splits["train"].examples[0]
     assert first.id == ("100_s0" if task == "hoc-blurb" else "0")
     if task in ("pubmedqa", "bioasq"):
-        assert (first.text, first.text_pair) == ("Question 0?", "Context 0.")
+        assert first.text.endswith("(case 0)?") and first.text_pair.endswith(".")
     if task == "hoc-blurb":
         assert first.labels == (HOC_HALLMARKS[0],) and first.group == "100"
         assert data.splits["train"].counts["abstracts"] == 3
@@ -137,12 +110,45 @@ def test_every_blurb_dataset_reads_linkberts_layout(tmp_path, task):
         assert first.labels == ("0.0",) and data.splits["train"].examples[1].labels == ("0.8",)
 
 
+def test_the_toy_root_holds_all_13_with_their_labels_and_never_passes_blurbs_split_check(tmp_path):
+    """tests/blurb_toy.py: every dataset in its LinkBERT folder, each class of the dataset among
+    its records (HoC: hallmarks, two at once and none), no two splits alike, and the split check
+    says not BLURB's (by content, sizes) or unknown (EBM PICO: none possible), never a pass."""
+    assert write_blurb_toy(tmp_path, sizes=(8, 4, 6)) == list(LINKBERT_FOLDERS)
+    for dataset in BLURB_DATASETS:
+        spec = get_task(dataset.task)
+        data = read_task(spec, tmp_path / dataset.linkbert_dir)
+        examples = [e for split in data.splits.values() for e in split.examples]
+        if spec.is_sequence_labelling:
+            labels = {tag for e in examples for tag in e.tags}
+        else:
+            labels = {label for e in examples for label in e.labels}
+        if dataset.task == "biosses":
+            assert {float(label) for label in labels} == {0.0, 0.8, 1.6, 2.4, 3.2}
+        elif dataset.task == "hoc-blurb":
+            assert labels == set(HOC_HALLMARKS)
+            counts = {len(e.labels) for e in examples}
+            assert counts == {0, 1, 2}
+        else:
+            assert labels == set(spec.labels), dataset.task
+        assert identical_splits(data) == []
+        check = check_blurb_split(dataset, data)
+        assert check.reason, dataset.task  # never BLURB's split
+        expected = {"ncbi-disease": BY_CONTENT, "bc5cdr-chem": BY_CONTENT, "ebm-pico": BY_NOTHING}
+        assert check.checked_by == expected.get(dataset.task, BY_SIZES), dataset.task
+    other = tmp_path / "eleven"
+    assert write_blurb_toy(other, leave_out=("ddi", "bioasq")) == [
+        task for task in LINKBERT_FOLDERS if task not in ("ddi", "bioasq")
+    ]
+    assert not (other / "seqcls" / "DDI_hf").exists()
+
+
 def test_bioasq_linkbert_layout_is_not_mistaken_for_blurbs_question_context_files(tmp_path):
     """Both are train/dev/test.json JSON lines: the keys decide (the old reader refused this file
     with "field 'question' missing")."""
     folder = write_linkbert(tmp_path, "bioasq")
     data = read_task(get_task("bioasq"), folder)
-    assert data.splits["test"].examples[0].text == "Question 8?"
+    assert data.splits["test"].examples[0].text.endswith("(case 8)?")
 
 
 def test_crichton_typed_tags_are_read_for_a_task_with_untyped_tags(tmp_path):
@@ -363,3 +369,34 @@ def test_parquet_without_pyarrow_says_what_to_install(tmp_path, monkeypatch):
     monkeypatch.setitem(__import__("sys").modules, "pyarrow.parquet", None)
     with fails(r"train\.parquet: reading Parquet needs pyarrow; install it"):
         read_task(get_task("gad-blurb"), folder)
+
+
+# ---------------------------------------------------------------- (2b) a split's status
+
+
+def test_split_status_is_blurbs_only_when_a_check_found_it():
+    """The manifest's blurb_split_check and blurb_split_checked_by as the report reads them: no
+    check possible, no manifest, or a check not recorded is unknown, never BLURB's."""
+    ncbi = BLURB["ncbi-disease"]
+    assert split_status(ncbi, None, BY_CONTENT) == SplitStatus("content hash", BLURBS, None)
+    assert split_status(ncbi, None, BY_SIZES).is_blurbs
+    assert split_status(ncbi, None, BY_READER).text == "id lists: BLURB's"
+    sizes = split_status(ncbi, "NCBI-disease: train/dev/test mentions 1/2/3, ...", BY_SIZES)
+    assert (sizes.text, sizes.reason) == ("sizes: not BLURB's", sizes.reason)
+    # none possible: unknown even if a manifest were to say null
+    for check in (None, "EBM PICO: split unchecked"):
+        status = split_status(BLURB["ebm-pico"], check, BY_NOTHING)
+        assert status.text == "none possible: unknown" and not status.is_blurbs and status.reason
+    no_manifest = split_status(ncbi)
+    assert no_manifest.text == "not recorded: unknown"
+    assert no_manifest.reason.startswith("split unchecked: no data manifest")
+    older = split_status(ncbi, None, None)
+    assert older.text == "not recorded: unknown" and "convert the dataset again" in older.reason
+    odd = split_status(ncbi, None, "by looking")
+    assert odd.text == "not recorded: unknown" and "'by looking' is no check" in odd.reason
+    # runs of one dataset on two conversions
+    passed = split_status(ncbi, None, BY_CONTENT)
+    assert combined_status([passed, passed]) == passed and combined_status([]) is None
+    assert combined_status([passed, no_manifest]).outcome == UNKNOWN
+    mixed = combined_status([passed, sizes, no_manifest])
+    assert mixed.outcome == NOT_BLURBS and mixed.checked_by == "content hash + sizes + not recorded"

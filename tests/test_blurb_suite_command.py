@@ -15,8 +15,8 @@ import pytest
 from bio_roberta.blurb.suite import BLURB, BLURB_DATASETS
 from bio_roberta.convert import convert_task
 from bio_roberta.tasks.registry import get_task
+from blurb_toy import write_linkbert
 from conftest import shared_data_path
-from test_blurb_layouts import write_linkbert
 from tiny_finetune import POSITIONS, TINY, tiny_vocab
 from tiny_training import pretrain_tiny_roberta
 
@@ -86,7 +86,13 @@ def test_blurb_suite_converts_sweeps_reports_and_resumes(tmp_path):
     assert board["datasets"]["BC2GM"]["why_no_score"] == "no runs"
     report = (work / "report" / "report.md").read_text()
     assert "partial: 1/13 datasets" in report
-    assert f"BLURB score: {board['blurb_score']} (partial: missing BC5-chem" in run.stdout
+    assert f"BLURB score: {board['blurb_score']} (partial: 1/13 datasets, missing BC5-chem" in (
+        run.stdout
+    )
+    # NCBI-disease's split checked BLURB's by its content: the one score is comparable
+    assert board["comparable"] and board["not_comparable"] == {}
+    assert ncbi["split_check"] == {"checked_by": "content hash", "outcome": "BLURB's", "why": None}
+    assert "; every scored split checked BLURB's)" in run.stdout
 
     converted = {t: (work / "finetune-bin" / t / "manifest.json").read_bytes() for t in TOY}
     results = sorted((work / "results").rglob("result.json"))

@@ -268,7 +268,7 @@ def test_qa_pairs_keep_the_question_and_cut_the_context_from_its_end(tmp_path, v
     assert converted["truncated"] == 1
     assert converted["tokens_cut"] == len(question) + len(context) - budget
 
-    # a question that leaves no room for its context is an error naming the example
+    # a question that leaves no room for its context is an error naming its file and the example
     too_long = jsonl_record(22)
     too_long["question"] = "Is " + " and ".join(["aspirin"] * 60) + " safe?"
     write_jsonl(data / "test.jsonl", [short, too_long])
@@ -278,7 +278,8 @@ def test_qa_pairs_keep_the_question_and_cut_the_context_from_its_end(tmp_path, v
     assert cli_main(argv) == 2
     error = capsys.readouterr().err
     assert error.startswith(
-        f"bio-roberta convert-task: error: {too_long['id']}: the question alone has "
+        f"bio-roberta convert-task: error: {data / 'test.jsonl'}: {too_long['id']}: the question "
+        "alone has "
     ) and error.endswith(
         f"the budget is {budget}: no room for its context; convert with more --max-positions\n"
     )
@@ -546,7 +547,7 @@ def test_identical_dev_and_test_files_warn_and_are_not_blurbs_split(tmp_path, vo
 def test_chemprot_ddi_hoc_convert_from_linkberts_release(tmp_path, vocab_dir):
     """Issue 21 (3): the three datasets that could not follow BLURB's protocol convert from
     LinkBERT's files, with BLURB's labels, and their manifests say how the split was checked."""
-    from test_blurb_layouts import write_linkbert
+    from blurb_toy import write_linkbert
 
     for task in ("chemprot-blurb", "ddi", "hoc-blurb"):
         folder = write_linkbert(tmp_path / "linkbert", task)

@@ -54,8 +54,8 @@ SYNOPSIS = {
     "BioBERT/NERdata/BC5CDR-chem --vocab data/vocab/pm-50k --out finetune-bin/ncbi-disease "
     "--scheme BIOUL --max-positions 128",
     "bio-roberta report results --out results/report [--suite lewis|blurb|both] "
-    "[--expected-seeds N]": "bio-roberta report results --out results/report-1 --suite lewis "
-    "--expected-seeds 1",
+    "[--expected-seeds N] [--score-any-split]": "bio-roberta report results --out "
+    "results/report-1 --suite both --expected-seeds 1 --score-any-split",
     "bio-roberta export-hf CHECKPOINT OUT_DIR --vocab VOCAB_DIR [--dict DICT] "
     "[--label-dict LABEL_DICT] [--head NAME]": "bio-roberta export-hf "
     "results/bc5cdr-chem/seed10/checkpoints/checkpoint_best.pt hf/bc5cdr-chem-2 --vocab "
@@ -95,7 +95,10 @@ NOT_RUN = [
     ("bio-roberta sweep", "tens to hundreds of runs; tests/test_sweep.py runs two tiny tasks"),
     (
         "bio-roberta blurb-suite",
-        "tens of runs; tests/test_blurb_suite_command.py runs it on three datasets, one seed",
+        (
+            "tens of runs; tests/test_blurb_suite_command.py runs it on three datasets, one seed, "
+            "tests/test_blurb_toy_suite.py on toy files of all 13 with --score-any-split"
+        ),
     ),
     ("scripts/finetune_sweep.sh", "a SLURM cluster"),
     (".venv/bin/python scripts/benchmark_", "minutes, or a GPU; tests/test_benchmark_train.py"),
@@ -168,7 +171,7 @@ def bash(workspace: Path, command: str) -> str:
 def lay_out_downloads(workspace: Path) -> None:
     """The docs' inputs: the sample as the corpora's downloads and BioBERT's, GAD's and the DDI
     corpus' folders and LinkBERT's BLURB ChemProt with small files of their formats."""
-    from test_blurb_layouts import write_linkbert
+    from blurb_toy import write_linkbert
     from test_readers import write_ddi_corpus, write_euadr_folds
 
     downloads = workspace / "data" / "downloads"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bio_roberta.blurb.suite import BLURB_DATASETS, TABLE6_BLURB_SCORES
+from bio_roberta.blurb.suite import BLURB_DATASETS, BY_SIZES, TABLE6_BLURB_SCORES
 from bio_roberta.report import ReportError, write_report
 from bio_roberta.report.blurb import blurb_rows, blurb_summary
 from bio_roberta.report.lewis import summary_rows
@@ -211,7 +211,8 @@ def test_csv_columns_are_the_row_fields_so_a_field_is_a_column():
         "Lewis et al. base,RoBERTa-large,Lewis et al. large"
     )
     assert ",".join(csv_columns([BlurbDatasetRow, BlurbTypeAverageRow, BlurbScoreRow])) == (
-        "dataset,task,type,metric,median,min,max,mean,seeds,short,reason,note,PubMedBERT,BioBERT"
+        "dataset,task,type,metric,median,min,max,mean,seeds,short,reason,note,split_checked_by,"
+        "split_outcome,split_why,PubMedBERT,BioBERT"
     )
 
 
@@ -231,7 +232,10 @@ def test_report_errors(tmp_path):
 
 
 def data_manifest(root, task, **fields):
-    """A finetune-bin manifest for task (convert-task writes blurb_split_check into it)."""
+    """A finetune-bin manifest for task (convert-task writes blurb_split_check into it, and how it
+    checked: by sizes unless fields say)."""
+    if "blurb_split_check" in fields:
+        fields.setdefault("blurb_split_checked_by", BY_SIZES)
     path = root / "finetune-bin" / task / "manifest.json"
     atomic_write_json(path, {"task": task, **fields})
     return path
@@ -333,7 +337,14 @@ def test_report_suite_blurb_files(blurb_results, tmp_path):
         "(partial: 5/13 datasets, missing BC5-disease, BC2GM, JNLPBA, EBM PICO, ChemProt, DDI, "
         in (score)
     )
-    assert score.endswith("HoC, BioASQ; not comparable with Table 6) | 81.10 | 80.29 |")
+    assert score.endswith(
+        "HoC, BioASQ (compare with Table 6 over the same datasets)) | 81.10 | 80.29 |"
+    )
+    # the split check column: how each split was checked and what that found
+    assert lines["NCBI-disease"].endswith("| 87.82 | 89.13 | sizes: BLURB's |")
+    assert lines["HoC"].endswith("| sizes: not BLURB's |")
+    assert lines["DDI"].endswith("| not recorded: unknown |")
+    assert lines["JNLPBA"].endswith("| 80.06 | 79.35 |  |")
     assert "| NER | 88.00 |" in lines["NER"] and "PICO" not in lines
     assert "| Table 6 over the same datasets | |" in markdown
     rows = {row["dataset"]: row for row in csv.DictReader((out / "blurb.csv").open())}

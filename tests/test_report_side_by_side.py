@@ -169,8 +169,11 @@ def test_models_side_by_side_each_beside_its_paper_column(three_dirs, tmp_path):
     assert "### Failed runs (0)" in markdown.split("## Runs of ours")[1]
 
     blurb = markdown_rows(markdown.split("## BLURB")[1])
-    assert "| BioBERT (median) | min-max | seeds | mean | BioBERT (Table 6) |" in markdown
-    assert "| RoBERTa-base (Table 6) | ours (median) |" in markdown
+    assert (
+        "| BioBERT (median) | min-max | seeds | mean | BioBERT (Table 6) | split check |"
+        in markdown
+    )
+    assert "| RoBERTa-base (Table 6) | split check | ours (median) |" in markdown
     assert blurb["BLURB score"][1:] == [
         "none: no dataset has a BLURB result", "80.29",
         "none: no dataset has a BLURB result", "76.33",

@@ -2,7 +2,10 @@
 (https://microsoft.github.io/BLURB/leaderboard.html): each dataset's test score (x100, the mean
 over runs as Table 6), each task type's average and the BLURB score, keyed by the names the
 leaderboard and Table 6 print. A dataset without a score says why (no runs, or the reason its runs
-are not BLURB's); a partial score names the missing datasets.
+are not BLURB's); a partial score names the missing datasets. Each dataset says how its split was
+checked and what that found (split_check); `comparable` is true only when every scored dataset's
+split was checked to be BLURB's, and `not_comparable` names each one that was not (scored with
+score_any_split) and why. Completeness (`partial`, `missing`) is a separate statement.
 
 Built from the report's BLURB rows (bio_roberta.report.blurb: blurb_rows / blurb_summary), so
 the leaderboard and Table 6's layout never disagree.
@@ -17,9 +20,10 @@ from bio_roberta.blurb.suite import BLURB, TASK_TYPES
 LEADERBOARD_SCHEMA = "bio-roberta/blurb-leaderboard/1"
 
 
-def leaderboard(rows: list, summary, model: str) -> dict[str, Any]:
+def leaderboard(rows: list, summary, model: str, score_any_split: bool = False) -> dict[str, Any]:
     """The leaderboard record of one model's BLURB rows (BlurbDatasetRow, one per dataset, Table
-    6's order) and their BlurbSummary (None: no dataset scored)."""
+    6's order) and their BlurbSummary (None: no dataset scored); score_any_split: the rows were
+    made with it (a split not BLURB's or unchecked scored)."""
     score = summary.ours if summary else None
     return {
         "schema": LEADERBOARD_SCHEMA,
@@ -27,6 +31,9 @@ def leaderboard(rows: list, summary, model: str) -> dict[str, Any]:
         "blurb_score": round(score.score, 2) if score else None,
         "partial": score.partial if score else True,
         "missing": [BLURB[task].display for task in (score.missing if score else BLURB)],
+        "comparable": summary.comparable if summary else False,
+        "score_any_split": score_any_split,
+        "not_comparable": dict(summary.not_comparable) if summary else {},
         "task_types": {
             task_type: round(score.type_averages[task_type], 2)
             if score and task_type in score.type_averages
@@ -42,6 +49,13 @@ def leaderboard(rows: list, summary, model: str) -> dict[str, Any]:
                 "runs": row.seeds.done,
                 "seeds": str(row.seeds),
                 "why_no_score": None if row.mean is not None else (row.reason or "no runs"),
+                "split_check": {
+                    "checked_by": row.split_checked_by,
+                    "outcome": row.split_outcome,
+                    "why": row.split_why,
+                }
+                if row.split_outcome
+                else None,
             }
             for row in rows
         },

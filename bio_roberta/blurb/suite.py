@@ -377,6 +377,83 @@ def split_gap(dataset: BlurbDataset, check=NO_CHECK) -> Optional[str]:
     )
 
 
+# What the report and leaderboard.json call each check (the manifest's blurb_split_checked_by);
+# NOT_RECORDED: no data manifest, or one written before convert-task recorded how it checked.
+CHECK_NAMES = {
+    BY_CONTENT: "content hash",
+    BY_READER: "id lists",
+    BY_SIZES: "sizes",
+    BY_NOTHING: "none possible",
+}
+NOT_RECORDED = "not recorded"
+# A split's outcome: checked and BLURB's; checked and not BLURB's; unknown (no check possible,
+# or none recorded): never BLURB's.
+BLURBS, NOT_BLURBS, UNKNOWN = "BLURB's", "not BLURB's", "unknown"
+
+
+@dataclass(frozen=True)
+class SplitStatus:
+    """Whether the split a dataset's runs trained on is BLURB's, how that was checked, why not."""
+
+    checked_by: str  # a CHECK_NAMES value, or NOT_RECORDED
+    outcome: str  # BLURBS, NOT_BLURBS or UNKNOWN
+    reason: Optional[str]  # None for BLURBS; else why not BLURB's, or why unknown
+
+    @property
+    def is_blurbs(self) -> bool:
+        return self.outcome == BLURBS
+
+    @property
+    def text(self) -> str:
+        """How it was checked and what it found, e.g. "sizes: not BLURB's"."""
+        return f"{self.checked_by}: {self.outcome}"
+
+
+def split_status(dataset: BlurbDataset, check=NO_CHECK, checked_by=None) -> SplitStatus:
+    """The status of a split from its data manifest's ``blurb_split_check`` (NO_CHECK: no manifest,
+    or one without it) and ``blurb_split_checked_by`` (None: not recorded). BLURB's only when a
+    check was made and found it: no check possible, or none recorded, is unknown, never BLURB's,
+    whatever blurb_split_check says."""
+    name = CHECK_NAMES.get(checked_by, NOT_RECORDED)
+    if check is NO_CHECK:
+        return SplitStatus(name, UNKNOWN, split_gap(dataset))
+    if checked_by is not None and checked_by not in CHECK_NAMES:
+        return SplitStatus(
+            NOT_RECORDED,
+            UNKNOWN,
+            f"{dataset.display}: blurb_split_checked_by {checked_by!r} is no check this "
+            "bio-roberta knows; convert the dataset again (bio-roberta convert-task)",
+        )
+    if checked_by == BY_NOTHING:
+        return SplitStatus(name, UNKNOWN, check or f"{dataset.display}: split unchecked")
+    if checked_by is None:
+        return SplitStatus(
+            name,
+            UNKNOWN if check is None else NOT_BLURBS,
+            check
+            or f"{dataset.display}: the data manifest does not say how its split was checked "
+            "(written before blurb_split_checked_by); convert the dataset again "
+            "(bio-roberta convert-task) to check it",
+        )
+    return SplitStatus(name, BLURBS if check is None else NOT_BLURBS, check)
+
+
+def combined_status(statuses: list[SplitStatus]) -> Optional[SplitStatus]:
+    """One status of the runs of a dataset trained on several conversions: BLURB's only when every
+    one is, not BLURB's when one is not, else unknown; None for no runs."""
+    if not statuses:
+        return None
+    unique = list(dict.fromkeys(statuses))
+    if len(unique) == 1:
+        return unique[0]
+    outcome = next(
+        (o for o in (NOT_BLURBS, UNKNOWN) if any(s.outcome == o for s in unique)), BLURBS
+    )
+    reasons = sorted({s.reason for s in unique if s.reason})
+    checks = " + ".join(dict.fromkeys(s.checked_by for s in unique))
+    return SplitStatus(checks, outcome, "; ".join(reasons) or None)
+
+
 def metric_gap(dataset: BlurbDataset, run_metric: str) -> Optional[str]:
     """Why runs scored by run_metric do not give BLURB's number, or None."""
     if run_metric in (dataset.metric, *dataset.same_metric):

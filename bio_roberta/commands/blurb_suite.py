@@ -3,8 +3,10 @@
 every dataset found into <work>/finetune-bin, sweep them with BLURB's seeds into <work>/results,
 and write <work>/report (Table 6's layout, the BLURB score) and <work>/leaderboard.json (per-dataset
 results as BLURB's leaderboard lists them). Re-running resumes: converted datasets and finished
-runs are kept. Missing datasets are named and make the score partial. Extra arguments are Hydra
-overrides for the sweep."""
+runs are kept. Missing datasets are named and make the score partial. A dataset whose split is not
+BLURB's, or could not be checked, is left out of the score unless --score-any-split (then the
+report and leaderboard.json say the score is not comparable with Table 6, naming each such
+dataset). Extra arguments are Hydra overrides for the sweep."""
 
 HELP = "convert, sweep and report BLURB's 13 datasets from one data root (resumable)"
 
@@ -28,7 +30,20 @@ def add_arguments(parser):
         help="model positions incl. <s> and </s> (default: each task's, 512; GAD 128)",
     )
     parser.add_argument("--arch", default=None, help="fairseq architecture to fine-tune")
+    add_score_any_split(parser)
     parser.add_argument("overrides", nargs="*", help="further Hydra overrides (key=value)")
+
+
+def add_score_any_split(parser):
+    """--score-any-split, as `bio-roberta report` and `bio-roberta blurb-suite` take it."""
+    parser.add_argument(
+        "--score-any-split",
+        action="store_true",
+        help="score every dataset whose runs follow BLURB's metric whatever its split (re-split "
+        "data, another release, toy files); the score is then marked not comparable with "
+        "Table 6 and BLURB's leaderboard, naming each dataset whose split is not BLURB's or "
+        "unchecked (default: such datasets are left out of the score)",
+    )
 
 
 def run(args):

@@ -8,6 +8,7 @@ HELP = "median-over-seeds report (markdown, CSV, PNG) of a sweep's result record
 
 
 def add_arguments(parser):
+    from bio_roberta.commands.blurb_suite import add_score_any_split
     from bio_roberta.suites import LEWIS, SUITES
 
     parser.add_argument(
@@ -33,15 +34,23 @@ def add_arguments(parser):
         help="the first N of each task's seeds were asked (default: all of them); "
         "medians over fewer are marked",
     )
+    add_score_any_split(parser)
 
 
 def run(args):
     from bio_roberta.cli import UsageError
     from bio_roberta.report import write_report
+    from bio_roberta.suites import LEWIS
 
     if args.expected_seeds is not None and args.expected_seeds < 1:
         raise UsageError("--expected-seeds must be at least 1")
-    paths = write_report(args.results, args.out, args.expected_seeds, args.suite)
+    if args.score_any_split and args.suite == LEWIS:
+        raise UsageError(
+            "--score-any-split scores BLURB's datasets: give --suite blurb or --suite both"
+        )
+    paths = write_report(
+        args.results, args.out, args.expected_seeds, args.suite, args.score_any_split
+    )
     for path in paths.values():
         print(path)
     return 0

@@ -9,7 +9,8 @@ parts together, one module each:
 - lewis: per task the median over seeds with its spread beside Table 2, and the summary rows;
 - blurb: per dataset the same beside Table 6, the type averages and the BLURB score
   (bio_roberta.blurb.score); split_checks: why a dataset's runs are not BLURB's (metric, or the
-  data manifest's blurb_split_check), which keeps it out of the score;
+  data manifest's blurb_split_check and how it was checked), which keeps it out of the score
+  unless --score-any-split scores a split not BLURB's (then marked not comparable with Table 6);
 - markdown (report.md), csv_table (report.csv for Lewis, blurb.csv for BLURB: the rows'
   dataclass fields are the columns), scores_figure (scores.png: every seed's score per task or
   dataset, one panel per suite and metric, seeds with equal scores side by side) and curves
@@ -92,20 +93,23 @@ def write_report(
     out_dir: str | os.PathLike,
     expected_seeds: Optional[int] = None,
     suite: str = LEWIS,
+    score_any_split: bool = False,
 ) -> dict[str, Path]:
     """report.md, and report.csv (Lewis) and/or blurb.csv (BLURB), and scores.png of the records
     under the results dirs for a suite (bio_roberta.suites.SUITES); returns their paths.
     results: a results dir, or several, each a dir or NAME=DIR (models.py): one gives the
     one-model report, several the side-by-side report (side_by_side.py). expected_seeds: the
-    first N of each task's seeds were asked (None: all of them)."""
+    first N of each task's seeds were asked (None: all of them). score_any_split: score BLURB
+    datasets whose split is not BLURB's or unchecked, every model's (the score is then marked not
+    comparable with Table 6, naming them)."""
     if suite not in SUITES:
         raise ReportError(f"unknown suite {suite!r}; known: {', '.join(SUITES)}")
     arguments = [results] if isinstance(results, (str, os.PathLike)) else list(results)
     models = reported_models([os.fspath(argument) for argument in arguments])
     if len(models) == 1:
-        texts, images = one_model_files(models[0], expected_seeds, suite)
+        texts, images = one_model_files(models[0], expected_seeds, suite, score_any_split)
     else:
-        texts, images = side_by_side_files(models, expected_seeds, suite)
+        texts, images = side_by_side_files(models, expected_seeds, suite, score_any_split)
     out_dir = Path(out_dir)
     paths = {key: out_dir / REPORT_FILES[key] for key in [*texts, *images]}
     with new_output_dir(out_dir, REPORT_FILE) as build:
@@ -117,7 +121,7 @@ def write_report(
 
 
 def one_model_files(
-    model: ReportedModel, expected_seeds: Optional[int], suite: str
+    model: ReportedModel, expected_seeds: Optional[int], suite: str, score_any_split: bool = False
 ) -> tuple[dict[str, str], dict[str, bytes]]:
     """The texts and images of one model's report, by REPORT_FILES key: beside the papers'
     default columns (paper_models.DEFAULT_LEWIS_COLUMNS, DEFAULT_TABLE6_COLUMNS)."""
@@ -134,9 +138,9 @@ def one_model_files(
         panels += lewis_panels({ours: lewis}, lewis_references)
         texts["csv"] = csv_text([LewisTaskRow, LewisSummaryRow], [*rows, *summaries])
     if suite in (BLURB, BOTH):
-        datasets = blurb_rows(records, results, expected_seeds)
+        datasets = blurb_rows(records, results, expected_seeds, score_any_split=score_any_split)
         summary = blurb_summary(datasets)
-        sections.append(blurb_lines(datasets, summary, ours))
+        sections.append(blurb_lines(datasets, summary, ours, score_any_split))
         panels += blurb_panels({ours: datasets}, {ours: results}, table6_references)
         title.append(blurb_score_line({ours: summary}))
         texts["blurb_csv"] = csv_text(
@@ -152,9 +156,13 @@ def one_model_files(
 
 
 def side_by_side_files(
-    models: list[ReportedModel], expected_seeds: Optional[int], suite: str
+    models: list[ReportedModel],
+    expected_seeds: Optional[int],
+    suite: str,
+    score_any_split: bool = False,
 ) -> tuple[dict[str, str], dict[str, bytes]]:
-    """The texts and images of several models' report, by REPORT_FILES key (side_by_side.py)."""
+    """The texts and images of several models' report, by REPORT_FILES key (side_by_side.py);
+    score_any_split applies to every model."""
     parts = model_parts(models)
     names = ", ".join(part.name for part in parts)
     texts, sections, panels = {}, [models_lines(parts)], []
@@ -174,8 +182,8 @@ def side_by_side_files(
             {part.part.name: [*part.rows.values(), *part.summaries] for part in lewis},
         )
     if suite in (BLURB, BOTH):
-        blurb = blurb_parts(parts, expected_seeds)
-        sections.append(blurb_side_by_side_lines(blurb))
+        blurb = blurb_parts(parts, expected_seeds, score_any_split)
+        sections.append(blurb_side_by_side_lines(blurb, score_any_split))
         references = {}
         for part in blurb:
             for column in part.part.table6_columns:

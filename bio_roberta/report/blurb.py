@@ -2,7 +2,10 @@
 with its spread beside Table 6's PubMedBERT and BioBERT, and the mean over runs that is the
 dataset's result in the BLURB score (bio_roberta.blurb.score); then each task type's average and
 the score. A dataset whose runs do not follow BLURB's split or metric (split_checks) gives the
-reason instead of a score and is left out of the score, which is then marked partial.
+reason instead of a score and is left out of the score, which is then marked partial; each row
+says how its split was checked and what that found. With score_any_split a split not BLURB's or
+unchecked is scored, and the score says it is not comparable with Table 6, naming those datasets:
+completeness (partial or not) and comparability are separate statements.
 
 The three row classes share blurb.csv: a dataset row's fields are its columns (csv_table), and a
 type-average or score row fills those of them it has; a column is added by adding a field."""
@@ -13,7 +16,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from bio_roberta.blurb.score import BlurbScore, blurb_score, mean_over_runs, table6_results
-from bio_roberta.blurb.suite import BLURB_DATASETS, TABLE6_BLURB_SCORES
+from bio_roberta.blurb.suite import BLURB_DATASETS, BLURBS, TABLE6_BLURB_SCORES
 from bio_roberta.report.csv_table import fraction_column, reference_columns
 from bio_roberta.report.seed_results import SeedCount, TaskResult, seed_count
 from bio_roberta.report.split_checks import blurb_gap
@@ -39,7 +42,22 @@ class BlurbDatasetRow:
     short: bool  # fewer seeds (or folds) than asked
     reason: Optional[str]  # why the runs are not BLURB's (then no score), or None
     note: str  # data manifests that could not be checked
+    # how the runs' split was checked (suite.CHECK_NAMES, or "not recorded"), what that found
+    # (BLURB's, not BLURB's, unknown) and why not BLURB's; None: no runs
+    split_checked_by: Optional[str]
+    split_outcome: Optional[str]
+    split_why: Optional[str]
     table6: dict[str, float] = reference_columns(DEFAULT_TABLE6_COLUMNS)
+
+    @property
+    def split_check(self) -> str:
+        """The report's split check cell, e.g. "sizes: not BLURB's"; "" without runs."""
+        return f"{self.split_checked_by}: {self.split_outcome}" if self.split_outcome else ""
+
+    @property
+    def comparable(self) -> bool:
+        """Its split was checked and found BLURB's."""
+        return self.split_outcome == BLURBS
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,6 +89,15 @@ class BlurbSummary:
 
     ours: BlurbScore
     table6_same_datasets: dict[str, BlurbScore]
+    # each scored dataset whose split is not BLURB's or unchecked (score_any_split), Table 6's
+    # order: its check and outcome, and why ("sizes: not BLURB's: ...")
+    not_comparable: dict[str, str]
+
+    @property
+    def comparable(self) -> bool:
+        """Every scored dataset's split was checked to be BLURB's (whether all 13 are scored is
+        ours.partial's question)."""
+        return not self.not_comparable
 
 
 def blurb_rows(
@@ -78,13 +105,17 @@ def blurb_rows(
     results: dict[str, TaskResult],
     expected_seeds: Optional[int],
     columns: tuple[str, ...] = DEFAULT_TABLE6_COLUMNS,
+    *,
+    score_any_split: bool = False,
 ) -> list[BlurbDatasetRow]:
     """One row per BLURB dataset, Table 6's order: ours, or the reason the runs are not BLURB's;
-    beside Table 6's columns of these models."""
+    beside Table 6's columns of these models. score_any_split: a split not BLURB's or unchecked
+    does not keep a dataset out (its metric does)."""
     rows = []
     for dataset in BLURB_DATASETS:
         runs = [r for r in records if r.task == dataset.task and r.is_scored]
-        reason, note = blurb_gap(dataset, runs)
+        gap = blurb_gap(dataset, runs, score_any_split)
+        reason, split = gap.reason, gap.split
         result = results.get(dataset.task)
         scores = list(result.seed_scores.values()) if result else []
         seeds = seed_count(dataset.task, result, expected_seeds)
@@ -102,7 +133,10 @@ def blurb_rows(
                 seeds=seeds,
                 short=seeds.short,
                 reason=reason,
-                note=note,
+                note=gap.note,
+                split_checked_by=split.checked_by if split else None,
+                split_outcome=split.outcome if split else None,
+                split_why=split.reason if split else None,
                 table6={column: dataset.table6[column] for column in columns},
             )
         )
@@ -121,7 +155,12 @@ def blurb_summary(
         column: blurb_score({t: v for t, v in table6_results(column).items() if t in ours})
         for column in columns
     }
-    return BlurbSummary(blurb_score(ours), same)
+    not_comparable = {
+        row.dataset: f"{row.split_check}: {row.split_why}"
+        for row in rows
+        if row.mean is not None and not row.comparable
+    }
+    return BlurbSummary(blurb_score(ours), same, not_comparable)
 
 
 def type_average_rows(summary: Optional[BlurbSummary]) -> list[BlurbTypeAverageRow]:
@@ -146,17 +185,35 @@ def missing_text(score: BlurbScore) -> str:
     displays = {d.task: d.display for d in BLURB_DATASETS}
     return (
         f"partial: {len(BLURB_DATASETS) - len(score.missing)}/{len(BLURB_DATASETS)} datasets, "
-        f"missing {', '.join(displays[t] for t in score.missing)}; not comparable with Table 6"
+        f"missing {', '.join(displays[t] for t in score.missing)} (compare with Table 6 over "
+        "the same datasets)"
     )
+
+
+NOT_COMPARABLE = "not comparable with Table 6 or BLURB's leaderboard"
+
+
+def score_note(summary: BlurbSummary) -> str:
+    """What the BLURB score covers, and whether its splits make it comparable: two statements.
+    Empty for a complete score whose every split was checked BLURB's."""
+    ours = summary.ours
+    if ours.partial:
+        covered = missing_text(ours)
+    else:
+        covered = f"complete: {len(BLURB_DATASETS)}/{len(BLURB_DATASETS)} datasets, "
+        covered += f"{len(ours.type_averages)} task types"
+    if summary.comparable:
+        return covered if ours.partial else ""
+    names = ", ".join(summary.not_comparable)
+    return f"{covered}; {NOT_COMPARABLE}: splits not BLURB's or unchecked: {names}"
 
 
 def score_row(
     summary: Optional[BlurbSummary], columns: tuple[str, ...] = DEFAULT_TABLE6_COLUMNS
 ) -> BlurbScoreRow:
-    """Our BLURB score beside the ones Table 6 prints for these models."""
+    """Our BLURB score (what it covers, whether comparable: score_note) beside the ones Table 6
+    prints for these models."""
     printed = {column: TABLE6_BLURB_SCORES[column] for column in columns}
     if summary is None:
         return BlurbScoreRow(mean=None, note=NO_SCORE, table6=printed)
-    ours = summary.ours
-    note = missing_text(ours) if ours.partial else ""
-    return BlurbScoreRow(mean=ours.score, note=note, table6=printed)
+    return BlurbScoreRow(mean=summary.ours.score, note=score_note(summary), table6=printed)

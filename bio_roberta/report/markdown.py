@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Optional
 
 from bio_roberta.report.blurb import (
+    NOT_COMPARABLE,
     BlurbDatasetRow,
     BlurbScoreRow,
     BlurbSummary,
@@ -110,8 +111,37 @@ def score_cell(score: BlurbScoreRow) -> str:
     return f"{score.mean:.2f}" + (f" ({score.note})" if score.note else "")
 
 
+def split_check_text(score_any_split: bool) -> str:
+    """What the split check column says, and which datasets the BLURB score leaves out."""
+    return (
+        "Split check: how the split the runs trained on was checked (content hash, id lists, "
+        "sizes; none possible; not recorded) and what that found (BLURB's, not BLURB's, unknown: "
+        "never BLURB's). A dataset whose metric is not BLURB's gives the reason instead of a "
+        "score and is left out of the BLURB score; so does one whose split is not BLURB's or "
+        "unknown, "
+        + (
+            "except that this report was made with --score-any-split: such datasets are "
+            "scored, and the score is then not comparable with Table 6 (below)."
+            if score_any_split
+            else "unless the report is made with --score-any-split."
+        )
+    )
+
+
+def not_comparable_text(summary: BlurbSummary) -> str:
+    """Why a BLURB score scored with --score-any-split is not comparable: each dataset whose split
+    is not BLURB's or unchecked, with its check."""
+    why = "; ".join(f"{name} ({text})" for name, text in summary.not_comparable.items())
+    return (
+        f"Scored with --score-any-split: {NOT_COMPARABLE}; splits not BLURB's or unchecked: {why}"
+    ).replace("|", "/")
+
+
 def blurb_lines(
-    rows: list[BlurbDatasetRow], summary: Optional[BlurbSummary], ours: str
+    rows: list[BlurbDatasetRow],
+    summary: Optional[BlurbSummary],
+    ours: str,
+    score_any_split: bool = False,
 ) -> list[str]:
     table6 = " | ".join(DEFAULT_TABLE6_COLUMNS)
     lines = [
@@ -121,18 +151,20 @@ def blurb_lines(
             f"Test scores x100 per dataset, Table 6's names and order: {ours} the median over "
             "seeds with its min-max spread and the seeds done/asked "
             f"(`{SHORT}`: fewer than asked); mean = the mean over runs, the dataset's result in "
-            "the BLURB score (Table 6 averages runs). PubMedBERT and BioBERT: Table 6. A dataset "
-            "whose split or metric is not BLURB's gives the reason instead of a score and is left "
-            "out of the BLURB score."
+            "the BLURB score (Table 6 averages runs). PubMedBERT and BioBERT: Table 6. "
+            + split_check_text(score_any_split)
         ),
         "",
-        f"| Dataset | Type | Metric | {ours} (median) | min-max | seeds | mean | {table6} |",
-        "|---|---|---|---|---|---|---|" + "---|" * len(DEFAULT_TABLE6_COLUMNS),
+        (
+            f"| Dataset | Type | Metric | {ours} (median) | min-max | seeds | mean | {table6} | "
+            "split check |"
+        ),
+        "|---|---|---|---|---|---|---|" + "---|" * len(DEFAULT_TABLE6_COLUMNS) + "---|",
     ]
     for row in rows:
         lines.append(
             f"| {row.dataset} | {row.type} | {row.metric} | {' | '.join(blurb_cells(row))} | "
-            f"{reference_cells(row.table6, 2)} |"
+            f"{reference_cells(row.table6, 2)} | {row.split_check} |"
         )
     lines += [
         "",
@@ -152,6 +184,8 @@ def blurb_lines(
         same = summary.table6_same_datasets
         columns = " | ".join(f"{same[c].score:.2f}" for c in DEFAULT_TABLE6_COLUMNS)
         lines.append(f"| Table 6 over the same datasets | | {columns} |")
+    if summary is not None and not summary.comparable:
+        lines += ["", not_comparable_text(summary)]
     return lines
 
 

@@ -94,36 +94,40 @@ def lewis_panels(series: dict[str, dict[str, TaskResult]], references: Reference
     ]
 
 
+def panel_mark(rows: list[BlurbDatasetRow]) -> str:
+    """A dataset's label mark from its rows of every model: not scored as BLURB's (no model has a
+    BLURB result for it and some model's runs say why), or scored on a split not BLURB's (by some
+    model, with --score-any-split)."""
+    scored = [row for row in rows if row.mean is not None]
+    if not scored:
+        return " (not BLURB's)" if any(row.reason for row in rows) else ""
+    return "" if all(row.comparable for row in scored) else " (split not BLURB's)"
+
+
 def blurb_panels(
     rows: dict[str, list[BlurbDatasetRow]],
     results: dict[str, dict[str, TaskResult]],
     references: References,
 ) -> list[Panel]:
     """BLURB's datasets, one panel per metric: each model's (rows and results by model) where it
-    has a BLURB result, beside the references. A dataset no model has a BLURB result for is
-    labelled not BLURB's when some model's runs say why."""
+    has a BLURB result, beside the references; each dataset's label marked (panel_mark) from its
+    rows of every model."""
     first = next(iter(rows.values()))
     metrics = {row.task: row.metric for row in first}
     scored = {
         model: {row.task: results[model][row.task] for row in model_rows if row.mean is not None}
         for model, model_rows in rows.items()
     }
-    not_blurbs = {
-        row.task
-        for model_rows in rows.values()
-        for row in model_rows
-        if row.reason and not any(row.task in s for s in scored.values())
-    }
+    by_task: dict[str, list[BlurbDatasetRow]] = {}
+    for model_rows in rows.values():
+        for row in model_rows:
+            by_task.setdefault(row.task, []).append(row)
     return [
         Panel(
             f"BLURB (Gu et al. 2021) datasets: {metric}",
             metric,
             names,
-            [
-                row.dataset + (" (not BLURB's)" if row.task in not_blurbs else "")
-                for row in first
-                if row.task in names
-            ],
+            [row.dataset + panel_mark(by_task[row.task]) for row in first if row.task in names],
             scored,
             references,
         )
@@ -202,16 +206,16 @@ def scores_figure(panels: list[Panel], title: str):
 def blurb_score_line(
     scores: dict[str, Optional[BlurbSummary]], columns: tuple[str, ...] = DEFAULT_TABLE6_COLUMNS
 ) -> str:
-    """The models' BLURB scores (summaries by model) beside Table 6's of these columns, for the
-    figure's title."""
-    ours = ", ".join(
-        f"{name} "
-        + (
-            "none"
-            if summary is None
-            else f"{summary.ours.score:.2f}" + (" (partial)" if summary.ours.partial else "")
-        )
-        for name, summary in scores.items()
-    )
+    """The models' BLURB scores (summaries by model), each marked partial and not comparable as
+    it is, beside Table 6's of these columns, for the figure's title."""
+    ours = ", ".join(f"{name} {score_text(summary)}" for name, summary in scores.items())
     printed = ", ".join(f"{c} {TABLE6_BLURB_SCORES[c]:.2f}" for c in columns)
     return f"BLURB score: {ours}" + (f"; Table 6: {printed}" if printed else "")
+
+
+def score_text(summary: Optional[BlurbSummary]) -> str:
+    """A model's BLURB score in the figure's title."""
+    if summary is None:
+        return "none"
+    score = f"{summary.ours.score:.2f}" + (" (partial)" if summary.ours.partial else "")
+    return score + ("" if summary.comparable else " (not comparable: splits not BLURB's)")

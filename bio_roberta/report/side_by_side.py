@@ -40,10 +40,12 @@ from bio_roberta.report.markdown import (
     blurb_cells,
     failure_lines,
     lewis_cells,
+    not_comparable_text,
     number_cell,
     percent,
     provenance_lines,
     score_cell,
+    split_check_text,
     unfinished_lines,
 )
 from bio_roberta.report.models import ReportedModel
@@ -183,21 +185,32 @@ class BlurbPart:
         return self.summary.table6_same_datasets
 
 
-def blurb_parts(parts: list[ModelPart], expected_seeds: Optional[int]) -> list[BlurbPart]:
+def blurb_parts(
+    parts: list[ModelPart], expected_seeds: Optional[int], score_any_split: bool = False
+) -> list[BlurbPart]:
+    """Each model's BLURB rows, its splits checked against its own runs' data manifests."""
     blurb = []
     for part in parts:
-        rows = blurb_rows(part.model.records, part.results, expected_seeds, part.table6_columns)
+        rows = blurb_rows(
+            part.model.records,
+            part.results,
+            expected_seeds,
+            part.table6_columns,
+            score_any_split=score_any_split,
+        )
         blurb.append(BlurbPart(part, rows, blurb_summary(rows, part.table6_columns)))
     return blurb
 
 
-def blurb_side_by_side_lines(parts: list[BlurbPart]) -> list[str]:
-    """BLURB's table, then the type averages and BLURB scores, one column group per model."""
+def blurb_side_by_side_lines(parts: list[BlurbPart], score_any_split: bool = False) -> list[str]:
+    """BLURB's table, then the type averages and BLURB scores, one column group per model (its
+    split check last), and why each model's score is not comparable where it is not."""
     header = ["Dataset", "Type", "Metric"]
     score_header = [""]
     for blurb in parts:
         papers = [table6_label(c) for c in blurb.part.table6_columns]
         header += [f"{blurb.part.name} (median)", "min-max", "seeds", "mean", *papers]
+        header.append("split check")
         score_header += [blurb.part.name, *papers]
     rows = []
     for index, dataset in enumerate(BLURB_DATASETS):
@@ -205,6 +218,7 @@ def blurb_side_by_side_lines(parts: list[BlurbPart]) -> list[str]:
         for blurb in parts:
             row = blurb.rows[index]
             cells += blurb_cells(row) + [number_cell(v, 2) for v in row.table6.values()]
+            cells.append(row.split_check)
         rows.append(cells)
     scores = []
     for task_type in TASK_TYPES:
@@ -241,9 +255,9 @@ def blurb_side_by_side_lines(parts: list[BlurbPart]) -> list[str]:
             "Test scores x100 per dataset, Table 6's names and order, one column group per model: "
             f"the median over seeds, its min-max spread and the seeds done/asked (`{SHORT}`: "
             "fewer than asked); mean = the mean over runs, the dataset's result in the BLURB "
-            "score. Beside a model that is one of Table 6's, its Table 6 column. A dataset whose "
-            "split or metric is not BLURB's gives the reason instead of a score and is left out "
-            "of that model's BLURB score."
+            "score. Beside a model that is one of Table 6's, its Table 6 column. Each model's "
+            "split check is its own runs' (their data manifests). "
+            + split_check_text(score_any_split)
         ),
         "",
         *table_lines(header, rows),
@@ -255,6 +269,12 @@ def blurb_side_by_side_lines(parts: list[BlurbPart]) -> list[str]:
         ),
         "",
         *table_lines(score_header, scores),
+        *(
+            line
+            for blurb in parts
+            if blurb.summary is not None and not blurb.summary.comparable
+            for line in ["", f"{blurb.part.name}: {not_comparable_text(blurb.summary)}"]
+        ),
     ]
 
 

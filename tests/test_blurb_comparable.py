@@ -1,0 +1,164 @@
+"""The BLURB report's split-check column, --score-any-split and leaderboard.json's `comparable`
+(issue 21, item 2): a split that is not BLURB's, or could not be checked, stays out of the BLURB
+score by default; with the flag every dataset whose runs follow BLURB's metric is scored and the
+score is marked not comparable with Table 6, naming each such dataset and why. No check possible,
+or none recorded, is unknown, never a pass. Records and data manifests are written by hand."""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bio_roberta.blurb.suite import BY_CONTENT, BY_NOTHING, BY_SIZES
+from bio_roberta.blurb_run import report, score_line
+from bio_roberta.report import ReportError
+from test_report import blurb_markdown_rows, data_manifest, write
+
+BIN = Path(sys.executable).parent
+SCORES = {
+    "ncbi-disease": 0.80,
+    "ebm-pico": 0.70,
+    "chemprot-blurb": 0.60,
+    "ddi": 0.75,
+    "gad-blurb": 0.82,
+    "hoc-blurb": 0.84,
+    "bioasq": 0.90,
+}
+# each dataset's split check and outcome as the table's column shows it
+COLUMN = {
+    "NCBI-disease": "content hash: BLURB's",
+    "GAD": "sizes: BLURB's",
+    "EBM PICO": "none possible: unknown",
+    "HoC": "sizes: not BLURB's",
+    "BioASQ": "not recorded: unknown",
+    "DDI": "not recorded: unknown",
+    "ChemProt": "not recorded: unknown",
+}
+
+
+@pytest.fixture
+def work(tmp_path):
+    """A blurb-suite work dir whose results hold one run of seven datasets, their manifests:
+    BLURB's split by content (NCBI-disease) and by sizes (GAD); no check possible, though the
+    manifest says null (EBM PICO); not BLURB's by sizes (HoC); a manifest from before the check
+    was recorded (BioASQ); no manifest (DDI); Lewis et al.'s metric (ChemProt)."""
+    results = tmp_path / "work" / "results"
+    manifests = {
+        "ncbi-disease": {"blurb_split_check": None, "blurb_split_checked_by": BY_CONTENT},
+        "gad-blurb": {"blurb_split_check": None, "blurb_split_checked_by": BY_SIZES},
+        "ebm-pico": {"blurb_split_check": None, "blurb_split_checked_by": BY_NOTHING},
+        "hoc-blurb": {
+            "blurb_split_check": "HoC: train/dev/test abstracts 6/2/3, BLURB's split has ...",
+            "blurb_split_checked_by": BY_SIZES,
+        },
+        "bioasq": {"blurb_split_check": None, "blurb_split_checked_by": None},
+    }
+    metrics = {"ncbi-disease": "entity_f1", "ebm-pico": "pico_macro_word_f1", "ddi": "micro_f1"}
+    metrics.update({"gad-blurb": "binary_f1", "hoc-blurb": "hoc_micro_f1", "bioasq": "accuracy"})
+    metrics["chemprot-blurb"] = "macro_f1"
+    for task, score in SCORES.items():
+        manifest = data_manifest(tmp_path, task, **manifests[task]) if task in manifests else None
+        write(results, task, 10, score, metric=metrics[task], manifest=manifest)
+    return tmp_path / "work"
+
+
+def test_by_default_only_splits_checked_blurbs_are_scored_and_that_is_comparable(work):
+    board = report(work, "tiny", 1)
+    scored = {name for name, entry in board["datasets"].items() if entry["score"] is not None}
+    assert scored == {"NCBI-disease", "GAD"}
+    assert board["comparable"] and not board["score_any_split"] and board["partial"]
+    assert board["not_comparable"] == {}
+    datasets = board["datasets"]
+    for name, column in COLUMN.items():
+        check = datasets[name]["split_check"]
+        assert f"{check['checked_by']}: {check['outcome']}" == column, name
+    # no check possible is never a pass, whatever blurb_split_check says
+    assert datasets["EBM PICO"]["why_no_score"] == "EBM PICO: split unchecked"
+    assert datasets["BioASQ"]["why_no_score"].startswith(
+        "BioASQ: the data manifest does not say how its split was checked"
+    )
+    assert datasets["DDI"]["why_no_score"].startswith("split unchecked: no data manifest")
+    assert datasets["ChemProt"]["why_no_score"].startswith("scored by macro_f1 here")
+    assert datasets["BC2GM"]["split_check"] is None and datasets["BC2GM"]["why_no_score"] == (
+        "no runs"
+    )
+    lines = blurb_markdown_rows((work / "report" / "report.md").read_text())
+    for name, column in COLUMN.items():
+        assert f"| {column} |" in lines[name], name
+    assert "| BLURB score | 81.00 (partial: 2/13 datasets, missing BC5-chem" in lines["BLURB score"]
+    assert "not comparable" not in lines["BLURB score"].split("; ")[-1]
+    assert score_line(board).startswith("BLURB score: 81.0 (partial: 2/13 datasets, missing ")
+    assert score_line(board).endswith("; every scored split checked BLURB's)")
+
+
+def test_score_any_split_scores_every_blurb_metric_and_names_each_split_not_blurbs(work):
+    board = report(work, "tiny", 1, score_any_split=True)
+    scored = {name for name, entry in board["datasets"].items() if entry["score"] is not None}
+    assert scored == {"NCBI-disease", "GAD", "EBM PICO", "HoC", "BioASQ", "DDI"}
+    assert board["datasets"]["ChemProt"]["why_no_score"].startswith("scored by macro_f1 here")
+    assert board["score_any_split"] and not board["comparable"] and board["partial"]
+    assert list(board["not_comparable"]) == ["EBM PICO", "DDI", "HoC", "BioASQ"]
+    assert board["not_comparable"]["HoC"] == (
+        "sizes: not BLURB's: HoC: train/dev/test abstracts 6/2/3, BLURB's split has ..."
+    )
+    assert board["not_comparable"]["EBM PICO"] == (
+        "none possible: unknown: EBM PICO: split unchecked"
+    )
+    markdown = (work / "report" / "report.md").read_text()
+    lines = blurb_markdown_rows(markdown)
+    assert "| 84.00 |" in lines["HoC"] and "| sizes: not BLURB's |" in lines["HoC"]
+    assert "not comparable with Table 6 or BLURB's leaderboard" in lines["BLURB score"]
+    assert (
+        "Scored with --score-any-split: not comparable with Table 6 or BLURB's leaderboard; "
+        "splits not BLURB's or unchecked: EBM PICO (none possible: unknown: EBM PICO: split "
+        "unchecked); DDI (not recorded: unknown: split unchecked: no data manifest"
+    ) in markdown
+    rows = {row["dataset"]: row for row in csv.DictReader((work / "report" / "blurb.csv").open())}
+    hoc = rows["HoC"]
+    assert (hoc["split_checked_by"], hoc["split_outcome"], hoc["mean"]) == (
+        "sizes",
+        "not BLURB's",
+        "84.0",
+    )
+    assert hoc["split_why"].startswith("HoC: train/dev/test abstracts 6/2/3")
+    assert "not comparable with Table 6" in rows["BLURB score"]["note"]
+    line = score_line(board)
+    assert line.startswith(f"BLURB score: {board['blurb_score']} (partial: 6/13 datasets, missing")
+    assert line.endswith(
+        "; not comparable with Table 6 or BLURB's leaderboard: splits not BLURB's or unchecked: "
+        "EBM PICO (none possible: unknown), DDI (not recorded: unknown), HoC (sizes: not "
+        "BLURB's), BioASQ (not recorded: unknown) (why: report.md, leaderboard.json))"
+    )
+
+
+def test_the_report_command_takes_the_flag(work, tmp_path):
+    command = [str(BIN / "bio-roberta"), "report", str(work / "results"), "--suite", "blurb"]
+    for flags in ([], ["--score-any-split"]):
+        out = tmp_path / f"report{len(flags)}"
+        run = subprocess.run([*command, "--out", str(out), *flags], capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr[-2000:]
+        markdown = (out / "report.md").read_text()
+        score = blurb_markdown_rows(markdown)["BLURB score"]
+        assert ("not comparable with Table 6" in score) == bool(flags)
+        assert ("| 84.00 |" in blurb_markdown_rows(markdown)["HoC"]) == bool(flags)
+    lewis = subprocess.run(
+        [*command[:3], "--out", str(tmp_path / "lewis"), "--score-any-split"],
+        capture_output=True,
+        text=True,
+    )
+    assert lewis.returncode == 2 and lewis.stderr.strip().endswith(
+        "--score-any-split scores BLURB's datasets: give --suite blurb or --suite both"
+    )
+
+
+def test_a_manifest_whose_check_is_not_a_string_is_refused_naming_it(work, tmp_path):
+    manifest = data_manifest(
+        tmp_path, "ncbi-disease", blurb_split_check=None, blurb_split_checked_by=3
+    )
+    write(work / "results", "ncbi-disease", 42, 0.8, metric="entity_f1", manifest=manifest)
+    with pytest.raises(ReportError, match=rf"{manifest} \(data manifest of .*result.json\): "):
+        report(work, "tiny", 1)
