@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from bio_roberta.blurb.suite import BY_CONTENT, BY_SIZES
 from bio_roberta.cli import main as cli_main
 from bio_roberta.convert import convert_task
 from bio_roberta.report import write_report
@@ -20,7 +21,7 @@ from bio_roberta.results import ResultRecordError
 from bio_roberta.tasks.registry import TASKS, get_task
 from conftest import SAMPLE_DIR
 from test_import_hf import save_hf_model
-from test_report import write
+from test_report import data_manifest, write
 from test_sweep import TINY
 from tiny_finetune import tiny_vocab
 from tiny_training import pretrain_tiny_roberta
@@ -237,6 +238,78 @@ def test_two_dirs_of_one_name_must_be_named(three_dirs, tmp_path):
     odd.mkdir()
     assert results_argument(str(odd)) == (None, odd)
     assert results_argument(f"x={odd}") == ("x", odd)
+
+
+@pytest.fixture
+def two_blurb_dirs(tmp_path):
+    """Two models' BLURB runs, each with its own data manifests: A's NCBI-disease split checked
+    BLURB's by content and its HoC not BLURB's by sizes; B's NCBI-disease with no manifest (not
+    recorded) and its GAD checked BLURB's by sizes."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    hoc = "HoC: train/dev/test abstracts 6/2/3, BLURB's split has ..."
+    for root, task, metric, score, check in (
+        (a, "ncbi-disease", "entity_f1", 0.80, (None, BY_CONTENT)),
+        (a, "hoc-blurb", "hoc_micro_f1", 0.84, (hoc, BY_SIZES)),
+        (b, "ncbi-disease", "entity_f1", 0.70, None),
+        (b, "gad-blurb", "binary_f1", 0.82, (None, BY_SIZES)),
+    ):
+        manifest = check and data_manifest(
+            root, task, blurb_split_check=check[0], blurb_split_checked_by=check[1]
+        )
+        write(root / "results", task, 10, score, metric=metric, manifest=manifest)
+    return [f"A={a / 'results'}", f"B={b / 'results'}"]
+
+
+def test_each_model_shows_its_own_split_check_and_the_flag_scores_both(
+    two_blurb_dirs, tmp_path, capsys
+):
+    # (A's median, split check), (B's ...) per dataset; neither is a paper model: no paper column
+    def cells(markdown, dataset):
+        row = markdown_rows(markdown.split("## BLURB")[1])[dataset]
+        return (row[3], row[7]), (row[8], row[12])
+
+    out = tmp_path / "default"
+    assert write_report(two_blurb_dirs, out, expected_seeds=1, suite="blurb")
+    markdown = (out / "report.md").read_text()
+    assert "| A (median) | min-max | seeds | mean | split check | B (median) |" in markdown
+    (a_ncbi, a_check), (b_ncbi, b_check) = cells(markdown, "NCBI-disease")
+    assert (a_ncbi, a_check, b_check) == ("80.00", "content hash: BLURB's", "not recorded: unknown")
+    assert b_ncbi.startswith("not BLURB's: split unchecked: no data manifest")
+    assert cells(markdown, "HoC")[0][1] == "sizes: not BLURB's"
+    assert cells(markdown, "HoC")[0][0].startswith("not BLURB's: HoC: train/dev/test")
+    assert cells(markdown, "GAD")[1] == ("82.00", "sizes: BLURB's")
+    assert "Scored with --score-any-split" not in markdown
+
+    out = tmp_path / "any"
+    command = ["report", *two_blurb_dirs, "--out", str(out), "--suite", "blurb"]
+    assert cli_main([*command, "--expected-seeds", "1", "--score-any-split"]) == 0
+    markdown = (out / "report.md").read_text()
+    assert cells(markdown, "NCBI-disease") == (
+        ("80.00", "content hash: BLURB's"),
+        ("70.00", "not recorded: unknown"),
+    )
+    assert cells(markdown, "HoC")[0] == ("84.00", "sizes: not BLURB's")
+    score = markdown_rows(markdown.split("## BLURB")[1])["BLURB score"]
+    not_comparable = "not comparable with Table 6 or BLURB's leaderboard"
+    for model, named in (("A", "HoC"), ("B", "NCBI-disease")):
+        cell = score[1 if model == "A" else 2]
+        assert cell.startswith(f"{82.0 if model == 'A' else 76.0:.2f} (partial: 2/13 datasets")
+        assert cell.endswith(f"; {not_comparable}: splits not BLURB's or unchecked: {named})")
+        assert f"\n{model}: Scored with --score-any-split: {not_comparable}; " in markdown
+    rows = csv_rows(out / "blurb.csv")
+    assert (rows["A", "HoC"]["split_outcome"], rows["A", "HoC"]["mean"]) == ("not BLURB's", "84.0")
+    assert rows["A", "HoC"]["split_why"].startswith("HoC: train/dev/test")
+    assert (rows["B", "NCBI-disease"]["split_checked_by"], rows["B", "GAD"]["split_outcome"]) == (
+        "not recorded",
+        "BLURB's",
+    )
+    assert not_comparable in rows["B", "BLURB score"]["note"]
+
+    capsys.readouterr()
+    lewis = ["report", *two_blurb_dirs, "--out", str(tmp_path / "lewis"), "--score-any-split"]
+    assert cli_main(lewis) == 2
+    error = capsys.readouterr().err
+    assert "--score-any-split scores BLURB's datasets: give --suite blurb" in error
 
 
 @pytest.fixture(scope="module")
