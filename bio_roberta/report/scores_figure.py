@@ -177,7 +177,10 @@ def draw_panel(axes, panel: Panel) -> None:
     axes.set_xticklabels(panel.labels, rotation=45, ha="right")
     axes.set_xlim(-0.6, len(panel.names) - 0.4)
     axes.set_ylabel(f"{panel.metric} x100")
-    axes.legend(loc="best", fontsize="small")
+    if labelled:
+        axes.legend(loc="best", fontsize="small")
+    else:  # no model scored these and no paper prints them: say so rather than an empty legend
+        axes.text(0.5, 0.5, "no scored run", transform=axes.transAxes, ha="center")
 
 
 def scores_figure(panels: list[Panel], title: str):
