@@ -29,24 +29,25 @@ LEWIS_BASE = "Lewis et al. base"
 @dataclass(frozen=True)
 class PaperModel:
     name: str  # as the report prints it
-    tables: tuple[str, ...]  # the tables giving its per-task results
     aliases: tuple[str, ...] = ()  # other names: hub ids, the paper's own name, release names
+
+    @property
+    def tables(self) -> tuple[str, ...]:
+        """The tables giving its per-task results: those whose columns (below) name it."""
+        return tuple(table for table, columns in TABLE_COLUMNS if self.name in columns)
 
 
 PAPER_MODELS = (
     PaperModel(
         "RoBERTa-base",
-        (LEWIS_TABLE2, LEWIS_TABLE7, GU_TABLE6),
         ("FacebookAI/roberta-base", "RoBERTa cased"),
     ),
     PaperModel(
         "SciBERT uncased",
-        (LEWIS_TABLE2, LEWIS_TABLE7, GU_TABLE6),
         ("SciBERT", "allenai/scibert_scivocab_uncased"),
     ),
     PaperModel(
         "BioBERT",
-        (LEWIS_TABLE2, LEWIS_TABLE7, GU_TABLE6),
         (
             "BioBERT-v1.1",
             "BioBERT cased",
@@ -56,7 +57,6 @@ PAPER_MODELS = (
     ),
     PaperModel(
         "ClinicalBERT",
-        (LEWIS_TABLE2, LEWIS_TABLE7, GU_TABLE6),
         (
             "Clinical-BERT",
             "Bio+Clinical BERT",
@@ -64,36 +64,30 @@ PAPER_MODELS = (
             "emilyalsentzer/Bio_ClinicalBERT",
         ),
     ),
-    PaperModel("BioMed-RoBERTa", (LEWIS_TABLE2, LEWIS_TABLE7), ("allenai/biomed_roberta_base",)),
+    PaperModel("BioMed-RoBERTa", ("allenai/biomed_roberta_base",)),
     PaperModel(
         LEWIS_BASE,
-        (LEWIS_TABLE2,),
         ("ours-base", "Lewis et al. base +PM+M3+Voc", "RoBERTa-base-PM-M3-Voc"),
     ),
-    PaperModel("RoBERTa-large", (LEWIS_TABLE2, LEWIS_TABLE7), ("FacebookAI/roberta-large",)),
+    PaperModel("RoBERTa-large", ("FacebookAI/roberta-large",)),
     PaperModel(
         "Lewis et al. large",
-        (LEWIS_TABLE2, LEWIS_TABLE7),
         ("ours-large", "Lewis et al. large +PM+M3+Voc", "RoBERTa-large-PM-M3-Voc"),
     ),
-    PaperModel("Lewis et al. base +PM", (LEWIS_TABLE7,), ("RoBERTa-base-PM",)),
-    PaperModel("Lewis et al. base +PM+Voc", (LEWIS_TABLE7,), ("RoBERTa-base-PM-Voc",)),
-    PaperModel("Lewis et al. base +PM+M3", (LEWIS_TABLE7,), ("RoBERTa-base-PM-M3",)),
-    PaperModel("Lewis et al. large +PM+M3", (LEWIS_TABLE7,), ("RoBERTa-large-PM-M3",)),
+    PaperModel("Lewis et al. base +PM", ("RoBERTa-base-PM",)),
+    PaperModel("Lewis et al. base +PM+Voc", ("RoBERTa-base-PM-Voc",)),
+    PaperModel("Lewis et al. base +PM+M3", ("RoBERTa-base-PM-M3",)),
+    PaperModel("Lewis et al. large +PM+M3", ("RoBERTa-large-PM-M3",)),
     PaperModel(
         "Lewis et al. distill+align",
-        (LEWIS_TABLE7,),
         ("RoBERTa-base-PM-M3-Voc-distill-align",),
     ),
-    PaperModel(
-        "BERT uncased", (GU_TABLE6,), ("bert-base-uncased", "google-bert/bert-base-uncased")
-    ),
-    PaperModel("BERT cased", (GU_TABLE6,), ("bert-base-cased", "google-bert/bert-base-cased")),
-    PaperModel("SciBERT cased", (GU_TABLE6,), ("allenai/scibert_scivocab_cased",)),
-    PaperModel("BlueBERT", (GU_TABLE6,), ("BlueBERT cased",)),
+    PaperModel("BERT uncased", ("bert-base-uncased", "google-bert/bert-base-uncased")),
+    PaperModel("BERT cased", ("bert-base-cased", "google-bert/bert-base-cased")),
+    PaperModel("SciBERT cased", ("allenai/scibert_scivocab_cased",)),
+    PaperModel("BlueBERT", ("BlueBERT cased",)),
     PaperModel(
         "PubMedBERT",
-        (GU_TABLE6,),
         (
             "PubMedBERT uncased",
             "microsoft/BiomedNLP-PubMedBERT-base-uncased-abstract",
@@ -102,11 +96,21 @@ PAPER_MODELS = (
     ),
 )
 PAPER_MODEL: dict[str, PaperModel] = {model.name: model for model in PAPER_MODELS}
-assert len(PAPER_MODEL) == len(PAPER_MODELS), "paper model names must be unique"
 
-# Table 7's twelve columns in the order its rows print their numbers, then Table 2's ours-base
-# (not in Table 7): the order of lewis_row's values. Table 7's header is garbled by the text
-# extraction (it names RoBERTa-base, RoBERTa-large, SciBERT, BioBERT, Clinical-BERT,
+# Table 2's eight columns, in its printed order.
+TABLE2_COLUMNS = (
+    "RoBERTa-base",
+    "SciBERT uncased",
+    "BioBERT",
+    "ClinicalBERT",
+    "BioMed-RoBERTa",
+    LEWIS_BASE,
+    "RoBERTa-large",
+    "Lewis et al. large",
+)
+
+# Table 7's twelve columns in the order its rows print their numbers. Its header is garbled by
+# the text extraction (it names RoBERTa-base, RoBERTa-large, SciBERT, BioBERT, Clinical-BERT,
 # BioMed-RoBERTa, then four base and two large ablations); its numbers are read as follows, each
 # column checked against another table:
 #   1-2  RoBERTa-base, RoBERTa-large: every task equals Table 2's column of that name.
@@ -125,7 +129,7 @@ assert len(PAPER_MODEL) == len(PAPER_MODELS), "paper model names must be unique"
 #        Lab. 86.9; "distill" has All 84.9).
 # So Table 3's row (5), base +PM+M3+Voc (Table 2's Ours-base), is not in Table 7: its numbers come
 # from Table 2. tests/test_paper_models.py recomputes every printed mean row from these numbers.
-LEWIS_COLUMNS = (
+TABLE7_COLUMNS = (
     "RoBERTa-base",
     "RoBERTa-large",
     "BioMed-RoBERTa",
@@ -138,8 +142,9 @@ LEWIS_COLUMNS = (
     "Lewis et al. large +PM+M3",
     "Lewis et al. large",
     "Lewis et al. distill+align",
-    LEWIS_BASE,
 )
+# The order of lewis_row's values: Table 7's columns, then Table 2's ours-base (not in Table 7).
+LEWIS_COLUMNS = (*TABLE7_COLUMNS, LEWIS_BASE)
 
 # Gu et al.'s Table 6 columns in its printed order: the order of gu_row's values.
 GU_COLUMNS = (
@@ -164,6 +169,11 @@ DEFAULT_LEWIS_COLUMNS = (
     "Lewis et al. large",
 )
 DEFAULT_TABLE6_COLUMNS = ("PubMedBERT", "BioBERT")
+TABLE_COLUMNS = (
+    (LEWIS_TABLE2, TABLE2_COLUMNS),
+    (LEWIS_TABLE7, TABLE7_COLUMNS),
+    (GU_TABLE6, GU_COLUMNS),
+)
 
 
 def lewis_label(model: str) -> str:
