@@ -20,7 +20,12 @@ from bio_roberta.blurb.leaderboard import leaderboard
 from bio_roberta.blurb.suite import BLURB_DATASETS
 from bio_roberta.convert import convert_task, vocab_record
 from bio_roberta.report import write_report
-from bio_roberta.report.blurb import blurb_rows, blurb_summary
+from bio_roberta.report.blurb import (
+    NOT_COMPARABLE_SPLITS,
+    blurb_rows,
+    blurb_summary,
+    complete_text,
+)
 from bio_roberta.report.seed_results import task_results
 from bio_roberta.results import load_records
 from bio_roberta.suites import BLURB
@@ -146,13 +151,12 @@ def score_line(record: dict) -> str:
         complete = f"partial: {done}/{len(record['datasets'])} datasets, missing "
         complete += ", ".join(record["missing"]) + why
     else:
-        complete = f"complete: {done}/{len(record['datasets'])} datasets, {scored_types} task types"
+        complete = complete_text(scored_types)
     if record["comparable"]:
         comparable = "every scored split checked BLURB's"
     else:
         checks = {name: entry["split_check"] for name, entry in record["datasets"].items()}
-        comparable = "not comparable with Table 6 or BLURB's leaderboard: splits not BLURB's or "
-        comparable += "unchecked: " + ", ".join(
+        comparable = f"{NOT_COMPARABLE_SPLITS}: " + ", ".join(
             f"{name} ({checks[name]['checked_by']}: {checks[name]['outcome']})"
             for name in record["not_comparable"]
         )

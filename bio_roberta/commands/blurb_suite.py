@@ -12,6 +12,8 @@ HELP = "convert, sweep and report BLURB's 13 datasets from one data root (resuma
 
 
 def add_arguments(parser):
+    from bio_roberta.commands._blurb_options import add_score_any_split
+
     parser.add_argument(
         "--data", required=True, help="BLURB data root: LinkBERT's release, or <root>/<task>/"
     )
@@ -32,18 +34,6 @@ def add_arguments(parser):
     parser.add_argument("--arch", default=None, help="fairseq architecture to fine-tune")
     add_score_any_split(parser)
     parser.add_argument("overrides", nargs="*", help="further Hydra overrides (key=value)")
-
-
-def add_score_any_split(parser):
-    """--score-any-split, as `bio-roberta report` and `bio-roberta blurb-suite` take it."""
-    parser.add_argument(
-        "--score-any-split",
-        action="store_true",
-        help="score every dataset whose runs follow BLURB's metric whatever its split (re-split "
-        "data, another release, toy files); the score is then marked not comparable with "
-        "Table 6 and BLURB's leaderboard, naming each dataset whose split is not BLURB's or "
-        "unchecked (default: such datasets are left out of the score)",
-    )
 
 
 def run(args):

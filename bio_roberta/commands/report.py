@@ -8,7 +8,7 @@ HELP = "median-over-seeds report (markdown, CSV, PNG) of a sweep's result record
 
 
 def add_arguments(parser):
-    from bio_roberta.commands.blurb_suite import add_score_any_split
+    from bio_roberta.commands._blurb_options import add_score_any_split
     from bio_roberta.suites import LEWIS, SUITES
 
     parser.add_argument(

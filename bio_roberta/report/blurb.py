@@ -191,6 +191,14 @@ def missing_text(score: BlurbScore) -> str:
 
 
 NOT_COMPARABLE = "not comparable with Table 6 or BLURB's leaderboard"
+# What the score line of `bio-roberta blurb-suite` and a score note name after it.
+NOT_COMPARABLE_SPLITS = f"{NOT_COMPARABLE}: splits not BLURB's or unchecked"
+
+
+def complete_text(task_types: int) -> str:
+    """What a complete BLURB score covers."""
+    count = len(BLURB_DATASETS)
+    return f"complete: {count}/{count} datasets, {task_types} task types"
 
 
 def score_note(summary: BlurbSummary) -> str:
@@ -200,12 +208,10 @@ def score_note(summary: BlurbSummary) -> str:
     if ours.partial:
         covered = missing_text(ours)
     else:
-        covered = f"complete: {len(BLURB_DATASETS)}/{len(BLURB_DATASETS)} datasets, "
-        covered += f"{len(ours.type_averages)} task types"
+        covered = complete_text(len(ours.type_averages))
     if summary.comparable:
         return covered if ours.partial else ""
-    names = ", ".join(summary.not_comparable)
-    return f"{covered}; {NOT_COMPARABLE}: splits not BLURB's or unchecked: {names}"
+    return f"{covered}; {NOT_COMPARABLE_SPLITS}: {', '.join(summary.not_comparable)}"
 
 
 def score_row(

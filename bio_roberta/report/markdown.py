@@ -38,9 +38,23 @@ def number_cell(value: Optional[float], digits: int) -> str:
     return "" if value is None else f"{value:.{digits}f}"
 
 
-def reference_cells(values: dict[str, Optional[float]], digits: int) -> str:
+def table_lines(header: list[str], rows: list[list[str]]) -> list[str]:
+    """A markdown table."""
+    return [
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+        *("| " + " | ".join(row) + " |" for row in rows),
+    ]
+
+
+def reference_list(values: dict[str, Optional[float]], digits: int) -> list[str]:
     """A paper's columns (already x100), empty where it has no number."""
-    return " | ".join(number_cell(v, digits) for v in values.values())
+    return [number_cell(v, digits) for v in values.values()]
+
+
+def reference_cells(values: dict[str, Optional[float]], digits: int) -> str:
+    """reference_list's cells joined as a markdown row's."""
+    return " | ".join(reference_list(values, digits))
 
 
 def lewis_cells(row: LewisTaskRow) -> list[str]:
@@ -55,8 +69,7 @@ def lewis_cells(row: LewisTaskRow) -> list[str]:
 
 def lewis_lines(rows: list[LewisTaskRow], summaries: list[LewisSummaryRow], ours: str) -> list[str]:
     asked = ", ".join(map(str, sorted({row.seeds.asked for row in rows}))) or "-"
-    paper = " | ".join(DEFAULT_LEWIS_COLUMNS)
-    lines = [
+    return [
         (
             f"Test scores x100 of {ours} (the checkpoint these runs fine-tuned), median over "
             f"seeds (asked: {asked}); spread = min-max over seeds. `{SHORT}` marks a median over "
@@ -64,30 +77,27 @@ def lewis_lines(rows: list[LewisTaskRow], summaries: list[LewisSummaryRow], ours
             "their own models named Lewis et al. base and large."
         ),
         "",
-        f"| Task | Metric | {ours} (median) | min-max | seeds | {paper} |",
-        "|---|---|---|---|---|" + "---|" * len(DEFAULT_LEWIS_COLUMNS),
-    ]
-    for row in rows:
-        lines.append(
-            f"| {row.task} | {row.metric} | {' | '.join(lewis_cells(row))} | "
-            f"{reference_cells(row.paper, 1)} |"
-        )
-    lines += [
+        *table_lines(
+            ["Task", "Metric", f"{ours} (median)", "min-max", "seeds", *DEFAULT_LEWIS_COLUMNS],
+            [
+                [row.task, row.metric, *lewis_cells(row), *reference_list(row.paper, 1)]
+                for row in rows
+            ],
+        ),
         "",
         (
             "Summary rows: mean of the task medians over the tasks present (paper "
             "columns over the same tasks)."
         ),
         "",
-        f"| Group | tasks present | {ours} | {paper} |",
-        "|---|---|---|" + "---|" * len(DEFAULT_LEWIS_COLUMNS),
+        *table_lines(
+            ["Group", "tasks present", ours, *DEFAULT_LEWIS_COLUMNS],
+            [
+                [row.task, row.tasks, percent(row.median), *reference_list(row.paper, 1)]
+                for row in summaries
+            ],
+        ),
     ]
-    for row in summaries:
-        lines.append(
-            f"| {row.task} | {row.tasks} | {percent(row.median)} | "
-            f"{reference_cells(row.paper, 1)} |"
-        )
-    return lines
 
 
 def blurb_cells(row: BlurbDatasetRow) -> list[str]:
@@ -155,17 +165,22 @@ def blurb_lines(
             + split_check_text(score_any_split)
         ),
         "",
-        (
-            f"| Dataset | Type | Metric | {ours} (median) | min-max | seeds | mean | {table6} | "
-            "split check |"
+        *table_lines(
+            [
+                *("Dataset", "Type", "Metric", f"{ours} (median)", "min-max", "seeds", "mean"),
+                *DEFAULT_TABLE6_COLUMNS,
+                "split check",
+            ],
+            [
+                [
+                    *(row.dataset, row.type, row.metric, *blurb_cells(row)),
+                    *reference_list(row.table6, 2),
+                    row.split_check,
+                ]
+                for row in rows
+            ],
         ),
-        "|---|---|---|---|---|---|---|" + "---|" * len(DEFAULT_TABLE6_COLUMNS) + "---|",
     ]
-    for row in rows:
-        lines.append(
-            f"| {row.dataset} | {row.type} | {row.metric} | {' | '.join(blurb_cells(row))} | "
-            f"{reference_cells(row.table6, 2)} | {row.split_check} |"
-        )
     lines += [
         "",
         (

@@ -44,12 +44,19 @@ from bio_roberta.report.markdown import (
     number_cell,
     percent,
     provenance_lines,
+    reference_list,
     score_cell,
     split_check_text,
+    table_lines,
     unfinished_lines,
 )
 from bio_roberta.report.models import ReportedModel
-from bio_roberta.report.seed_results import TaskResult, registry_order, task_results
+from bio_roberta.report.seed_results import (
+    TaskResult,
+    pretrained_paths,
+    registry_order,
+    task_results,
+)
 from bio_roberta.tasks.paper_models import lewis_label, table6_label
 from bio_roberta.tasks.registry import TASKS, paper_results
 
@@ -81,15 +88,6 @@ def model_parts(models: list[ReportedModel]) -> list[ModelPart]:
             )
         )
     return parts
-
-
-def table_lines(header: list[str], rows: list[list[str]]) -> list[str]:
-    """A markdown table."""
-    return [
-        "| " + " | ".join(header) + " |",
-        "|" + "---|" * len(header),
-        *("| " + " | ".join(row) + " |" for row in rows),
-    ]
 
 
 @dataclass(frozen=True)
@@ -138,7 +136,7 @@ def lewis_side_by_side_lines(parts: list[LewisPart]) -> list[str]:
         for lewis in parts:
             row = lewis.summaries[index]
             cells += [percent(row.median), row.tasks]
-            cells += [number_cell(v, 1) for v in row.paper.values()]
+            cells += reference_list(row.paper, 1)
         summaries.append(cells)
     asked = sorted({row.seeds.asked for part in parts for row in part.rows.values()})
     return [
@@ -217,7 +215,7 @@ def blurb_side_by_side_lines(parts: list[BlurbPart], score_any_split: bool = Fal
         cells = [dataset.display, dataset.task_type, dataset.metric]
         for blurb in parts:
             row = blurb.rows[index]
-            cells += blurb_cells(row) + [number_cell(v, 2) for v in row.table6.values()]
+            cells += blurb_cells(row) + reference_list(row.table6, 2)
             cells.append(row.split_check)
         rows.append(cells)
     scores = []
@@ -235,9 +233,7 @@ def blurb_side_by_side_lines(parts: list[BlurbPart], score_any_split: bool = Fal
         scores.append(cells)
     cells = ["BLURB score"]
     for blurb in parts:
-        cells += [score_cell(blurb.score)] + [
-            number_cell(v, 2) for v in blurb.score.table6.values()
-        ]
+        cells += [score_cell(blurb.score), *reference_list(blurb.score.table6, 2)]
     scores.append(cells)
     same = [blurb.same_datasets_if_partial for blurb in parts]
     if any(same):
@@ -283,7 +279,7 @@ def models_lines(parts: list[ModelPart]) -> list[str]:
     lines = ["## Models", ""]
     for part in parts:
         model = part.model
-        checkpoints = sorted({(r.pretrained or {}).get("path") for r in model.records} - {None})
+        checkpoints = [str(path) for path in pretrained_paths(model.records)]
         paper = (
             f"{model.paper.name} ({', '.join(model.paper.tables)}; {model.matched_by})"
             if model.paper
