@@ -22,6 +22,7 @@ from bio_roberta.blurb.suite import BLURB, BLURB_DATASETS, TASK_TYPES
 from bio_roberta.convert import convert_task
 from bio_roberta.tasks.registry import get_task
 from blurb_toy import toy_text, write_blurb_toy, write_linkbert
+from test_report import blurb_markdown_rows
 from tiny_finetune import POSITIONS, TINY
 from tiny_training import pretrain_tiny_roberta
 
@@ -43,12 +44,6 @@ def blurb_suite(*args):
         [str(BIN / "bio-roberta"), "blurb-suite", *map(str, args)], capture_output=True, text=True
     )
     return run, run.stdout + run.stderr
-
-
-def blurb_table(report: str) -> dict[str, str]:
-    """The BLURB section's table lines of report.md by their first cell."""
-    table = report.split("## BLURB")[1].split("\n## ")[0]
-    return {line.split("|")[1].strip(): line for line in table.splitlines() if line.startswith("|")}
 
 
 @pytest.fixture(scope="module")
@@ -113,7 +108,8 @@ def test_two_datasets_missing_give_a_partial_score_naming_exactly_them(toy_runs)
         "not comparable with Table 6 or BLURB's leaderboard: splits not BLURB's or unchecked: "
         "BC5-chem (content hash: not BLURB's), BC5-disease (sizes: not BLURB's), "
     ) in output
-    assert "partial: 11/13 datasets, missing DDI, BIOSSES" in blurb_table(report)["BLURB score"]
+    score_row = blurb_markdown_rows(report)["BLURB score"]
+    assert "partial: 11/13 datasets, missing DDI, BIOSSES" in score_row
 
 
 def test_without_the_flag_no_split_that_is_not_blurbs_is_scored_and_each_says_why(toy_runs):
@@ -121,7 +117,7 @@ def test_without_the_flag_no_split_that_is_not_blurbs_is_scored_and_each_says_wh
     assert len(results) == 13  # the two added datasets trained
     assert board["blurb_score"] is None and board["partial"] and not board["comparable"]
     assert not board["score_any_split"]
-    lines = blurb_table(report)
+    lines = blurb_markdown_rows(report)
     for dataset in BLURB_DATASETS:
         entry = board["datasets"][dataset.display]
         assert entry["score"] is None and entry["runs"] == 1, dataset.task
@@ -170,7 +166,7 @@ def test_the_flag_gives_a_complete_score_marked_not_comparable(toy_runs):
     ) in output
     assert "EBM PICO (none possible: unknown), ChemProt (sizes: not BLURB's)" in output
     assert "partial" not in output.split("BLURB score:")[1]
-    lines = blurb_table(report)
+    lines = blurb_markdown_rows(report)
     assert lines["BLURB score"].startswith(f"| BLURB score | {score:.2f} (complete: 13/13")
     assert "not comparable with Table 6" in lines["BLURB score"]
     for dataset in BLURB_DATASETS:
