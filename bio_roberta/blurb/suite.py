@@ -403,6 +403,11 @@ class SplitStatus:
     def is_blurbs(self) -> bool:
         return self.outcome == BLURBS
 
+    @property
+    def text(self) -> str:
+        """How it was checked and what it found, e.g. "sizes: not BLURB's"."""
+        return f"{self.checked_by}: {self.outcome}"
+
 
 def split_status(dataset: BlurbDataset, check=NO_CHECK, checked_by=None) -> SplitStatus:
     """The status of a split from its data manifest's ``blurb_split_check`` (NO_CHECK: no manifest,
