@@ -115,6 +115,10 @@ class TaskSpec:
     # Further readers (formats/<name>.py with a detect()) whose layout, when found in --data, is
     # read instead of source_format's: LinkBERT's BLURB release for BLURB's datasets.
     other_formats: tuple[str, ...] = ()
+    # The labels LinkBERT's release writes in place of ours, read as ours (its scripts/
+    # preprocess_blurb.py: "0" for a class named with "false", so that it sorts first for its
+    # PRF1 metric; B- for EBM-PICO's I- word tags, so that seqeval scores words): its label -> ours.
+    linkbert_labels: Mapping[str, str] = field(default_factory=dict)
     notes: str = field(default="", compare=False)
 
     def __post_init__(self):
@@ -401,6 +405,7 @@ _TASK_LIST = (
         negative_label="DDI-false",
         shared_data="re/DDI-2013/DDICorpus",
         other_formats=LINKBERT,
+        linkbert_labels={"0": "DDI-false"},
         notes="the original corpus XML; the BLUE ddi2013-type tsv is read by blue_tsv",
     ),
     TaskSpec(
@@ -494,6 +499,7 @@ _TASK_LIST = (
         scored_labels=("I-PAR", "I-INT", "I-OUT"),
         negative_label="O",
         other_formats=LINKBERT,
+        linkbert_labels={"B-PAR": "I-PAR", "B-INT": "I-INT", "B-OUT": "I-OUT"},
         notes="a word may carry several elements (tag 'I-PAR+I-INT'); word-level F1 per element",
     ),
     TaskSpec(
@@ -526,6 +532,7 @@ _TASK_LIST = (
         scored_labels=CHEMPROT_RELATIONS,
         negative_label="false",
         other_formats=LINKBERT,
+        linkbert_labels={"0": "false"},
         notes="BLURB's ChemProt (its split's sizes: blurb/suite.py; unlabelled pairs false): "
         "BLURB's own tsv or LinkBERT's release; micro-F1 over the 5 CPR classes",
     ),
