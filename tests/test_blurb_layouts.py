@@ -100,6 +100,21 @@ def test_linkbert_and_crichton_files_read_as_the_biobert_files(
     assert sum(typed.label_counts[t] for t in ("B",)) == mentions[0]
 
 
+@pytest.mark.real_data
+def test_the_toy_ner_files_are_written_as_linkberts_real_ones(tmp_path):
+    """The ported process_blurb_NER (tests/blurb_toy.py) against LinkBERT's real NCBI-disease_hf:
+    the same keys in the same order, ids numbered per file from "0", untyped B/I/O tags."""
+    real = shared_data_path("blurb_linkbert", "tokcls", "NCBI-disease_hf")
+    for folder in (real, write_linkbert(tmp_path, "ncbi-disease")):
+        for stem in ("train", "dev", "test"):
+            lines = (folder / f"{stem}.json").read_text().splitlines()
+            records = [json.loads(line) for line in lines]
+            assert lines == [json.dumps(record) for record in records], folder
+            assert {tuple(record) for record in records} == {("tokens", "ner_tags", "id")}
+            assert [r["id"] for r in records] == [str(i) for i in range(len(records))], folder
+            assert {tag for r in records for tag in r["ner_tags"]} == {"O", "B", "I"}, folder
+
+
 @pytest.mark.parametrize("task", list(LINKBERT_FOLDERS))
 def test_every_blurb_dataset_reads_linkberts_layout(tmp_path, task):
     folder = write_linkbert(tmp_path, task)
