@@ -3,6 +3,7 @@ Crichton et al.'s typed-tag NER files, split checks by content, and a complete B
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -234,6 +235,11 @@ def test_the_labels_linkbert_writes_read_as_ours(tmp_path, task, theirs):
             for label, ours in spec.linkbert_labels.items()
             if sources[stem][ours]
         }, split
+
+
+def test_a_linkbert_label_read_as_none_of_ours_is_refused_by_the_registry():
+    with pytest.raises(ValueError, match="task ddi: linkbert_labels reads LinkBERT's labels as "):
+        dataclasses.replace(get_task("ddi"), linkbert_labels={"0": "false"})
 
 
 def test_a_linkbert_folder_without_train_json_names_it(tmp_path):

@@ -122,8 +122,8 @@ class TaskSpec:
     notes: str = field(default="", compare=False)
 
     def __post_init__(self):
-        """A kind and metric the tables have, and a metric the kind's criterion logs at validation
-        (fairseq-train picks checkpoints by it)."""
+        """A kind and metric the tables have, a metric the kind's criterion logs at validation
+        (fairseq-train picks checkpoints by it), and LinkBERT's labels read as labels of ours."""
         if self.kind not in KINDS:
             raise ValueError(
                 f"task {self.name}: kind {self.kind!r} is not one of {sorted(KINDS)} "
@@ -139,6 +139,12 @@ class TaskSpec:
             raise ValueError(
                 f"task {self.name}: criterion {self.task_kind.criterion} of kind "
                 f"{self.kind} does not log {self.metric} (logged by {logged_by})"
+            )
+        not_ours = set(self.linkbert_labels.values()) - set(self.labels)
+        if not_ours:
+            raise ValueError(
+                f"task {self.name}: linkbert_labels reads LinkBERT's labels as "
+                f"{', '.join(sorted(not_ours))}, not among its labels"
             )
 
     @property
