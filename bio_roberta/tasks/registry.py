@@ -116,8 +116,9 @@ class TaskSpec:
     # read instead of source_format's: LinkBERT's BLURB release for BLURB's datasets.
     other_formats: tuple[str, ...] = ()
     # The labels LinkBERT's release writes in place of ours, read as ours (its scripts/
-    # preprocess_blurb.py: "0" for a class named with "false", so that it sorts first for its
-    # PRF1 metric; B- for EBM-PICO's I- word tags, so that seqeval scores words): its label -> ours.
+    # preprocess_blurb.py: "0" for a class named with "false", the first of the sorted labels,
+    # which its PRF1 metric takes for the negative; B- for EBM-PICO's I- word tags, each word then
+    # an entity to seqeval): its label -> ours.
     linkbert_labels: Mapping[str, str] = field(default_factory=dict)
     notes: str = field(default="", compare=False)
 
