@@ -3,6 +3,7 @@ Crichton et al.'s typed-tag NER files, split checks by content, and a complete B
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -30,7 +31,13 @@ from bio_roberta.blurb.suite import (
 )
 from bio_roberta.readers import TaskFormatError, read_task
 from bio_roberta.tasks.registry import HOC_HALLMARKS, get_task
-from blurb_toy import LINKBERT_FOLDERS, linkbert_record, write_blurb_toy, write_linkbert
+from blurb_toy import (
+    LINKBERT_FOLDERS,
+    linkbert_records,
+    source_label_counts,
+    write_blurb_toy,
+    write_linkbert,
+)
 from conftest import shared_data_path
 from test_blurb_readers import write_scibert
 
@@ -94,18 +101,35 @@ def test_linkbert_and_crichton_files_read_as_the_biobert_files(
     assert sum(typed.label_counts[t] for t in ("B",)) == mentions[0]
 
 
+@pytest.mark.real_data
+def test_the_toy_ner_files_are_written_as_linkberts_real_ones(tmp_path):
+    """The ported process_blurb_NER (tests/blurb_toy.py) against LinkBERT's real NCBI-disease_hf:
+    the same keys in the same order, ids numbered per file from "0", untyped B/I/O tags."""
+    real = shared_data_path("blurb_linkbert", "tokcls", "NCBI-disease_hf")
+    for folder in (real, write_linkbert(tmp_path, "ncbi-disease")):
+        for stem in ("train", "dev", "test"):
+            lines = (folder / f"{stem}.json").read_text().splitlines()
+            records = [json.loads(line) for line in lines]
+            assert lines == [json.dumps(record) for record in records], folder
+            assert {tuple(record) for record in records} == {("tokens", "ner_tags", "id")}
+            assert [r["id"] for r in records] == [str(i) for i in range(len(records))], folder
+            assert {tag for r in records for tag in r["ner_tags"]} == {"O", "B", "I"}, folder
+
+
 @pytest.mark.parametrize("task", list(LINKBERT_FOLDERS))
 def test_every_blurb_dataset_reads_linkberts_layout(tmp_path, task):
     folder = write_linkbert(tmp_path, task)
     data = read_task(get_task(task), folder)
     assert [data.splits[n].counts["examples"] for n in ("train", "valid", "test")] == [6, 2, 3]
     first = data.splits["train"].examples[0]
-    assert first.id == ("100_s0" if task == "hoc-blurb" else "0")
+    assert first.id == ("100" if task == "hoc-blurb" else "0")
     if task in ("pubmedqa", "bioasq"):
         assert first.text.endswith("(case 0)?") and first.text_pair.endswith(".")
-    if task == "hoc-blurb":
+    if task == "hoc-blurb":  # one record per abstract, its id the bare PMID (preprocess_blurb.py)
         assert first.labels == (HOC_HALLMARKS[0],) and first.group == "100"
-        assert data.splits["train"].counts["abstracts"] == 3
+        assert data.splits["train"].counts["abstracts"] == 6
+        second = data.splits["train"].examples[1]
+        assert second.text.count("(case 1).") == 2 and second.labels == (HOC_HALLMARKS[1],)
     if task == "biosses":
         assert first.labels == ("0.0",) and data.splits["train"].examples[1].labels == ("0.8",)
 
@@ -165,13 +189,15 @@ def test_crichton_typed_tags_are_read_for_a_task_with_untyped_tags(tmp_path):
 @pytest.mark.parametrize(
     "task, record, message",
     [
-        ("ncbi-disease", {"tokens": ["a"], "ner_tags": ["O", "O"], "id": "0"}, "1 tokens but 2"),
-        ("ncbi-disease", {"tokens": ["a"], "ner_tags": ["X"], "id": "0"}, "unknown label 'X'"),
+        ("ncbi-disease", {"tokens": ["a"], "ner_tags": ["O", "O"], "id": "x"}, "1 tokens but 2"),
+        ("ncbi-disease", {"tokens": ["a"], "ner_tags": ["X"], "id": "x"}, "unknown label 'X'"),
         ("chemprot-blurb", {"sentence": "s", "label": "CPR:7", "id": "0"}, "unknown label"),
         ("hoc-blurb", {"sentence": "s", "label": [1, 0], "id": "1_s1"}, "10 0/1 flags"),
         ("biosses", {"sentence1": "a", "sentence2": "b", "label": "x", "id": 0}, "a number"),
         ("pubmedqa", {"sentence1": "q", "sentence2": "", "label": "yes", "id": 0}, "sentence2"),
         ("ddi", {"sentence": "s", "id": "0", "label": None}, "not a class name"),
+        ("ddi", {"sentence": "s", "id": "x", "label": "false"}, "LinkBERT's release writes 0 "),
+        ("ebm-pico", {"tokens": ["a"], "ner_tags": ["B-P"], "id": "x"}, "unknown label 'B-P'"),
     ],
 )
 def test_linkbert_layout_errors_name_file_and_line(tmp_path, task, record, message):
@@ -180,6 +206,56 @@ def test_linkbert_layout_errors_name_file_and_line(tmp_path, task, record, messa
         handle.write(json.dumps(record) + "\n")
     with fails(rf"dev.json:3: .*{message}"):
         read_task(get_task(task), folder)
+
+
+@pytest.mark.parametrize(
+    "task, theirs",
+    [("chemprot-blurb", {"0"}), ("ddi", {"0"}), ("ebm-pico", {"B-PAR", "B-INT", "B-OUT"})],
+)
+def test_the_labels_linkbert_writes_read_as_ours(tmp_path, task, theirs):
+    """Issue 26 (1): preprocess_blurb.py writes "0" for a class named with "false" and B- for
+    EBM-PICO's I- tags; those files (tests/blurb_toy.py runs its code) read with the labels of
+    BLURB's source files they came from, each renamed label counted."""
+    folder = write_linkbert(tmp_path, task)
+    written = {
+        label
+        for line in (folder / "train.json").read_text().splitlines()
+        for label in json.loads(line).get("ner_tags", [json.loads(line).get("label")])
+    }
+    assert theirs <= written and not written & {"false", "DDI-false", "I-PAR", "I-INT", "I-OUT"}
+    data = read_task(get_task(task), folder)
+    sources = source_label_counts(task)
+    for split, stem in (("train", "train"), ("valid", "dev"), ("test", "test")):
+        read = data.splits[split]
+        assert read.label_counts == sources[stem], split
+        renamed = {k: v for k, v in read.counts.items() if k.startswith("linkbert_label_")}
+        spec = get_task(task)
+        assert renamed == {
+            f"linkbert_label_{label}": sources[stem][ours]
+            for label, ours in spec.linkbert_labels.items()
+            if sources[stem][ours]
+        }, split
+
+
+def test_a_linkbert_label_read_as_none_of_ours_is_refused_by_the_registry():
+    with pytest.raises(ValueError, match="task ddi: linkbert_labels reads LinkBERT's labels as "):
+        dataclasses.replace(get_task("ddi"), linkbert_labels={"0": "false"})
+
+
+def test_a_linkbert_folder_without_train_json_names_it(tmp_path):
+    """Issue 26 (6): the error named train.tsv (the task's own layout) first."""
+    folder = write_linkbert(tmp_path, "chemprot-blurb")
+    (folder / "train.json").unlink()
+    with fails(rf"^{folder / 'train.json'}: missing \(chemprot-blurb train split, JSON lines"):
+        read_task(get_task("chemprot-blurb"), folder)
+
+
+def test_linkberts_hoc_given_to_hoc_says_to_use_hoc_blurb(tmp_path):
+    """hoc (BLUE's split, Lewis et al.'s metric) does not read LinkBERT's release; hoc-blurb,
+    of the same kind and labels, does."""
+    folder = write_linkbert(tmp_path, "hoc-blurb")
+    with fails(r"train.tsv: missing .*, which hoc does not read: convert it as hoc-blurb\)$"):
+        read_task(get_task("hoc"), folder)
 
 
 def test_no_known_layout_names_the_layouts_expected(tmp_path):
@@ -192,7 +268,7 @@ def test_no_known_layout_names_the_layouts_expected(tmp_path):
 def test_linkbert_duplicate_ids_are_refused(tmp_path):
     folder = write_linkbert(tmp_path, "gad-blurb")
     with (folder / "test.json").open("a") as handle:
-        handle.write(json.dumps(linkbert_record("gad-blurb", 8)) + "\n")
+        handle.write(json.dumps(linkbert_records("gad-blurb")["test"][0]) + "\n")
     with fails(r"test.json:4: id '8' already on line 1"):
         read_task(get_task("gad-blurb"), folder)
 
@@ -320,11 +396,7 @@ def test_every_blurb_dataset_reads_the_same_from_parquet(tmp_path, task):
     pytest.importorskip("pyarrow")
     spec = get_task(task)
     from_json = read_task(spec, write_linkbert(tmp_path / "json", task))
-    records, start = {}, 0
-    for stem, size in zip(("train", "dev", "test"), (6, 2, 3)):
-        records[stem] = [linkbert_record(task, start + i) for i in range(size)]
-        start += size
-    from_parquet = read_task(spec, write_parquet(tmp_path / "parquet", records))
+    from_parquet = read_task(spec, write_parquet(tmp_path / "parquet", linkbert_records(task)))
     assert contents(from_parquet) == contents(from_json)
     assert from_parquet.splits["valid"].sources[0].name == "dev.parquet"
 
@@ -363,9 +435,7 @@ def test_hub_parquet_shards_with_class_label_ids_read_as_names(tmp_path):
 
 def test_parquet_without_pyarrow_says_what_to_install(tmp_path, monkeypatch):
     pytest.importorskip("pyarrow")
-    records = {s: [linkbert_record("gad-blurb", i) for i in range(2)] for s in ("train", "dev")}
-    records["test"] = [linkbert_record("gad-blurb", 9)]
-    folder = write_parquet(tmp_path, records)
+    folder = write_parquet(tmp_path, linkbert_records("gad-blurb", sizes=(2, 2, 1)))
     monkeypatch.setitem(__import__("sys").modules, "pyarrow.parquet", None)
     with fails(r"train\.parquet: reading Parquet needs pyarrow; install it"):
         read_task(get_task("gad-blurb"), folder)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bio_roberta.blurb.suite import BY_SIZES
+from bio_roberta.blurb.suite import BY_NOTHING, BY_SIZES
 from bio_roberta.cli import main as cli_main
 from bio_roberta.convert import ConversionError, convert_task
 from bio_roberta.readers import TaskFormatError, read_task
@@ -544,17 +544,38 @@ def test_identical_dev_and_test_files_warn_and_are_not_blurbs_split(tmp_path, vo
     assert ncbi["blurb_split_checked_by"].startswith("content:")
 
 
-def test_chemprot_ddi_hoc_convert_from_linkberts_release(tmp_path, vocab_dir):
-    """Issue 21 (3): the three datasets that could not follow BLURB's protocol convert from
-    LinkBERT's files, with BLURB's labels, and their manifests say how the split was checked."""
-    from blurb_toy import write_linkbert
+def test_chemprot_ddi_hoc_pico_convert_from_linkberts_release(tmp_path, vocab_dir):
+    """Issue 21 (3) and 26 (1): the datasets that could not follow BLURB's protocol convert from
+    LinkBERT's files as its preprocess_blurb.py writes them ("0" for ChemProt's and DDI's negative
+    class, B-PAR/B-INT/B-OUT: tests/blurb_toy.py runs its code), with the labels of BLURB's
+    source files they came from, and their manifests say how the split was checked."""
+    from blurb_toy import source_label_counts, write_linkbert
 
-    for task in ("chemprot-blurb", "ddi", "hoc-blurb"):
+    for task in ("chemprot-blurb", "ddi", "hoc-blurb", "ebm-pico"):
         folder = write_linkbert(tmp_path / "linkbert", task)
         (manifest,) = convert_task(get_task(task), folder, vocab_dir, tmp_path / "out" / task)
         assert manifest["counts"] == {"train": 6, "valid": 2, "test": 3}, task
-        assert manifest["blurb_split_checked_by"] == BY_SIZES
-        display = {"chemprot-blurb": "ChemProt", "ddi": "DDI", "hoc-blurb": "HoC"}[task]
-        assert manifest["blurb_split_check"].startswith(f"{display}: train/dev/test ")
-        assert "BLURB's split has" in manifest["blurb_split_check"]  # toy sizes are not BLURB's
-        assert manifest["split_details"]["train"]["read"]["sources"][0].endswith("train.json")
+        read = manifest["split_details"]["train"]["read"]
+        assert read["sources"][0].endswith("train.json")
+        if task == "ebm-pico":  # no split check possible
+            assert manifest["blurb_split_checked_by"] == BY_NOTHING
+        else:
+            assert manifest["blurb_split_checked_by"] == BY_SIZES
+            display = {"chemprot-blurb": "ChemProt", "ddi": "DDI", "hoc-blurb": "HoC"}[task]
+            assert manifest["blurb_split_check"].startswith(f"{display}: train/dev/test ")
+            assert "BLURB's split has" in manifest["blurb_split_check"]  # toy sizes aren't BLURB's
+        if task == "hoc-blurb":
+            continue
+        source = source_label_counts(task)["train"]
+        assert read["label_counts"] == dict(source), task
+        dictionary = (tmp_path / "out" / task / "label" / "dict.txt").read_text().splitlines()
+        converted = {label: int(n) for label, n in map(str.split, dictionary) if int(n)}
+        assert converted == dict(source), task  # the label ids written, counted in train
+        negative = {"chemprot-blurb": "false", "ddi": "DDI-false"}.get(task)
+        if negative:
+            assert read["counts"]["linkbert_label_0"] == read["label_counts"][negative] > 0
+        else:
+            assert {k: v for k, v in read["counts"].items() if k.startswith("linkbert_")} == {
+                f"linkbert_label_B-{element}": read["label_counts"][f"I-{element}"]
+                for element in ("PAR", "INT", "OUT")
+            }

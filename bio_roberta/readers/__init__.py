@@ -21,7 +21,7 @@ from typing import Callable, Optional
 
 from bio_roberta.readers import formats
 from bio_roberta.readers.source_files import Split, TaskData, TaskFormatError
-from bio_roberta.tasks.registry import TaskSpec
+from bio_roberta.tasks.registry import TASKS, TaskSpec
 
 __all__ = ["READERS", "TaskFormatError", "read_task"]
 
@@ -54,14 +54,38 @@ def _pick_reader(spec: TaskSpec, data_dir: Path) -> tuple[str, Callable]:
         ) from None
 
 
+def _tasks_reading(spec: TaskSpec, data_dir: Path) -> str:
+    """When data_dir holds a layout spec does not read but tasks of its kind and labels do
+    (LinkBERT's HoC folder given to hoc, which hoc-blurb reads): what to do; else ""."""
+    for name in dict.fromkeys(f for task in TASKS.values() for f in task.other_formats):
+        if name in spec.other_formats or not FORMAT_MODULES[name].detect(data_dir):
+            continue
+        readers = [
+            task.name
+            for task in TASKS.values()
+            if name in task.other_formats and (task.kind, task.labels) == (spec.kind, spec.labels)
+        ]
+        if readers:
+            return (
+                f"{data_dir} holds {FORMAT_MODULES[name].LAYOUT}, which {spec.name} does not "
+                f"read: convert it as {' or '.join(readers)}"
+            )
+    return ""
+
+
 def _read_splits(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
     """The reader's splits; an error of the task's own format also names the other layouts the
-    task reads (none of which was found)."""
+    task reads (none of which was found), or the tasks that read the layout found."""
     name, reader = _pick_reader(spec, data_dir)
     try:
         return reader(spec, data_dir)
     except TaskFormatError as error:
-        if name != spec.source_format or not spec.other_formats:
+        if name != spec.source_format:
+            raise
+        hint = _tasks_reading(spec, data_dir)
+        if hint:
+            raise TaskFormatError(f"{error} ({hint})") from None
+        if not spec.other_formats:
             raise
         others = "; ".join(FORMAT_MODULES[other].LAYOUT for other in spec.other_formats)
         raise TaskFormatError(f"{error} (or {spec.name}'s other layout: {others})") from None

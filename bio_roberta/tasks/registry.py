@@ -115,11 +115,16 @@ class TaskSpec:
     # Further readers (formats/<name>.py with a detect()) whose layout, when found in --data, is
     # read instead of source_format's: LinkBERT's BLURB release for BLURB's datasets.
     other_formats: tuple[str, ...] = ()
+    # The labels LinkBERT's release writes in place of ours, read as ours (its scripts/
+    # preprocess_blurb.py: "0" for a class named with "false", the first of the sorted labels,
+    # which its PRF1 metric takes for the negative; B- for EBM-PICO's I- word tags, each word then
+    # an entity to seqeval): its label -> ours.
+    linkbert_labels: Mapping[str, str] = field(default_factory=dict)
     notes: str = field(default="", compare=False)
 
     def __post_init__(self):
-        """A kind and metric the tables have, and a metric the kind's criterion logs at validation
-        (fairseq-train picks checkpoints by it)."""
+        """A kind and metric the tables have, a metric the kind's criterion logs at validation
+        (fairseq-train picks checkpoints by it), and LinkBERT's labels read as labels of ours."""
         if self.kind not in KINDS:
             raise ValueError(
                 f"task {self.name}: kind {self.kind!r} is not one of {sorted(KINDS)} "
@@ -135,6 +140,12 @@ class TaskSpec:
             raise ValueError(
                 f"task {self.name}: criterion {self.task_kind.criterion} of kind "
                 f"{self.kind} does not log {self.metric} (logged by {logged_by})"
+            )
+        not_ours = set(self.linkbert_labels.values()) - set(self.labels)
+        if not_ours:
+            raise ValueError(
+                f"task {self.name}: linkbert_labels reads LinkBERT's labels as "
+                f"{', '.join(sorted(not_ours))}, not among its labels"
             )
 
     @property
@@ -401,6 +412,7 @@ _TASK_LIST = (
         negative_label="DDI-false",
         shared_data="re/DDI-2013/DDICorpus",
         other_formats=LINKBERT,
+        linkbert_labels={"0": "DDI-false"},
         notes="the original corpus XML; the BLUE ddi2013-type tsv is read by blue_tsv",
     ),
     TaskSpec(
@@ -494,6 +506,7 @@ _TASK_LIST = (
         scored_labels=("I-PAR", "I-INT", "I-OUT"),
         negative_label="O",
         other_formats=LINKBERT,
+        linkbert_labels={"B-PAR": "I-PAR", "B-INT": "I-INT", "B-OUT": "I-OUT"},
         notes="a word may carry several elements (tag 'I-PAR+I-INT'); word-level F1 per element",
     ),
     TaskSpec(
@@ -526,6 +539,7 @@ _TASK_LIST = (
         scored_labels=CHEMPROT_RELATIONS,
         negative_label="false",
         other_formats=LINKBERT,
+        linkbert_labels={"0": "false"},
         notes="BLURB's ChemProt (its split's sizes: blurb/suite.py; unlabelled pairs false): "
         "BLURB's own tsv or LinkBERT's release; micro-F1 over the 5 CPR classes",
     ),

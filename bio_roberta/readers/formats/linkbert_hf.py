@@ -1,11 +1,19 @@
-"""LinkBERT's preprocessed BLURB release (the layout its scripts/preprocess_blurb.py writes): all 13
-BLURB datasets as JSON lines, one example a line, in ``<kind>/<name>_hf/{train,dev,test}.json``.
+"""LinkBERT's preprocessed BLURB release (the layout its scripts/preprocess_blurb.py writes,
+michiyasunaga/LinkBERT at 210bc47): all 13 BLURB datasets as JSON lines, one example a line, in
+``<kind>/<name>_hf/{train,dev,test}.json``.
 
-tokcls (NER, EBM-PICO): {"tokens": [...], "ner_tags": [...], "id": "<n>"}, one tag per token.
-seqcls (the others): {"sentence": ...} or {"sentence1": ..., "sentence2": ...}, "label", "id";
-label is the class name (ChemProt CPR:3.., DDI DDI-mechanism.., GAD 0/1, PubMedQA/BioASQ
-yes/no/maybe), a number (BIOSSES), or for HoC the ten 0/1 hallmark flags in BLUE's class id order
-(or BLUE's "0_0,1_1,..." text); a HoC id "<PMID>_s<n>" names its abstract.
+tokcls (NER, EBM-PICO): {"tokens": [...], "ner_tags": [...], "id": "<n>"}, one tag per token, id
+the sentence's number in its file from "0". seqcls (the others): {"sentence": ...} or
+{"sentence1": ..., "sentence2": ...}, "label", "id"; label is the class name (ChemProt CPR:3..,
+DDI DDI-mechanism.., GAD 0/1, PubMedQA/BioASQ yes/no/maybe), a number (BIOSSES), or for HoC the
+ten 0/1 hallmark flags in BLUE's class id order (or BLUE's "0_0,1_1,..." text). HoC's records are
+abstracts: preprocess_blurb.py joins an abstract's sentences, ORs their flags and ids the record by
+the bare PMID (an id ``<PMID>_s<n>`` of a sentence still names its abstract).
+
+The script writes some labels as none of our readers do: "0" for ChemProt's and DDI's negative
+class (``if "false" in label: label = "0"``) and B-PAR/B-INT/B-OUT for EBM-PICO's I- word tags.
+TaskSpec.linkbert_labels (bio_roberta/tasks/registry.py) reads them as ours; the split's counts
+say how many (``linkbert_label_<theirs>``).
 
 The same columns from Parquet files, as the Hugging Face hub distributes datasets, read the same:
 ``{train,dev,validation,test}.parquet`` or sharded ``<split>-00000-of-00002.parquet``, in the folder
@@ -63,14 +71,19 @@ def _first_record_keys(path: Path) -> set[str]:
     return set()
 
 
+def _json_files(data_dir: Path) -> list[Path]:
+    return [data_dir / name for name in FILES.values() if (data_dir / name).is_file()]
+
+
 def detect(data_dir: Path) -> bool:
-    """Whether data_dir holds this layout: the three files, the first record with LinkBERT's keys
-    (BLURB's older BioASQ JSON lines share the file names, not the keys), or Parquet files of
-    the three splits with those columns."""
-    if all((data_dir / name).is_file() for name in FILES.values()):
-        keys = _first_record_keys(data_dir / FILES["train"])
-    elif all(parquet_files(data_dir).values()):
-        keys = parquet_columns(parquet_files(data_dir)["train"][0])
+    """Whether data_dir holds this layout: one of the three files (read names one missing)
+    whose first record has LinkBERT's keys (BLURB's older BioASQ JSON lines share the file names,
+    not the keys), or Parquet files of a split with those columns."""
+    parquet = [paths[0] for paths in parquet_files(data_dir).values() if paths]
+    if _json_files(data_dir):
+        keys = _first_record_keys(_json_files(data_dir)[0])
+    elif parquet:
+        keys = parquet_columns(parquet[0])
     else:
         return False
     return {"tokens", "ner_tags"} <= keys or (
@@ -172,7 +185,22 @@ def _record_id(record: dict, where: str, seen: dict, number: int) -> str:
     return value
 
 
-def _tokens_and_tags(spec: TaskSpec, record: dict, where: str) -> tuple[tuple, tuple]:
+def _label(spec: TaskSpec, label: str, where: str, split: Split) -> str:
+    """Our label for one LinkBERT's release writes (TaskSpec.linkbert_labels, counted), else the
+    label itself when the registry allows it."""
+    if label in spec.linkbert_labels:
+        split.counts[f"linkbert_label_{label}"] += 1
+        return spec.linkbert_labels[label]
+    try:
+        return check_label(spec, label, where)
+    except TaskFormatError as error:
+        if not spec.linkbert_labels:
+            raise
+        theirs = ", ".join(f"{k} for {v}" for k, v in spec.linkbert_labels.items())
+        raise TaskFormatError(f"{error}, and LinkBERT's release writes {theirs}") from None
+
+
+def _tokens_and_tags(spec: TaskSpec, record: dict, where: str, split: Split) -> tuple[tuple, tuple]:
     tokens, tags = record.get("tokens"), record.get("ner_tags")
     for key, value in (("tokens", tokens), ("ner_tags", tags)):
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -181,10 +209,10 @@ def _tokens_and_tags(spec: TaskSpec, record: dict, where: str) -> tuple[tuple, t
         raise TaskFormatError(f"{where}: {len(tokens)} tokens but {len(tags)} ner_tags")
     if not tokens or not all(token.strip() for token in tokens):
         raise TaskFormatError(f"{where}: no tokens, or an empty token")
-    return tuple(tokens), tuple(check_label(spec, tag, where) for tag in tags)
+    return tuple(tokens), tuple(_label(spec, tag, where, split) for tag in tags)
 
 
-def _labels(spec: TaskSpec, label, where: str) -> tuple[str, ...]:
+def _labels(spec: TaskSpec, label, where: str, split: Split) -> tuple[str, ...]:
     if spec.kind == MULTILABEL:
         if isinstance(label, str):
             return hoc_labels(spec, label, where)
@@ -210,7 +238,7 @@ def _labels(spec: TaskSpec, label, where: str) -> tuple[str, ...]:
         label = str(label)
     if not isinstance(label, str):
         raise TaskFormatError(f"{where}: label {label!r} is not a class name")
-    return (check_label(spec, label, where),)
+    return (_label(spec, label, where, split),)
 
 
 def _read_records(spec: TaskSpec, records, split: Split) -> None:
@@ -222,12 +250,12 @@ def _read_records(spec: TaskSpec, records, split: Split) -> None:
     for number, where, record in records:
         example_id = _record_id(record, where, seen, number)
         if tokcls:
-            words, tags = _tokens_and_tags(spec, record, where)
+            words, tags = _tokens_and_tags(spec, record, where, split)
             split.add(TaggedSentence(example_id, words, tags))
             continue
         if "label" not in record:
             raise TaskFormatError(f"{where}: field 'label' missing; expected {expected}")
-        labels = _labels(spec, record["label"], where)
+        labels = _labels(spec, record["label"], where, split)
         if "sentence1" in record:
             text = nonempty_text(record, "sentence1", where)
             pair = nonempty_text(record, "sentence2", where)
@@ -262,14 +290,21 @@ def read(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
 
     Returns:
         train / valid / test Splits (dev.json is valid) of TaggedSentence or TextExample, id the
-        record's id; HoC: group = the abstract, counts["abstracts"].
+        record's id, labels ours (TaskSpec.linkbert_labels); HoC: group = the abstract (the id,
+        or its PMID part), counts["abstracts"].
 
     Raises:
         TaskFormatError: a file missing, a line (row) not one JSON object with the fields above,
             an id used twice, tokens and tags of different lengths, an unknown label.
     """
-    if all((data_dir / name).is_file() for name in FILES.values()):
-        return read_split_files(spec, data_dir, FILES, "LinkBERT BLURB JSON lines", _read_file)
+    if _json_files(data_dir):
+        return read_split_files(
+            spec,
+            data_dir,
+            FILES,
+            "JSON lines, as LinkBERT's preprocess_blurb.py writes",
+            _read_file,
+        )
     shards = parquet_files(data_dir)
     if not all(shards.values()):
         missing = [name for name, paths in shards.items() if not paths]
