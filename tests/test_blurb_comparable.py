@@ -13,25 +13,28 @@ from pathlib import Path
 
 import pytest
 
-from bio_roberta.blurb.suite import BY_CONTENT, BY_NOTHING, BY_SIZES
+from bio_roberta.blurb.suite import BY_CONTENT, BY_IDS, BY_NOTHING, BY_SIZES
 from bio_roberta.blurb_run import report, score_line
 from bio_roberta.report import ReportError
 from test_report import blurb_markdown_rows, data_manifest, write
 
 BIN = Path(sys.executable).parent
+GAD_UNKNOWN = "GAD: split unknown (sizes equal BLURB's, which cannot prove it: ...)"
 SCORES = {
     "ncbi-disease": 0.80,
     "ebm-pico": 0.70,
     "chemprot-blurb": 0.60,
     "ddi": 0.75,
     "gad-blurb": 0.82,
+    "pubmedqa": 0.82,
     "hoc-blurb": 0.84,
     "bioasq": 0.90,
 }
 # each dataset's split check and outcome as the table's column shows it
 COLUMN = {
     "NCBI-disease": "content hash: BLURB's",
-    "GAD": "sizes: BLURB's",
+    "PubMedQA": "ids: BLURB's",
+    "GAD": "none possible: unknown",
     "EBM PICO": "none possible: unknown",
     "HoC": "sizes: not BLURB's",
     "BioASQ": "not recorded: unknown",
@@ -42,14 +45,16 @@ COLUMN = {
 
 @pytest.fixture
 def work(tmp_path):
-    """A blurb-suite work dir whose results hold one run of seven datasets, their manifests:
-    BLURB's split by content (NCBI-disease) and by sizes (GAD); no check possible, though the
-    manifest says null (EBM PICO); not BLURB's by sizes (HoC); a manifest from before the check
-    was recorded (BioASQ); no manifest (DDI); Lewis et al.'s metric (ChemProt)."""
+    """A blurb-suite work dir whose results hold one run of eight datasets, their manifests:
+    BLURB's split by content (NCBI-disease) and by its ids (PubMedQA); BLURB's sizes, which
+    cannot prove it (GAD, issue 26); no check possible, though the manifest says null (EBM PICO);
+    not BLURB's by sizes (HoC); a manifest from before the check was recorded (BioASQ); no
+    manifest (DDI); Lewis et al.'s metric (ChemProt)."""
     results = tmp_path / "work" / "results"
     manifests = {
         "ncbi-disease": {"blurb_split_check": None, "blurb_split_checked_by": BY_CONTENT},
-        "gad-blurb": {"blurb_split_check": None, "blurb_split_checked_by": BY_SIZES},
+        "pubmedqa": {"blurb_split_check": None, "blurb_split_checked_by": BY_IDS},
+        "gad-blurb": {"blurb_split_check": GAD_UNKNOWN, "blurb_split_checked_by": BY_NOTHING},
         "ebm-pico": {"blurb_split_check": None, "blurb_split_checked_by": BY_NOTHING},
         "hoc-blurb": {
             "blurb_split_check": "HoC: train/dev/test abstracts 6/2/3, BLURB's split has ...",
@@ -59,6 +64,7 @@ def work(tmp_path):
     }
     metrics = {"ncbi-disease": "entity_f1", "ebm-pico": "pico_macro_word_f1", "ddi": "micro_f1"}
     metrics.update({"gad-blurb": "binary_f1", "hoc-blurb": "hoc_micro_f1", "bioasq": "accuracy"})
+    metrics["pubmedqa"] = "accuracy"
     metrics["chemprot-blurb"] = "macro_f1"
     for task, score in SCORES.items():
         manifest = data_manifest(tmp_path, task, **manifests[task]) if task in manifests else None
@@ -69,7 +75,7 @@ def work(tmp_path):
 def test_by_default_only_splits_checked_blurbs_are_scored_and_that_is_comparable(work):
     board = report(work, "tiny", 1)
     scored = {name for name, entry in board["datasets"].items() if entry["score"] is not None}
-    assert scored == {"NCBI-disease", "GAD"}
+    assert scored == {"NCBI-disease", "PubMedQA"}
     assert board["comparable"] and not board["score_any_split"] and board["partial"]
     assert board["not_comparable"] == {}
     datasets = board["datasets"]
@@ -98,10 +104,11 @@ def test_by_default_only_splits_checked_blurbs_are_scored_and_that_is_comparable
 def test_score_any_split_scores_every_blurb_metric_and_names_each_split_not_blurbs(work):
     board = report(work, "tiny", 1, score_any_split=True)
     scored = {name for name, entry in board["datasets"].items() if entry["score"] is not None}
-    assert scored == {"NCBI-disease", "GAD", "EBM PICO", "HoC", "BioASQ", "DDI"}
+    assert scored == {"NCBI-disease", "PubMedQA", "GAD", "EBM PICO", "HoC", "BioASQ", "DDI"}
     assert board["datasets"]["ChemProt"]["why_no_score"].startswith("scored by macro_f1 here")
     assert board["score_any_split"] and not board["comparable"] and board["partial"]
-    assert list(board["not_comparable"]) == ["EBM PICO", "DDI", "HoC", "BioASQ"]
+    assert list(board["not_comparable"]) == ["EBM PICO", "DDI", "GAD", "HoC", "BioASQ"]
+    assert board["not_comparable"]["GAD"] == f"none possible: unknown: {GAD_UNKNOWN}"
     assert board["not_comparable"]["HoC"] == (
         "sizes: not BLURB's: HoC: train/dev/test abstracts 6/2/3, BLURB's split has ..."
     )
@@ -127,11 +134,12 @@ def test_score_any_split_scores_every_blurb_metric_and_names_each_split_not_blur
     assert hoc["split_why"].startswith("HoC: train/dev/test abstracts 6/2/3")
     assert "not comparable with Table 6" in rows["BLURB score"]["note"]
     line = score_line(board)
-    assert line.startswith(f"BLURB score: {board['blurb_score']} (partial: 6/13 datasets, missing")
+    assert line.startswith(f"BLURB score: {board['blurb_score']} (partial: 7/13 datasets, missing")
     assert line.endswith(
         "; not comparable with Table 6 or BLURB's leaderboard: splits not BLURB's or unchecked: "
-        "EBM PICO (none possible: unknown), DDI (not recorded: unknown), HoC (sizes: not "
-        "BLURB's), BioASQ (not recorded: unknown) (why: report.md, leaderboard.json))"
+        "EBM PICO (none possible: unknown), DDI (not recorded: unknown), GAD (none possible: "
+        "unknown), HoC (sizes: not BLURB's), BioASQ (not recorded: unknown) (why: report.md, "
+        "leaderboard.json))"
     )
 
 
