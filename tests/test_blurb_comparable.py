@@ -13,12 +13,25 @@ from pathlib import Path
 
 import pytest
 
-from bio_roberta.blurb.suite import BY_CONTENT, BY_IDS, BY_NOTHING, BY_SIZES
+from bio_roberta.blurb.ids import blurb_id_lists
+from bio_roberta.blurb.suite import (
+    BLURB,
+    BY_CONTENT,
+    BY_IDS,
+    BY_NOTHING,
+    BY_SIZES,
+    SplitCheck,
+    check_blurb_split,
+)
 from bio_roberta.blurb_run import report, score_line
+from bio_roberta.readers.source_files import BlurbSplit
 from bio_roberta.report import ReportError
+from test_blurb_split_content import swapped, task_data
 from test_report import blurb_markdown_rows, data_manifest, write
 
 BIN = Path(sys.executable).parent
+# what convert-task recorded before issue 26 for a split of BLURB's sizes
+OLDER_BY_SIZES = "sizes: BLURB's, each number's source named in bio_roberta/blurb/suite.py"
 GAD_UNKNOWN = "GAD: split unknown (sizes equal BLURB's, which cannot prove it: ...)"
 SCORES = {
     "ncbi-disease": 0.80,
@@ -170,3 +183,54 @@ def test_a_manifest_whose_check_is_not_a_string_is_refused_naming_it(work, tmp_p
     write(work / "results", "ncbi-disease", 42, 0.8, metric="entity_f1", manifest=manifest)
     with pytest.raises(ReportError, match=rf"{manifest} \(data manifest of .*result.json\): "):
         report(work, "tiny", 1)
+
+
+def test_re_splits_with_blurbs_sizes_are_never_scored_as_comparable(tmp_path):
+    """Issue 26: PubMedQA's fold 1, a HoC with 50 abstracts swapped between train and test and
+    BIOSSES as our reader places BLUE's pairs (by BLURB's own pair numbers), each with BLURB's
+    sizes, recorded as convert-task records their checks, and a GAD whose manifest, written
+    before issue 26, calls its sizes BLURB's: none is scored by default, and --score-any-split
+    names each as not comparable."""
+    results = tmp_path / "work" / "results"
+    pubmedqa = swapped(blurb_id_lists("pubmedqa"), "valid", "train", 50)
+    pmids = [str(10_000_000 + i) for i in range(1852)]
+    hoc = swapped(
+        {"train": pmids[:1295], "valid": pmids[1295:1481], "test": pmids[1481:]},
+        "train",
+        "test",
+        50,
+    )
+    biosses = task_data("biosses", blurb_id_lists("biosses"))
+    for split in biosses.splits.values():
+        split.blurb = BlurbSplit(placed_by="BLURB's pair numbers")
+    checks = {
+        "pubmedqa": check_blurb_split(BLURB["pubmedqa"], task_data("pubmedqa", pubmedqa)),
+        "hoc-blurb": check_blurb_split(BLURB["hoc-blurb"], task_data("hoc-blurb", hoc, True)),
+        "biosses": check_blurb_split(BLURB["biosses"], biosses),
+        "gad-blurb": SplitCheck(None, OLDER_BY_SIZES),
+    }
+    metrics = {"pubmedqa": "accuracy", "hoc-blurb": "hoc_micro_f1", "biosses": "pearson"}
+    metrics["gad-blurb"] = "binary_f1"
+    for task, check in checks.items():
+        manifest = data_manifest(
+            tmp_path, task, blurb_split_check=check.reason, blurb_split_checked_by=check.checked_by
+        )
+        write(results, task, 10, 0.8, metric=metrics[task], manifest=manifest)
+    board = report(tmp_path / "work", "tiny", 1)
+    assert all(entry["score"] is None for entry in board["datasets"].values())
+    outcomes = {
+        name: board["datasets"][name]["split_check"]["outcome"]
+        for name in ("PubMedQA", "HoC", "BIOSSES", "GAD")
+    }
+    assert outcomes == {
+        "PubMedQA": "not BLURB's",
+        "HoC": "unknown",
+        "BIOSSES": "unknown",
+        "GAD": "unknown",
+    }
+    board = report(tmp_path / "work", "tiny", 1, score_any_split=True)
+    assert not board["comparable"]
+    assert list(board["not_comparable"]) == ["GAD", "BIOSSES", "HoC", "PubMedQA"]
+    assert board["not_comparable"]["PubMedQA"].startswith(
+        "ids: not BLURB's: PubMedQA: train lacks 50 of BLURB's 450 ids"
+    )
