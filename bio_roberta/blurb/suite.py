@@ -197,8 +197,9 @@ BLURB_DATASETS = (
         (64, 16, 20),
         EXAMPLES,
         gu_row(82.68, 81.40, 81.25, 89.52, 86.25, 87.15, 91.23, 85.38, 92.30),
-        "BLUE's pair numbers, listed in BLURB's preprocessor; rebuilt from BLUE's 70/16/14 "
-        "files, which hold all 100 pairs",
+        "BLUE's pair numbers, listed in BLURB's preprocessor (bio_roberta/blurb/ids/"
+        "biosses.json), which LinkBERT's release keeps as ids; rebuilt from BLUE's 70/16/14 "
+        "files, which hold all 100 pairs, by those same numbers (so unproven)",
         "seqcls/BIOSSES_hf",
     ),
     BlurbDataset(
@@ -209,8 +210,9 @@ BLURB_DATASETS = (
         (1295, 186, 371),
         ABSTRACTS,
         gu_row(80.20, 80.12, 79.66, 81.54, 80.66, 81.16, 80.74, 80.48, 82.32),
-        "BLURB's own split of all 1,852 abstracts: BLURB's tsv files (BLUE's format) or "
-        "LinkBERT's release; BLUE's tsv (1108/157/315, control abstracts left out) is another",
+        "BLURB's own split of all 1,852 abstracts (its indexing/HoC/*_pmid.tsv, in no public "
+        "repository at hand): BLURB's tsv files (BLUE's format) or LinkBERT's release; BLUE's "
+        "tsv (1108/157/315, control abstracts left out) is another",
         "seqcls/HoC_hf",
     ),
     BlurbDataset(
@@ -221,7 +223,8 @@ BLURB_DATASETS = (
         (450, 50, 500),
         EXAMPLES,
         gu_row(51.62, 49.96, 52.84, 60.24, 57.38, 51.40, 49.08, 48.44, 55.84),
-        "test = test_ground_truth.json; train/dev = fold 0 of PubMedQA's split_dataset.py; rebuilt",
+        "test = test_ground_truth.json; train/dev = fold 0 of PubMedQA's split_dataset.py "
+        "(its PMIDs: bio_roberta/blurb/ids/pubmedqa.json); rebuilt",
         "seqcls/pubmedqa_hf",
     ),
     BlurbDataset(
