@@ -390,7 +390,7 @@ def test_split_status_is_blurbs_only_when_a_check_found_it():
     # sizes and the reader can only find a split not BLURB's (issue 26): nothing found is unknown
     for negative_only in (BY_SIZES, BY_READER):
         status = split_status(ncbi, None, negative_only)
-        assert status.outcome == UNKNOWN and "cannot prove BLURB's split" in status.reason
+        assert status.outcome == UNKNOWN and "can only find a split not BLURB's" in status.reason
     # a manifest of an older bio-roberta that called equal sizes BLURB's: unknown, convert again
     older_sizes = "sizes: BLURB's, each number's source named in bio_roberta/blurb/suite.py"
     assert split_status(ncbi, None, older_sizes).outcome == UNKNOWN

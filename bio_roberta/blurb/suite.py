@@ -332,12 +332,12 @@ def identical_splits(data: TaskData) -> list[tuple[str, str]]:
 def id_list_gap(
     dataset: BlurbDataset, data: TaskData, lists: Mapping[str, tuple[str, ...]]
 ) -> Optional[str]:
-    """None when each split holds exactly the ids of `lists` (split -> ids; HoC: its abstracts'
-    PMIDs); else one line saying how many ids each split lacks and holds besides."""
+    """None when each split holds exactly the example ids of `lists` (split -> ids); else one line
+    saying how many ids each split lacks and holds besides."""
     gaps = []
     for name in SPLIT_ORDER:
         split = data.splits[name]
-        found = {e.group if dataset.unit == ABSTRACTS else e.id for e in split.examples}
+        found = {example.id for example in split.examples}
         expected = set(lists[name])
         if found != expected:
             gaps.append(
@@ -486,8 +486,8 @@ def split_status(dataset: BlurbDataset, check=NO_CHECK, checked_by=None) -> Spli
         return SplitStatus(
             name,
             UNKNOWN,
-            f"{dataset.display}: the data manifest says {checked_by!r} found nothing, which "
-            "cannot prove BLURB's split: unknown",
+            f"{dataset.display}: the data manifest gives no reason from a check by {name}, "
+            "which can only find a split not BLURB's: unknown",
         )
     return SplitStatus(name, BLURBS if check is None else NOT_BLURBS, check)
 
