@@ -13,25 +13,41 @@ from pathlib import Path
 
 import pytest
 
-from bio_roberta.blurb.suite import BY_CONTENT, BY_NOTHING, BY_SIZES
+from bio_roberta.blurb.ids import blurb_id_lists
+from bio_roberta.blurb.suite import (
+    BLURB,
+    BY_CONTENT,
+    BY_IDS,
+    BY_NOTHING,
+    BY_SIZES,
+    SplitCheck,
+    check_blurb_split,
+)
 from bio_roberta.blurb_run import report, score_line
+from bio_roberta.readers.source_files import BlurbSplit
 from bio_roberta.report import ReportError
+from test_blurb_split_content import swapped, task_data
 from test_report import blurb_markdown_rows, data_manifest, write
 
 BIN = Path(sys.executable).parent
+# what convert-task recorded before issue 26 for a split of BLURB's sizes
+OLDER_BY_SIZES = "sizes: BLURB's, each number's source named in bio_roberta/blurb/suite.py"
+GAD_UNKNOWN = "GAD: split unknown (sizes equal BLURB's, which cannot prove it: ...)"
 SCORES = {
     "ncbi-disease": 0.80,
     "ebm-pico": 0.70,
     "chemprot-blurb": 0.60,
     "ddi": 0.75,
     "gad-blurb": 0.82,
+    "pubmedqa": 0.82,
     "hoc-blurb": 0.84,
     "bioasq": 0.90,
 }
 # each dataset's split check and outcome as the table's column shows it
 COLUMN = {
     "NCBI-disease": "content hash: BLURB's",
-    "GAD": "sizes: BLURB's",
+    "PubMedQA": "ids: BLURB's",
+    "GAD": "none possible: unknown",
     "EBM PICO": "none possible: unknown",
     "HoC": "sizes: not BLURB's",
     "BioASQ": "not recorded: unknown",
@@ -42,14 +58,16 @@ COLUMN = {
 
 @pytest.fixture
 def work(tmp_path):
-    """A blurb-suite work dir whose results hold one run of seven datasets, their manifests:
-    BLURB's split by content (NCBI-disease) and by sizes (GAD); no check possible, though the
-    manifest says null (EBM PICO); not BLURB's by sizes (HoC); a manifest from before the check
-    was recorded (BioASQ); no manifest (DDI); Lewis et al.'s metric (ChemProt)."""
+    """A blurb-suite work dir whose results hold one run of eight datasets, their manifests:
+    BLURB's split by content (NCBI-disease) and by its ids (PubMedQA); BLURB's sizes, which
+    cannot prove it (GAD, issue 26); no check possible, though the manifest says null (EBM PICO);
+    not BLURB's by sizes (HoC); a manifest from before the check was recorded (BioASQ); no
+    manifest (DDI); Lewis et al.'s metric (ChemProt)."""
     results = tmp_path / "work" / "results"
     manifests = {
         "ncbi-disease": {"blurb_split_check": None, "blurb_split_checked_by": BY_CONTENT},
-        "gad-blurb": {"blurb_split_check": None, "blurb_split_checked_by": BY_SIZES},
+        "pubmedqa": {"blurb_split_check": None, "blurb_split_checked_by": BY_IDS},
+        "gad-blurb": {"blurb_split_check": GAD_UNKNOWN, "blurb_split_checked_by": BY_NOTHING},
         "ebm-pico": {"blurb_split_check": None, "blurb_split_checked_by": BY_NOTHING},
         "hoc-blurb": {
             "blurb_split_check": "HoC: train/dev/test abstracts 6/2/3, BLURB's split has ...",
@@ -59,6 +77,7 @@ def work(tmp_path):
     }
     metrics = {"ncbi-disease": "entity_f1", "ebm-pico": "pico_macro_word_f1", "ddi": "micro_f1"}
     metrics.update({"gad-blurb": "binary_f1", "hoc-blurb": "hoc_micro_f1", "bioasq": "accuracy"})
+    metrics["pubmedqa"] = "accuracy"
     metrics["chemprot-blurb"] = "macro_f1"
     for task, score in SCORES.items():
         manifest = data_manifest(tmp_path, task, **manifests[task]) if task in manifests else None
@@ -69,7 +88,7 @@ def work(tmp_path):
 def test_by_default_only_splits_checked_blurbs_are_scored_and_that_is_comparable(work):
     board = report(work, "tiny", 1)
     scored = {name for name, entry in board["datasets"].items() if entry["score"] is not None}
-    assert scored == {"NCBI-disease", "GAD"}
+    assert scored == {"NCBI-disease", "PubMedQA"}
     assert board["comparable"] and not board["score_any_split"] and board["partial"]
     assert board["not_comparable"] == {}
     datasets = board["datasets"]
@@ -98,10 +117,11 @@ def test_by_default_only_splits_checked_blurbs_are_scored_and_that_is_comparable
 def test_score_any_split_scores_every_blurb_metric_and_names_each_split_not_blurbs(work):
     board = report(work, "tiny", 1, score_any_split=True)
     scored = {name for name, entry in board["datasets"].items() if entry["score"] is not None}
-    assert scored == {"NCBI-disease", "GAD", "EBM PICO", "HoC", "BioASQ", "DDI"}
+    assert scored == {"NCBI-disease", "PubMedQA", "GAD", "EBM PICO", "HoC", "BioASQ", "DDI"}
     assert board["datasets"]["ChemProt"]["why_no_score"].startswith("scored by macro_f1 here")
     assert board["score_any_split"] and not board["comparable"] and board["partial"]
-    assert list(board["not_comparable"]) == ["EBM PICO", "DDI", "HoC", "BioASQ"]
+    assert list(board["not_comparable"]) == ["EBM PICO", "DDI", "GAD", "HoC", "BioASQ"]
+    assert board["not_comparable"]["GAD"] == f"none possible: unknown: {GAD_UNKNOWN}"
     assert board["not_comparable"]["HoC"] == (
         "sizes: not BLURB's: HoC: train/dev/test abstracts 6/2/3, BLURB's split has ..."
     )
@@ -127,11 +147,12 @@ def test_score_any_split_scores_every_blurb_metric_and_names_each_split_not_blur
     assert hoc["split_why"].startswith("HoC: train/dev/test abstracts 6/2/3")
     assert "not comparable with Table 6" in rows["BLURB score"]["note"]
     line = score_line(board)
-    assert line.startswith(f"BLURB score: {board['blurb_score']} (partial: 6/13 datasets, missing")
+    assert line.startswith(f"BLURB score: {board['blurb_score']} (partial: 7/13 datasets, missing")
     assert line.endswith(
         "; not comparable with Table 6 or BLURB's leaderboard: splits not BLURB's or unchecked: "
-        "EBM PICO (none possible: unknown), DDI (not recorded: unknown), HoC (sizes: not "
-        "BLURB's), BioASQ (not recorded: unknown) (why: report.md, leaderboard.json))"
+        "EBM PICO (none possible: unknown), DDI (not recorded: unknown), GAD (none possible: "
+        "unknown), HoC (sizes: not BLURB's), BioASQ (not recorded: unknown) (why: report.md, "
+        "leaderboard.json))"
     )
 
 
@@ -162,3 +183,54 @@ def test_a_manifest_whose_check_is_not_a_string_is_refused_naming_it(work, tmp_p
     write(work / "results", "ncbi-disease", 42, 0.8, metric="entity_f1", manifest=manifest)
     with pytest.raises(ReportError, match=rf"{manifest} \(data manifest of .*result.json\): "):
         report(work, "tiny", 1)
+
+
+def test_re_splits_with_blurbs_sizes_are_never_scored_as_comparable(tmp_path):
+    """Issue 26: PubMedQA's fold 1, a HoC with 50 abstracts swapped between train and test and
+    BIOSSES as our reader places BLUE's pairs (by BLURB's own pair numbers), each with BLURB's
+    sizes, recorded as convert-task records their checks, and a GAD whose manifest, written
+    before issue 26, calls its sizes BLURB's: none is scored by default, and --score-any-split
+    names each as not comparable."""
+    results = tmp_path / "work" / "results"
+    pubmedqa = swapped(blurb_id_lists("pubmedqa"), "valid", "train", 50)
+    pmids = [str(10_000_000 + i) for i in range(1852)]
+    hoc = swapped(
+        {"train": pmids[:1295], "valid": pmids[1295:1481], "test": pmids[1481:]},
+        "train",
+        "test",
+        50,
+    )
+    biosses = task_data("biosses", blurb_id_lists("biosses"))
+    for split in biosses.splits.values():
+        split.blurb = BlurbSplit(placed_by="BLURB's pair numbers")
+    checks = {
+        "pubmedqa": check_blurb_split(BLURB["pubmedqa"], task_data("pubmedqa", pubmedqa)),
+        "hoc-blurb": check_blurb_split(BLURB["hoc-blurb"], task_data("hoc-blurb", hoc, True)),
+        "biosses": check_blurb_split(BLURB["biosses"], biosses),
+        "gad-blurb": SplitCheck(None, OLDER_BY_SIZES),
+    }
+    metrics = {"pubmedqa": "accuracy", "hoc-blurb": "hoc_micro_f1", "biosses": "pearson"}
+    metrics["gad-blurb"] = "binary_f1"
+    for task, check in checks.items():
+        manifest = data_manifest(
+            tmp_path, task, blurb_split_check=check.reason, blurb_split_checked_by=check.checked_by
+        )
+        write(results, task, 10, 0.8, metric=metrics[task], manifest=manifest)
+    board = report(tmp_path / "work", "tiny", 1)
+    assert all(entry["score"] is None for entry in board["datasets"].values())
+    outcomes = {
+        name: board["datasets"][name]["split_check"]["outcome"]
+        for name in ("PubMedQA", "HoC", "BIOSSES", "GAD")
+    }
+    assert outcomes == {
+        "PubMedQA": "not BLURB's",
+        "HoC": "unknown",
+        "BIOSSES": "unknown",
+        "GAD": "unknown",
+    }
+    board = report(tmp_path / "work", "tiny", 1, score_any_split=True)
+    assert not board["comparable"]
+    assert list(board["not_comparable"]) == ["GAD", "BIOSSES", "HoC", "PubMedQA"]
+    assert board["not_comparable"]["PubMedQA"].startswith(
+        "ids: not BLURB's: PubMedQA: train lacks 50 of BLURB's 450 ids"
+    )

@@ -14,6 +14,7 @@ from bio_roberta.blurb.suite import (
     BLURB_DATASETS,
     BLURBS,
     BY_CONTENT,
+    BY_IDS,
     BY_NOTHING,
     BY_READER,
     BY_SIZES,
@@ -317,12 +318,17 @@ def test_same_sizes_other_sentences_are_not_blurbs_split(tmp_path):
     assert check.checked_by == BY_CONTENT
 
 
-def test_bc5cdr_disease_from_crichtons_files_is_blurbs_split(tmp_path):
+def test_bc5cdr_disease_with_blurbs_sizes_is_unknown_not_blurbs(tmp_path):
     """Crichton's BC5CDR-disease has 4182/4246/4424 mentions (Table 3 prints 4244 for dev, which
-    the old check required): recognised as BLURB's, and its typed tags read."""
+    an older check required) and its typed tags read; equal sizes without a digest of BLURB's
+    files or its id lists cannot prove BLURB's split (issue 26): unknown."""
     folder = write_crichton_ner(tmp_path / "BC5CDR-disease-IOB", "Disease", (4182, 4246, 4424))
     data = read_task(get_task("bc5cdr-disease"), folder)
-    assert check_blurb_split(BLURB["bc5cdr-disease"], data) == SplitCheck(None, BY_SIZES)
+    check = check_blurb_split(BLURB["bc5cdr-disease"], data)
+    assert check.checked_by == BY_NOTHING
+    assert check.reason.startswith(
+        "BC5-disease: split unknown (sizes equal BLURB's, which cannot prove it: no id lists"
+    )
 
 
 def test_jnlpba_from_biobert_files_is_not_blurbs_split_and_no_check_is_not_a_pass(tmp_path):
@@ -341,7 +347,8 @@ def test_ebm_pico_by_file_names_alone_is_unknown_and_a_copied_split_is_refused(t
     folder = write_linkbert(tmp_path, "ebm-pico")
     data = read_task(get_task("ebm-pico"), folder)
     check = check_blurb_split(BLURB["ebm-pico"], data)
-    assert check.checked_by == BY_NOTHING and check.reason.startswith("EBM PICO: split unchecked")
+    assert check.checked_by == BY_NOTHING
+    assert check.reason.startswith("EBM PICO: split unknown (no sizes to compare, no id lists")
     (folder / "train.json").write_bytes((folder / "dev.json").read_bytes())
     data = read_task(get_task("ebm-pico"), folder)
     assert identical_splits(data) == [("train", "valid")]
@@ -449,8 +456,14 @@ def test_split_status_is_blurbs_only_when_a_check_found_it():
     check possible, no manifest, or a check not recorded is unknown, never BLURB's."""
     ncbi = BLURB["ncbi-disease"]
     assert split_status(ncbi, None, BY_CONTENT) == SplitStatus("content hash", BLURBS, None)
-    assert split_status(ncbi, None, BY_SIZES).is_blurbs
-    assert split_status(ncbi, None, BY_READER).text == "id lists: BLURB's"
+    assert split_status(ncbi, None, BY_IDS) == SplitStatus("ids", BLURBS, None)
+    # sizes and the reader can only find a split not BLURB's (issue 26): nothing found is unknown
+    for negative_only in (BY_SIZES, BY_READER):
+        status = split_status(ncbi, None, negative_only)
+        assert status.outcome == UNKNOWN and "can only find a split not BLURB's" in status.reason
+    # a manifest of an older bio-roberta that called equal sizes BLURB's: unknown, convert again
+    older_sizes = "sizes: BLURB's, each number's source named in bio_roberta/blurb/suite.py"
+    assert split_status(ncbi, None, older_sizes).outcome == UNKNOWN
     sizes = split_status(ncbi, "NCBI-disease: train/dev/test mentions 1/2/3, ...", BY_SIZES)
     assert (sizes.text, sizes.reason) == ("sizes: not BLURB's", sizes.reason)
     # none possible: unknown even if a manifest were to say null

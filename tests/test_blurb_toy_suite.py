@@ -127,7 +127,9 @@ def test_without_the_flag_no_split_that_is_not_blurbs_is_scored_and_each_says_wh
         line = lines[dataset.display]
         assert f"| {split_check(dataset.task)} |" in line and "not BLURB's: " in line
     assert board["datasets"]["EBM PICO"]["split_check"]["outcome"] == "unknown"
-    assert board["datasets"]["EBM PICO"]["why_no_score"].startswith("EBM PICO: split unchecked")
+    assert board["datasets"]["EBM PICO"]["why_no_score"].startswith(
+        "EBM PICO: split unknown (no sizes to compare"
+    )
     assert board["datasets"]["ChemProt"]["why_no_score"].startswith(
         "ChemProt: train/dev/test examples 8/4/6, BLURB's split has 18035/11268/15745"
     )

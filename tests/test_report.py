@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bio_roberta.blurb.suite import BLURB_DATASETS, BY_SIZES, TABLE6_BLURB_SCORES
+from bio_roberta.blurb.suite import BLURB_DATASETS, BY_CONTENT, BY_SIZES, TABLE6_BLURB_SCORES
 from bio_roberta.report import ReportError, write_report
 from bio_roberta.report.blurb import blurb_rows, blurb_summary
 from bio_roberta.report.lewis import summary_rows
@@ -233,9 +233,10 @@ def test_report_errors(tmp_path):
 
 def data_manifest(root, task, **fields):
     """A finetune-bin manifest for task (convert-task writes blurb_split_check into it, and how it
-    checked: by sizes unless fields say)."""
+    checked: BLURB's split by content, or another one by sizes, unless fields say)."""
     if "blurb_split_check" in fields:
-        fields.setdefault("blurb_split_checked_by", BY_SIZES)
+        by = BY_CONTENT if fields["blurb_split_check"] is None else BY_SIZES
+        fields.setdefault("blurb_split_checked_by", by)
     path = root / "finetune-bin" / task / "manifest.json"
     atomic_write_json(path, {"task": task, **fields})
     return path
@@ -341,7 +342,7 @@ def test_report_suite_blurb_files(blurb_results, tmp_path):
         "HoC, BioASQ (compare with Table 6 over the same datasets)) | 81.10 | 80.29 |"
     )
     # the split check column: how each split was checked and what that found
-    assert lines["NCBI-disease"].endswith("| 87.82 | 89.13 | sizes: BLURB's |")
+    assert lines["NCBI-disease"].endswith("| 87.82 | 89.13 | content hash: BLURB's |")
     assert lines["HoC"].endswith("| sizes: not BLURB's |")
     assert lines["DDI"].endswith("| not recorded: unknown |")
     assert lines["JNLPBA"].endswith("| 80.06 | 79.35 |  |")

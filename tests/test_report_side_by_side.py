@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bio_roberta.blurb.suite import BY_CONTENT, BY_SIZES
+from bio_roberta.blurb.suite import BY_CONTENT, BY_IDS, BY_SIZES
 from bio_roberta.cli import main as cli_main
 from bio_roberta.convert import convert_task
 from bio_roberta.report import write_report
@@ -244,14 +244,14 @@ def test_two_dirs_of_one_name_must_be_named(three_dirs, tmp_path):
 def two_blurb_dirs(tmp_path):
     """Two models' BLURB runs, each with its own data manifests: A's NCBI-disease split checked
     BLURB's by content and its HoC not BLURB's by sizes; B's NCBI-disease with no manifest (not
-    recorded) and its GAD checked BLURB's by sizes."""
+    recorded) and its PubMedQA checked BLURB's by its ids."""
     a, b = tmp_path / "a", tmp_path / "b"
     hoc = "HoC: train/dev/test abstracts 6/2/3, BLURB's split has ..."
     for root, task, metric, score, check in (
         (a, "ncbi-disease", "entity_f1", 0.80, (None, BY_CONTENT)),
         (a, "hoc-blurb", "hoc_micro_f1", 0.84, (hoc, BY_SIZES)),
         (b, "ncbi-disease", "entity_f1", 0.70, None),
-        (b, "gad-blurb", "binary_f1", 0.82, (None, BY_SIZES)),
+        (b, "pubmedqa", "accuracy", 0.82, (None, BY_IDS)),
     ):
         manifest = check and data_manifest(
             root, task, blurb_split_check=check[0], blurb_split_checked_by=check[1]
@@ -277,7 +277,7 @@ def test_each_model_shows_its_own_split_check_and_the_flag_scores_both(
     assert b_ncbi.startswith("not BLURB's: split unchecked: no data manifest")
     assert cells(markdown, "HoC")[0][1] == "sizes: not BLURB's"
     assert cells(markdown, "HoC")[0][0].startswith("not BLURB's: HoC: train/dev/test")
-    assert cells(markdown, "GAD")[1] == ("82.00", "sizes: BLURB's")
+    assert cells(markdown, "PubMedQA")[1] == ("82.00", "ids: BLURB's")
     assert "Scored with --score-any-split" not in markdown
 
     out = tmp_path / "any"
@@ -299,10 +299,8 @@ def test_each_model_shows_its_own_split_check_and_the_flag_scores_both(
     rows = csv_rows(out / "blurb.csv")
     assert (rows["A", "HoC"]["split_outcome"], rows["A", "HoC"]["mean"]) == ("not BLURB's", "84.0")
     assert rows["A", "HoC"]["split_why"].startswith("HoC: train/dev/test")
-    assert (rows["B", "NCBI-disease"]["split_checked_by"], rows["B", "GAD"]["split_outcome"]) == (
-        "not recorded",
-        "BLURB's",
-    )
+    b_ncbi, b_pubmedqa = rows["B", "NCBI-disease"], rows["B", "PubMedQA"]
+    assert (b_ncbi["split_checked_by"], b_pubmedqa["split_outcome"]) == ("not recorded", "BLURB's")
     assert not_comparable in rows["B", "BLURB score"]["note"]
 
     capsys.readouterr()

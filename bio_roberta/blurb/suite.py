@@ -3,9 +3,10 @@
 Each row gives the dataset's task type and metric (Table 3), the split sizes of BLURB's data,
 Table 6's test results of its nine models (x100, as printed), where BLURB's split comes
 from and the dataset's folder in LinkBERT's BLURB release. ``check_blurb_split`` says whether
-what a reader read is BLURB's split, by content (digests and sizes measured on BLURB's files, the
-reader's own knowledge ``Split.blurb``) and how it checked, so a report can tell BLURB's split from
-another one and from an unknown one.
+what a reader read is BLURB's split and how it checked, so a report can tell BLURB's split from
+another one and from an unknown one: only content (digests measured on BLURB's files, BLURB's id
+lists in bio_roberta/blurb/ids) finds it BLURB's; sizes and the reader's own knowledge
+(``Split.blurb``) can only find it not BLURB's.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import json
 from dataclasses import dataclass
 from typing import Mapping, Optional
 
+from bio_roberta.blurb.ids import blurb_id_lists
 from bio_roberta.readers.source_files import Split, TaggedSentence, TaskData
 from bio_roberta.tasks.paper_models import gu_row
 from bio_roberta_core.tagging import tag_spans
@@ -86,8 +88,10 @@ BLURB_DATASETS = (
     # tokcls/BC5CDR-chem_hf and NCBI-disease_hf in ../shared/data/blurb_linkbert (their
     # SOURCE.txt; Crichton's files give the same); BC5CDR-disease: Table 3 prints a dev of 4244,
     # Crichton's BC5CDR-disease-IOB (BLURB's source, sentence for sentence) holds 4246 by seqeval
-    # (issue 21's count on those files, not in ../shared/data); BC2GM, JNLPBA, ChemProt, DDI, HoC,
-    # BioASQ: Table 3's, no copy of BLURB's files being at hand; GAD, BIOSSES, PubMedQA: measured
+    # (issue 21's count on those files, not in ../shared/data); BC2GM, JNLPBA, ChemProt, HoC,
+    # BioASQ: Table 3's, no copy of BLURB's files being at hand; DDI: BLURB's release (issue 26:
+    # train = the 27,792 pairs of the corpus's Train files, measured on ../shared/data
+    # re/DDI-2013, less the 2,496 of its dev files); GAD, BIOSSES, PubMedQA: measured
     # here on the files that rebuild BLURB's split (../shared/data re/GAD, sts/BIOSSES,
     # qa/PubMedQA: 4261/535/534, 64/16/20, 450/50/500), equal to Table 3's but GAD's swapped
     # dev/test.
@@ -163,12 +167,13 @@ BLURB_DATASETS = (
         "DDI",
         RELATION_EXTRACTION,
         "micro_f1",
-        (22233, 5559, 5716),
+        (25296, 2496, 5716),
         EXAMPLES,
         gu_row(80.04, 79.34, 79.52, 80.88, 81.06, 81.22, 78.20, 77.78, 82.36),
-        "original corpus; test = the 191 test files (our ddi_xml reader's 5,716 pairs, the "
-        "same); train/dev = BLURB's own 624/90-file lists: LinkBERT's release holds them, the "
-        "corpus XML does not",
+        "original corpus, one example per pair; test = the 191 test files (our ddi_xml reader's "
+        "5,716 pairs, the same); train/dev = the 714 Train files by BLURB's own 624/90-file "
+        "lists: BLURB's and LinkBERT's release hold them, the corpus XML does not (Table 3's "
+        "22233/5559 is another partition of the same 27,792 Train pairs, docs/finetune.md)",
         "seqcls/DDI_hf",
     ),
     BlurbDataset(
@@ -192,8 +197,9 @@ BLURB_DATASETS = (
         (64, 16, 20),
         EXAMPLES,
         gu_row(82.68, 81.40, 81.25, 89.52, 86.25, 87.15, 91.23, 85.38, 92.30),
-        "BLUE's pair numbers, listed in BLURB's preprocessor; rebuilt from BLUE's 70/16/14 "
-        "files, which hold all 100 pairs",
+        "BLUE's pair numbers, listed in BLURB's preprocessor (bio_roberta/blurb/ids/"
+        "biosses.json), which LinkBERT's release keeps as ids; rebuilt from BLUE's 70/16/14 "
+        "files, which hold all 100 pairs, by those same numbers (so unproven)",
         "seqcls/BIOSSES_hf",
     ),
     BlurbDataset(
@@ -204,8 +210,9 @@ BLURB_DATASETS = (
         (1295, 186, 371),
         ABSTRACTS,
         gu_row(80.20, 80.12, 79.66, 81.54, 80.66, 81.16, 80.74, 80.48, 82.32),
-        "BLURB's own split of all 1,852 abstracts: BLURB's tsv files (BLUE's format) or "
-        "LinkBERT's release; BLUE's tsv (1108/157/315, control abstracts left out) is another",
+        "BLURB's own split of all 1,852 abstracts (its indexing/HoC/*_pmid.tsv, in no public "
+        "repository at hand): BLURB's tsv files (BLUE's format) or LinkBERT's release; BLUE's "
+        "tsv (1108/157/315, control abstracts left out) is another",
         "seqcls/HoC_hf",
     ),
     BlurbDataset(
@@ -216,7 +223,8 @@ BLURB_DATASETS = (
         (450, 50, 500),
         EXAMPLES,
         gu_row(51.62, 49.96, 52.84, 60.24, 57.38, 51.40, 49.08, 48.44, 55.84),
-        "test = test_ground_truth.json; train/dev = fold 0 of PubMedQA's split_dataset.py; rebuilt",
+        "test = test_ground_truth.json; train/dev = fold 0 of PubMedQA's split_dataset.py "
+        "(its PMIDs: bio_roberta/blurb/ids/pubmedqa.json); rebuilt",
         "seqcls/pubmedqa_hf",
     ),
     BlurbDataset(
@@ -287,24 +295,27 @@ def split_digest(split: Split) -> str:
 
 
 # split_digest of BLURB's train/dev/test, measured on LinkBERT's release in
-# ../shared/data/blurb_linkbert (tokcls/NCBI-disease_hf, tokcls/BC5CDR-chem_hf); the datasets
-# without a copy at hand are checked by their sizes alone.
+# ../shared/data/blurb_linkbert (tokcls/NCBI-disease_hf, tokcls/BC5CDR-chem_hf); no other copy of
+# BLURB's files is at hand to measure.
 BLURB_DIGESTS = {
     "ncbi-disease": ("cdd3cda7284a9181", "c6d397411c119280", "8d8dde7508be3b7c"),
     "bc5cdr-chem": ("5e97564d8f1e45cf", "6513e9a854ac3d88", "fcc96dae23b1851c"),
 }
 
-# How a split was checked (the data manifest's blurb_split_checked_by).
+# How a split was checked (the data manifest's blurb_split_checked_by). Only content (a digest of
+# BLURB's files, or BLURB's id lists) can find a split BLURB's; sizes and the reader can only find
+# it not BLURB's; equal sizes without a content check are unknown.
 BY_CONTENT = "content: the sha256 of the sorted examples, measured on BLURB's files"
-BY_SIZES = "sizes: BLURB's, each number's source named in bio_roberta/blurb/suite.py"
-BY_READER = "the reader: BLURB's id lists"
+BY_IDS = "ids: the examples' release ids against BLURB's id lists (bio_roberta/blurb/ids)"
+BY_SIZES = "sizes: not BLURB's, each number's source named in bio_roberta/blurb/suite.py"
+BY_READER = "the reader: not BLURB's (a split of its own)"
 BY_NOTHING = "none possible: unknown"
 
 
 @dataclass(frozen=True)
 class SplitCheck:
     reason: Optional[str]  # None: BLURB's split; else why not, or why it is unknown
-    checked_by: str  # BY_CONTENT, BY_SIZES, BY_READER or BY_NOTHING
+    checked_by: str  # BY_CONTENT, BY_IDS, BY_SIZES, BY_READER or BY_NOTHING
 
 
 def identical_splits(data: TaskData) -> list[tuple[str, str]]:
@@ -318,12 +329,33 @@ def identical_splits(data: TaskData) -> list[tuple[str, str]]:
     ]
 
 
+def id_list_gap(
+    dataset: BlurbDataset, data: TaskData, lists: Mapping[str, tuple[str, ...]]
+) -> Optional[str]:
+    """None when each split holds exactly the example ids of `lists` (split -> ids); else one line
+    saying how many ids each split lacks and holds besides."""
+    gaps = []
+    for name in SPLIT_ORDER:
+        split = data.splits[name]
+        found = {example.id for example in split.examples}
+        expected = set(lists[name])
+        if found != expected:
+            gaps.append(
+                f"{name} lacks {len(expected - found)} of BLURB's {len(expected)} ids and holds "
+                f"{len(found - expected)} others"
+            )
+    if not gaps:
+        return None
+    return f"{dataset.display}: {'; '.join(gaps)} (BLURB's id lists, bio_roberta/blurb/ids)"
+
+
 def check_blurb_split(dataset: BlurbDataset, data: TaskData) -> SplitCheck:
     """Whether the data read is BLURB's split, and how that was checked. Two splits with the same
-    examples are not; a split its reader knows not to be BLURB's decides; then the examples' digest
-    where BLURB_DIGESTS has it, else the sizes in a countable unit, else the reader's knowledge of
-    every split (BLURB's id lists). File names alone tell nothing: no check possible is unknown,
-    never BLURB's."""
+    examples are not; a split its reader knows not to be BLURB's is not. Then the examples'
+    digest decides where BLURB_DIGESTS has it; else sizes other than BLURB's are not; else the
+    examples' ids decide where BLURB's id lists are known (bio_roberta/blurb/ids) and the reader
+    did not place the examples by those lists itself. Equal sizes, file names or no check
+    possible tell nothing: unknown, never BLURB's."""
     copies = identical_splits(data)
     if copies:
         pairs = ", ".join(f"{a} and {b}" for a, b in copies)
@@ -336,10 +368,10 @@ def check_blurb_split(dataset: BlurbDataset, data: TaskData) -> SplitCheck:
     ]
     if why_not:
         return SplitCheck(f"{dataset.display}: {'; '.join(why_not)}", BY_READER)
+    sizes = check_split_sizes(dataset, data) if dataset.unit is not None else None
     if dataset.task in BLURB_DIGESTS:
         found = tuple(split_digest(data.splits[name]) for name in SPLIT_ORDER)
         differ = [n for n, a, b in zip(SPLIT_ORDER, found, BLURB_DIGESTS[dataset.task]) if a != b]
-        sizes = check_split_sizes(dataset, data)
         if not differ:
             return SplitCheck(None, BY_CONTENT)
         return SplitCheck(
@@ -348,14 +380,26 @@ def check_blurb_split(dataset: BlurbDataset, data: TaskData) -> SplitCheck:
             "(same sizes)",
             BY_CONTENT,
         )
-    if dataset.unit is not None:
-        return SplitCheck(check_split_sizes(dataset, data), BY_SIZES)
-    if all(fact is not None for fact in known.values()):
-        return SplitCheck(None, BY_READER)
+    if sizes is not None:
+        return SplitCheck(sizes, BY_SIZES)
+    lists = blurb_id_lists(dataset.task)
+    placed_by = {fact.placed_by for fact in known.values() if fact is not None and fact.placed_by}
+    if lists is not None and not placed_by:
+        return SplitCheck(id_list_gap(dataset, data, lists), BY_IDS)
+    if placed_by:
+        why = (
+            f"its reader placed the examples by {', '.join(sorted(placed_by))}, so their ids "
+            "cannot prove it, and no digest of BLURB's files is at hand"
+        )
+    elif dataset.unit is not None:
+        why = (
+            "sizes equal BLURB's, which cannot prove it: no id lists of BLURB's release and no "
+            "digest of its files at hand"
+        )
+    else:
+        why = "no sizes to compare, no id lists of BLURB's release, no digest of its files"
     return SplitCheck(
-        f"{dataset.display}: split unchecked (no sizes to compare, and BLURB's id lists not "
-        f"given); {dataset.split_source}",
-        BY_NOTHING,
+        f"{dataset.display}: split unknown ({why}); {dataset.split_source}", BY_NOTHING
     )
 
 
@@ -381,10 +425,13 @@ def split_gap(dataset: BlurbDataset, check=NO_CHECK) -> Optional[str]:
 # NOT_RECORDED: no data manifest, or one written before convert-task recorded how it checked.
 CHECK_NAMES = {
     BY_CONTENT: "content hash",
-    BY_READER: "id lists",
+    BY_IDS: "ids",
+    BY_READER: "reader",
     BY_SIZES: "sizes",
     BY_NOTHING: "none possible",
 }
+# The checks that can only find a split not BLURB's: with no reason recorded, unknown.
+NEGATIVE_ONLY = (BY_READER, BY_SIZES)
 NOT_RECORDED = "not recorded"
 # A split's outcome: checked and BLURB's; checked and not BLURB's; unknown (no check possible,
 # or none recorded): never BLURB's.
@@ -434,6 +481,13 @@ def split_status(dataset: BlurbDataset, check=NO_CHECK, checked_by=None) -> Spli
             or f"{dataset.display}: the data manifest does not say how its split was checked "
             "(written before blurb_split_checked_by); convert the dataset again "
             "(bio-roberta convert-task) to check it",
+        )
+    if check is None and checked_by in NEGATIVE_ONLY:
+        return SplitStatus(
+            name,
+            UNKNOWN,
+            f"{dataset.display}: the data manifest gives no reason from a check by {name}, "
+            "which can only find a split not BLURB's: unknown",
         )
     return SplitStatus(name, BLURBS if check is None else NOT_BLURBS, check)
 

@@ -2,7 +2,8 @@
 readers whose sources come as a pool of documents or questions keyed by id (BioASQ, EBM-NLP).
 
 Layout: train_<kind>.tsv, dev_<kind>.tsv, test_<kind>.tsv beside the data, each one line of
-comma-separated ids. Given them, each split is BLURB's; else dev is a deterministic 1 in
+comma-separated ids. Given them, each split holds the ids listed (whether those are BLURB's lists
+only BLURB's own, bio_roberta/blurb/ids, could tell); else dev is a deterministic 1 in
 VALID_ONE_IN of the training pool and the splits say they are not BLURB's.
 """
 
@@ -13,7 +14,6 @@ from pathlib import Path
 from typing import Optional
 
 from bio_roberta.readers.source_files import (
-    IS_BLURBS,
     SPLITS,
     BlurbSplit,
     Split,
@@ -74,7 +74,7 @@ def split_pool(
     """Splits of documents or questions keyed by id, each ([examples], (source files)).
 
     With BLURB's id lists (BLURB_INDEX_FILES of `kind`) in data_dir, each split holds the ids
-    listed (a test id takes its test-pool version) and is BLURB's; else test = the test pool, and
+    listed (a test id takes its test-pool version); else test = the test pool, and
     valid = the train pool's ids that in_valid_slice picks, those also in the test pool left out:
     train and valid are not BLURB's.
     """
@@ -106,7 +106,7 @@ def split_pool(
     else:
         members = lists
         derivations = {name: f"BLURB's {BLURB_INDEX_FILES[name].format(kind)}" for name in SPLITS}
-        blurb = dict.fromkeys(SPLITS, IS_BLURBS)
+        blurb = dict.fromkeys(SPLITS)
     splits = {}
     for name in SPLITS:
         pools = (test_pool, train_pool) if name == "test" else (train_pool, test_pool)

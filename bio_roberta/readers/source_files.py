@@ -49,14 +49,12 @@ Example = Union[TaggedSentence, TextExample]
 
 @dataclass(frozen=True)
 class BlurbSplit:
-    """What a reader knows of a split of a BLURB dataset (Gu et al. 2021): it is BLURB's (why_not
-    None: files that are BLURB's, or BLURB's id lists), or why it is not. Sizes cannot tell where
-    Table 3 gives none we can count (EBM-PICO) or where ours could match by chance."""
+    """What a reader knows of a split of a BLURB dataset (Gu et al. 2021): why it is not BLURB's
+    (a dev of its own, ...), or which of BLURB's own lists it placed the examples by, so that their
+    ids, taken from that list, prove nothing (bio_roberta/blurb/suite.py check_blurb_split)."""
 
     why_not: Optional[str] = None
-
-
-IS_BLURBS = BlurbSplit()
+    placed_by: Optional[str] = None
 
 
 @dataclass
@@ -67,8 +65,8 @@ class Split:
     counts: Counter = field(default_factory=Counter)  # lines, examples, skipped_<why>, ...
     label_counts: Counter = field(default_factory=Counter)
     derivation: str = ""  # how the split was formed
-    # whether it is BLURB's split, as the reader knows; None: it does not know (the sizes decide,
-    # bio_roberta/blurb/suite.py check_split)
+    # what the reader knows of it being BLURB's split; None: nothing (the content decides,
+    # bio_roberta/blurb/suite.py check_blurb_split)
     blurb: Optional[BlurbSplit] = None
 
     def add(self, example: Example) -> None:

@@ -12,8 +12,10 @@ import re
 from pathlib import Path
 from typing import Iterator
 
+from bio_roberta.blurb.ids import blurb_id_lists
 from bio_roberta.readers.source_files import (
     SPLITS,
+    BlurbSplit,
     Split,
     TaskFormatError,
     TextExample,
@@ -44,76 +46,10 @@ BIOSSES_HEADER = [
 BIOSSES_PAIRS = 100
 BIOSSES_MAX_SCORE = 4.0
 # BLURB's split as BIOSSES pair numbers 1-100 (old_index + 1 in BLUE's files), "extracted from
-# BLUE" in BLURB's data_generation/preprocessor.py (also BigBIO's biosses loader).
+# BLUE" in BLURB's data_generation/preprocessor.py (bio_roberta/blurb/ids/biosses.json says where).
 BIOSSES_BLURB_SPLIT = {
-    "train": (
-        1,
-        3,
-        4,
-        5,
-        6,
-        10,
-        11,
-        12,
-        13,
-        14,
-        15,
-        16,
-        17,
-        18,
-        19,
-        21,
-        26,
-        27,
-        28,
-        29,
-        30,
-        31,
-        32,
-        34,
-        35,
-        36,
-        37,
-        39,
-        42,
-        43,
-        44,
-        45,
-        46,
-        48,
-        50,
-        51,
-        53,
-        54,
-        55,
-        56,
-        58,
-        60,
-        61,
-        62,
-        65,
-        66,
-        67,
-        73,
-        74,
-        75,
-        76,
-        77,
-        78,
-        79,
-        84,
-        85,
-        86,
-        87,
-        92,
-        93,
-        94,
-        95,
-        98,
-        99,
-    ),
-    "valid": (2, 8, 9, 24, 40, 41, 47, 63, 68, 72, 80, 82, 88, 90, 91, 100),
-    "test": (7, 20, 22, 23, 25, 33, 38, 49, 52, 57, 59, 64, 69, 70, 71, 81, 83, 89, 96, 97),
+    name: tuple(int(number) for number in numbers)
+    for name, numbers in blurb_id_lists("biosses").items()
 }
 
 
@@ -208,6 +144,7 @@ def read(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
             derivation=(
                 "BLURB's pair numbers (BLUE's split) over BLUE's rowdata train/dev/test.tsv"
             ),
+            blurb=BlurbSplit(placed_by="BLURB's pair numbers (bio_roberta/blurb/ids/biosses.json)"),
         )
         for number in BIOSSES_BLURB_SPLIT[name]:
             split.add(pairs[number])

@@ -38,6 +38,7 @@ PUBMEDQA_TEST_FILE = "test_ground_truth.json"
 PUBMEDQA_SPLIT_SEED = 0
 PUBMEDQA_LABEL_ORDER = ("yes", "no", "maybe")
 PUBMEDQA_FOLDS = 10
+BLURB_FOLD = 0
 
 
 def _stratified_parts(labels: dict[str, str], parts: int, rng: random.Random) -> list[list[str]]:
@@ -65,6 +66,22 @@ def _stratified_parts(labels: dict[str, str], parts: int, rng: random.Random) ->
             part.remove(picked)
             out[-1].append(picked)
     return out
+
+
+def split_dataset_pqal(labels: dict[str, str]) -> tuple[list[str], list[list[str]]]:
+    """split_dataset.py's `pqal` split of PMID -> final_decision (in the file's order): the test
+    half and the 10 cross-validation folds of the other half, from random.seed(0) as it runs."""
+    rng = random.Random(PUBMEDQA_SPLIT_SEED)
+    cv_half, test_half = _stratified_parts(labels, 2, rng)
+    return test_half, _stratified_parts({p: labels[p] for p in cv_half}, PUBMEDQA_FOLDS, rng)
+
+
+def fold_split(folds: list[list[str]], fold: int) -> dict[str, list[str]]:
+    """split_dataset.py's pqal_fold<fold>: dev_set = that fold, train_set = the other nine."""
+    return {
+        "train": [pmid for i, part in enumerate(folds) if i != fold for pmid in part],
+        "valid": list(folds[fold]),
+    }
 
 
 def _pubmedqa_records(path: Path, spec: TaskSpec) -> dict[str, TextExample]:
@@ -124,20 +141,14 @@ def read(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
                 f"{test_path}: PMID {pmid} answers {answer!r}, {path.name} says "
                 f"{examples[pmid].labels[0]!r}"
             )
-    rng = random.Random(PUBMEDQA_SPLIT_SEED)
-    cv_half, test_half = _stratified_parts({p: e.labels[0] for p, e in examples.items()}, 2, rng)
+    test_half, folds = split_dataset_pqal({p: e.labels[0] for p, e in examples.items()})
     if set(test_half) != set(truth):
         raise TaskFormatError(
             f"{path}: split_dataset.py's test half differs from {test_path.name} in "
             f"{len(set(test_half) ^ set(truth))} PMIDs: these are not the official files (or their "
             "record order changed), so BLURB's 450/50 fold 0 cannot be rebuilt from them"
         )
-    folds = _stratified_parts({p: examples[p].labels[0] for p in cv_half}, PUBMEDQA_FOLDS, rng)
-    members = {
-        "train": [pmid for fold in folds[1:] for pmid in fold],
-        "valid": folds[0],
-        "test": list(truth),
-    }
+    members = {**fold_split(folds, BLURB_FOLD), "test": list(truth)}
     derivations = {
         "train": "split_dataset.py fold 0 train_set (folds 1-9 of the 500 not in the test set)",
         "valid": "split_dataset.py fold 0 dev_set",
