@@ -8,6 +8,7 @@ test_blurb_toy_suite.py."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -27,6 +28,7 @@ from bio_roberta.submission import (
 from bio_roberta.tasks.kinds import label_symbols
 from bio_roberta.tasks.registry import get_task
 from blurb_toy import write_linkbert
+from conftest import shared_data_path
 
 BIN = Path(sys.executable).parent
 
@@ -175,3 +177,15 @@ def test_rescore_errors_name_the_file_and_line_and_missing_ids_are_counted(tmp_p
     out = submission(tmp_path / "ner", "BC2GM", tags)
     error = rescore_error(out, "--data", root)
     assert "tags for the release's" in error and f"{out / 'BC2GM.json'}:" in error
+
+
+def test_linkberts_real_release_keys_ncbi_disease_as_blurbs_schema_does(tmp_path):
+    """LinkBERT's NCBI-disease test ids (../shared/data/blurb_linkbert, SOURCE.txt) are "0".."939",
+    the keys BLURB's NER schema allows (^[0-9]+$); its gold tags re-score to 1."""
+    root = shared_data_path("blurb_linkbert")
+    test = read_task(get_task("ncbi-disease"), root / "tokcls" / "NCBI-disease_hf").splits["test"]
+    assert [e.id for e in test.examples] == [str(i) for i in range(940)]
+    assert all(re.fullmatch("[0-9]+", e.id) for e in test.examples)
+    out = submission(tmp_path, "NCBI-disease", {e.id: list(e.tags) for e in test.examples})
+    entry = rescore(out, root)["datasets"]["NCBI-disease"]
+    assert (entry["score"], entry["scored"], entry["missing"]) == (1.0, 940, 0)
