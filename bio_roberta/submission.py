@@ -47,6 +47,7 @@ from bio_roberta_core.provenance import (
     atomic_write_text,
     environment_record,
     file_record,
+    sha256_file,
 )
 
 SUBMISSION_KEYS = ("dataset_name", "model_name", "predictions")
@@ -203,7 +204,11 @@ def write_submission(
         if not run.predictions_by_id:
             without[name] = f"{run.path}: its run wrote no predictions keyed by example id"
             continue
-        source = read_predictions_file(Path(run.predictions_by_id["path"]))
+        path = Path(run.predictions_by_id["path"])
+        if not path.is_file() or sha256_file(path) != run.predictions_by_id["sha256"]:
+            without[name] = f"{path}: gone or changed since {run.path} recorded it"
+            continue
+        source = read_predictions_file(path)
         write_predictions_file(target, name, model_name, source.predictions)
         datasets[name] = {
             "task": task,

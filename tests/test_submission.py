@@ -24,9 +24,11 @@ from bio_roberta.submission import (
     chosen_run,
     read_predictions_file,
     write_predictions_file,
+    write_submission,
 )
 from bio_roberta.tasks.kinds import label_symbols
 from bio_roberta.tasks.registry import get_task
+from bio_roberta_core.provenance import file_record
 from blurb_toy import write_linkbert
 from conftest import shared_data_path
 
@@ -82,6 +84,37 @@ def test_the_chosen_run_is_of_the_selected_setting():
     assert chosen_run(runs, "bc2gm").seed == 1  # no setting selected: every run of the dataset
     assert chosen_run(runs, "bc2gm", "lr=3e-5").seed == 2
     assert chosen_run(runs, "bc2gm", "lr=5e-5") is None
+
+
+def run_with_predictions(tmp_path, seed, valid, tags, task="bc2gm"):
+    """A finished run of `task` whose test.predictions.json holds `tags` for sentence "0"."""
+    run = record(seed, valid, task=task)
+    run.path = tmp_path / task / f"seed{seed}" / "result.json"
+    run.path.parent.mkdir(parents=True)
+    path = run.path.parent / "test.predictions.json"
+    write_predictions_file(path, "BC2GM", "checkpoint_best.pt", {"0": tags})
+    run.predictions_by_id = file_record(path)
+    return run
+
+
+def test_the_submission_holds_each_datasets_chosen_run_and_names_the_others(tmp_path):
+    runs = [
+        run_with_predictions(tmp_path, 1, 0.5, ["O"]),
+        run_with_predictions(tmp_path, 2, 0.8, ["B"]),
+    ]
+    manifest = write_submission(runs, tmp_path / "out", "pm-base", ["bc2gm", "jnlpba", "gad"])
+    written = read_predictions_file(tmp_path / "out" / "BC2GM.json")
+    assert (written.model_name, written.predictions) == ("pm-base", {"0": ["B"]})
+    assert manifest["datasets"]["BC2GM"]["run"]["seed"] == 2
+    assert manifest["without_predictions"] == {
+        "JNLPBA": "no finished run",
+        "gad": "cross-validated: no single test set",
+    }
+    assert json.loads((tmp_path / "out" / "manifest.json").read_text()) == manifest
+    Path(runs[1].predictions_by_id["path"]).write_text("{}")  # changed since its record
+    manifest = write_submission(runs, tmp_path / "out", "pm-base", ["bc2gm"])
+    assert "changed since" in manifest["without_predictions"]["BC2GM"]
+    assert not (tmp_path / "out" / "BC2GM.json").exists()
 
 
 def finetune_ids(tmp_path, ids, conll_blocks):
