@@ -1,7 +1,8 @@
 """BLURB's whole suite from one data root: find each dataset's folder (LinkBERT's release,
 <root>/<kind>/<name>_hf, or one folder per registry task, <root>/<task>), convert what is there,
 sweep it with each dataset's BLURB seeds (bio-roberta sweep), and report Table 6's layout, the
-BLURB score and leaderboard.json (bio_roberta/blurb/leaderboard.py).
+BLURB score and leaderboard.json (bio_roberta/blurb/leaderboard.py), and collect each dataset's
+chosen run's test predictions into submission/ (bio_roberta/submission.py).
 
 Resumable: a dataset converted before from the same files, vocabulary and positions is not
 converted again (its runs' data manifests stay valid), and the sweep skips finished runs. What is
@@ -28,6 +29,7 @@ from bio_roberta.report.blurb import (
 )
 from bio_roberta.report.seed_results import task_results
 from bio_roberta.results import load_records
+from bio_roberta.submission import write_submission
 from bio_roberta.suites import BLURB
 from bio_roberta.tasks.registry import get_task
 from bio_roberta_core.errors import BioRobertaError
@@ -35,6 +37,7 @@ from bio_roberta_core.provenance import atomic_write_json, sha256_file
 from preprocess.vocab_dir import VocabularyDir, read_vocab_dir
 
 FINETUNE_BIN, RESULTS, REPORT, LEADERBOARD = "finetune-bin", "results", "report", "leaderboard.json"
+SUBMISSION = "submission"
 
 
 class BlurbRunError(BioRobertaError):
@@ -47,7 +50,7 @@ def dataset_folders(root: Path) -> tuple[dict[str, Path], list[str]]:
         raise BlurbRunError(f"{root}: not a directory; pass the BLURB data root")
     found, missing = {}, []
     for dataset in BLURB_DATASETS:
-        folders = [p for p in (root / dataset.linkbert_dir, root / dataset.task) if p.is_dir()]
+        folders = dataset.folders(root)
         if len(folders) > 1:
             raise BlurbRunError(
                 f"{root}: {dataset.display} is in both {folders[0]} and {folders[1]}; keep one"
@@ -122,6 +125,8 @@ def report(
     )
     record = leaderboard(rows, blurb_summary(rows), model, score_any_split)
     atomic_write_json(work / LEADERBOARD, record)
+    # each dataset's test predictions of its chosen run, keyed by the release's example ids
+    write_submission(records, work / SUBMISSION, model, [d.task for d in BLURB_DATASETS])
     return record
 
 
@@ -180,4 +185,5 @@ def run_suite(args) -> int:
     print(score_line(record))
     print(work / REPORT / "report.md")
     print(work / LEADERBOARD)
+    print(work / SUBMISSION)
     return status

@@ -36,6 +36,7 @@ from bio_roberta_core.provenance import (
     atomic_write_text,
     environment_record,
     file_record,
+    sha256_file,
 )
 from bio_roberta_core.tagging import BIO, check_scheme, convert_tags
 from preprocess.vocab_dir import VocabularyDir, read_vocab_dir, write_padded_dict
@@ -276,6 +277,7 @@ def write_finetune_bin(
             for split in SPLITS
         },
         "max_positions": options["max_positions"],
+        "example_ids": {split: ids_record(out_dir, split, encoded[split]) for split in SPLITS},
         **blurb_split_check(data),
         "vocab": vocab,
         "inputs": [file_record(path) for path in sources],
@@ -286,6 +288,18 @@ def write_finetune_bin(
     for split in SPLITS:
         logger.info("%s -> %s: %s", split, out_dir, dict(encoded[split].counts))
     return manifest
+
+
+def ids_record(out_dir: Path, split: str, rows: EncodedSplit) -> dict:
+    """What {split}.ids holds: the release's example ids (a sentence split for the positions
+    repeats its id on each piece), so predictions can be keyed by them."""
+    ids = [line.split("\t")[0] for line in rows.ids]
+    return {
+        "file": f"{split}.ids",
+        "sha256": sha256_file(out_dir / f"{split}.ids"),
+        "lines": len(ids),
+        "distinct_ids": len(set(ids)),
+    }
 
 
 def blurb_split_check(data: TaskData) -> dict:

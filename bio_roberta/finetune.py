@@ -168,6 +168,7 @@ def fine_tune(
         record.test_score = result.score
         record.test_examples = result.examples
         record.predictions = result.predictions
+        record.predictions_by_id = result.predictions_by_id
         record.status = OK
     except Exception as error:  # noqa: BLE001 - every failure becomes a failed record, never a lost run
         record.error = f"{type(error).__name__}: {error}"

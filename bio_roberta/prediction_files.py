@@ -18,19 +18,32 @@ shape the task's metric scores, so the file alone reproduces the score:
 
 Rows come from the fine-tuning plugin's tasks (user_dir); like the finetune-bin files, everything
 is in label symbols.
+
+Each kind also says what a run's test predictions are keyed by the release's own example ids
+(``by_id``: the values of a submission file, bio_roberta/submission.py), how such a value is
+checked against a release example (``check_value``) and how the release's examples and those
+values become what the task's metric scores (``scored``), so ``bio-roberta rescore`` scores a
+submission with the same metric code as the run:
+
+  TAGGED_WORDS, ELEMENT_SET_WORDS  the sentence's predicted tag of each word, by token index
+                 (a list as long as the release sentence), as the CoNLL file writes it
+  SINGLE_LABELS  the label (the registry's name, e.g. ``CPR:3``, ``yes``)
+  LABEL_SETS     the labels, sorted (possibly none); scored per group (HOC: abstract)
+  SCORES         the score, as the TSV writes it (9 significant digits)
 """
 
 from __future__ import annotations
 
 import abc
 import csv
+import math
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Optional
 
 from bio_roberta_core.errors import BioRobertaError
 from bio_roberta_core.metrics import group_label_sets
 from bio_roberta_core.provenance import atomic_write_text
-from bio_roberta_core.tagging import BIO, convert_tags
+from bio_roberta_core.tagging import BIO, convert_tags, entity_types, pico_tags, scheme_tags
 
 CLASSIFICATION_COLUMNS = ("id", "group", "gold", "predicted")
 MULTILABEL_SEPARATOR = ","
@@ -56,6 +69,20 @@ class PredictionFile(abc.ABC):
     @abc.abstractmethod
     def read(self, path: Path) -> tuple[Any, Any]:
         """(gold, predicted) of a prediction file, as the task's metric takes them."""
+
+    @abc.abstractmethod
+    def by_id(self, data_dir: Path, split: str, outputs: dict, label_of: dict) -> dict[str, Any]:
+        """The predictions of `split` keyed by the release's example id, as a submission file
+        holds them (JSON values); label_of: the registry's label of each label symbol."""
+
+    @abc.abstractmethod
+    def check_value(self, spec, example, value) -> Optional[str]:
+        """What is wrong with `value` as the prediction of release `example`; None: nothing."""
+
+    @abc.abstractmethod
+    def scored(self, examples: list, values: list) -> tuple[Any, Any]:
+        """(gold, predicted) of release examples and their checked predicted values, as the
+        task's metric takes them."""
 
 
 def read_conll(path: Path, columns: int) -> list[list[list[str]]]:
@@ -97,6 +124,18 @@ class TaggedWords(PredictionFile):
     def write(self, data_dir, split, outputs, output):
         """Join each sentence's pieces, convert predicted tags to BIO, write CoNLL; returns the
         number of sentences."""
+        sentences = self.sentences(data_dir, split, outputs)
+        lines = []
+        for _id, rows, predicted in sentences:
+            tags = self.written_tags(predicted)
+            lines += [f"{word}\t{gold}\t{tag}\n" for (word, gold), tag in zip(rows, tags)]
+            lines.append("\n")
+        atomic_write_text(output, "".join(lines))
+        return len(sentences)
+
+    def sentences(self, data_dir, split, outputs) -> list[tuple[str, list, list]]:
+        """(sentence id, its (word, gold) rows, its predicted tags) of each sentence of `split`,
+        the pieces of a sentence too long for the positions joined back."""
         from user_dir.tasks._finetune_bin import read_ids
 
         ids = read_ids(str(data_dir), split, len(outputs))
@@ -119,13 +158,7 @@ class TaggedWords(PredictionFile):
                 sentences[-1][2].extend(predicted)
             else:
                 sentences.append((example_id, list(block), list(predicted)))
-        lines = []
-        for _id, rows, predicted in sentences:
-            tags = self.written_tags(predicted)
-            lines += [f"{word}\t{gold}\t{tag}\n" for (word, gold), tag in zip(rows, tags)]
-            lines.append("\n")
-        atomic_write_text(output, "".join(lines))
-        return len(sentences)
+        return sentences
 
     def written_tags(self, predicted: list[str]) -> list[str]:
         """A sentence's predicted tags as the file holds them: in BIO, whatever the model's
@@ -138,6 +171,30 @@ class TaggedWords(PredictionFile):
             [[row[1] for row in block] for block in blocks],
             [[row[2] for row in block] for block in blocks],
         )
+
+    def by_id(self, data_dir, split, outputs, label_of):
+        sentences = self.sentences(data_dir, split, outputs)
+        return unique_ids(
+            data_dir, split, ((i, self.written_tags(tags)) for i, _rows, tags in sentences)
+        )
+
+    def check_value(self, spec, example, value):
+        if not isinstance(value, list) or not all(isinstance(tag, str) for tag in value):
+            return "expected a list of tags, one per token"
+        if len(value) != len(example.words):
+            return f"{len(value)} tags for the release's {len(example.words)} tokens"
+        allowed = self.allowed_tags(spec)
+        unknown = sorted(set(value) - set(allowed))
+        if unknown:
+            return f"tags {unknown} are not {spec.name}'s ({', '.join(allowed)})"
+        return None
+
+    def allowed_tags(self, spec) -> tuple[str, ...]:
+        """The tags a prediction may hold: BIO over the task's entity types."""
+        return scheme_tags(entity_types(spec.labels), BIO)
+
+    def scored(self, examples, values):
+        return [list(example.tags) for example in examples], [list(v) for v in values]
 
 
 class ClassificationTable(PredictionFile, abc.ABC):
@@ -158,6 +215,17 @@ class ClassificationTable(PredictionFile, abc.ABC):
             classification_head_name=task.cfg.classification_head_name,
         )
         return logits
+
+    def by_id(self, data_dir, split, outputs, label_of):
+        from user_dir.tasks._finetune_bin import read_ids
+
+        ids = read_ids(str(data_dir), split, len(outputs))
+        values = (self.json_value(outputs[index][1], label_of) for index in range(len(ids)))
+        return unique_ids(data_dir, split, zip((i for i, _group in ids), values))
+
+    @abc.abstractmethod
+    def json_value(self, predicted, label_of: dict) -> Any:
+        """A predicted value (label symbols, or a number) as a submission file holds it."""
 
     def write(self, data_dir, split, outputs, output):
         from user_dir.tasks._finetune_bin import read_ids
@@ -208,6 +276,17 @@ class SingleLabels(ClassificationTable):
         rows = self.table_rows(path)
         return [row[2] for row in rows], [row[3] for row in rows]
 
+    def json_value(self, predicted, label_of):
+        return label_of[predicted]
+
+    def check_value(self, spec, example, value):
+        if value not in spec.labels:
+            return f"{value!r} is not one of {spec.name}'s labels ({', '.join(spec.labels)})"
+        return None
+
+    def scored(self, examples, values):
+        return [example.labels[0] for example in examples], list(values)
+
 
 class LabelSets(ClassificationTable):
     """Any number of labels per example (multilabel_classification), scored per group."""
@@ -235,6 +314,24 @@ class LabelSets(ClassificationTable):
 
         return group_label_sets(groups, sets(2)), group_label_sets(groups, sets(3))
 
+    def json_value(self, predicted, label_of):
+        return sorted(label_of[symbol] for symbol in predicted)
+
+    def check_value(self, spec, example, value):
+        if not isinstance(value, list) or not all(isinstance(label, str) for label in value):
+            return "expected a list of labels (possibly empty)"
+        unknown = sorted(set(value) - set(spec.labels))
+        if unknown:
+            return f"{unknown} are not {spec.name}'s labels ({', '.join(spec.labels)})"
+        return None
+
+    def scored(self, examples, values):
+        groups = [example.id if example.group is None else example.group for example in examples]
+        return (
+            group_label_sets(groups, [set(example.labels) for example in examples]),
+            group_label_sets(groups, [set(value) for value in values]),
+        )
+
 
 class ElementSetWords(TaggedWords):
     """A set of elements per word (multi_element_tagging): CoNLL, tags as predicted."""
@@ -251,6 +348,9 @@ class ElementSetWords(TaggedWords):
 
     def written_tags(self, predicted):
         return list(predicted)
+
+    def allowed_tags(self, spec):
+        return pico_tags()
 
 
 class Scores(ClassificationTable):
@@ -278,6 +378,33 @@ class Scores(ClassificationTable):
             [number(row[2], line, "gold") for line, row in enumerate(rows, 2)],
             [number(row[3], line, "predicted") for line, row in enumerate(rows, 2)],
         )
+
+    def json_value(self, predicted, label_of):
+        return float(self.cell(predicted))  # the number the TSV holds, so both score alike
+
+    def check_value(self, spec, example, value):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return f"{value!r} is not a number"
+        if not math.isfinite(value):
+            return f"{value!r} is not a finite number"
+        return None
+
+    def scored(self, examples, values):
+        return [float(example.labels[0]) for example in examples], [float(v) for v in values]
+
+
+def unique_ids(data_dir: Path, split: str, pairs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
+    """{example id: value} of (id, value) pairs; an id twice is an error: the release's ids must
+    name its examples."""
+    by_id: dict[str, Any] = {}
+    for example_id, value in pairs:
+        if example_id in by_id:
+            raise PredictionFileError(
+                f"{Path(data_dir) / f'{split}.ids'}: example id {example_id!r} names two "
+                "examples; predictions keyed by id need the release's ids to be unique"
+            )
+        by_id[example_id] = value
+    return by_id
 
 
 def _label_names(dictionary, class_ids) -> list[str]:

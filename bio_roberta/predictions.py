@@ -3,7 +3,9 @@
 ``predict`` loads a checkpoint trained by the fine-tuning plugin (user_dir), runs it over one split
 of its finetune-bin/<task> directory, writes the prediction file of the task's kind
 (bio_roberta/prediction_files.py) and returns the task's score computed from that file, so the
-file alone reproduces the number.
+file alone reproduces the number. Beside it, the same predictions keyed by the release's example
+ids (test.predictions.json, the form of bio_roberta/submission.py), which `bio-roberta rescore`
+scores against the release files.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from pathlib import Path
 from typing import Optional
 
 from bio_roberta.prediction_files import PredictionFile, PredictionFileError
+from bio_roberta.submission import dataset_name, write_predictions_file
+from bio_roberta.tasks.kinds import label_symbols
 from bio_roberta.tasks.registry import TaskSpec, get_task
 from bio_roberta_core.provenance import file_record
 
@@ -26,6 +30,7 @@ class PredictionResult:
     score: float  # fraction in [0, 1], as bio_roberta_core.metrics returns it
     examples: int
     predictions: dict  # file_record of the prediction file
+    predictions_by_id: dict  # file_record of the same predictions keyed by example id
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -102,13 +107,23 @@ def predict(
     spec: Optional[TaskSpec] = None,
     batch_size: int = 32,
 ) -> PredictionResult:
-    """Write ``output`` from ``checkpoint`` on ``split`` of ``data_dir`` and score it."""
+    """Write ``output`` from ``checkpoint`` on ``split`` of ``data_dir`` and score it; write the
+    predictions keyed by example id beside it (``output`` with the suffix .json)."""
     data_dir, output = Path(data_dir), Path(output)
     spec = spec or task_spec_of(data_dir)
     prediction_file = spec.task_kind.predictions
     model, task = load_finetuned(Path(checkpoint), data_dir)
     outputs = model_outputs(model, task, prediction_file, split, batch_size)
     examples = prediction_file.write(data_dir, split, outputs, output)
+    by_id = output.with_suffix(".json")
+    write_predictions_file(
+        by_id,
+        dataset_name(spec),
+        str(checkpoint),
+        prediction_file.by_id(
+            data_dir, split, outputs, dict(zip(label_symbols(spec), spec.labels))
+        ),
+    )
     return PredictionResult(
         task=spec.name,
         split=split,
@@ -116,4 +131,5 @@ def predict(
         score=score_prediction_file(output, spec),
         examples=examples,
         predictions=file_record(output),
+        predictions_by_id=file_record(by_id),
     )

@@ -75,6 +75,7 @@ class ResultRecord:
     checkpoint: Optional[dict[str, Any]] = None
     checkpoint_selection: Optional[str] = None
     predictions: Optional[dict[str, Any]] = None
+    predictions_by_id: Optional[dict[str, Any]] = None
     pretrained: Optional[dict[str, Any]] = None
     data: Optional[dict[str, Any]] = None
     config: Optional[dict[str, Any]] = None

@@ -1,8 +1,10 @@
 """BLURB's new kinds end to end at toy size: source files we write -> convert-task -> real
 fairseq fine-tuning (bio_roberta.finetune) from a tiny RoBERTa pretrained on the converted text ->
 prediction file -> the registry's score, for regression (BIOSSES) and multi-element tagging
-(EBM-PICO). The validation metric the criterion logs is the one the prediction file gives."""
+(EBM-PICO). The validation metric the criterion logs is the one the prediction file gives, and
+the test predictions keyed by example id re-score against the source files to the run's score."""
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -10,6 +12,7 @@ from scipy.stats import pearsonr
 
 from bio_roberta.predictions import predict, score_prediction_file
 from bio_roberta.readers.formats.biosses_blue_rowdata import BIOSSES_BLURB_SPLIT
+from bio_roberta.rescore import rescore
 from bio_roberta.tasks.registry import get_task
 from bio_roberta.training_curves import read_scalars
 from bio_roberta_core.metrics import pico_macro_word_f1
@@ -17,6 +20,17 @@ from test_blurb_readers import EBM_TOKENS, SENTENCES, write_biosses, write_ebm_n
 from tiny_finetune import fine_tune, tiny_vocab
 
 pytestmark = pytest.mark.slow
+
+
+def rescored(tmp_path: Path, task: str, data: Path, record: dict) -> dict:
+    """`bio-roberta rescore`'s entry for the run's test predictions keyed by example id, against
+    its source files (data) as <root>/<task>."""
+    (tmp_path / "root").mkdir()
+    (tmp_path / "root" / task).symlink_to(data.resolve())
+    (tmp_path / "submission").mkdir()
+    shutil.copy(record["predictions_by_id"]["path"], tmp_path / "submission")
+    (entry,) = rescore(tmp_path / "submission", tmp_path / "root")["datasets"].values()
+    return entry
 
 
 def test_regression_biosses_fine_tunes_predicts_and_scores_pearson(tmp_path):
@@ -46,6 +60,10 @@ def test_regression_biosses_fine_tunes_predicts_and_scores_pearson(tmp_path):
     assert len(gold) == 20 and len(set(predicted)) > 1
     assert gold == [float(line) for line in (out / "label" / "test.label").read_text().split()]
     assert record["test_score"] == pytest.approx(pearsonr(predicted, gold)[0], abs=1e-9)
+    entry = rescored(tmp_path, "biosses", data, record)
+    assert (entry["task"], entry["scored"], entry["missing"]) == ("biosses", 20, 0)
+    # the source's gold scores as written, the run's through float32 targets: equal to 1e-6
+    assert entry["score"] == pytest.approx(record["test_score"], abs=1e-6)
 
     # the criterion's logged validation Pearson = scipy's on the checkpoint's valid predictions
     checkpoint = Path(record["checkpoint"]["path"])
@@ -80,6 +98,8 @@ def test_multi_element_tagging_ebm_pico_fine_tunes_predicts_and_scores(tmp_path)
     assert gold[0][7] == "I-PAR+I-INT"
     assert record["test_score"] == pytest.approx(pico_macro_word_f1(gold, predicted))
     assert score_prediction_file(predictions, get_task("ebm-pico")) == record["test_score"]
+    entry = rescored(tmp_path, "ebm-pico", data, record)
+    assert (entry["score"], entry["scored"]) == (record["test_score"], len(gold))
 
     # the criterion's logged validation F1 = the prediction file's on valid
     checkpoint = Path(record["checkpoint"]["path"])

@@ -1,6 +1,7 @@
 """`bio-roberta blurb-suite` end to end: a BLURB data root in LinkBERT's layout -> convert ->
-sweep (real fairseq fine-tuning of a tiny RoBERTa, one seed) -> Table 6's report and
-leaderboard.json; re-run resumes."""
+sweep (real fairseq fine-tuning of a tiny RoBERTa, one seed) -> Table 6's report,
+leaderboard.json and the submission of test predictions keyed by the release's ids, which
+`bio-roberta rescore` scores against the release to the leaderboard's number; re-run resumes."""
 
 from __future__ import annotations
 
@@ -78,6 +79,21 @@ def test_blurb_suite_converts_sweeps_reports_and_resumes(tmp_path):
     ncbi = board["datasets"]["NCBI-disease"]
     assert ncbi["why_no_score"] is None and ncbi["runs"] == 1 and 0 <= ncbi["score"] <= 100
     assert board["blurb_score"] == ncbi["score"] and board["partial"]
+    # the submission: NCBI-disease's test sentences keyed by LinkBERT's ids (the longer ones cut
+    # for 32 positions and joined back) re-score against the release to the leaderboard's score
+    ids = json.loads((out / "manifest.json").read_text())["example_ids"]["test"]
+    assert ids["distinct_ids"] == 940 < ids["lines"]
+    rescored = subprocess.run(
+        [str(BIN / "bio-roberta"), "rescore", work / "submission", "--data", root],
+        capture_output=True,
+        text=True,
+    )
+    assert rescored.returncode == 0, rescored.stderr[-3000:]
+    entry = json.loads((work / "submission" / "rescore.json").read_text())["datasets"]
+    entry = entry["NCBI-disease"]
+    assert (entry["scored"], entry["missing"]) == (940, 0)
+    assert entry["score"] == entry["run_test_score"]
+    assert round(100 * entry["score"], 2) == ncbi["score"]
     assert board["missing"] == [d.display for d in BLURB_DATASETS if d.task != "ncbi-disease"]
     assert board["task_types"]["NER"] == ncbi["score"] and board["task_types"]["PICO"] is None
     assert board["datasets"]["ChemProt"]["why_no_score"].startswith(

@@ -3,7 +3,9 @@ datasets in LinkBERT's layout (tests/blurb_toy.py; real fairseq fine-tuning of a
 seed, a few updates each). Their splits are not BLURB's (sizes, content hash) or cannot be checked
 (EBM PICO): left out of the BLURB score by default, scored with --score-any-split and then marked
 not comparable with Table 6, each dataset's split check named. Completeness and comparability are
-separate statements.
+separate statements. Issue 26's: the submission dir of each dataset's chosen run's test predictions,
+keyed by the release's ids, re-scores against the release files to exactly its run's result.json
+and the leaderboard's numbers.
 
 One sweep serves three runs of the suite: the root without two datasets (partial score naming
 exactly them), the two added and run without the flag (no score, each dataset says why), then with
@@ -20,6 +22,7 @@ import pytest
 
 from bio_roberta.blurb.suite import BLURB, BLURB_DATASETS, TASK_TYPES
 from bio_roberta.convert import convert_task
+from bio_roberta.results import read_record
 from bio_roberta.tasks.registry import get_task
 from blurb_toy import toy_text, write_blurb_toy, write_linkbert
 from test_report import blurb_markdown_rows
@@ -88,6 +91,7 @@ def toy_runs(tmp_path_factory):
         write_linkbert(root, task, SIZES)
     run("default")
     run("complete", "--score-any-split")
+    runs["dirs"] = (root, work)
     return runs
 
 
@@ -174,3 +178,32 @@ def test_the_flag_gives_a_complete_score_marked_not_comparable(toy_runs):
     for dataset in BLURB_DATASETS:
         assert f"| {split_check(dataset.task)} |" in lines[dataset.display]
     assert "Scored with --score-any-split: not comparable with Table 6" in report
+
+
+def test_the_submission_rescores_to_each_runs_record_and_the_leaderboard(toy_runs):
+    root, work = toy_runs["dirs"]
+    board = toy_runs["complete"][1]
+    submission = work / "submission"
+    rescored = subprocess.run(
+        [str(BIN / "bio-roberta"), "rescore", submission, "--data", root],
+        capture_output=True,
+        text=True,
+    )
+    assert rescored.returncode == 0, rescored.stderr[-4000:]
+    record = json.loads((submission / "rescore.json").read_text())
+    assert json.loads(rescored.stdout) == record["datasets"]
+    manifest = json.loads((submission / "manifest.json").read_text())
+    assert manifest["without_predictions"] == {}
+    assert set(record["datasets"]) == {d.display for d in BLURB_DATASETS}
+    for dataset in BLURB_DATASETS:
+        entry = record["datasets"][dataset.display]
+        run = read_record(Path(manifest["datasets"][dataset.display]["run"]["result"]))
+        assert (entry["missing"], entry["scored"]) == (0, run.test_examples), dataset.task
+        assert entry["run_test_score"] == run.test_score
+        published = board["datasets"][dataset.display]["score"]
+        if dataset.task == "biosses":  # the run's gold scores went through float32 targets
+            assert entry["score"] == pytest.approx(run.test_score, abs=1e-6)
+            assert 100 * entry["score"] == pytest.approx(published, abs=0.005 + 1e-4)
+        else:
+            assert entry["score"] == run.test_score, dataset.task
+            assert round(100 * entry["score"], 2) == published, dataset.task

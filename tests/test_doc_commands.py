@@ -76,6 +76,9 @@ ELSEWHERE = {
     "the fresh venv's python and EXTRAS=hf",
     "bio-roberta finetune --task ncbi-disease --seed 10 --pretrained CKPT --data-root "
     "finetune-bin --results results": "tests/test_finetune_command.py",
+    "bio-roberta rescore blurb-run/submission --data data/blurb": "tests/test_blurb_toy_suite.py "
+    "on blurb-suite's submission of toy files of all 13 datasets (the docs' workspace has no BLURB "
+    "root); tests/test_submission.py its errors",
     "bio-roberta import-hf HF_DIR OUT": "tests/test_import_hf.py, on small models of each family",
     "bio-roberta import-hf hf/biobert-v1.1 data/vocab/biobert": "tests/test_import_hf.py, on a "
     "small BERT built from BertConfig (BioBERT's own weights are a download)",

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Mapping, Optional
 
 from bio_roberta.blurb.ids import blurb_id_lists
@@ -67,6 +68,11 @@ class BlurbDataset:
     linkbert_dir: str
     # Registry metrics that compute the same number as `metric` (GAD: F1 of its one positive class).
     same_metric: tuple[str, ...] = ()
+
+    def folders(self, root: Path) -> list[Path]:
+        """The folders under a BLURB data root that hold this dataset: LinkBERT's
+        <root>/<linkbert_dir> and <root>/<task>, those that exist."""
+        return [path for path in (root / self.linkbert_dir, root / self.task) if path.is_dir()]
 
 
 def _ner(task, display, sizes, table6, linkbert_name, note=""):
