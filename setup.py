@@ -39,7 +39,7 @@ setup(
     ),
     # every config, recipes included: finetune/, pretrain/ and distill/ (whose pretrain/ is a link
     # to ../pretrain in the tree; a wheel holds no links, so an install has those files there too)
-    package_data={"bio_roberta": ["configs/**/*.yaml", "blurb/ids/*.json"]},
+    package_data={"bio_roberta": ["configs/**/*.yaml", "readers/blurb_ids/*.json"]},
     install_requires=FAIRSEQ_RUNTIME
     + [
         # torch.load's weights_only default (2.6) and torch._dynamo's recompile_limit (2.7); the

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from bio_roberta.blurb.ids import blurb_id_lists
 from bio_roberta.blurb.suite import (
     BLURB,
     BY_CONTENT,
@@ -24,6 +23,7 @@ from bio_roberta.blurb.suite import (
     check_blurb_split,
 )
 from bio_roberta.blurb_run import report, score_line
+from bio_roberta.readers.blurb_ids import blurb_id_lists
 from bio_roberta.readers.source_files import BlurbSplit
 from bio_roberta.report import ReportError
 from test_blurb_split_content import swapped, task_data

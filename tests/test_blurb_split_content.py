@@ -1,5 +1,5 @@
 """A split is BLURB's only when its content proves it (issue 26 items 2 and 3): BLURB's id lists
-(bio_roberta/blurb/ids) or a digest of BLURB's files. PubMedQA fold 1 of split_dataset.py, a HoC
+(bio_roberta/readers/blurb_ids) or a digest of BLURB's files. PubMedQA fold 1 of split_dataset.py, a HoC
 with abstracts swapped between train and test and a re-split BIOSSES are never BLURB's; equal sizes
 alone are unknown; DDI's release sizes (25296/2496/5716) are BLURB's sizes. No training."""
 
@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 
-from bio_roberta.blurb.ids import blurb_id_lists
 from bio_roberta.blurb.suite import (
     BLURB,
     BY_IDS,
@@ -22,6 +21,7 @@ from bio_roberta.blurb.suite import (
     split_status,
 )
 from bio_roberta.readers import read_task
+from bio_roberta.readers.blurb_ids import blurb_id_lists
 from bio_roberta.readers.formats.pubmedqa_pqal import fold_split, split_dataset_pqal
 from bio_roberta.readers.source_files import SPLITS, Split, TaskData, TextExample
 from bio_roberta.tasks.registry import get_task
@@ -85,7 +85,7 @@ def test_the_split_dataset_replay_matches_pubmedqas_script_and_only_fold_0_passe
     assert id_list_gap(pubmedqa, task_data("pubmedqa", fold0), fold0) is None
     assert id_list_gap(pubmedqa, task_data("pubmedqa", fold1), fold0) == (
         "PubMedQA: train lacks 6 of BLURB's 54 ids and holds 6 others; valid lacks 6 of BLURB's "
-        "6 ids and holds 6 others (BLURB's id lists, bio_roberta/blurb/ids)"
+        "6 ids and holds 6 others (BLURB's id lists, bio_roberta/readers/blurb_ids)"
     )
     # the reader replays fold 0 from the files
     (tmp_path / "ori_pqal.json").write_text(json.dumps(records))
@@ -159,7 +159,7 @@ def test_biosses_placed_by_our_reader_from_blues_files_is_unknown_never_blurbs()
     assert check.checked_by == BY_NOTHING
     assert check.reason.startswith(
         "BIOSSES: split unknown (its reader placed the examples by BLURB's pair numbers "
-        "(bio_roberta/blurb/ids/biosses.json), so their ids cannot prove it"
+        "(bio_roberta/readers/blurb_ids/biosses.json), so their ids cannot prove it"
     )
     assert split_status(BLURB["biosses"], check.reason, check.checked_by).outcome == UNKNOWN
 

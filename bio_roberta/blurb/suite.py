@@ -5,7 +5,7 @@ Table 6's test results of its nine models (x100, as printed), where BLURB's spli
 from and the dataset's folder in LinkBERT's BLURB release. ``check_blurb_split`` says whether
 what a reader read is BLURB's split and how it checked, so a report can tell BLURB's split from
 another one and from an unknown one: only content (digests measured on BLURB's files, BLURB's id
-lists in bio_roberta/blurb/ids) finds it BLURB's; sizes and the reader's own knowledge
+lists in bio_roberta/readers/blurb_ids) finds it BLURB's; sizes and the reader's own knowledge
 (``Split.blurb``) can only find it not BLURB's.
 """
 
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Optional
 
-from bio_roberta.blurb.ids import blurb_id_lists
+from bio_roberta.readers.blurb_ids import blurb_id_lists
 from bio_roberta.readers.source_files import Split, TaggedSentence, TaskData
 from bio_roberta.tasks.paper_models import gu_row
 from bio_roberta_core.tagging import tag_spans
@@ -203,7 +203,7 @@ BLURB_DATASETS = (
         (64, 16, 20),
         EXAMPLES,
         gu_row(82.68, 81.40, 81.25, 89.52, 86.25, 87.15, 91.23, 85.38, 92.30),
-        "BLUE's pair numbers, listed in BLURB's preprocessor (bio_roberta/blurb/ids/"
+        "BLUE's pair numbers, listed in BLURB's preprocessor (bio_roberta/readers/blurb_ids/"
         "biosses.json), which LinkBERT's release keeps as ids; rebuilt from BLUE's 70/16/14 "
         "files, which hold all 100 pairs, by those same numbers (so unproven)",
         "seqcls/BIOSSES_hf",
@@ -230,7 +230,7 @@ BLURB_DATASETS = (
         EXAMPLES,
         gu_row(51.62, 49.96, 52.84, 60.24, 57.38, 51.40, 49.08, 48.44, 55.84),
         "test = test_ground_truth.json; train/dev = fold 0 of PubMedQA's split_dataset.py "
-        "(its PMIDs: bio_roberta/blurb/ids/pubmedqa.json); rebuilt",
+        "(its PMIDs: bio_roberta/readers/blurb_ids/pubmedqa.json); rebuilt",
         "seqcls/pubmedqa_hf",
     ),
     BlurbDataset(
@@ -312,7 +312,7 @@ BLURB_DIGESTS = {
 # BLURB's files, or BLURB's id lists) can find a split BLURB's; sizes and the reader can only find
 # it not BLURB's; equal sizes without a content check are unknown.
 BY_CONTENT = "content: the sha256 of the sorted examples, measured on BLURB's files"
-BY_IDS = "ids: the examples' release ids against BLURB's id lists (bio_roberta/blurb/ids)"
+BY_IDS = "ids: the examples' release ids against BLURB's id lists (bio_roberta/readers/blurb_ids)"
 BY_SIZES = "sizes: not BLURB's, each number's source named in bio_roberta/blurb/suite.py"
 BY_READER = "the reader: not BLURB's (a split of its own)"
 BY_NOTHING = "none possible: unknown"
@@ -352,14 +352,14 @@ def id_list_gap(
             )
     if not gaps:
         return None
-    return f"{dataset.display}: {'; '.join(gaps)} (BLURB's id lists, bio_roberta/blurb/ids)"
+    return f"{dataset.display}: {'; '.join(gaps)} (BLURB's id lists, bio_roberta/readers/blurb_ids)"
 
 
 def check_blurb_split(dataset: BlurbDataset, data: TaskData) -> SplitCheck:
     """Whether the data read is BLURB's split, and how that was checked. Two splits with the same
     examples are not; a split its reader knows not to be BLURB's is not. Then the examples'
     digest decides where BLURB_DIGESTS has it; else sizes other than BLURB's are not; else the
-    examples' ids decide where BLURB's id lists are known (bio_roberta/blurb/ids) and the reader
+    examples' ids decide where BLURB's id lists are known (bio_roberta/readers/blurb_ids) and the reader
     did not place the examples by those lists itself. Equal sizes, file names or no check
     possible tell nothing: unknown, never BLURB's."""
     copies = identical_splits(data)

@@ -3,7 +3,7 @@ readers whose sources come as a pool of documents or questions keyed by id (BioA
 
 Layout: train_<kind>.tsv, dev_<kind>.tsv, test_<kind>.tsv beside the data, each one line of
 comma-separated ids. Given them, each split holds the ids listed (whether those are BLURB's lists
-only BLURB's own, bio_roberta/blurb/ids, could tell); else dev is a deterministic 1 in
+only BLURB's own, bio_roberta/readers/blurb_ids, could tell); else dev is a deterministic 1 in
 VALID_ONE_IN of the training pool and the splits say they are not BLURB's.
 """
 

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Iterator
 
-from bio_roberta.blurb.ids import blurb_id_lists
+from bio_roberta.readers.blurb_ids import blurb_id_lists
 from bio_roberta.readers.source_files import (
     SPLITS,
     BlurbSplit,
@@ -46,7 +46,7 @@ BIOSSES_HEADER = [
 BIOSSES_PAIRS = 100
 BIOSSES_MAX_SCORE = 4.0
 # BLURB's split as BIOSSES pair numbers 1-100 (old_index + 1 in BLUE's files), "extracted from
-# BLUE" in BLURB's data_generation/preprocessor.py (bio_roberta/blurb/ids/biosses.json says where).
+# BLUE" in BLURB's data_generation/preprocessor.py (bio_roberta/readers/blurb_ids/biosses.json says where).
 BIOSSES_BLURB_SPLIT = {
     name: tuple(int(number) for number in numbers)
     for name, numbers in blurb_id_lists("biosses").items()
@@ -144,7 +144,9 @@ def read(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
             derivation=(
                 "BLURB's pair numbers (BLUE's split) over BLUE's rowdata train/dev/test.tsv"
             ),
-            blurb=BlurbSplit(placed_by="BLURB's pair numbers (bio_roberta/blurb/ids/biosses.json)"),
+            blurb=BlurbSplit(
+                placed_by="BLURB's pair numbers (bio_roberta/readers/blurb_ids/biosses.json)"
+            ),
         )
         for number in BIOSSES_BLURB_SPLIT[name]:
             split.add(pairs[number])
