@@ -1,7 +1,8 @@
 """A split is BLURB's only when its content proves it (issue 26 items 2 and 3): BLURB's id lists
-(bio_roberta/readers/blurb_ids) or a digest of BLURB's files. PubMedQA fold 1 of split_dataset.py, a HoC
-with abstracts swapped between train and test and a re-split BIOSSES are never BLURB's; equal sizes
-alone are unknown; DDI's release sizes (25296/2496/5716) are BLURB's sizes. No training."""
+(bio_roberta/readers/blurb_ids) or a digest of BLURB's files. PubMedQA fold 1 of
+split_dataset.py, a HoC with abstracts swapped between train and test and a re-split BIOSSES are
+never BLURB's; equal sizes alone are unknown; DDI's release sizes (25296/2496/5716) are BLURB's
+sizes. No training."""
 
 from __future__ import annotations
 

@@ -359,8 +359,8 @@ def check_blurb_split(dataset: BlurbDataset, data: TaskData) -> SplitCheck:
     """Whether the data read is BLURB's split, and how that was checked. Two splits with the same
     examples are not; a split its reader knows not to be BLURB's is not. Then the examples'
     digest decides where BLURB_DIGESTS has it; else sizes other than BLURB's are not; else the
-    examples' ids decide where BLURB's id lists are known (bio_roberta/readers/blurb_ids) and the reader
-    did not place the examples by those lists itself. Equal sizes, file names or no check
+    examples' ids decide where BLURB's id lists are known (bio_roberta/readers/blurb_ids) and
+    the reader did not place the examples by those lists itself. Equal sizes, file names or no check
     possible tell nothing: unknown, never BLURB's."""
     copies = identical_splits(data)
     if copies:

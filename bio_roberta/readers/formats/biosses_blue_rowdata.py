@@ -46,7 +46,8 @@ BIOSSES_HEADER = [
 BIOSSES_PAIRS = 100
 BIOSSES_MAX_SCORE = 4.0
 # BLURB's split as BIOSSES pair numbers 1-100 (old_index + 1 in BLUE's files), "extracted from
-# BLUE" in BLURB's data_generation/preprocessor.py (bio_roberta/readers/blurb_ids/biosses.json says where).
+# BLUE" in BLURB's data_generation/preprocessor.py (bio_roberta/readers/blurb_ids/biosses.json
+# says where).
 BIOSSES_BLURB_SPLIT = {
     name: tuple(int(number) for number in numbers)
     for name, numbers in blurb_id_lists("biosses").items()
