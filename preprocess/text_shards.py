@@ -160,11 +160,15 @@ def finished_manifest(text_dir: str | os.PathLike) -> dict[str, Any]:
     manifest = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
     if manifest is not None and manifest.get("kind") == "text_shards":
         return manifest
-    command = (
-        f"parse-{json.loads(run_path.read_text(encoding='utf-8'))['source']}"
-        if run_path.is_file()
-        else "parse-pubmed/parse-pmc/parse-mimic"
-    )
+    if not run_path.is_file():  # a parse writes .work/run.json before anything else
+        what = "not a text-shard manifest" if manifest is not None else f"no {MANIFEST}"
+        raise TextDirError(
+            f"{path if manifest is not None else text_dir}: {what}, not written by a parse; "
+            f"text files of your own (.txt, .jsonl, .parquet)? run `bio-roberta parse-text "
+            f"{text_dir} --out DIR` first and give DIR (corpus downloads: parse-pubmed, "
+            f"parse-pmc, parse-mimic)"
+        )
+    command = f"parse-{json.loads(run_path.read_text(encoding='utf-8'))['source']}"
     if manifest is not None:
         raise TextDirError(
             f"{path}: not a text-shard manifest; pass a dir written by `bio-roberta {command}`"
