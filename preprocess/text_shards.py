@@ -1,6 +1,6 @@
-"""Text-shard dirs, what the corpus parsers (PubMed, PMC, MIMIC-III) write and binarize reads: the
-layout, the records a corpus reader yields, the options, and reading a finished dir. The parse
-stage that writes one is preprocess/parse_stage.py (work_files.py, then shard_writer.py).
+"""Text-shard dirs, what the corpus parsers (PubMed, PMC, MIMIC-III, plain text) write and binarize
+reads: the layout, the records a corpus reader yields, the options, and reading a finished dir. The
+parse stage that writes one is preprocess/parse_stage.py (work_files.py, then shard_writer.py).
 
 Output directory layout (the "text shards" contract of docs/artifacts.md):
 
@@ -163,10 +163,10 @@ def finished_manifest(text_dir: str | os.PathLike) -> dict[str, Any]:
     if not run_path.is_file():  # a parse writes .work/run.json before anything else
         what = "not a text-shard manifest" if manifest is not None else f"no {MANIFEST}"
         raise TextDirError(
-            f"{path if manifest is not None else text_dir}: {what}, not written by a parse; "
-            f"text files of your own (.txt, .jsonl, .parquet)? run `bio-roberta parse-text "
-            f"{text_dir} --out DIR` first and give DIR (corpus downloads: parse-pubmed, "
-            f"parse-pmc, parse-mimic)"
+            f"{path if manifest is not None else text_dir}: {what}: not a dir a parse wrote; for "
+            f"text files of your own (.txt, .jsonl, .parquet) run `bio-roberta parse-text "
+            f"{text_dir} --out TEXT_DIR` first and give TEXT_DIR here (PubMed, PMC and "
+            f"MIMIC-III downloads: parse-pubmed, parse-pmc, parse-mimic)"
         )
     command = f"parse-{json.loads(run_path.read_text(encoding='utf-8'))['source']}"
     if manifest is not None:

@@ -246,7 +246,7 @@ def test_killed_run_resumes_to_byte_identical_output_and_binarize_says_how(tmp_p
     assert cli_main(binarize) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1
-    assert f"run `bio-roberta parse-text {corpus} --out DIR` first" in err
+    assert f"run `bio-roberta parse-text {corpus} --out TEXT_DIR` first" in err
 
 
 def test_benchmark_preprocess_without_pubmed_files_says_what_it_needs(tmp_path):
