@@ -4,7 +4,8 @@ Formats, told by the file name (a gzip file by its magic bytes, whatever its nam
   .txt, .txt.gz       `documents="file"` (the default): one document per file, its paragraphs
                       separated by blank lines; `documents="blank-line"`: documents separated by
                       blank lines, each one paragraph (its lines joined)
-  .jsonl, .jsonl.gz   one JSON object per line, its text in `text_field` (default "text")
+  .jsonl, .json(.gz)  one JSON object per line (JSON lines, as `datasets`' to_json writes them
+                      under either name), its text in `text_field` (default "text")
   .parquet            the `text_field` column (pyarrow: the package's `parquet` extra); a named
                       file of another name is read as Parquet when it starts with Parquet's magic
 In JSON lines and Parquet a text's paragraphs are its blocks separated by blank lines, as in a
@@ -47,6 +48,8 @@ FORMATS = {  # name ending -> format
     ".txt.gz": "text",
     ".jsonl": "jsonl",
     ".jsonl.gz": "jsonl",
+    ".json": "jsonl",  # datasets' to_json writes JSON lines under any name, often .json
+    ".json.gz": "jsonl",
     ".parquet": "parquet",
 }
 PARQUET_MAGIC = b"PAR1"

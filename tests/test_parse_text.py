@@ -106,13 +106,13 @@ def test_json_lines_bad_lines_are_counted_and_named_not_fatal(tmp_path, capsys):
         "",
         json.dumps({"abstract": ""}),
     )
-    (corpus / "extra.jsonl").write_text("\n".join(lines) + "\n")
+    (corpus / "extra.json").write_text("\n".join(lines) + "\n")
     out = tmp_path / "out"
     argv = ["parse-text", str(corpus), "--out", str(out), "--valid-fraction", "0"]
     assert cli_main(argv + ["--text-field", "abstract", "--workers", "1"]) == 1
     summary, err = capsys.readouterr()
     assert "documents read 9, written 4" in summary
-    extra = corpus / "extra.jsonl"
+    extra = corpus / "extra.json"  # JSON lines under datasets' usual name
     for position, reason in (
         ("line 2", "not JSON"),
         ("line 3", 'no "abstract" field'),
