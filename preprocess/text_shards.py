@@ -1,6 +1,6 @@
-"""Text-shard dirs, what the corpus parsers (PubMed, PMC, MIMIC-III) write and binarize reads: the
-layout, the records a corpus reader yields, the options, and reading a finished dir. The parse
-stage that writes one is preprocess/parse_stage.py (work_files.py, then shard_writer.py).
+"""Text-shard dirs, what the corpus parsers (PubMed, PMC, MIMIC-III, plain text) write and binarize
+reads: the layout, the records a corpus reader yields, the options, and reading a finished dir. The
+parse stage that writes one is preprocess/parse_stage.py (work_files.py, then shard_writer.py).
 
 Output directory layout (the "text shards" contract of docs/artifacts.md):
 
@@ -160,11 +160,15 @@ def finished_manifest(text_dir: str | os.PathLike) -> dict[str, Any]:
     manifest = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
     if manifest is not None and manifest.get("kind") == "text_shards":
         return manifest
-    command = (
-        f"parse-{json.loads(run_path.read_text(encoding='utf-8'))['source']}"
-        if run_path.is_file()
-        else "parse-pubmed/parse-pmc/parse-mimic"
-    )
+    if not run_path.is_file():  # a parse writes .work/run.json before anything else
+        what = "not a text-shard manifest" if manifest is not None else f"no {MANIFEST}"
+        raise TextDirError(
+            f"{path if manifest is not None else text_dir}: {what}: not a dir a parse wrote; for "
+            f"text files of your own (.txt, .jsonl, .parquet) run `bio-roberta parse-text "
+            f"{text_dir} --out TEXT_DIR` first and give TEXT_DIR here (PubMed, PMC and "
+            f"MIMIC-III downloads: parse-pubmed, parse-pmc, parse-mimic)"
+        )
+    command = f"parse-{json.loads(run_path.read_text(encoding='utf-8'))['source']}"
     if manifest is not None:
         raise TextDirError(
             f"{path}: not a text-shard manifest; pass a dir written by `bio-roberta {command}`"

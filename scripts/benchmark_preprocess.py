@@ -221,8 +221,6 @@ def synthesise_input(
     from lxml import etree
 
     originals = sorted(source.glob("*.xml.gz"))
-    if not originals:
-        raise SystemExit(f"{source}: no *.xml.gz PubMed files")
     articles, seen = [], set()
     for path in originals:
         for article in etree.fromstring(gzip.decompress(path.read_bytes())).iterfind(
@@ -402,6 +400,14 @@ def main() -> int:
     )
     parser.add_argument("--work-dir", help="keep the files here (default: a temporary directory)")
     args = parser.parse_args()
+    if not sorted(Path(args.pubmed).glob("*.xml.gz")):
+        print(
+            "benchmark_preprocess.py: error: no PubMed baseline files (*.xml.gz) in "
+            f"{args.pubmed}; it replicates real ones: give their directory with --pubmed DIR "
+            "(e.g. what `bio-roberta download pubmed --limit 2 --out DIR` fetches)",
+            file=sys.stderr,
+        )
+        return 2
 
     import fairseq
 

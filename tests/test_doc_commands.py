@@ -91,6 +91,13 @@ NOT_RUN = [
     ),
     ("bio-roberta download", "fetches from NCBI; tests/test_download.py runs it on a local server"),
     ("GPUS=8 scripts/pretrain.sh", "GPUs and days; the tiny recipe runs in tests/test_pretrain.py"),
+    (
+        "bio-roberta pretrain data/bin/lab",
+        (
+            "GPUs and days; tests/test_parse_text.py continues a tiny model on parse-text's "
+            "output with +recipe=[tiny,continue_roberta]"
+        ),
+    ),
     ("NNODES=4", "several nodes; tests/test_distributed.py launches on CPU"),
     ("GPUS=8 scripts/distill.sh", "GPUs and days; the tiny recipe runs in tests/test_distill.py"),
     ("fairseq-hydra-train", "GPUs and days; tests/test_configs.py composes these configs"),
@@ -121,14 +128,11 @@ def runnable(command: str) -> str | None:
 
 
 def stage_of(command: str) -> int | None:
-    return next(
-        (
-            i
-            for i, stage in enumerate(STAGES)
-            if isinstance(stage, str) and command.startswith(stage)
-        ),
-        None,
-    )
+    """The stage whose text is the longest that `command` starts with."""
+    matching = [
+        i for i, stage in enumerate(STAGES) if isinstance(stage, str) and command.startswith(stage)
+    ]
+    return max(matching, key=lambda i: len(STAGES[i]), default=None)
 
 
 def test_every_documented_command_is_accounted_for():
@@ -189,6 +193,30 @@ def lay_out_downloads(workspace: Path) -> None:
     write_euadr_folds(workspace / "BioBERT" / "REdata" / "GAD")
     write_ddi_corpus(workspace / "DDICorpus")
     write_linkbert(workspace / "data" / "blurb", "chemprot-blurb")
+    write_lab_corpus(workspace)
+
+
+def write_lab_corpus(workspace: Path) -> None:
+    """A lab's own corpus for parse-text: notes as .txt files (one gzipped, one in a subfolder),
+    abstracts as datasets' JSON lines and Parquet (tests/test_parse_text.py's writers)."""
+    from test_parse_text import write_datasets_json_lines, write_parquet
+
+    notes = workspace / "lab-notes"
+    (notes / "ward-2").mkdir(parents=True)
+    (notes / "2024-01-03.txt").write_text(
+        "Patient seen for follow-up. Blood pressure is controlled.\n\nPlan: continue therapy.\n"
+    )
+    (notes / "ward-2" / "2024-01-04.txt.gz").write_bytes(
+        gzip.compress(b"New admission with fever. Cultures were taken.\n", mtime=0)
+    )
+    abstracts = [
+        "Metformin lowers glucose. It is used in type 2 diabetes.",
+        "Statins reduce LDL cholesterol. They lower cardiovascular risk.",
+    ]
+    write_datasets_json_lines(
+        workspace / "abstracts.jsonl.gz", [{"id": 1, "abstract": abstracts[0]}]
+    )
+    write_parquet(workspace / "export.parquet", {"id": [2], "abstract": abstracts[1:]})
 
 
 def make_pretrained(workspace: Path) -> None:
@@ -229,6 +257,7 @@ STAGES = [
     "bio-roberta convert-task",
     "bio-roberta export-hf ckpt/",
     "bio-roberta learn-vocab --encoder-json",
+    "bio-roberta binarize data/text/lab",  # with data/vocab/roberta, imported just before
     "bio-roberta vocab-stats --vocab data/vocab/pm-50k data/vocab/roberta",
     finetune_bc5cdr_chem,
     "bio-roberta report",

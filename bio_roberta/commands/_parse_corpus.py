@@ -1,5 +1,5 @@
-"""What the parse-pubmed, parse-pmc and parse-mimic commands share: their options, and running a
-corpus parser with its one-line summary and the problems it met on stderr."""
+"""What the parse-pubmed, parse-pmc, parse-mimic and parse-text commands share: their options, and
+running a corpus parser with its one-line summary and the problems it met on stderr."""
 
 from __future__ import annotations
 
