@@ -399,6 +399,7 @@ def fake_multirun(monkeypatch):
     """`bio-roberta sweep` with each multirun replaced by one that writes an ok record for every
     (task, seed) of its command line (or a failed one for the pairs in `fail`); returns the
     (task, seed) pairs each multirun got."""
+    from bio_roberta import finetune_command
     from bio_roberta.commands import sweep as command
     from bio_roberta.results import RESULT_SCHEMA, run_dir
     from bio_roberta_core.provenance import atomic_write_json
@@ -419,7 +420,7 @@ def fake_multirun(monkeypatch):
             atomic_write_json(run_dir(options["results_dir"], task, seed) / "result.json", record)
         return subprocess.CompletedProcess(argv, 0)
 
-    monkeypatch.setattr(command, "check_pretrained", lambda path: None)
+    monkeypatch.setattr(finetune_command, "check_pretrained", lambda *checked: None)
     monkeypatch.setattr(subprocess, "run", multirun)
     return command, multiruns, fail
 
