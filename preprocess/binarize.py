@@ -209,8 +209,8 @@ _worker_encoder: LineEncoder | None = None
 def _init_worker(vocab: VocabularyDir, workers: int) -> None:
     """A worker's encoder; a pool worker ends with the binarize that forked it (processes)."""
     global _worker_encoder
-    if workers > 1:
-        end_with_parent()  # parallel over processes: one tokenizer thread each, or 2 cores run 4 threads
+    if workers > 1:  # parallel over processes: one tokenizer thread each, or 2 cores run 4 threads
+        end_with_parent()
         os.environ["TOKENIZERS_PARALLELISM"] = "false"
     _worker_encoder = LineEncoder(vocab)
 

@@ -377,6 +377,76 @@ def test_a_killed_sweep_takes_its_runs_with_it_and_the_report_lists_them_unfinis
     ) in markdown
 
 
+def process_tree(root: int) -> set[tuple[int, str]]:
+    """(pid, start time) of root's running descendants, from /proc's parent links."""
+    from bio_roberta_core.processes import _start_time
+
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # ended meanwhile
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, todo = set(), list(children.get(root, []))
+    while todo:
+        pid = todo.pop()
+        found.add((pid, _start_time(pid)))
+        todo += children.get(pid, [])
+    return found
+
+
+def test_kill_9_of_a_joblib_sweep_leaves_no_worker_and_frees_its_run_dirs(
+    data_root, tiny_roberta_checkpoint, tmp_path, without_parse_dependencies
+):
+    """kill -9 of `bio-roberta sweep ... hydra/launcher=joblib hydra.launcher.n_jobs=2` (3 jobs)
+    once fairseq-train runs: joblib's loky workers and their fairseq-train went on training, took
+    the third job and wrote ok records after the kill; the identical next sweep then ran into the
+    same run dirs. Now every process of the sweep ends with it (processes.end_with_owner) and the
+    next sweep is the only writer."""
+    from bio_roberta_core.processes import _start_time
+
+    results = tmp_path / "results"
+    arguments = ["sweep", "--tasks", "chemprot", "--seed-list", "1,2,3", "--results", results]
+    arguments += ["--pretrained", tiny_roberta_checkpoint, "--data-root", data_root, *TINY]
+    arguments += ["hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]
+    sweep = subprocess.Popen(
+        [str(BIN / "bio-roberta"), *map(str, arguments)],
+        env=without_parse_dependencies,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 300
+    training = [str(results), "fairseq_cli.train"]
+    while sweep.poll() is None and time.monotonic() < deadline:
+        if any(all(t in line for t in training) for line in processes_mentioning(str(results))):
+            break
+        time.sleep(0.2)
+    tree = process_tree(sweep.pid)
+    sweep.kill()
+    sweep.wait()
+    killed_at = time.time()
+    assert sweep.returncode == -signal.SIGKILL and len(tree) >= 3, tree  # Hydra, worker, train
+    deadline = time.monotonic() + 30  # the watchdogs poll every 0.1 s
+    while time.monotonic() < deadline:
+        left = [pid for pid, started in tree if _start_time(pid) == started]
+        left += processes_mentioning(str(results))
+        if not left:
+            break
+        time.sleep(0.2)
+    assert not left
+    finished = {p: json.loads(p.read_text())["status"] for p in results.rglob("result.json")}
+    assert not [
+        p for p, status in finished.items() if status == "ok" and p.stat().st_mtime > killed_at
+    ]
+
+    rerun, log = bio_roberta(without_parse_dependencies, *arguments)
+    assert rerun.returncode == 0, log[-3000:]
+    assert {key: r["status"] for key, r in records(results).items()} == {
+        ("chemprot", seed, None): "ok" for seed in (1, 2, 3)
+    }
+
+
 def sweep_args(tmp_path, tasks, seeds=None, seed_list=None):
     import argparse
 
