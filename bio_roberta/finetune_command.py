@@ -153,7 +153,7 @@ def trained_vocabulary(recorded: dict[str, str]) -> str:
         return manifest["vocab"]["path"]
     if "kind" in manifest:
         return str(where)
-    return f"the vocabulary dir whose dict.txt has sha256 {recorded['sha256']}"
+    return f"<the vocabulary dir whose dict.txt has sha256 {recorded['sha256']}>"
 
 
 def check_data_dictionary(

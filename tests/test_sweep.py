@@ -336,6 +336,101 @@ def test_a_pretrained_checkpoint_with_nan_weights_is_refused_before_any_run(
     assert not (tmp_path / "results").exists()
 
 
+def converted_with(root: Path, task: str, lines: list[str]) -> Path:
+    """finetune-bin/<task> whose input0/dict.txt has these lines (what the dictionary check
+    reads)."""
+    dict_txt = root / task / "input0" / "dict.txt"
+    dict_txt.parent.mkdir(parents=True)
+    dict_txt.write_text("".join(f"{line}\n" for line in lines))
+    return dict_txt
+
+
+def test_data_of_another_dictionary_is_refused_before_any_run(tiny_roberta_checkpoint, tmp_path):
+    """An uncased import fine-tuned on data converted with a cased vocabulary of the same size
+    trained (exit 0, ok record) with every token on another token's embedding; a dictionary of
+    another size failed 20 s into fairseq. Now both are refused from the checkpoint's record of its
+    dict.txt (sha256) and its embedding rows; the same entries with other counts pass."""
+    from bio_roberta.finetune_command import FinetuneError, check_pretrained
+
+    trained = (tiny_roberta_checkpoint.parent / "dict.txt").read_text().splitlines()
+    recounted = [f"{line.rsplit(' ', 1)[0]} 1" for line in trained]
+    converted_with(tmp_path / "a", "chemprot", recounted)
+    check_pretrained(tiny_roberta_checkpoint, tmp_path / "a", ["chemprot"])
+
+    swapped = [trained[1], trained[0], *trained[2:]]  # the same size, other ids
+    dict_txt = converted_with(tmp_path / "b", "chemprot", swapped)
+    with pytest.raises(FinetuneError) as error:
+        check_pretrained(tiny_roberta_checkpoint, tmp_path / "b", ["chemprot"])
+    assert str(error.value).startswith(
+        f"{dict_txt} is not the dictionary {tiny_roberta_checkpoint} was trained with (the same "
+        f"size, but not the dict.txt it records: "
+    ), error.value
+    assert "the same size, but not the dict.txt it records" in str(error.value)
+    assert str(error.value).endswith(f"--out {tmp_path / 'b' / 'chemprot'}")
+
+    dict_txt = converted_with(tmp_path / "c", "chemprot", trained[:-8])
+    rows = len(trained) + 5  # fairseq's 4 specials and <mask>
+    with pytest.raises(
+        FinetuneError, match=f"{rows - 8} model rows for its entries, the checkpoint has {rows}"
+    ):
+        check_pretrained(tiny_roberta_checkpoint, tmp_path / "c", ["chemprot"])
+
+
+def test_an_arch_fairseq_does_not_know_or_of_another_family_is_refused_before_any_run(
+    tiny_roberta_checkpoint, tmp_path
+):
+    """`sweep --arch no_such_arch` and a BERT architecture for a RoBERTa checkpoint failed inside
+    each run after fairseq started."""
+    from bio_roberta.finetune_command import FinetuneError, check_pretrained
+
+    trained = (tiny_roberta_checkpoint.parent / "dict.txt").read_text().splitlines()
+    converted_with(tmp_path, "chemprot", trained)
+    check_pretrained(tiny_roberta_checkpoint, tmp_path, ["chemprot"], "roberta_base")
+    with pytest.raises(FinetuneError) as error:
+        check_pretrained(tiny_roberta_checkpoint, tmp_path, ["chemprot"], "no_such_arch")
+    assert str(error.value) == (
+        "--arch no_such_arch: not a fairseq architecture; leave --arch out to fine-tune "
+        f"{tiny_roberta_checkpoint}'s own (roberta_tiny)"
+    )
+    with pytest.raises(FinetuneError) as error:
+        check_pretrained(tiny_roberta_checkpoint, tmp_path, ["chemprot"], "bert_encoder")
+    assert str(error.value) == (
+        f"--arch bert_encoder: a bert_encoder architecture, but {tiny_roberta_checkpoint} is a "
+        "roberta model (roberta_tiny); leave --arch out or choose a roberta architecture"
+    )
+
+
+def test_a_run_dir_is_held_for_the_whole_command(
+    data_root, tiny_roberta_checkpoint, tmp_path, without_parse_dependencies
+):
+    """Two `finetune --task ncbi-disease --seed 10 --results res` 3 s apart both trained into the
+    same checkpoints and exited 0, the first result.json replaced; the same for a finetune during a
+    sweep. Every command that writes a run dir holds its lock (output_dir.output_lock) from start to
+    end; a second writer is refused before anything runs, naming the holder."""
+    import os
+    import socket
+
+    from bio_roberta.results import run_dir
+    from bio_roberta_core.output_dir import output_lock
+
+    results = tmp_path / "results"
+    common = ["--pretrained", tiny_roberta_checkpoint, "--data-root", data_root, *TINY]
+    held = run_dir(results, "chemprot", 7).resolve()
+    with output_lock(held):  # as a running finetune or sweep of chemprot seed 7 holds it
+        for command in (
+            ["finetune", "--task", "chemprot", "--seed", "7", "--results", results],
+            ["sweep", "--tasks", "chemprot,ncbi-disease", "--seed-list", "7", "--results", results],
+        ):
+            run, log = bio_roberta(without_parse_dependencies, *command, *common)
+            assert run.returncode == 2 and "Traceback" not in log, log[-3000:]
+            (line,) = run.stderr.strip().splitlines()
+            assert line.startswith(
+                f"bio-roberta {command[0]}: error: {held}: another run is writing it: pid "
+                f"{os.getpid()} on {socket.gethostname()}, started "
+            ), line
+    assert not list(results.rglob("result.json")) and not list(results.rglob("train.log"))
+
+
 def processes_mentioning(text: str) -> list[str]:
     """The command lines of the running processes that hold `text`."""
     found = []
