@@ -16,6 +16,7 @@ from __future__ import annotations
 import ctypes
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -51,14 +52,14 @@ def _start_time(pid: int) -> Optional[str]:
 
 def owner_environment(environment: Optional[dict[str, str]] = None) -> dict[str, str]:
     """`environment` (default: this process') naming this process as the owner of every process
-    started with it, however far down."""
-    identity = f"{os.getpid()}:{_start_time(os.getpid())}"
+    started with it, however far down: host, pid and start time."""
+    identity = f"{socket.gethostname()}:{os.getpid()}:{_start_time(os.getpid())}"
     return {**(os.environ if environment is None else environment), OWNER_ENV: identity}
 
 
 def owner_alive(identity: str) -> bool:
-    """Whether the owner `pid:start-time` still runs."""
-    pid, started = identity.split(":", 1)
+    """Whether the owner `host:pid:start-time` still runs (on this host)."""
+    _, pid, started = identity.rsplit(":", 2)
     return _start_time(int(pid)) == started
 
 
@@ -66,9 +67,11 @@ def end_with_owner() -> None:
     """End this process with the owner named in $BIO_ROBERTA_OWNER: SIGKILL now if the owner is
     gone, else when a watchdog thread finds it gone (every OWNER_POLL_SECONDS). Its own children
     end with it (they call end_with_parent). Without $BIO_ROBERTA_OWNER (a job started by hand),
-    nothing: the process is its own owner."""
+    or on another host than the owner's (a SLURM job: `scancel` ends it), nothing."""
     identity = os.environ.get(OWNER_ENV)
     if not identity or not sys.platform.startswith("linux") or identity in _watched:
+        return
+    if identity.rsplit(":", 2)[0] != socket.gethostname():
         return
     if not owner_alive(identity):
         os.kill(os.getpid(), signal.SIGKILL)
