@@ -23,6 +23,8 @@ import sys
 from pathlib import Path
 
 from bio_roberta.errors import UsageError
+from bio_roberta_core.output_dir import hold_until_exit
+from bio_roberta_core.processes import owner_environment
 
 # pretrain/ and distill/, package data beside this module (a checkout's configs/ links here)
 CONFIGS = Path(__file__).resolve().parent / "configs"
@@ -270,6 +272,8 @@ def launch(args, command_overrides: tuple[str, ...] = ()) -> int:
             f"{args.config_dir}: no base.yaml; --config-dir takes a dir holding base.yaml and "
             "recipe/ (without it: the package's own configs)"
         )
+    if not args.dry_run:  # one run per save dir, held by the run this process becomes
+        hold_until_exit(args.save)
     gpus, procs = processes(args)
     world = procs * args.nnodes
     overrides = [*command_overrides, *args.overrides]
@@ -297,4 +301,5 @@ def launch(args, command_overrides: tuple[str, ...] = ()) -> int:
     if args.dry_run:
         return 0
     sys.stderr.flush()
-    os.execv(command[0], command)
+    # the run is the owner of what it starts (torchrun's processes end with it: processes.py)
+    os.execve(command[0], command, owner_environment())

@@ -67,11 +67,13 @@ def end_with_owner() -> None:
     """End this process with the owner named in $BIO_ROBERTA_OWNER: SIGKILL now if the owner is
     gone, else when a watchdog thread finds it gone (every OWNER_POLL_SECONDS). Its own children
     end with it (they call end_with_parent). Without $BIO_ROBERTA_OWNER (a job started by hand),
-    or on another host than the owner's (a SLURM job: `scancel` ends it), nothing."""
+    in the owner itself (a command that exec'd its run), or on another host than the owner's (a
+    SLURM job: `scancel` ends it), nothing."""
     identity = os.environ.get(OWNER_ENV)
     if not identity or not sys.platform.startswith("linux") or identity in _watched:
         return
-    if identity.rsplit(":", 2)[0] != socket.gethostname():
+    host, pid, _ = identity.rsplit(":", 2)
+    if host != socket.gethostname() or int(pid) == os.getpid():  # a run that is its own owner
         return
     if not owner_alive(identity):
         os.kill(os.getpid(), signal.SIGKILL)
