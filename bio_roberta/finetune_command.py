@@ -19,6 +19,7 @@ from typing import Any, Callable, Optional
 from bio_roberta.sweep_config import HparamsOverrides, SweepConfig
 from bio_roberta.tasks.registry import Hyperparameters, TaskSpec
 from bio_roberta_core.errors import BioRobertaError
+from bio_roberta_core.model_dictionary import MASK
 from bio_roberta_core.provenance import file_record, json_hash, sha256_file
 
 
@@ -174,8 +175,9 @@ def check_data_dictionary(
                 "finetune-bin/<task> directory? run bio-roberta convert-task first"
             )
         indices, size = read_dictionary_indices(dict_txt)
-        if rows is not None and rows != size + 1:  # + fairseq's <mask>
-            problem = f"{size + 1:,} model rows for its entries, the checkpoint has {rows:,}"
+        size += MASK not in indices  # the tasks add <mask>, as load_model_dictionary does
+        if rows is not None and rows != size:
+            problem = f"{size:,} model rows for its entries, the checkpoint has {rows:,}"
         elif recorded and sha256_file(dict_txt) != recorded["sha256"]:
             reference = Path(recorded["path"])
             if (
