@@ -272,7 +272,9 @@ def launch(args, command_overrides: tuple[str, ...] = ()) -> int:
             f"{args.config_dir}: no base.yaml; --config-dir takes a dir holding base.yaml and "
             "recipe/ (without it: the package's own configs)"
         )
-    if not args.dry_run:  # one run per save dir, held by the run this process becomes
+    # one run per save dir, held by the run this process becomes; by node 0 only, whose rank 0
+    # writes the checkpoints (the other nodes' commands share the dir)
+    if not args.dry_run and args.node_rank == 0:
         hold_until_exit(args.save)
     gpus, procs = processes(args)
     world = procs * args.nnodes
