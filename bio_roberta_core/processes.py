@@ -1,14 +1,14 @@
-"""Every process a command starts dies with that command (docs/artifacts.md, "What every command
-guarantees"), whichever way it was started:
+"""Every process a command starts dies with that command (docs/artifacts.md, "How every stage
+writes its output dir"), whichever way it was started:
 
 - a direct child (a subprocess, a forked pool worker) calls `end_with_parent` before its work (as
   preexec_fn or pool initializer): the kernel SIGKILLs it when its parent dies, even by SIGKILL;
 - a process further down, started by a launcher the command does not control (Hydra's joblib/loky
-  workers, submitit's local jobs), calls `end_with_owner` before each job: a watchdog thread
-  SIGKILLs it as soon as the owner, the command named in $BIO_ROBERTA_OWNER
-  (`owner_environment`), is gone, and a job given to it after the owner died does not start. (Not
-  the parent rule there: PR_SET_PDEATHSIG follows the launcher's thread that started the worker,
-  which may end before the worker does.)
+  workers, submitit's local jobs, torchrun's processes), calls `end_with_owner` before its work:
+  a watchdog thread SIGKILLs it as soon as the owner, the command named in $BIO_ROBERTA_OWNER
+  (`owner_environment`), is gone, and a job given to it after the owner died does not start.
+  (Not the parent rule there: PR_SET_PDEATHSIG follows the launcher's thread that started the
+  worker, which may end before the worker does.)
 """
 
 from __future__ import annotations
