@@ -272,10 +272,6 @@ def launch(args, command_overrides: tuple[str, ...] = ()) -> int:
             f"{args.config_dir}: no base.yaml; --config-dir takes a dir holding base.yaml and "
             "recipe/ (without it: the package's own configs)"
         )
-    # one run per save dir, held by the run this process becomes; by node 0 only, whose rank 0
-    # writes the checkpoints (the other nodes' commands share the dir)
-    if not args.dry_run and args.node_rank == 0:
-        hold_until_exit(args.save)
     gpus, procs = processes(args)
     world = procs * args.nnodes
     overrides = [*command_overrides, *args.overrides]
@@ -299,9 +295,13 @@ def launch(args, command_overrides: tuple[str, ...] = ()) -> int:
     command = [*hydra, f"checkpoint.save_dir={args.save}", plugin, *batch, *overrides]
     if world > 1:
         command = under_torchrun(args, procs, command)
-    print(plan_line, shlex.join(command), sep="\n", file=sys.stdout if args.dry_run else sys.stderr)
     if args.dry_run:
+        print(plan_line, shlex.join(command), sep="\n")
         return 0
-    sys.stderr.flush()
+    # one run per save dir, held by the run this process becomes (taken last: a launch refused
+    # before holds nothing); by node 0 only, whose rank 0 writes the checkpoints
+    if args.node_rank == 0:
+        hold_until_exit(args.save)
+    print(plan_line, shlex.join(command), sep="\n", file=sys.stderr, flush=True)
     # the run is the owner of what it starts (torchrun's processes end with it: processes.py)
     os.execve(command[0], command, owner_environment())
