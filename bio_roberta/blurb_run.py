@@ -12,7 +12,6 @@ missing is named on stderr and in the report's partial score.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Optional
@@ -20,6 +19,7 @@ from typing import Optional
 from bio_roberta.blurb.leaderboard import leaderboard
 from bio_roberta.blurb.suite import BLURB_DATASETS
 from bio_roberta.convert import convert_task, vocab_record
+from bio_roberta.finetune_command import check_pretrained
 from bio_roberta.report import write_report
 from bio_roberta.report.blurb import (
     NOT_COMPARABLE_SPLITS,
@@ -33,6 +33,7 @@ from bio_roberta.submission import write_submission
 from bio_roberta.suites import BLURB
 from bio_roberta.tasks.registry import get_task
 from bio_roberta_core.errors import BioRobertaError
+from bio_roberta_core.processes import run_owned
 from bio_roberta_core.provenance import atomic_write_json, sha256_file
 from preprocess.vocab_dir import VocabularyDir, read_vocab_dir
 
@@ -109,7 +110,7 @@ def sweep(tasks: list[str], args, work: Path) -> int:
     command += ["--results", str(work / RESULTS)]
     command += ["--seeds", str(args.seeds)] if args.seeds else []
     command += ["--arch", args.arch] if args.arch else []
-    return subprocess.run([*command, *args.overrides]).returncode
+    return run_owned([*command, *args.overrides]).returncode  # killed, the suite takes it along
 
 
 def report(
@@ -180,6 +181,7 @@ def run_suite(args) -> int:
             file=sys.stderr,
         )
     convert_all(found, Path(args.vocab), work, args.max_positions)
+    check_pretrained(str(args.pretrained), str(work / FINETUNE_BIN), list(found), args.arch)
     status = sweep(list(found), args, work)
     record = report(work, str(args.pretrained), args.seeds, args.score_any_split)
     print(score_line(record))

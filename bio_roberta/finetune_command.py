@@ -14,11 +14,12 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from bio_roberta.sweep_config import HparamsOverrides, SweepConfig
 from bio_roberta.tasks.registry import Hyperparameters, TaskSpec
 from bio_roberta_core.errors import BioRobertaError
+from bio_roberta_core.model_dictionary import MASK
 from bio_roberta_core.provenance import file_record, json_hash, sha256_file
 
 
@@ -80,9 +81,7 @@ class PretrainedModel:
         path = Path(cfg.pretrained)
         if not path.is_file():
             raise FinetuneError(f"pretrained checkpoint {path} does not exist")
-        state = read_checkpoint(path, mmap=True)
-        model = (state.get("cfg") or {}).get("model") or state.get("args")
-        field = model.get if isinstance(model, dict) else lambda name: getattr(model, name, None)
+        field = model_option(read_checkpoint(path, mmap=True))
         if not field("max_positions"):
             raise FinetuneError(
                 f"{path} records no model max_positions; is it a fairseq RoBERTa checkpoint?"
@@ -102,6 +101,123 @@ class PretrainedModel:
             "size": path.stat().st_size,
         }
         return cls(record, architecture, int(field("max_positions")))
+
+
+def model_option(state: dict[str, Any]) -> Callable[[str], Any]:
+    """name -> the checkpoint's model option (cfg.model, or the argparse args of older ones)."""
+    model = (state.get("cfg") or {}).get("model") or state.get("args")
+    if isinstance(model, dict):
+        return model.get
+    return lambda name: getattr(model, name, None)
+
+
+def check_arch(checkpoint: str | os.PathLike, state: dict[str, Any], arch: str) -> None:
+    """Refuse, before any run, an --arch fairseq does not know or of another model family than the
+    checkpoint's own (its weights would not load): fairseq would fail in every run."""
+    from fairseq.models import ARCH_MODEL_NAME_REGISTRY
+
+    import user_dir  # noqa: F401  (registers our architectures)
+
+    own = model_option(state)("_name") or model_option(state)("arch")
+    if arch not in ARCH_MODEL_NAME_REGISTRY:
+        raise FinetuneError(
+            f"--arch {arch}: not a fairseq architecture; leave --arch out to fine-tune "
+            f"{checkpoint}'s own ({own})"
+        )
+    if own in ARCH_MODEL_NAME_REGISTRY and (
+        ARCH_MODEL_NAME_REGISTRY[arch] != ARCH_MODEL_NAME_REGISTRY[own]
+    ):
+        raise FinetuneError(
+            f"--arch {arch}: a {ARCH_MODEL_NAME_REGISTRY[arch]} architecture, but {checkpoint} "
+            f"is a {ARCH_MODEL_NAME_REGISTRY[own]} model ({own}); leave --arch out or choose a "
+            f"{ARCH_MODEL_NAME_REGISTRY[own]} architecture"
+        )
+
+
+def embedding_rows(state: dict[str, Any]) -> Optional[int]:
+    """Rows of the checkpoint's token embedding (one per dictionary entry, specials and <mask>
+    included)."""
+    model = state.get("model") or {}
+    name = next((n for n in model if n.endswith("sentence_encoder.embed_tokens.weight")), None)
+    return None if name is None else int(model[name].shape[0])
+
+
+def trained_vocabulary(recorded: dict[str, str]) -> str:
+    """The vocabulary dir of the dict.txt a checkpoint records, as far as that file's dir tells:
+    a vocabulary dir itself (learn-vocab, import-hf), or a data-bin naming its vocabulary."""
+    where = Path(recorded["path"]).parent
+    try:
+        manifest = json.loads((where / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        manifest = {}
+    if isinstance(manifest.get("vocab"), dict) and manifest["vocab"].get("path"):
+        return manifest["vocab"]["path"]
+    if "kind" in manifest:
+        return str(where)
+    return f"<the vocabulary dir whose dict.txt has sha256 {recorded['sha256']}>"
+
+
+def check_data_dictionary(
+    checkpoint: str | os.PathLike, state: dict[str, Any], spec: TaskSpec, data_root: str
+) -> None:
+    """Refuse, before any run, data converted with another dictionary than the checkpoint was
+    trained with: by size (its embedding rows), and by the sha256 of the dict.txt it records
+    (extra_state["dictionary"]; a copy with other counts but the same entries passes), for a
+    vocabulary of the same size gives every token a wrong embedding without any error."""
+    from preprocess.gpt2_encoder import read_dictionary_indices
+
+    rows, recorded = embedding_rows(state), (state.get("extra_state") or {}).get("dictionary")
+    for fold in [spec.model_selection_fold, *spec.evaluation_folds] if spec.folds else [None]:
+        dict_txt = task_data_dir(data_root, spec, fold) / "input0" / "dict.txt"
+        if not dict_txt.is_file():
+            raise FinetuneError(
+                f"{dict_txt} not found: is {task_data_dir(data_root, spec, None)} a converted "
+                "finetune-bin/<task> directory? run bio-roberta convert-task first"
+            )
+        indices, size = read_dictionary_indices(dict_txt)
+        size += MASK not in indices  # the tasks add <mask>, as load_model_dictionary does
+        if rows is not None and rows != size:
+            problem = f"{size:,} model rows for its entries, the checkpoint has {rows:,}"
+        elif recorded and sha256_file(dict_txt) != recorded["sha256"]:
+            reference = Path(recorded["path"])
+            if (
+                reference.is_file()
+                and sha256_file(reference) == recorded["sha256"]
+                and read_dictionary_indices(reference)[0] == indices
+            ):
+                continue
+            problem = f"the same size, but not the dict.txt it records: {reference}, sha256 "
+            problem += recorded["sha256"][:12]
+        else:
+            continue
+        vocabulary = trained_vocabulary(recorded) if recorded else "<the model's vocabulary dir>"
+        raise FinetuneError(
+            f"{dict_txt} is not the dictionary {checkpoint} was trained with ({problem}): its "
+            f"tokens would get other tokens' embeddings; convert again with the model's "
+            f"vocabulary: bio-roberta convert-task {spec.name} --data <its data> --vocab "
+            f"{vocabulary} --out {task_data_dir(data_root, spec, None)}"
+        )
+
+
+def check_pretrained(
+    path: str, data_root: str, tasks: list[str], arch: Optional[str] = None
+) -> None:
+    """Before any run, in seconds (the checkpoint mmapped, fairseq not started unless --arch is
+    given): the checkpoint to fine-tune from loads and its weights are finite, --arch is one fairseq
+    knows of the checkpoint's model family, and each task's converted data has the dictionary the
+    checkpoint was trained with; else a one-line error."""
+    from bio_roberta.tasks.registry import TASKS
+    from bio_roberta_core.checkpoints import CheckpointError, check_finite_weights, read_checkpoint
+
+    try:
+        state = read_checkpoint(path, mmap=True)
+        check_finite_weights(path, state.get("model") or {})
+    except CheckpointError as error:
+        raise FinetuneError(f"--pretrained {error}") from None
+    if arch:
+        check_arch(path, state, arch)
+    for task in tasks:
+        check_data_dictionary(path, state, TASKS[task], data_root)
 
 
 def check_converted_positions(

@@ -23,6 +23,8 @@ import sys
 from pathlib import Path
 
 from bio_roberta.errors import UsageError
+from bio_roberta_core.output_dir import hold_until_exit
+from bio_roberta_core.processes import owner_environment
 
 # pretrain/ and distill/, package data beside this module (a checkout's configs/ links here)
 CONFIGS = Path(__file__).resolve().parent / "configs"
@@ -293,8 +295,13 @@ def launch(args, command_overrides: tuple[str, ...] = ()) -> int:
     command = [*hydra, f"checkpoint.save_dir={args.save}", plugin, *batch, *overrides]
     if world > 1:
         command = under_torchrun(args, procs, command)
-    print(plan_line, shlex.join(command), sep="\n", file=sys.stdout if args.dry_run else sys.stderr)
     if args.dry_run:
+        print(plan_line, shlex.join(command), sep="\n")
         return 0
-    sys.stderr.flush()
-    os.execv(command[0], command)
+    # one run per save dir, held by the run this process becomes (taken last: a launch refused
+    # before holds nothing); by node 0 only, whose rank 0 writes the checkpoints
+    if args.node_rank == 0:
+        hold_until_exit(args.save)
+    print(plan_line, shlex.join(command), sep="\n", file=sys.stderr, flush=True)
+    # the run is the owner of what it starts (torchrun's processes end with it: processes.py)
+    os.execve(command[0], command, owner_environment())

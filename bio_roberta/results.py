@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 from typing import Any, Optional
 
-from bio_roberta.tasks.registry import get_task
+from bio_roberta.tasks.registry import TASKS, get_task
 from bio_roberta_core.errors import BioRobertaError
 
 RESULT_SCHEMA = "bio-roberta/result/1"
@@ -110,6 +110,17 @@ class ResultRecord:
         missing = [key for key in REQUIRED_KEYS if key not in record]
         if missing:
             raise ResultRecordError(f"{path}: no {', '.join(missing)}: not a whole result record")
+        if record["task"] not in TASKS:
+            raise ResultRecordError(
+                f"{path}: task {record['task']!r} is not a registry task (bio-roberta "
+                "convert-task --help lists them); fix the record or move it out"
+            )
+        for key in ("seed", "fold"):
+            value = record.get(key)
+            if (value is not None or key == "seed") and (
+                isinstance(value, bool) or not isinstance(value, int)
+            ):
+                raise ResultRecordError(f"{path}: {key} {value!r} is not an integer")
         known = {field.name for field in dataclasses.fields(cls)} - {"path"}
         result = cls(**{key: value for key, value in record.items() if key in known}, path=path)
         unit = result.score_unit
@@ -166,6 +177,13 @@ def unfinished_text(timings: Optional[dict[str, Any]], log: Optional[str]) -> st
 
 def read_record(path: Path) -> ResultRecord:
     """The record of one result.json; ResultRecordError naming the file when it is not one."""
+    if not path.is_file():
+        what = "a directory" if path.is_dir() else "not a regular file"
+        if path.is_symlink() and not path.exists():
+            what = f"a dangling symlink (to {os.readlink(path)})"
+        raise ResultRecordError(
+            f"{path}: {what}, not a result record; remove it or move it out of the results dir"
+        )
     try:
         record = json.loads(path.read_bytes().decode("utf-8"))
     except UnicodeDecodeError as error:
@@ -183,7 +201,9 @@ def load_records(results_dir: str | os.PathLike) -> list[ResultRecord]:
     if not results_dir.is_dir():
         raise ResultRecordError(f"{results_dir}: no such results dir")
     records, runs = [], {}
-    for path in sorted(results_dir.rglob(RESULT_FILE)):
+    # every entry of that name: a dir or a dangling symlink (rglob skips it) is named, not skipped
+    named = (Path(root) / RESULT_FILE for root, _, _ in os.walk(results_dir))
+    for path in sorted(path for path in named if os.path.lexists(path)):
         record = read_record(path)
         run = (record.task, record.seed, record.fold)
         if run in runs:

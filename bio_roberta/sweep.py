@@ -20,6 +20,7 @@ from omegaconf import DictConfig, OmegaConf
 from bio_roberta.finetune import run_task_seed
 from bio_roberta.results import OK
 from bio_roberta.sweep_config import SweepConfig
+from bio_roberta_core.processes import end_with_owner
 
 logger = logging.getLogger(__name__)
 # An absolute path: Hydra then reads the config from the files beside this module wherever the
@@ -56,7 +57,9 @@ def compose_config(overrides: list[str]) -> SweepConfig:
 
 def run_job(cfg: DictConfig) -> int:
     """One Hydra job: every run of cfg.task_name with cfg.seed; returns the number of failed
-    runs."""
+    runs. Whichever launcher runs it (in the Hydra process, a joblib/loky worker, a submitit
+    job), the job ends with the command that started the sweep (processes.end_with_owner)."""
+    end_with_owner()
     records = run_task_seed(OmegaConf.to_object(cfg))
     failed = [r for r in records if r["status"] != OK]
     for record in failed:

@@ -28,26 +28,70 @@ class CurvesError(BioRobertaError):
     """A log dir without TensorBoard event files (names the dir)."""
 
 
+def _crc32c_table() -> list[int]:
+    table = []
+    for byte in range(256):
+        crc = byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+        table.append(crc)
+    return table
+
+
+_CRC32C = _crc32c_table()
+
+
+def masked_crc32c(data: bytes) -> int:
+    """The CRC a TFRecord stores after a record's length and after its data (CRC-32C, masked)."""
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc = _CRC32C[(crc ^ byte) & 0xFF] ^ (crc >> 8)
+    crc ^= 0xFFFFFFFF
+    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def event_records(path: Path) -> list[bytes]:
+    """The records of one event file. A last record cut short (a run still writing) ends it; a
+    length whose CRC does not match, or a record that is no Event, is a CurvesError naming the
+    file and the byte offset (a corrupt file is not an empty one). Only the lengths' CRCs are
+    checked: the data's would cost seconds per MB in Python."""
+    data, position, records = path.read_bytes(), 0, []
+    while position + 12 <= len(data):
+        length_bytes = data[position : position + 8]
+        (length,) = struct.unpack("<Q", length_bytes)
+        (crc,) = struct.unpack_from("<I", data, position + 8)
+        if crc != masked_crc32c(length_bytes):
+            raise CurvesError(
+                f"{path}: not a TensorBoard event file, or corrupt at byte {position:,} (a record "
+                "length fails its CRC); remove it or pass another run"
+            )
+        record = data[position + 12 : position + 12 + length]
+        if len(record) < length:
+            break
+        records.append(record)
+        position += 12 + length + 4
+    return records
+
+
 def read_scalars(tag_dir: Path) -> dict[str, list[tuple[int, float]]]:
-    """Scalar name -> [(step, value)] in step order, over the event files in one tag's dir. A
-    record cut short (a run still writing) ends its file."""
+    """Scalar name -> [(step, value)] in step order, over the event files in one tag's dir."""
     scalars: dict[str, dict[int, float]] = {}
     for path in sorted(tag_dir.glob("events.out.tfevents.*")):
-        data, position = path.read_bytes(), 0
-        while position + 12 <= len(data):
-            (length,) = struct.unpack_from("<Q", data, position)
-            record = data[position + 12 : position + 12 + length]
-            position += 12 + length + 4
-            if len(record) < length:
-                break
-            event = protobuf_fields(record)
-            step = event.get(2, [0])[0]
-            for summary in event.get(5, []):
-                for value in protobuf_fields(summary).get(1, []):
-                    fields = protobuf_fields(value)
-                    if 1 in fields and 2 in fields:
-                        (number,) = struct.unpack("<f", fields[2][0])
-                        scalars.setdefault(fields[1][0].decode("utf-8"), {})[step] = number
+        for number, record in enumerate(event_records(path), 1):
+            try:
+                event = protobuf_fields(record)
+                step = event.get(2, [0])[0]
+                for summary in event.get(5, []):
+                    for value in protobuf_fields(summary).get(1, []):
+                        fields = protobuf_fields(value)
+                        if 1 in fields and 2 in fields:
+                            (scalar,) = struct.unpack("<f", fields[2][0])
+                            scalars.setdefault(fields[1][0].decode("utf-8"), {})[step] = scalar
+            except (KeyError, IndexError, struct.error, UnicodeDecodeError, TypeError) as error:
+                raise CurvesError(
+                    f"{path}: record {number} is not a TensorBoard Event ({error!r}); the file is "
+                    "corrupt: remove it or pass another run"
+                ) from None
     return {name: sorted(points.items()) for name, points in scalars.items()}
 
 

@@ -1,9 +1,10 @@
 """Whole or not at all: how every stage writes its output dir (docs/artifacts.md).
 
 - One run per output: `output_lock` holds an flock on `.<name>.lock` beside the dir for the whole
-  run; a second run on it is refused at once, naming the first (pid, host, start, command). The
-  kernel drops the lock when its process dies, so a killed run leaves nothing held. The lock is
-  beside the dir, not in it, because the dir itself is swapped.
+  run (`hold_until_exit`: across exec, for a command that execs its run); a second run on it is
+  refused at once, naming the first (pid, host, start, command). The kernel drops the lock when
+  its process dies, so a killed run leaves nothing held. The lock is beside the dir, not in it,
+  because the dir itself is swapped.
 - `new_output_dir`: the dir is built beside its target (`.<name>.new`), manifest last, fsynced and
   swapped in (`replace_dir`): a reader sees the old dir whole, then the new one whole; a killed or
   failed run leaves the old one as it was. Only a dir that is empty or holds files of the stage's
@@ -110,6 +111,19 @@ def output_lock(target: str | os.PathLike) -> Iterator[None]:
         path.unlink(missing_ok=True)  # before the unlock: a run waiting on this file retries
         _held_locks.remove(fd)
         os.close(fd)
+
+
+_kept_until_exit: list = []  # the output_lock blocks hold_until_exit entered
+
+
+def hold_until_exit(target: str | os.PathLike) -> None:
+    """Hold output dir `target`'s lock (OutputBusyError naming the holder if another run has it)
+    for the rest of this process, across exec: for a command that execs its run in its own place
+    (pretrain, distill), so the lock is the run's until it ends, kill -9 included."""
+    held = output_lock(target)
+    held.__enter__()
+    _kept_until_exit.append(held)
+    os.set_inheritable(_held_locks[-1], True)
 
 
 @contextlib.contextmanager

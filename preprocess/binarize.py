@@ -29,6 +29,7 @@ import numpy as np
 
 from bio_roberta_core.errors import BioRobertaError
 from bio_roberta_core.output_dir import OutputBuild, new_output_dir
+from bio_roberta_core.processes import end_with_parent
 from bio_roberta_core.provenance import (
     atomic_write_json,
     environment_record,
@@ -206,8 +207,10 @@ _worker_encoder: LineEncoder | None = None
 
 
 def _init_worker(vocab: VocabularyDir, workers: int) -> None:
+    """A worker's encoder; a pool worker ends with the binarize that forked it (processes)."""
     global _worker_encoder
     if workers > 1:  # parallel over processes: one tokenizer thread each, or 2 cores run 4 threads
+        end_with_parent()
         os.environ["TOKENIZERS_PARALLELISM"] = "false"
     _worker_encoder = LineEncoder(vocab)
 

@@ -376,3 +376,24 @@ def test_text_dir_of_a_killed_parse_is_refused_by_binarize_and_learn_vocab(
         binarize(text, gpt2_vocab, tmp_path / "bin", progress=False)["splits"]["train"]["sequences"]
         > 0
     )
+
+
+def death_signal(_) -> int:
+    """This process' PR_GET_PDEATHSIG: the signal the kernel sends it when its parent dies."""
+    import ctypes
+
+    value = ctypes.c_int()
+    ctypes.CDLL(None, use_errno=True).prctl(2, ctypes.byref(value))  # PR_GET_PDEATHSIG
+    return value.value
+
+
+def test_binarize_workers_end_with_binarize(gpt2_vocab):
+    """Binarize's pool workers encoded on for ~9 s after a kill -9 of binarize; now the kernel
+    SIGKILLs each when binarize dies (processes.end_with_parent in the pool's initializer)."""
+    import multiprocessing
+
+    from preprocess.binarize import _init_worker
+
+    initargs = (read_vocab_dir(gpt2_vocab), 2)
+    with multiprocessing.get_context("fork").Pool(2, _init_worker, initargs) as pool:
+        assert pool.map(death_signal, range(4)) == [signal.SIGKILL] * 4

@@ -142,3 +142,31 @@ def test_a_root_without_blurbs_folders_is_one_line(tmp_path):
             "task (<root>/bc5cdr-chem, ...)"
         )
     ]
+
+
+def test_a_work_dir_is_held_for_the_whole_suite(tmp_path):
+    """A re-run of a blurb-suite whose first run goes on (its sweep was left training after a kill
+    -9 of the suite) rewrote the report with "no dataset scored". Now the suite holds its work dir
+    from conversion to report (and takes its sweep along when killed: processes.run_owned); a
+    second one is refused at once, naming the first."""
+    import os
+
+    from bio_roberta_core.output_dir import output_lock
+
+    work = (tmp_path / "work").resolve()
+    with output_lock(work):
+        run, output = blurb_suite(
+            "--data",
+            tmp_path,
+            "--vocab",
+            tmp_path,
+            "--pretrained",
+            tmp_path / "x.pt",
+            "--work",
+            work,
+        )
+    assert run.returncode == 2 and "Traceback" not in output, output[-3000:]
+    (line,) = run.stderr.strip().splitlines()
+    assert line.startswith(
+        f"bio-roberta blurb-suite: error: {work}: another run is writing it: pid {os.getpid()} on "
+    ), line

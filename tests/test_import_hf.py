@@ -352,6 +352,7 @@ def test_imported_model_fine_tunes_on_a_pair_task(tmp_path, family):
     through bio_roberta.finetune as a sweep runs it: the checkpoint's own architecture."""
     from bio_roberta import finetune
     from bio_roberta.convert import convert_task
+    from bio_roberta.finetune_command import check_pretrained
     from bio_roberta.sweep import compose_config
 
     hf_dir = save_hf_model(tmp_path / "hf", family)
@@ -367,6 +368,8 @@ def test_imported_model_fine_tunes_on_a_pair_task(tmp_path, family):
         (data / name).write_text("".join(json.dumps(r) + "\n" for r in records))
     root = tmp_path / "finetune-bin"
     convert_task(get_task("mednli"), data, tmp_path / "imported", root / "mednli", max_positions=64)
+    # its own vocabulary's data passes the dictionary check of finetune and sweep
+    check_pretrained(tmp_path / "imported" / "model.pt", root, ["mednli"])
     cfg = compose_config(
         [
             "task_name=mednli",

@@ -169,6 +169,22 @@ def test_the_cpu_tiny_recipe_starts_without_composing_the_config(
     assert "+recipe=tiny" in command and not any("batch_size" in part for part in command)
 
 
+def test_a_save_dir_is_held_by_its_run(tiny_databin, tmp_path):
+    """Two pretraining runs into one save dir overwrote each other's checkpoints. The command
+    takes the save dir's lock and keeps it across the exec into its run (output_dir.
+    hold_until_exit), so a second run is refused at once, naming the first."""
+    from bio_roberta_core.output_dir import output_lock
+
+    save = (tmp_path / "save").resolve()
+    with output_lock(save):  # as a running pretrain holds it
+        run = launched(BIN / "bio-roberta", "pretrain", tiny_databin, save, "--recipe", "tiny")
+    assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr[-3000:]
+    (line,) = run.stderr.strip().splitlines()
+    assert line.startswith(
+        f"bio-roberta pretrain: error: {save}: another run is writing it: pid {os.getpid()} on "
+    ), line
+
+
 def test_the_distill_script_passes_teacher_student_and_recipe(tiny_databin, tmp_path):
     plan_line, command = dry_run(
         "bash", REPO_ROOT / "scripts" / "distill.sh", tiny_databin, tmp_path, "teacher.pt",

@@ -61,7 +61,8 @@ def test_a_second_run_on_the_same_out_is_refused_naming_the_first(text_dir, voca
 
     checkpoint, data_root = tmp_path / "model.pt", tmp_path / "finetune-bin"
     torch.save({"model": {}}, checkpoint)
-    (data_root / "chemprot").mkdir(parents=True)
+    (data_root / "chemprot" / "input0").mkdir(parents=True)
+    (data_root / "chemprot" / "input0" / "dict.txt").write_text("")  # no dictionary to check
     runs = {
         "parse-pubmed": [PUBMED_SAMPLE, "--workers", "1", "--out"],
         "learn-vocab": [text_dir, "--vocab-size", "300", "--out"],

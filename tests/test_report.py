@@ -471,12 +471,36 @@ def test_broken_records_are_one_line_errors_naming_the_file(results, tmp_path):
             "not UTF-8 ('utf-8' codec can't decode byte 0xe9 in position 47: invalid "
             "continuation byte); not a result record"
         ),
+        json.dumps({**good, "task": "ncbi_disease"}).encode(): (
+            "task 'ncbi_disease' is not a registry task (bio-roberta convert-task --help lists "
+            "them); fix the record or move it out"
+        ),
+        json.dumps({**good, "seed": "ten"}).encode(): "seed 'ten' is not an integer",
+        json.dumps({**good, "fold": 1.5}).encode(): "fold 1.5 is not an integer",
     }
     for data, reason in broken.items():
         path.write_bytes(data)
         run = report_cli(results, tmp_path / "out")
         assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr[-3000:]
         assert run.stderr.strip() == f"bio-roberta report: error: {path}: {reason}"
+    path.unlink()
+    odd = run_dir(results, "ncbi-disease", 11) / "result.json"  # beside seed 10's
+    odd.parent.mkdir(parents=True)
+    for make, what in (
+        (lambda: odd.mkdir(), "a directory"),
+        (
+            lambda: odd.symlink_to(tmp_path / "gone.json"),
+            f"a dangling symlink (to {tmp_path / 'gone.json'})",
+        ),
+    ):
+        make()
+        run = report_cli(results, tmp_path / "out")
+        assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr[-3000:]
+        assert run.stderr.strip() == (
+            f"bio-roberta report: error: {odd}: {what}, not a result record; remove it or "
+            "move it out of the results dir"
+        )
+        odd.rmdir() if odd.is_dir() and not odd.is_symlink() else odd.unlink()
 
 
 def test_declared_percentages_nan_scores_and_a_second_record_of_a_run(results, tmp_path):

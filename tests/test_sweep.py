@@ -336,6 +336,101 @@ def test_a_pretrained_checkpoint_with_nan_weights_is_refused_before_any_run(
     assert not (tmp_path / "results").exists()
 
 
+def converted_with(root: Path, task: str, lines: list[str]) -> Path:
+    """finetune-bin/<task> whose input0/dict.txt has these lines (what the dictionary check
+    reads)."""
+    dict_txt = root / task / "input0" / "dict.txt"
+    dict_txt.parent.mkdir(parents=True)
+    dict_txt.write_text("".join(f"{line}\n" for line in lines))
+    return dict_txt
+
+
+def test_data_of_another_dictionary_is_refused_before_any_run(tiny_roberta_checkpoint, tmp_path):
+    """An uncased import fine-tuned on data converted with a cased vocabulary of the same size
+    trained (exit 0, ok record) with every token on another token's embedding; a dictionary of
+    another size failed 20 s into fairseq. Now both are refused from the checkpoint's record of its
+    dict.txt (sha256) and its embedding rows; the same entries with other counts pass."""
+    from bio_roberta.finetune_command import FinetuneError, check_pretrained
+
+    trained = (tiny_roberta_checkpoint.parent / "dict.txt").read_text().splitlines()
+    recounted = [f"{line.rsplit(' ', 1)[0]} 1" for line in trained]
+    converted_with(tmp_path / "a", "chemprot", recounted)
+    check_pretrained(tiny_roberta_checkpoint, tmp_path / "a", ["chemprot"])
+
+    swapped = [trained[1], trained[0], *trained[2:]]  # the same size, other ids
+    dict_txt = converted_with(tmp_path / "b", "chemprot", swapped)
+    with pytest.raises(FinetuneError) as error:
+        check_pretrained(tiny_roberta_checkpoint, tmp_path / "b", ["chemprot"])
+    assert str(error.value).startswith(
+        f"{dict_txt} is not the dictionary {tiny_roberta_checkpoint} was trained with (the same "
+        f"size, but not the dict.txt it records: "
+    ), error.value
+    assert "the same size, but not the dict.txt it records" in str(error.value)
+    assert str(error.value).endswith(f"--out {tmp_path / 'b' / 'chemprot'}")
+
+    dict_txt = converted_with(tmp_path / "c", "chemprot", trained[:-8])
+    rows = len(trained) + 5  # fairseq's 4 specials and <mask>
+    with pytest.raises(
+        FinetuneError, match=f"{rows - 8} model rows for its entries, the checkpoint has {rows}"
+    ):
+        check_pretrained(tiny_roberta_checkpoint, tmp_path / "c", ["chemprot"])
+
+
+def test_an_arch_fairseq_does_not_know_or_of_another_family_is_refused_before_any_run(
+    tiny_roberta_checkpoint, tmp_path
+):
+    """`sweep --arch no_such_arch` and a BERT architecture for a RoBERTa checkpoint failed inside
+    each run after fairseq started."""
+    from bio_roberta.finetune_command import FinetuneError, check_pretrained
+
+    trained = (tiny_roberta_checkpoint.parent / "dict.txt").read_text().splitlines()
+    converted_with(tmp_path, "chemprot", trained)
+    check_pretrained(tiny_roberta_checkpoint, tmp_path, ["chemprot"], "roberta_base")
+    with pytest.raises(FinetuneError) as error:
+        check_pretrained(tiny_roberta_checkpoint, tmp_path, ["chemprot"], "no_such_arch")
+    assert str(error.value) == (
+        "--arch no_such_arch: not a fairseq architecture; leave --arch out to fine-tune "
+        f"{tiny_roberta_checkpoint}'s own (roberta_tiny)"
+    )
+    with pytest.raises(FinetuneError) as error:
+        check_pretrained(tiny_roberta_checkpoint, tmp_path, ["chemprot"], "bert_encoder")
+    assert str(error.value) == (
+        f"--arch bert_encoder: a bert_encoder architecture, but {tiny_roberta_checkpoint} is a "
+        "roberta model (roberta_tiny); leave --arch out or choose a roberta architecture"
+    )
+
+
+def test_a_run_dir_is_held_for_the_whole_command(
+    data_root, tiny_roberta_checkpoint, tmp_path, without_parse_dependencies
+):
+    """Two `finetune --task ncbi-disease --seed 10 --results res` 3 s apart both trained into the
+    same checkpoints and exited 0, the first result.json replaced; the same for a finetune during a
+    sweep. Every command that writes a run dir holds its lock (output_dir.output_lock) from start to
+    end; a second writer is refused before anything runs, naming the holder."""
+    import os
+    import socket
+
+    from bio_roberta.results import run_dir
+    from bio_roberta_core.output_dir import output_lock
+
+    results = tmp_path / "results"
+    common = ["--pretrained", tiny_roberta_checkpoint, "--data-root", data_root, *TINY]
+    held = run_dir(results, "chemprot", 7).resolve()
+    with output_lock(held):  # as a running finetune or sweep of chemprot seed 7 holds it
+        for command in (
+            ["finetune", "--task", "chemprot", "--seed", "7", "--results", results],
+            ["sweep", "--tasks", "chemprot,ncbi-disease", "--seed-list", "7", "--results", results],
+        ):
+            run, log = bio_roberta(without_parse_dependencies, *command, *common)
+            assert run.returncode == 2 and "Traceback" not in log, log[-3000:]
+            (line,) = run.stderr.strip().splitlines()
+            assert line.startswith(
+                f"bio-roberta {command[0]}: error: {held}: another run is writing it: pid "
+                f"{os.getpid()} on {socket.gethostname()}, started "
+            ), line
+    assert not list(results.rglob("result.json")) and not list(results.rglob("train.log"))
+
+
 def processes_mentioning(text: str) -> list[str]:
     """The command lines of the running processes that hold `text`."""
     found = []
@@ -377,6 +472,76 @@ def test_a_killed_sweep_takes_its_runs_with_it_and_the_report_lists_them_unfinis
     ) in markdown
 
 
+def process_tree(root: int) -> set[tuple[int, str]]:
+    """(pid, start time) of root's running descendants, from /proc's parent links."""
+    from bio_roberta_core.processes import _start_time
+
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # ended meanwhile
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, todo = set(), list(children.get(root, []))
+    while todo:
+        pid = todo.pop()
+        found.add((pid, _start_time(pid)))
+        todo += children.get(pid, [])
+    return found
+
+
+def test_kill_9_of_a_joblib_sweep_leaves_no_worker_and_frees_its_run_dirs(
+    data_root, tiny_roberta_checkpoint, tmp_path, without_parse_dependencies
+):
+    """kill -9 of `bio-roberta sweep ... hydra/launcher=joblib hydra.launcher.n_jobs=2` (3 jobs)
+    once fairseq-train runs: joblib's loky workers and their fairseq-train went on training, took
+    the third job and wrote ok records after the kill; the identical next sweep then ran into the
+    same run dirs. Now every process of the sweep ends with it (processes.end_with_owner) and the
+    next sweep is the only writer."""
+    from bio_roberta_core.processes import _start_time
+
+    results = tmp_path / "results"
+    arguments = ["sweep", "--tasks", "chemprot", "--seed-list", "1,2,3", "--results", results]
+    arguments += ["--pretrained", tiny_roberta_checkpoint, "--data-root", data_root, *TINY]
+    arguments += ["hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]
+    sweep = subprocess.Popen(
+        [str(BIN / "bio-roberta"), *map(str, arguments)],
+        env=without_parse_dependencies,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 300
+    training = [str(results), "fairseq_cli.train"]
+    while sweep.poll() is None and time.monotonic() < deadline:
+        if any(all(t in line for t in training) for line in processes_mentioning(str(results))):
+            break
+        time.sleep(0.2)
+    tree = process_tree(sweep.pid)
+    sweep.kill()
+    sweep.wait()
+    killed_at = time.time()
+    assert sweep.returncode == -signal.SIGKILL and len(tree) >= 3, tree  # Hydra, worker, train
+    deadline = time.monotonic() + 30  # the watchdogs poll every 0.1 s
+    while time.monotonic() < deadline:
+        left = [pid for pid, started in tree if _start_time(pid) == started]
+        left += processes_mentioning(str(results))
+        if not left:
+            break
+        time.sleep(0.2)
+    assert not left
+    finished = {p: json.loads(p.read_text())["status"] for p in results.rglob("result.json")}
+    assert not [
+        p for p, status in finished.items() if status == "ok" and p.stat().st_mtime > killed_at
+    ]
+
+    rerun, log = bio_roberta(without_parse_dependencies, *arguments)
+    assert rerun.returncode == 0, log[-3000:]
+    assert {key: r["status"] for key, r in records(results).items()} == {
+        ("chemprot", seed, None): "ok" for seed in (1, 2, 3)
+    }
+
+
 def sweep_args(tmp_path, tasks, seeds=None, seed_list=None):
     import argparse
 
@@ -399,6 +564,7 @@ def fake_multirun(monkeypatch):
     """`bio-roberta sweep` with each multirun replaced by one that writes an ok record for every
     (task, seed) of its command line (or a failed one for the pairs in `fail`); returns the
     (task, seed) pairs each multirun got."""
+    from bio_roberta import finetune_command
     from bio_roberta.commands import sweep as command
     from bio_roberta.results import RESULT_SCHEMA, run_dir
     from bio_roberta_core.provenance import atomic_write_json
@@ -419,7 +585,7 @@ def fake_multirun(monkeypatch):
             atomic_write_json(run_dir(options["results_dir"], task, seed) / "result.json", record)
         return subprocess.CompletedProcess(argv, 0)
 
-    monkeypatch.setattr(command, "check_pretrained", lambda path: None)
+    monkeypatch.setattr(finetune_command, "check_pretrained", lambda *checked: None)
     monkeypatch.setattr(subprocess, "run", multirun)
     return command, multiruns, fail
 

@@ -5,6 +5,7 @@ values are the ones fairseq's own log prints."""
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from bio_roberta.report import write_report
-from bio_roberta.training_curves import read_scalars
+from bio_roberta.training_curves import TRAIN, read_scalars
 from conftest import REPO_ROOT
 from test_report import write
 
@@ -72,5 +73,31 @@ def test_curves_command_and_report_plot_the_run(pretrained, tmp_path):
             f"bio-roberta curves: error: {tmp_path}: no TensorBoard events in "
             f"{tmp_path / 'train_inner'}; train with common.tensorboard_logdir set "
             "(configs/pretrain/base.yaml sets <save dir>/tensorboard)"
+        )
+    ]
+
+    # a corrupt event file is refused naming it (it was plotted as an empty run, exit 0)
+    corrupt = tmp_path / "corrupt"
+    shutil.copytree(save / "tensorboard", corrupt)
+    (events,) = (corrupt / TRAIN).glob("events.out.tfevents.*")
+    events.write_bytes(bytes(range(256)) * 4)
+    run = subprocess.run(
+        [BIN / "bio-roberta", "curves", corrupt, "--out", png], capture_output=True, text=True
+    )
+    assert run.returncode == 2 and run.stderr.strip().splitlines() == [
+        (
+            f"bio-roberta curves: error: {events}: not a TensorBoard event file, or corrupt at "
+            "byte 0 (a record length fails its CRC); remove it or pass another run"
+        )
+    ]
+
+    # --out naming a dir is one line (it was a traceback)
+    run = subprocess.run(
+        [BIN / "bio-roberta", "curves", save, "--out", tmp_path], capture_output=True, text=True
+    )
+    assert run.returncode == 2 and run.stderr.strip().splitlines() == [
+        (
+            f"bio-roberta curves: error: --out {tmp_path}: a directory; give the PNG file to "
+            f"write, e.g. {tmp_path / 'training_curves.png'}"
         )
     ]

@@ -10,6 +10,7 @@ import importlib
 import sys
 
 import user_dir  # noqa: F401  (installs call_main before fairseq reads its config)
+from bio_roberta_core.processes import end_with_owner
 
 ENTRY_POINTS = {
     "fairseq-train": "fairseq_cli.train",
@@ -22,6 +23,7 @@ def main() -> None:
     if len(sys.argv) < 2 or sys.argv[1] not in ENTRY_POINTS:
         choices = "|".join(ENTRY_POINTS)
         sys.exit(f"usage: python -m user_dir.distributed_launch {{{choices}}} ARGS...")
+    end_with_owner()  # a torchrun process ends with the pretrain/distill command it serves
     entry = importlib.import_module(ENTRY_POINTS[sys.argv[1]])
     sys.argv = [sys.argv[1], *sys.argv[2:]]
     entry.cli_main()

@@ -1,11 +1,13 @@
-"""What the finetune and sweep commands share: choosing registry tasks, checking the checkpoint and
-the converted data before any job starts, the command line of a Hydra run of
+"""What the finetune and sweep commands share: choosing registry tasks, checking the converted data
+before any job starts, holding the run dirs, the command line of a Hydra run of
 bio_roberta/sweep.py, and the exit status with the failed runs listed."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
+from typing import Iterator
 
 from bio_roberta.errors import UsageError
 
@@ -33,15 +35,20 @@ def selected_tasks(names: str) -> list[str]:
     return tasks
 
 
-def check_pretrained(path: str) -> None:
-    """The checkpoint to fine-tune from loads (cheaply: mmap) and its weights are finite, or a
-    one-line UsageError."""
-    from bio_roberta_core.checkpoints import CheckpointError, check_finite_weights, read_checkpoint
+@contextlib.contextmanager
+def run_dirs_held(results: str, plan: list[tuple[list[str], list[int]]]) -> Iterator[None]:
+    """Hold the lock of every run dir the plan's jobs write (results.run_dir of each task x seed)
+    for the whole command, so a second finetune or sweep writing one of them is refused at once,
+    naming this one; the jobs write under it, and end with the command (processes.run_owned)."""
+    from bio_roberta.results import run_dir
+    from bio_roberta_core.output_dir import output_lock
 
-    try:
-        check_finite_weights(path, read_checkpoint(path, mmap=True).get("model") or {})
-    except CheckpointError as error:
-        raise UsageError(f"--pretrained {error}") from None
+    with contextlib.ExitStack() as held:
+        for tasks, seeds in plan:
+            for task in tasks:
+                for seed in seeds:
+                    held.enter_context(output_lock(run_dir(results, task, seed)))
+        yield
 
 
 def check_converted(data_root: str, tasks: list[str]) -> None:

@@ -38,5 +38,7 @@ def add_arguments(parser):
 
 def run(args):
     from bio_roberta.blurb_run import run_suite
+    from bio_roberta_core.output_dir import output_lock
 
-    return run_suite(args)
+    with output_lock(args.work):  # one suite per work dir, from conversion to report
+        return run_suite(args)

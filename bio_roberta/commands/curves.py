@@ -13,10 +13,18 @@ def add_arguments(parser):
 
 
 def run(args):
+    from pathlib import Path
+
+    from bio_roberta.errors import UsageError
     from bio_roberta.figures import figure_png
     from bio_roberta.training_curves import curves_figure
     from bio_roberta_core.provenance import atomic_write_bytes
 
+    if Path(args.out).is_dir():
+        raise UsageError(
+            f"--out {args.out}: a directory; give the PNG file to write, e.g. "
+            f"{Path(args.out) / 'training_curves.png'}"
+        )
     atomic_write_bytes(args.out, figure_png(curves_figure(args.runs)))
     print(f"training curves of {len(args.runs)} runs -> {args.out}")
     return 0

@@ -5,9 +5,9 @@ bio_roberta/configs/finetune/sweep.yaml, so extra arguments are the same Hydra o
 
 from bio_roberta.commands._finetune_runs import (
     check_converted,
-    check_pretrained,
     exit_status,
     hydra_command,
+    run_dirs_held,
     selected_tasks,
 )
 from bio_roberta.errors import UsageError
@@ -32,18 +32,17 @@ def add_arguments(parser):
 
 
 def run(args):
-    import subprocess
-
+    from bio_roberta.finetune_command import check_pretrained
     from bio_roberta.tasks.registry import TASKS
-    from bio_roberta_core.processes import end_with_parent
+    from bio_roberta_core.processes import run_owned
 
     tasks = selected_tasks(args.task)
     if len(tasks) != 1:
         raise UsageError(f"--task {args.task}: one task; `bio-roberta sweep --tasks` runs several")
-    check_pretrained(args.pretrained)
     check_converted(args.data_root, tasks)
+    check_pretrained(args.pretrained, args.data_root, tasks, args.arch)
     seeds = [TASKS[tasks[0]].seeds[0] if args.seed is None else args.seed]
-    # killed, the command takes its Hydra job and that job's fairseq-train with it
-    command = hydra_command(args, tasks, seeds, multirun=False)
-    status = subprocess.run(command, preexec_fn=end_with_parent).returncode
+    with run_dirs_held(args.results, [(tasks, seeds)]):  # the run dir is this command's
+        # killed, the command takes its Hydra job and that job's fairseq-train with it
+        status = run_owned(hydra_command(args, tasks, seeds, multirun=False)).returncode
     return exit_status([status], args.results, [(tasks, seeds)])

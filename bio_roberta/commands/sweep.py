@@ -10,9 +10,9 @@ import sys
 
 from bio_roberta.commands._finetune_runs import (
     check_converted,
-    check_pretrained,
     exit_status,
     hydra_command,
+    run_dirs_held,
     selected_tasks,
 )
 from bio_roberta.errors import UsageError
@@ -78,17 +78,17 @@ def seed_plan(args, tasks: list[str]) -> list[tuple[list[str], list[int]]]:
 
 
 def run(args):
-    import subprocess
-
+    from bio_roberta.finetune_command import check_pretrained
     from bio_roberta_core.output_dir import output_lock
-    from bio_roberta_core.processes import end_with_parent
+    from bio_roberta_core.processes import run_owned
 
     tasks = selected_tasks(args.tasks)
     plan = seed_plan(args, tasks)
-    check_pretrained(args.pretrained)
     check_converted(args.data_root, tasks)
+    check_pretrained(args.pretrained, args.data_root, tasks, args.arch)
     statuses = []
-    with output_lock(args.results):  # one sweep per results dir
+    # one sweep per results dir, and no other command writing one of its run dirs
+    with output_lock(args.results), run_dirs_held(args.results, plan):
         for number, (group, seeds) in enumerate(plan, 1):
             print(
                 f"bio-roberta sweep: multirun {number}/{len(plan)}: {', '.join(group)} x seeds "
@@ -97,6 +97,6 @@ def run(args):
                 flush=True,
             )
             command = hydra_command(args, group, seeds, multirun=True)
-            # killed, the sweep takes its Hydra job and that job's fairseq-train with it
-            statuses.append(subprocess.run(command, preexec_fn=end_with_parent).returncode)
+            # killed, the sweep takes its Hydra jobs and their fairseq-train with it
+            statuses.append(run_owned(command).returncode)
     return exit_status(statuses, args.results, plan)
