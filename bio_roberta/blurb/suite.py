@@ -89,10 +89,12 @@ BLURB_DATASETS = (
     # tokcls/BC5CDR-chem_hf and NCBI-disease_hf in ../shared/data/blurb_linkbert (their
     # SOURCE.txt; Crichton's files give the same); BC5CDR-disease: Table 3 prints a dev of 4244,
     # Crichton's BC5CDR-disease-IOB (BLURB's source, sentence for sentence) holds 4246 by seqeval
-    # (issue 21's count on those files, not in ../shared/data); BC2GM, JNLPBA, ChemProt, HoC,
-    # BioASQ: Table 3's, no copy of BLURB's files being at hand; DDI: BLURB's release (issue 26:
-    # train = the 27,792 pairs of the corpus's Train files, measured on ../shared/data
-    # re/DDI-2013, less the 2,496 of its dev files); GAD, BIOSSES, PubMedQA: measured
+    # (issue 21's count on those files, not in ../shared/data); JNLPBA, ChemProt: Table 3's, no
+    # copy of BLURB's files being at hand; BC2GM, HoC, BioASQ: Table 3's, equal to those of the
+    # copy of LinkBERT's release BLURB_DIGESTS were measured on (BC2GM: dev and test only);
+    # DDI: BLURB's release (issue 26: train = the 27,792 pairs of the corpus's Train files,
+    # measured on ../shared/data re/DDI-2013, less the 2,496 of its dev files; dev and test
+    # also measured on that copy); GAD, BIOSSES, PubMedQA: measured
     # here on the files that rebuild BLURB's split (../shared/data re/GAD, sts/BIOSSES,
     # qa/PubMedQA: 4261/535/534, 64/16/20, 450/50/500), equal to Table 3's but GAD's swapped
     # dev/test.
