@@ -160,12 +160,16 @@ def test_the_real_pubmedqa_replays_blurbs_fold_0_and_its_fold_1_is_not_blurbs():
 
 
 def placed(data: TaskData, members: dict[str, list[str]]) -> TaskData:
-    """data's examples placed in splits by id, as `members` lists them."""
+    """data's examples placed in splits by id, as `members` lists them (HoC: their abstracts
+    counted)."""
     examples = {e.id: e for split in data.splits.values() for e in split.examples}
     splits = {name: Split(name) for name in SPLITS}
     for name, ids in members.items():
         for example_id in ids:
             splits[name].add(examples[example_id])
+        groups = {e.group for e in splits[name].examples if e.group is not None}
+        if groups:
+            splits[name].counts["abstracts"] = len(groups)
     return TaskData(data.spec, None, splits)
 
 
@@ -309,7 +313,8 @@ def linkbert_release(dataset) -> Path:
 def test_the_recorded_digests_are_what_our_readers_read_from_linkberts_release(task):
     """Re-measures BLURB_DIGESTS on LinkBERT's files (set BIO_ROBERTA_LINKBERT_RELEASE to the
     folder holding seqcls/ and tokcls/; skipped without them): each recorded split's digest, and
-    where all three are recorded, Table 3's sizes and a pass. PubMedQA's ids are fold 0's."""
+    where all three are recorded, Table 3's sizes and a pass. PubMedQA's ids are fold 0's; HoC
+    with 50 abstracts swapped between train and test is not BLURB's."""
     dataset, spec = BLURB[task], get_task(task)
     folder = linkbert_release(dataset)
     recorded = {name: d for name, d in zip(SPLIT_ORDER, BLURB_DIGESTS[task]) if d is not None}
@@ -322,6 +327,12 @@ def test_the_recorded_digests_are_what_our_readers_read_from_linkberts_release(t
         assert check_blurb_split(dataset, data) == SplitCheck(None, BY_CONTENT)
         if task == "pubmedqa":
             assert id_list_gap(dataset, data, blurb_id_lists(task)) is None
+        if task == "hoc-blurb":  # issue 26's evidence: 50 abstracts swapped, sizes kept
+            ids = {name: [e.id for e in data.splits[name].examples] for name in SPLIT_ORDER}
+            check = check_blurb_split(dataset, placed(data, swapped(ids, "train", "test", 50)))
+            assert check == SplitCheck(
+                "HoC: train/test hold other examples than BLURB's (same sizes)", BY_CONTENT
+            )
 
 
 def test_the_ddi_corpus_read_by_ddi_xml_is_not_blurbs_its_dev_being_ours():
