@@ -336,10 +336,10 @@ def split_digests(data: TaskData) -> dict[str, str]:
 # bioasq_hf, pubmedqa_hf, DDI_hf and data/tokcls/BC2GM_hf (its NCBI-disease_hf and
 # BC5CDR-chem_hf are byte for byte ../shared/data's; its BC5CDR-disease_hf is a copy of
 # BC5CDR-chem_hf, not used); every split measured has Table 3's size (abstracts, examples,
-# mentions); DDI's and BC2GM's train.json are not in it (Git LFS pointers). PubMedQA's ids are
-# fold 0 of bio_roberta/blurb/ids/pubmedqa.json, and our pubmedqa reader's replay of
-# ../shared/data qa/PubMedQA gives the same three digests. Re-measure: tests/
-# test_blurb_split_content.py with BIO_ROBERTA_LINKBERT_RELEASE.
+# mentions); DDI's and BC2GM's train.json are listed in its tree, their content absent from
+# the snapshot at hand. PubMedQA's ids are fold 0 of bio_roberta/blurb/ids/pubmedqa.json, and
+# our pubmedqa reader's replay of ../shared/data qa/PubMedQA gives the same three digests.
+# Re-measure: tests/test_blurb_split_content.py with BIO_ROBERTA_LINKBERT_RELEASE.
 BLURB_DIGESTS: dict[str, tuple[Optional[str], Optional[str], Optional[str]]] = {
     "ncbi-disease": ("cdd3cda7284a9181", "c6d397411c119280", "8d8dde7508be3b7c"),
     "bc5cdr-chem": ("5e97564d8f1e45cf", "6513e9a854ac3d88", "fcc96dae23b1851c"),
