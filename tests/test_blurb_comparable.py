@@ -15,12 +15,14 @@ import pytest
 
 from bio_roberta.blurb.suite import (
     BLURB,
+    BLURB_DIGESTS,
     BY_CONTENT,
     BY_IDS,
     BY_NOTHING,
     BY_SIZES,
     SplitCheck,
     check_blurb_split,
+    split_digests,
 )
 from bio_roberta.blurb_run import report, score_line
 from bio_roberta.readers.blurb_ids import blurb_id_lists
@@ -185,21 +187,24 @@ def test_a_manifest_whose_check_is_not_a_string_is_refused_naming_it(work, tmp_p
         report(work, "tiny", 1)
 
 
-def test_re_splits_with_blurbs_sizes_are_never_scored_as_comparable(tmp_path):
-    """Issue 26: PubMedQA's fold 1, a HoC with 50 abstracts swapped between train and test and
-    BIOSSES as our reader places BLUE's pairs (by BLURB's own pair numbers), each with BLURB's
-    sizes, recorded as convert-task records their checks, and a GAD whose manifest, written
-    before issue 26, calls its sizes BLURB's: none is scored by default, and --score-any-split
-    names each as not comparable."""
+def test_re_splits_with_blurbs_sizes_are_never_scored_as_comparable(tmp_path, monkeypatch):
+    """Issue 26: PubMedQA's fold 1 (by its ids: these texts are ours, so its digests are set
+    aside), a HoC with 50 abstracts swapped between train and test (its unswapped abstracts'
+    digests registered as BLURB's, which they then pass) and BIOSSES as our reader places BLUE's
+    pairs (by BLURB's own pair numbers), each with BLURB's sizes, recorded as convert-task
+    records their checks, and a GAD whose manifest, written before issue 26, calls its sizes
+    BLURB's: none is scored by default, and --score-any-split names each as not comparable."""
     results = tmp_path / "work" / "results"
+    monkeypatch.delitem(BLURB_DIGESTS, "pubmedqa")
     pubmedqa = swapped(blurb_id_lists("pubmedqa"), "valid", "train", 50)
     pmids = [str(10_000_000 + i) for i in range(1852)]
-    hoc = swapped(
-        {"train": pmids[:1295], "valid": pmids[1295:1481], "test": pmids[1481:]},
-        "train",
-        "test",
-        50,
-    )
+    blurbs_hoc = {"train": pmids[:1295], "valid": pmids[1295:1481], "test": pmids[1481:]}
+    registered = split_digests(task_data("hoc-blurb", blurbs_hoc, True))
+    monkeypatch.setitem(BLURB_DIGESTS, "hoc-blurb", tuple(registered.values()))
+    assert check_blurb_split(
+        BLURB["hoc-blurb"], task_data("hoc-blurb", blurbs_hoc, True)
+    ) == SplitCheck(None, BY_CONTENT)
+    hoc = swapped(blurbs_hoc, "train", "test", 50)
     biosses = task_data("biosses", blurb_id_lists("biosses"))
     for split in biosses.splits.values():
         split.blurb = BlurbSplit(placed_by="BLURB's pair numbers")
@@ -224,7 +229,7 @@ def test_re_splits_with_blurbs_sizes_are_never_scored_as_comparable(tmp_path):
     }
     assert outcomes == {
         "PubMedQA": "not BLURB's",
-        "HoC": "unknown",
+        "HoC": "not BLURB's",
         "BIOSSES": "unknown",
         "GAD": "unknown",
     }
@@ -233,4 +238,7 @@ def test_re_splits_with_blurbs_sizes_are_never_scored_as_comparable(tmp_path):
     assert list(board["not_comparable"]) == ["GAD", "BIOSSES", "HoC", "PubMedQA"]
     assert board["not_comparable"]["PubMedQA"].startswith(
         "ids: not BLURB's: PubMedQA: train lacks 50 of BLURB's 450 ids"
+    )
+    assert board["not_comparable"]["HoC"] == (
+        "content hash: not BLURB's: HoC: train/test hold other examples than BLURB's (same sizes)"
     )

@@ -1,32 +1,52 @@
 """A split is BLURB's only when its content proves it (issue 26 items 2 and 3): BLURB's id lists
-(bio_roberta/readers/blurb_ids) or a digest of BLURB's files. PubMedQA fold 1 of
-split_dataset.py, a HoC with abstracts swapped between train and test and a re-split BIOSSES are
-never BLURB's; equal sizes alone are unknown; DDI's release sizes (25296/2496/5716) are BLURB's
-sizes. No training."""
+(bio_roberta/readers/blurb_ids) or digests of BLURB's files (BLURB_DIGESTS, measured on LinkBERT's
+release; re-measured by the last real-data test when BIO_ROBERTA_LINKBERT_RELEASE names a copy of
+it). PubMedQA fold 1 of split_dataset.py, a HoC with abstracts swapped between train and test and
+a re-split BIOSSES are never BLURB's; HoC is digested by abstract, so BLURB's tsv and LinkBERT's
+release of it agree; digests of some splits only leave the others unproven. No training."""
 
 from __future__ import annotations
 
 import json
+import os
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
 
 from bio_roberta.blurb.suite import (
     BLURB,
+    BLURB_DIGESTS,
+    BY_CONTENT,
     BY_IDS,
     BY_NOTHING,
     BY_READER,
     BY_SIZES,
     NOT_BLURBS,
+    SPLIT_ORDER,
     UNKNOWN,
     SplitCheck,
     check_blurb_split,
     id_list_gap,
+    read_sizes,
+    split_digest,
+    split_digests,
     split_status,
 )
 from bio_roberta.readers import read_task
 from bio_roberta.readers.blurb_ids import blurb_id_lists
+from bio_roberta.readers.formats import linkbert_hf
 from bio_roberta.readers.formats.pubmedqa_pqal import fold_split, split_dataset_pqal
-from bio_roberta.readers.source_files import SPLITS, Split, TaskData, TextExample
+from bio_roberta.readers.source_files import (
+    SPLITS,
+    Split,
+    TaskData,
+    TextExample,
+    read_split_files,
+)
 from bio_roberta.tasks.registry import get_task
-from conftest import shared_data_path
+from blurb_toy import preprocess, write_sources
+from conftest import SHARED_DATA, shared_data_path
 
 PUBMEDQA_LABELS = ("yes", "no", "maybe")
 
@@ -95,11 +115,16 @@ def test_the_split_dataset_replay_matches_pubmedqas_script_and_only_fold_0_passe
     data = read_task(get_task("pubmedqa"), tmp_path)
     assert [e.id for e in data.splits["valid"].examples] == SPLIT_DATASET_DEV[0]
     assert id_list_gap(pubmedqa, data, fold0) is None
-    # sizes other than BLURB's decide before the ids
-    assert check_blurb_split(pubmedqa, data).checked_by == BY_SIZES
+    # the content decides before the ids: other examples (and sizes) than BLURB's
+    check = check_blurb_split(pubmedqa, data)
+    assert check.checked_by == BY_CONTENT and check.reason.startswith(
+        "PubMedQA: train/dev/test examples 54/6/60, BLURB's split has 450/50/500"
+    )
 
 
-def test_pubmedqa_release_lists_are_fold_0_and_fold_1_is_not_blurbs():
+def test_pubmedqa_release_lists_are_fold_0_and_fold_1_is_not_blurbs(monkeypatch):
+    """The ids route, as where no digest of BLURB's files is recorded (these texts are ours)."""
+    monkeypatch.delitem(BLURB_DIGESTS, "pubmedqa")
     lists = blurb_id_lists("pubmedqa")
     assert tuple(map(len, lists.values())) == (450, 50, 500)
     fold1 = swapped(lists, "valid", "train", 50)  # fold 1's sizes, 400 of 450 train ids shared
@@ -114,18 +139,38 @@ def test_pubmedqa_release_lists_are_fold_0_and_fold_1_is_not_blurbs():
 
 
 def test_the_real_pubmedqa_replays_blurbs_fold_0_and_its_fold_1_is_not_blurbs():
+    """Our reader's replay of ori_pqal.json holds BLURB's examples by content (the digests
+    measured on LinkBERT's release) and by ids; the same examples placed as fold 1 are not."""
     folder = shared_data_path("qa/PubMedQA/data")
     data = read_task(get_task("pubmedqa"), folder)
-    assert check_blurb_split(BLURB["pubmedqa"], data) == SplitCheck(None, BY_IDS)
+    pubmedqa = BLURB["pubmedqa"]
+    assert check_blurb_split(pubmedqa, data) == SplitCheck(None, BY_CONTENT)
+    assert id_list_gap(pubmedqa, data, blurb_id_lists("pubmedqa")) is None
     records = json.loads((folder / "ori_pqal.json").read_text())
     _test, folds = split_dataset_pqal({p: r["final_decision"] for p, r in records.items()})
-    test = [e.id for e in data.splits["test"].examples]
-    fold1 = {**fold_split(folds, 1), "test": test}
+    fold1 = {**fold_split(folds, 1), "test": [e.id for e in data.splits["test"].examples]}
     assert len(set(fold1["train"]) & set(blurb_id_lists("pubmedqa")["train"])) == 400
-    check = check_blurb_split(BLURB["pubmedqa"], task_data("pubmedqa", fold1))
-    assert check.checked_by == BY_IDS and check.reason.startswith(
+    check = check_blurb_split(pubmedqa, placed(data, fold1))
+    assert check == SplitCheck(
+        "PubMedQA: train/valid hold other examples than BLURB's (same sizes)", BY_CONTENT
+    )
+    assert id_list_gap(pubmedqa, placed(data, fold1), blurb_id_lists("pubmedqa")).startswith(
         "PubMedQA: train lacks 50 of BLURB's 450 ids and holds 50 others"
     )
+
+
+def placed(data: TaskData, members: dict[str, list[str]]) -> TaskData:
+    """data's examples placed in splits by id, as `members` lists them (HoC: their abstracts
+    counted)."""
+    examples = {e.id: e for split in data.splits.values() for e in split.examples}
+    splits = {name: Split(name) for name in SPLITS}
+    for name, ids in members.items():
+        for example_id in ids:
+            splits[name].add(examples[example_id])
+        groups = {e.group for e in splits[name].examples if e.group is not None}
+        if groups:
+            splits[name].counts["abstracts"] = len(groups)
+    return TaskData(data.spec, None, splits)
 
 
 def biosses_linkbert(folder, members):
@@ -165,29 +210,129 @@ def test_biosses_placed_by_our_reader_from_blues_files_is_unknown_never_blurbs()
     assert split_status(BLURB["biosses"], check.reason, check.checked_by).outcome == UNKNOWN
 
 
-def test_hoc_with_abstracts_swapped_is_never_blurbs():
-    """BLURB's HoC PMID lists (its indexing/HoC/*_pmid.tsv) are in no public repository at hand:
-    BLURB's sizes with abstracts swapped are unknown, never BLURB's."""
-    pmids = [str(10_000_000 + i) for i in range(1852)]
-    blurb_sizes = {"train": pmids[:1295], "valid": pmids[1295:1481], "test": pmids[1481:]}
-    hoc = BLURB["hoc-blurb"]
-    check = check_blurb_split(
-        hoc, task_data("hoc-blurb", swapped(blurb_sizes, "train", "test", 50), True)
-    )
-    assert check.checked_by == BY_NOTHING and check.reason.startswith(
-        "HoC: split unknown (sizes equal BLURB's, which cannot prove it"
-    )
-    assert split_status(hoc, check.reason, check.checked_by).outcome == UNKNOWN
+def write_hoc_layouts(tmp_path: Path, sizes=(12, 4, 6)) -> tuple[Path, Path]:
+    """BLURB's HoC tsv (sentence rows in BLUE's format) and LinkBERT's release made of it by its
+    process_HOC (tests/blurb_toy.py, preprocess_blurb.py ported): the two folders."""
+    source = tmp_path / "source"
+    write_sources(source, "hoc-blurb", sizes)
+    return source / "HoC", preprocess(source, tmp_path / "linkbert", "hoc-blurb")
 
 
-def test_ddi_release_sizes_are_blurbs_sizes_and_table_3s_are_not():
+def test_hoc_digests_count_abstracts_so_blurbs_tsv_and_linkberts_release_agree(tmp_path):
+    """preprocess_blurb.py joins an abstract's sentences and ORs their flags: BLURB's tsv (one row
+    a sentence) and LinkBERT's release (one record an abstract) hold the same split, and only a
+    digest by abstract says so; a sentence moved to another abstract makes other abstracts."""
+    tsv, linkbert = write_hoc_layouts(tmp_path)
+    spec = get_task("hoc-blurb")
+    sentences, abstracts = read_task(spec, tsv), read_task(spec, linkbert)
+    assert [sentences.splits["train"].counts[k] for k in ("examples", "abstracts")] == [18, 12]
+    assert abstracts.splits["train"].counts["examples"] == 12
+    assert split_digests(sentences) == split_digests(abstracts)
+    assert split_digest(sentences.splits["train"]) != split_digest(abstracts.splits["train"])
+    train = (tsv / "train.tsv").read_text()
+    (tsv / "train.tsv").write_text(train.replace("\t101_s1\n", "\t102_s1\n"))
+    moved = split_digests(read_task(spec, tsv))
+    assert moved["train"] != split_digests(abstracts)["train"]
+    assert moved["test"] == split_digests(abstracts)["test"]
+
+
+def test_a_hoc_with_abstracts_swapped_between_train_and_test_is_not_blurbs(tmp_path, monkeypatch):
+    """Toy HoC files whose digests are registered as BLURB's (and their sizes as BLURB's) pass;
+    two abstracts swapped each way between train and test, sizes kept, are not BLURB's. With
+    the digests measured on LinkBERT's release, the toy is not BLURB's either."""
+    _tsv, folder = write_hoc_layouts(tmp_path)
+    spec = get_task("hoc-blurb")
+    monkeypatch.setitem(
+        BLURB_DIGESTS, "hoc-blurb", tuple(split_digests(read_task(spec, folder)).values())
+    )
+    toy = replace(BLURB["hoc-blurb"], split_sizes=(12, 4, 6))
+    assert check_blurb_split(toy, read_task(spec, folder)) == SplitCheck(None, BY_CONTENT)
+    train = (folder / "train.json").read_text().splitlines()
+    test = (folder / "test.json").read_text().splitlines()
+    (folder / "train.json").write_text("\n".join(test[:2] + train[2:]) + "\n")
+    (folder / "test.json").write_text("\n".join(train[:2] + test[2:]) + "\n")
+    check = check_blurb_split(toy, read_task(spec, folder))
+    assert check == SplitCheck(
+        "HoC: train/test hold other examples than BLURB's (same sizes)", BY_CONTENT
+    )
+    assert split_status(toy, check.reason, check.checked_by).outcome == NOT_BLURBS
+    monkeypatch.undo()
+    check = check_blurb_split(BLURB["hoc-blurb"], read_task(spec, folder))
+    assert check.checked_by == BY_CONTENT
+    assert check.reason.startswith("HoC: train/dev/test abstracts 12/4/6, BLURB's split has")
+
+
+def test_digests_of_some_splits_prove_none_they_lack_and_disprove_one_they_hold(monkeypatch):
+    """DDI's and BC2GM's train files are not in the public copy of LinkBERT's release: their dev
+    and test digests find a split not BLURB's, never BLURB's; each recorded split must match."""
     ddi = BLURB["ddi"]
     pairs = [f"DDI-DrugBank.d{i // 10}.s0.p{i % 10}" for i in range(25296 + 2496 + 5716)]
     release = {"train": pairs[:25296], "valid": pairs[25296:27792], "test": pairs[27792:]}
-    check = check_blurb_split(ddi, task_data("ddi", release))
-    assert check.checked_by == BY_NOTHING and "sizes equal BLURB's" in check.reason
+    data = task_data("ddi", release)
+    digests = split_digests(data)
+    monkeypatch.setitem(BLURB_DIGESTS, "ddi", (None, digests["valid"], digests["test"]))
+    check = check_blurb_split(ddi, data)
+    assert check.checked_by == BY_NOTHING and check.reason.startswith(
+        "DDI: split unknown (valid/test hold BLURB's examples by content, but no digest of "
+        "BLURB's train is at hand and sizes cannot prove it); "
+    )
+    assert split_status(ddi, check.reason, check.checked_by).outcome == UNKNOWN
+    check = check_blurb_split(ddi, task_data("ddi", swapped(release, "train", "valid", 3)))
+    assert check == SplitCheck(
+        "DDI: valid hold other examples than BLURB's (same sizes)", BY_CONTENT
+    )
+    # Table 3's 22233/5559: another partition of the train files, its dev other than BLURB's
     table3 = {"train": pairs[:22233], "valid": pairs[22233:27792], "test": pairs[27792:]}
-    assert check_blurb_split(ddi, task_data("ddi", table3)).checked_by == BY_SIZES
+    check = check_blurb_split(ddi, task_data("ddi", table3))
+    assert check.checked_by == BY_CONTENT and check.reason.startswith(
+        "DDI: train/dev/test examples 22233/5559/5716"
+    )
+    # BLURB's dev and test, a train of other size: sizes say not BLURB's
+    short = {**release, "train": pairs[:25000]}
+    assert check_blurb_split(ddi, task_data("ddi", short)).checked_by == BY_SIZES
+    monkeypatch.setitem(BLURB_DIGESTS, "ddi", tuple(digests.values()))
+    assert check_blurb_split(ddi, data) == SplitCheck(None, BY_CONTENT)
+
+
+# A folder holding LinkBERT's release as <kind>/<name>_hf (its data/ folder, e.g. a clone of
+# github.com/robert1ridley/BioMedData at f346e04, where BLURB_DIGESTS' numbers were measured).
+LINKBERT_RELEASE = "BIO_ROBERTA_LINKBERT_RELEASE"
+
+
+def linkbert_release(dataset) -> Path:
+    """dataset's folder in $BIO_ROBERTA_LINKBERT_RELEASE, else in ../shared/data/blurb_linkbert
+    (NCBI-disease and BC5CDR-chem); the calling test skips without one."""
+    for root in (os.environ.get(LINKBERT_RELEASE), SHARED_DATA / "blurb_linkbert"):
+        if root and (Path(root) / dataset.linkbert_dir).is_dir():
+            return Path(root) / dataset.linkbert_dir
+    pytest.skip(f"{dataset.linkbert_dir} of LinkBERT's release not at hand: set {LINKBERT_RELEASE}")
+
+
+@pytest.mark.real_data
+@pytest.mark.parametrize("task", sorted(BLURB_DIGESTS))
+def test_the_recorded_digests_are_what_our_readers_read_from_linkberts_release(task):
+    """Re-measures BLURB_DIGESTS on LinkBERT's files (set BIO_ROBERTA_LINKBERT_RELEASE to the
+    folder holding seqcls/ and tokcls/; skipped without them): each recorded split's digest, and
+    where all three are recorded, Table 3's sizes and a pass. PubMedQA's ids are fold 0's; HoC
+    with 50 abstracts swapped between train and test is not BLURB's."""
+    dataset, spec = BLURB[task], get_task(task)
+    folder = linkbert_release(dataset)
+    recorded = {name: d for name, d in zip(SPLIT_ORDER, BLURB_DIGESTS[task]) if d is not None}
+    files = {name: linkbert_hf.FILES[name] for name in recorded}
+    splits = read_split_files(spec, folder, files, "JSON lines", linkbert_hf._read_file)
+    assert split_digests(TaskData(spec, None, splits)) == recorded
+    if len(recorded) == len(SPLIT_ORDER):
+        data = read_task(spec, folder)
+        assert read_sizes(dataset, data) == dataset.split_sizes
+        assert check_blurb_split(dataset, data) == SplitCheck(None, BY_CONTENT)
+        if task == "pubmedqa":
+            assert id_list_gap(dataset, data, blurb_id_lists(task)) is None
+        if task == "hoc-blurb":  # issue 26's evidence: 50 abstracts swapped, sizes kept
+            ids = {name: [e.id for e in data.splits[name].examples] for name in SPLIT_ORDER}
+            check = check_blurb_split(dataset, placed(data, swapped(ids, "train", "test", 50)))
+            assert check == SplitCheck(
+                "HoC: train/test hold other examples than BLURB's (same sizes)", BY_CONTENT
+            )
 
 
 def test_the_ddi_corpus_read_by_ddi_xml_is_not_blurbs_its_dev_being_ours():

@@ -19,6 +19,7 @@ from typing import Mapping, Optional
 
 from bio_roberta.readers.blurb_ids import blurb_id_lists
 from bio_roberta.readers.source_files import Split, TaggedSentence, TaskData
+from bio_roberta.tasks.kinds import MULTILABEL
 from bio_roberta.tasks.paper_models import gu_row
 from bio_roberta_core.tagging import tag_spans
 
@@ -94,10 +95,12 @@ BLURB_DATASETS = (
     # tokcls/BC5CDR-chem_hf and NCBI-disease_hf in ../shared/data/blurb_linkbert (their
     # SOURCE.txt; Crichton's files give the same); BC5CDR-disease: Table 3 prints a dev of 4244,
     # Crichton's BC5CDR-disease-IOB (BLURB's source, sentence for sentence) holds 4246 by seqeval
-    # (issue 21's count on those files, not in ../shared/data); BC2GM, JNLPBA, ChemProt, HoC,
-    # BioASQ: Table 3's, no copy of BLURB's files being at hand; DDI: BLURB's release (issue 26:
-    # train = the 27,792 pairs of the corpus's Train files, measured on ../shared/data
-    # re/DDI-2013, less the 2,496 of its dev files); GAD, BIOSSES, PubMedQA: measured
+    # (issue 21's count on those files, not in ../shared/data); JNLPBA, ChemProt: Table 3's, no
+    # copy of BLURB's files being at hand; BC2GM, HoC, BioASQ: Table 3's, equal to those of the
+    # copy of LinkBERT's release BLURB_DIGESTS were measured on (BC2GM: dev and test only);
+    # DDI: BLURB's release (issue 26: train = the 27,792 pairs of the corpus's Train files,
+    # measured on ../shared/data re/DDI-2013, less the 2,496 of its dev files; dev and test
+    # also measured on that copy); GAD, BIOSSES, PubMedQA: measured
     # here on the files that rebuild BLURB's split (../shared/data re/GAD, sts/BIOSSES,
     # qa/PubMedQA: 4261/535/534, 64/16/20, 450/50/500), equal to Table 3's but GAD's swapped
     # dev/test.
@@ -286,26 +289,71 @@ def check_split_sizes(dataset: BlurbDataset, data: TaskData) -> Optional[str]:
     )
 
 
-def split_digest(split: Split) -> str:
-    """First 16 hex digits of the sha256 of a split's examples, sorted, without their ids (which
-    each layout numbers its own way): equal for the same examples in any layout or order."""
-    items = sorted(
+def _digest_items(split: Split, by_abstract: bool) -> list[str]:
+    """One JSON line per example, without its id (which each layout numbers its own way). By
+    abstract (HoC): one line per abstract, its sentences' texts joined by a space in file order
+    and their labels ORed, as LinkBERT's process_HOC (scripts/preprocess_blurb.py) turns BLURB's
+    sentence rows into its release's records, so BLURB's tsv and LinkBERT's release of it read
+    the same."""
+    if by_abstract:
+        abstracts: dict[str, tuple[list[str], set[str]]] = {}
+        for e in split.examples:
+            texts, labels = abstracts.setdefault(e.group or e.id, ([], set()))
+            texts.append(e.text)
+            labels.update(e.labels)
+        return [
+            json.dumps([" ".join(texts), None, sorted(labels), True])
+            for texts, labels in abstracts.values()
+        ]
+    return [
         json.dumps(
             [list(e.words), list(e.tags)]
             if isinstance(e, TaggedSentence)
             else [e.text, e.text_pair, list(e.labels), e.group is not None]
         )
         for e in split.examples
-    )
+    ]
+
+
+def split_digest(split: Split, by_abstract: bool = False) -> str:
+    """First 16 hex digits of the sha256 of a split's examples (by_abstract: of its abstracts,
+    _digest_items), sorted: equal for the same examples in any layout or order. Nothing else is
+    normalised: the same abstracts in other text (BLUE's HoC writes &lt; and drops Greek letters
+    where BLURB's keeps them) are other examples."""
+    items = sorted(_digest_items(split, by_abstract))
     return hashlib.sha256("\n".join(items).encode("utf-8")).hexdigest()[:16]
 
 
-# split_digest of BLURB's train/dev/test, measured on LinkBERT's release in
-# ../shared/data/blurb_linkbert (tokcls/NCBI-disease_hf, tokcls/BC5CDR-chem_hf); no other copy of
-# BLURB's files is at hand to measure.
-BLURB_DIGESTS = {
+def split_digests(data: TaskData) -> dict[str, str]:
+    """split -> split_digest of each split a reader read; a multi-label (HoC) task's by
+    abstract."""
+    by_abstract = data.spec.kind == MULTILABEL
+    return {
+        name: split_digest(data.splits[name], by_abstract)
+        for name in SPLIT_ORDER
+        if name in data.splits
+    }
+
+
+# split_digest of BLURB's train/dev/test (split_digests); None: no copy of that split at hand.
+# ncbi-disease, bc5cdr-chem: measured on LinkBERT's release in ../shared/data/blurb_linkbert
+# (tokcls/NCBI-disease_hf, tokcls/BC5CDR-chem_hf). The others: measured on a public copy of
+# LinkBERT's release, github.com/robert1ridley/BioMedData at f346e04, data/seqcls/HoC_hf,
+# bioasq_hf, pubmedqa_hf, DDI_hf and data/tokcls/BC2GM_hf (its NCBI-disease_hf and
+# BC5CDR-chem_hf are byte for byte ../shared/data's; its BC5CDR-disease_hf is a copy of
+# BC5CDR-chem_hf, not used); every split measured has Table 3's size (abstracts, examples,
+# mentions); DDI's and BC2GM's train.json are listed in its tree, their content absent from
+# the snapshot at hand. PubMedQA's ids are fold 0 of bio_roberta/readers/blurb_ids/pubmedqa.json,
+# and our pubmedqa reader's replay of ../shared/data qa/PubMedQA gives the same three digests.
+# Re-measure: tests/test_blurb_split_content.py with BIO_ROBERTA_LINKBERT_RELEASE.
+BLURB_DIGESTS: dict[str, tuple[Optional[str], Optional[str], Optional[str]]] = {
     "ncbi-disease": ("cdd3cda7284a9181", "c6d397411c119280", "8d8dde7508be3b7c"),
     "bc5cdr-chem": ("5e97564d8f1e45cf", "6513e9a854ac3d88", "fcc96dae23b1851c"),
+    "bc2gm": (None, "7c51d9734d484ff2", "022589e41bdac685"),
+    "ddi": (None, "cf4f6933395ca803", "21936f0c9c764add"),
+    "hoc-blurb": ("b1a9e672852d71cb", "28810674ef9fbd19", "dc70c3f518700552"),
+    "pubmedqa": ("4ecb99881ca3023c", "f10c2975d3804cb7", "11ce5d911f3f052e"),
+    "bioasq": ("0d193e7524c76510", "bd17e92e2f8af2ad", "007aedcbab8a52aa"),
 }
 
 # How a split was checked (the data manifest's blurb_split_checked_by). Only content (a digest of
@@ -326,7 +374,7 @@ class SplitCheck:
 
 def identical_splits(data: TaskData) -> list[tuple[str, str]]:
     """Pairs of splits that hold the same examples (a copied file), SPLIT_ORDER order."""
-    digests = {name: split_digest(data.splits[name]) for name in SPLIT_ORDER}
+    digests = split_digests(data)
     return [
         (first, second)
         for i, first in enumerate(SPLIT_ORDER)
@@ -358,10 +406,12 @@ def id_list_gap(
 def check_blurb_split(dataset: BlurbDataset, data: TaskData) -> SplitCheck:
     """Whether the data read is BLURB's split, and how that was checked. Two splits with the same
     examples are not; a split its reader knows not to be BLURB's is not. Then the examples'
-    digest decides where BLURB_DIGESTS has it; else sizes other than BLURB's are not; else the
-    examples' ids decide where BLURB's id lists are known (bio_roberta/readers/blurb_ids) and
-    the reader did not place the examples by those lists itself. Equal sizes, file names or no check
-    possible tell nothing: unknown, never BLURB's."""
+    digests decide where BLURB_DIGESTS has them: one split other than BLURB's is not, all equal
+    is BLURB's; a split without a recorded digest leaves it unproven. Then sizes other than
+    BLURB's are not; else the examples' ids decide where BLURB's id lists are known
+    (bio_roberta/readers/blurb_ids) and the reader did not place the examples by those lists itself.
+    Equal sizes, file names or no check possible tell nothing: unknown (naming the unproven
+    splits), never BLURB's."""
     copies = identical_splits(data)
     if copies:
         pairs = ", ".join(f"{a} and {b}" for a, b in copies)
@@ -375,24 +425,33 @@ def check_blurb_split(dataset: BlurbDataset, data: TaskData) -> SplitCheck:
     if why_not:
         return SplitCheck(f"{dataset.display}: {'; '.join(why_not)}", BY_READER)
     sizes = check_split_sizes(dataset, data) if dataset.unit is not None else None
-    if dataset.task in BLURB_DIGESTS:
-        found = tuple(split_digest(data.splits[name]) for name in SPLIT_ORDER)
-        differ = [n for n, a, b in zip(SPLIT_ORDER, found, BLURB_DIGESTS[dataset.task]) if a != b]
-        if not differ:
+    recorded = dict(zip(SPLIT_ORDER, BLURB_DIGESTS.get(dataset.task, (None, None, None))))
+    measured = [name for name, digest in recorded.items() if digest is not None]
+    unproven = [name for name, digest in recorded.items() if digest is None]
+    if measured:
+        found = split_digests(data)
+        differ = [name for name in measured if found[name] != recorded[name]]
+        if differ:
+            return SplitCheck(
+                sizes
+                or f"{dataset.display}: {'/'.join(differ)} hold other examples than BLURB's "
+                "(same sizes)",
+                BY_CONTENT,
+            )
+        if not unproven:
             return SplitCheck(None, BY_CONTENT)
-        return SplitCheck(
-            sizes
-            or f"{dataset.display}: {'/'.join(differ)} hold other examples than BLURB's "
-            "(same sizes)",
-            BY_CONTENT,
-        )
     if sizes is not None:
         return SplitCheck(sizes, BY_SIZES)
     lists = blurb_id_lists(dataset.task)
     placed_by = {fact.placed_by for fact in known.values() if fact is not None and fact.placed_by}
     if lists is not None and not placed_by:
         return SplitCheck(id_list_gap(dataset, data, lists), BY_IDS)
-    if placed_by:
+    if measured:
+        why = (
+            f"{'/'.join(measured)} hold BLURB's examples by content, but no digest of BLURB's "
+            f"{'/'.join(unproven)} is at hand and sizes cannot prove it"
+        )
+    elif placed_by:
         why = (
             f"its reader placed the examples by {', '.join(sorted(placed_by))}, so their ids "
             "cannot prove it, and no digest of BLURB's files is at hand"
