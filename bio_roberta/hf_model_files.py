@@ -230,13 +230,14 @@ def mapped_name(family: Family, name: str) -> str:
     return name
 
 
-def expected_weights(family: Family, sizes: dict[str, int], layers: int) -> dict[str, tuple]:
-    """The encoder weights the mapping reads (import_hf.fairseq_state), with their shapes."""
-    hidden = sizes["hidden_size"]
+def expected_weights(family: Family, layers: int) -> dict[str, tuple[str, ...]]:
+    """The encoder weights the mapping reads (import_hf.fairseq_state), with the config fields of
+    their shapes."""
+    hidden = "hidden_size"
     weights = {
-        "embeddings.word_embeddings.weight": (sizes["vocab_size"], hidden),
-        "embeddings.position_embeddings.weight": (sizes["max_position_embeddings"], hidden),
-        "embeddings.token_type_embeddings.weight": (sizes["type_vocab_size"], hidden),
+        "embeddings.word_embeddings.weight": ("vocab_size", hidden),
+        "embeddings.position_embeddings.weight": ("max_position_embeddings", hidden),
+        "embeddings.token_type_embeddings.weight": ("type_vocab_size", hidden),
     }
     norms = ["embeddings.LayerNorm"] if family.embedding_layer_norm else []
     norms += [family.final_layer_norm] if family.final_layer_norm else []
@@ -244,22 +245,21 @@ def expected_weights(family: Family, sizes: dict[str, int], layers: int) -> dict
         weights[f"{norm}.weight"] = weights[f"{norm}.bias"] = (hidden,)
     for i in range(layers):
         for module in family.layer_names:
-            shape = tuple(sizes[field] for field in HF_LAYER_SHAPES[module])
-            weights[f"encoder.layer.{i}.{module}.weight"] = shape
-            weights[f"encoder.layer.{i}.{module}.bias"] = shape[:1]
+            weights[f"encoder.layer.{i}.{module}.weight"] = HF_LAYER_SHAPES[module]
+            weights[f"encoder.layer.{i}.{module}.bias"] = HF_LAYER_SHAPES[module][:1]
     return weights
 
 
-def mlm_head_weights(family: Family, sizes: dict[str, int]) -> tuple[dict[str, tuple], set]:
-    """(the MLM head weights the mapping reads, with shapes; the optional ones among them: an
-    untied decoder, which a tied model's file leaves out, and the copy of the bias in it)."""
+def mlm_head_weights(family: Family) -> tuple[dict[str, tuple[str, ...]], set[str]]:
+    """(the MLM head weights the mapping reads, with their shapes' config fields; the optional ones
+    among them: an untied decoder, which a tied model's file leaves out, and its copy of the
+    bias)."""
     if family.mlm_head is None:
         return {}, set()
-    hidden, vocab = sizes["hidden_size"], sizes["vocab_size"]
-    weights = {f"{family.mlm_bias}": (vocab,)}
+    hidden, vocab = "hidden_size", "vocab_size"
+    weights = {family.mlm_bias: (vocab,)}
     for module, fairseq_module in family.mlm_head.items():
-        is_dense = fairseq_module == "dense"
-        weights[f"{module}.weight"] = (hidden, hidden) if is_dense else (hidden,)
+        weights[f"{module}.weight"] = (hidden, hidden) if fairseq_module == "dense" else (hidden,)
         weights[f"{module}.bias"] = (hidden,)
     optional = {
         f"{family.mlm_decoder}.weight": (vocab, hidden),
@@ -280,7 +280,7 @@ class NameFit:
     has_mlm_head: bool
 
 
-def fit_names(family: Family, stored: dict[str, StoredTensor], sizes: dict[str, int]) -> NameFit:
+def fit_names(family: Family, stored: dict[str, StoredTensor]) -> NameFit:
     mapped: dict[str, StoredTensor] = {}
     for name, tensor in stored.items():
         key = mapped_name(family, name)
@@ -290,8 +290,8 @@ def fit_names(family: Family, stored: dict[str, StoredTensor], sizes: dict[str, 
             )
         mapped[key] = tensor
     layers = sorted({int(m.group(1)) for m in map(LAYER.match, mapped) if m})
-    expected = expected_weights(family, sizes, len(layers))
-    head, optional = mlm_head_weights(family, sizes)
+    expected = expected_weights(family, len(layers))
+    head, optional = mlm_head_weights(family)
     has_mlm_head = any(name in mapped for name in head if name not in optional)
     if has_mlm_head:
         expected.update(head)
@@ -312,9 +312,9 @@ def check_weights(
     family = FAMILIES[model_type]
     sizes = check_sizes(config_json, raw)
     stored = stored_tensors(hf_dir)
-    fit = fit_names(family, stored, sizes)
+    fit = fit_names(family, stored)
     if fit.missing or fit.unread:
-        others = [other for other in FAMILIES if other != model_type and fits(other, stored, sizes)]
+        others = [other for other in FAMILIES if other != model_type and fits(other, stored)]
         files = ", ".join(sorted({str(t.file) for t in stored.values()}))
         if others:
             raise HFImportError(
@@ -340,24 +340,25 @@ def check_weights(
             f"{config_json}: num_hidden_layers {layers}, but the weights hold {held}; "
             "fix config.json or fetch the complete weights"
         )
-    expected = expected_weights(family, sizes, layers)
+    expected = expected_weights(family, layers)
     if fit.has_mlm_head:
-        expected.update(mlm_head_weights(family, sizes)[0])
-    for name, shape in expected.items():
+        expected.update(mlm_head_weights(family)[0])
+    for name, fields in expected.items():
         tensor = fit.mapped.get(name)
+        shape = tuple(sizes[field] for field in fields)
         if tensor is not None and tensor.shape != shape:
             raise HFImportError(
                 f"{tensor.file}: {tensor.name} has shape {list(tensor.shape)}, but "
-                f"{config_json.name} ({shown(f'{k} {v}' for k, v in sizes.items())}) makes it "
+                f"{config_json.name}'s {', '.join(f'{f} {sizes[f]}' for f in fields)} make it "
                 f"{list(shape)}; is config.json this model's?"
             )
     read = {name: fit.mapped[name] for name in expected if name in fit.mapped}
     return CheckedWeights(read, fit.has_mlm_head, fit.left_out)
 
 
-def fits(model_type: str, stored: dict[str, StoredTensor], sizes: dict[str, int]) -> bool:
-    """Whether the files' names are exactly those another family's mapping reads."""
-    fit = fit_names(FAMILIES[model_type], stored, sizes)
+def fits(model_type: str, stored: dict[str, StoredTensor]) -> bool:
+    """Whether the files' names are exactly those a family's mapping reads."""
+    fit = fit_names(FAMILIES[model_type], stored)
     return bool(fit.layers) and not fit.missing and not fit.unread
 
 
