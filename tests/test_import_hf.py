@@ -757,3 +757,34 @@ def test_a_second_import_into_the_same_dir_is_refused_while_the_first_runs(
     assert second == [2]
     assert f"pid {__import__('os').getpid()}" in capsys.readouterr().err
     assert (out / "model.pt").is_file()
+
+
+def test_convert_task_refuses_a_vocabulary_that_leaves_most_tokens_unknown(tmp_path, capsys):
+    """A BERT whose tokenizer knows next to no word (as transformers made one up when the
+    tokenizer files were missing, issue 27) imports, but convert-task with it stops at the first
+    split whose <unk> share passes --max-unknown-rate, naming the files and the flag; with the
+    flag at 1 it converts and the manifest has each split's rate."""
+    hf_dir = tmp_path / "hf"
+    tokenizer = transformers.BertTokenizer(
+        vocab={token: i for i, token in enumerate([*BERT_SPECIALS, "the", "of"])}
+    )
+    config = transformers.BertConfig(vocab_size=len(tokenizer), max_position_embeddings=64, **SHAPE)
+    transformers.BertForMaskedLM(config).save_pretrained(hf_dir)
+    tokenizer.save_pretrained(hf_dir)
+    assert cli_main(["import-hf", str(hf_dir), str(tmp_path / "vocab")]) == 0
+    convert = ["convert-task", "chemprot", "--data", str(CHEMPROT_SAMPLE)]
+    convert += ["--vocab", str(tmp_path / "vocab"), "--out", str(tmp_path / "bin")]
+    capsys.readouterr()
+    assert cli_main(convert) == 2
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and not (tmp_path / "bin").exists()
+    assert "chemprot" in error and "train.tsv" in error and "are <unk>" in error
+    assert "--max-unknown-rate 0.05" in error and "--max-unknown-rate 1" in error
+    assert cli_main([*convert, "--max-unknown-rate", "1"]) == 0
+    details = json.loads((tmp_path / "bin" / "manifest.json").read_text())["split_details"]
+    for split in details.values():
+        converted = split["converted"]
+        assert (
+            split["unknown_token_rate"] == converted["unknown_tokens"] / converted["encoded_tokens"]
+        )
+        assert split["unknown_token_rate"] > 0.5
