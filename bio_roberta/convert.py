@@ -48,6 +48,9 @@ FINETUNE_BIN_FILE = re.compile(r"^(manifest\.json|input[01]|label|\w+\.(ids|conl
 # Special tokens around an example of 1 or 2 texts: <s> s1 </s>, or <s> s1 </s> </s> s2 </s>
 # (fairseq sentence_prediction prepends the separator </s> to input1).
 SPECIALS_OF_INPUTS = {1: 2, 2: 4}
+# A BERT-family model (its vocabulary a wordpiece dir, which only import-hf writes) unsets the
+# separator (user_dir/models/bert_encoder.py): [CLS] s1 [SEP] s2 [SEP], one special fewer.
+NO_SEPARATOR_VOCABULARIES = ("wordpiece",)
 # The most of a split's tokens that may be <unk>. A model's own vocabulary leaves next to none of
 # its domain's text unknown (byte-level BPE: none by construction; WordPiece: characters it never
 # saw), so more means the text is encoded with a vocabulary not made for it, e.g. an import whose
@@ -95,6 +98,8 @@ class TaskEncoder:
             {} if spec.is_sequence_labelling else dict(zip(spec.labels, self.label_symbols))
         )
         specials = SPECIALS_OF_INPUTS[spec.task_kind.inputs]
+        if spec.task_kind.inputs == 2 and vocab.kind in NO_SEPARATOR_VOCABULARIES:
+            specials -= 1
         if max_positions <= specials:
             raise ConversionError(f"max positions {max_positions} leaves no room for tokens")
         self.max_tokens = max_positions - specials

@@ -12,9 +12,11 @@ Embedding rows are laid out for fairseq's dictionary (its 4 specials first, the 
 DICT_MULTIPLE asks for, <mask> last; ``hf_rows``); positions move to fairseq's rows (BERT's row p
 at p + 2, RoBERTa's as they are). A constant token-type row (RoBERTa's single one) is added to
 the position rows, which gives the same sum for every real token. What cannot map is refused
-naming the config field (``check_config``); weights of the transformers model that have no
-fairseq place (BERT's pooler, ELECTRA's discriminator head) and fairseq weights that start fresh
-(the MLM head of a model without one) are listed in the manifest.
+naming the config field (``check_config``); the weights are read from the files, not through
+transformers' model, after hf_model_files.check_weights has compared them with config.json and
+the mapping. Weights that have no fairseq place (BERT's pooler, ELECTRA's discriminator head:
+hf_families.KNOWN_LEFT_OUT) and fairseq weights that start fresh (the MLM head of a model without
+one) are listed in the manifest.
 """
 
 from __future__ import annotations
@@ -233,6 +235,32 @@ def fairseq_args(family: Family, raw: dict, untied: bool) -> argparse.Namespace:
     return args
 
 
+def warn_if_lowercasing_a_cased_vocabulary(hf_dir: Path, tokenizer) -> None:
+    """A BERT tokenizer built from vocab.txt alone lowercases (transformers' default) even for a
+    cased model, whose capitalised tokens it then never emits: say so."""
+    from preprocess.wordpiece import lowercases
+
+    if not lowercases(tokenizer):
+        return
+    specials = set(tokenizer.all_special_tokens)
+    cased = [t for t in tokenizer.get_vocab() if t not in specials and t != t.lower()]
+    if cased:
+        settings = (
+            "its tokenizer_config.json says so"
+            if (hf_dir / "tokenizer_config.json").is_file()
+            else "transformers' default, without tokenizer_config.json"
+        )
+        logger.warning(
+            "%s: the tokenizer lowercases (%s), but %d of its tokens hold capitals (e.g. %s), "
+            "which it never emits: if the model is cased, add tokenizer_config.json with "
+            '"do_lower_case": false and import again',
+            hf_dir,
+            settings,
+            len(cased),
+            ", ".join(sorted(cased)[:3]),
+        )
+
+
 def untied_decoder(family: Family, hf: dict[str, Any]) -> bool:
     """Whether the MLM head's output projection is its own (a tied model's file leaves it out)."""
     decoder = hf.get(f"{family.mlm_decoder}.weight")
@@ -315,6 +343,8 @@ def import_hf(hf_dir: str | os.PathLike, out_dir: str | os.PathLike) -> dict[str
     check_tokenizer_files(hf_dir, family.vocabulary)
     with new_output_dir(out_dir, VOCAB_DIR_FILE) as build:
         tokenizer = load_tokenizer(hf_dir, raw["vocab_size"])
+        if family.vocabulary == "wordpiece":
+            warn_if_lowercasing_a_cased_vocabulary(hf_dir, tokenizer)
         hf = load_weights(checked)
         args = fairseq_args(family, raw, untied_decoder(family, hf))
         try:

@@ -788,3 +788,48 @@ def test_convert_task_refuses_a_vocabulary_that_leaves_most_tokens_unknown(tmp_p
             split["unknown_token_rate"] == converted["unknown_tokens"] / converted["encoded_tokens"]
         )
         assert split["unknown_token_rate"] > 0.5
+
+
+def test_a_pair_that_fits_the_models_positions_is_not_cut(imported, tmp_path):
+    """convert-task budgets a pair's specials as the model lays it out: BERT's [CLS] a [SEP] b
+    [SEP] three, RoBERTa's <s> a </s></s> b </s> four. A pair transformers' tokenizer fits in N
+    positions is kept whole at --max-positions N, and cut at N - 1."""
+    from bio_roberta.convert import convert_task
+
+    hf_dir, vocab = imported
+    tokenizer = transformers.AutoTokenizer.from_pretrained(hf_dir)
+    longest = max(len(tokenizer(a, b)["input_ids"]) for a, b in PAIRS)
+    data = tmp_path / "mednli"
+    data.mkdir()
+    records = [{"sentence1": a, "sentence2": b, "gold_label": "neutral"} for a, b in PAIRS]
+    for name in ("mli_train_v1.jsonl", "mli_dev_v1.jsonl", "mli_test_v1.jsonl"):
+        (data / name).write_text("".join(json.dumps(r) + "\n" for r in records))
+    for positions, cut in ((longest, 0), (longest - 1, 1)):
+        (manifest,) = convert_task(
+            get_task("mednli"), data, vocab, tmp_path / "bin", max_positions=positions
+        )
+        converted = manifest["split_details"]["test"]["converted"]
+        assert converted.get("truncated", 0) == cut, (positions, converted)
+
+
+def test_a_cased_vocabulary_lowercased_by_default_is_warned_about(tmp_path, caplog):
+    """A cased BERT shipped with vocab.txt only: transformers' BertTokenizer lowercases by
+    default, so its capitalised tokens are never emitted; the import says so (issue 30)."""
+    hf_dir = tmp_path / "hf"
+    hf_dir.mkdir()
+    vocab = [*BERT_SPECIALS, "the", "The", "BRCA", "##1", "gene"]
+    (hf_dir / "vocab.txt").write_text("".join(f"{token}\n" for token in vocab))
+    config = transformers.BertConfig(vocab_size=len(vocab), max_position_embeddings=64, **SHAPE)
+    transformers.BertForMaskedLM(config).save_pretrained(hf_dir)
+    with caplog.at_level("WARNING", logger="bio_roberta.import_hf"):
+        assert cli_main(["import-hf", str(hf_dir), str(tmp_path / "lowercased")]) == 0
+    (warning,) = [r.getMessage() for r in caplog.records if "capitals" in r.getMessage()]
+    assert "without tokenizer_config.json" in warning and "2 of its tokens" in warning
+    assert '"do_lower_case": false' in warning
+    transformers.BertTokenizer(str(hf_dir / "vocab.txt"), do_lower_case=False).save_pretrained(
+        hf_dir
+    )
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="bio_roberta.import_hf"):
+        assert cli_main(["import-hf", str(hf_dir), str(tmp_path / "cased")]) == 0
+    assert not [r for r in caplog.records if "capitals" in r.getMessage()]
