@@ -49,6 +49,15 @@ FINETUNE_BIN_FILE = re.compile(r"^(manifest\.json|input[01]|label|\w+\.(ids|conl
 # Special tokens around an example of 1 or 2 texts: <s> s1 </s>, or <s> s1 </s> </s> s2 </s>
 # (fairseq sentence_prediction prepends the separator </s> to input1).
 SPECIALS_OF_INPUTS = {1: 2, 2: 4}
+# A BERT-family model (its vocabulary a wordpiece dir, which only import-hf writes) unsets the
+# separator (user_dir/models/bert_encoder.py): [CLS] s1 [SEP] s2 [SEP], one special fewer.
+NO_SEPARATOR_VOCABULARIES = ("wordpiece",)
+# The most of a split's tokens that may be <unk>. A model's own vocabulary leaves next to none of
+# its domain's text unknown (byte-level BPE: none by construction; WordPiece: characters it never
+# saw), so more means the text is encoded with a vocabulary not made for it, e.g. an import whose
+# tokenizer had no files (every word <unk>). 5% leaves room for odd characters in a few examples
+# and still stops such a conversion; --max-unknown-rate 1 converts anyway.
+MAX_UNKNOWN_RATE = 0.05
 
 
 class ConversionError(BioRobertaError):
@@ -90,12 +99,15 @@ class TaskEncoder:
             {} if spec.is_sequence_labelling else dict(zip(spec.labels, self.label_symbols))
         )
         specials = SPECIALS_OF_INPUTS[spec.task_kind.inputs]
+        if spec.task_kind.inputs == 2 and vocab.kind in NO_SEPARATOR_VOCABULARIES:
+            specials -= 1
         if max_positions <= specials:
             raise ConversionError(f"max positions {max_positions} leaves no room for tokens")
         self.max_tokens = max_positions - specials
 
     def token_ids(self, text: str, counts: Counter) -> list[int]:
         ids = [self.dictionary.index(piece) for piece in self.bpe.encode(text).split()]
+        counts["encoded_tokens"] += len(ids)
         counts["unknown_tokens"] += sum(1 for i in ids if i == self.dictionary.unk())
         return ids
 
@@ -225,6 +237,25 @@ def encode_split(encoder: TaskEncoder, data: TaskData, split: str) -> EncodedSpl
         raise ConversionError(f"{files}: {error}") from None
 
 
+def unknown_token_rates(
+    data: TaskData, encoded: dict[str, EncodedSplit], vocab: dict, max_rate: float
+) -> dict[str, float]:
+    """Each split's share of <unk> tokens; a split over max_rate stops the conversion."""
+    rates = {}
+    for split, rows in encoded.items():
+        unknown, tokens = rows.counts["unknown_tokens"], rows.counts["encoded_tokens"]
+        rates[split] = unknown / tokens if tokens else 0.0
+        if rates[split] > max_rate:
+            files = ", ".join(map(str, data.splits[split].sources)) or f"the {split} split"
+            raise ConversionError(
+                f"{data.spec.name}: {files}: {unknown:,} of {tokens:,} tokens "
+                f"({rates[split]:.1%}) are <unk> with the vocabulary {vocab['path']}, more than "
+                f"--max-unknown-rate {max_rate:g}: is it this model's (an import-hf whose "
+                "tokenizer files were missing)? If it is, pass --max-unknown-rate 1"
+            )
+    return rates
+
+
 def write_finetune_bin(
     data: TaskData, encoder: TaskEncoder, out_dir: Path, vocab: dict, options: dict
 ) -> dict:
@@ -233,6 +264,7 @@ def write_finetune_bin(
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "manifest.json").unlink(missing_ok=True)
     encoded = {split: encode_split(encoder, data, split) for split in SPLITS}
+    rates = unknown_token_rates(data, encoded, vocab, options["max_unknown_rate"])
     inputs = [f"input{i}" for i in range(spec.task_kind.inputs)]
     for name in inputs:
         (out_dir / name).mkdir(parents=True, exist_ok=True)
@@ -273,6 +305,7 @@ def write_finetune_bin(
             split: {
                 "read": data.splits[split].summary(),
                 "converted": dict(sorted(encoded[split].counts.items())),
+                "unknown_token_rate": rates[split],
             }
             for split in SPLITS
         },
@@ -351,6 +384,7 @@ def convert_task(
     out_dir: str | Path,
     scheme: str = BIO,
     max_positions: Optional[int] = None,
+    max_unknown_rate: float = MAX_UNKNOWN_RATE,
 ) -> list[dict]:
     """Convert every fold (or the one split set) of a task; returns the manifests written.
 
@@ -378,6 +412,7 @@ def convert_task(
         "data_dir": str(data_dir.resolve()),
         "scheme": scheme,
         "max_positions": max_positions,
+        "max_unknown_rate": max_unknown_rate,
     }
     manifests = []
     with new_output_dir(out_dir, FINETUNE_BIN_FILE) as build:

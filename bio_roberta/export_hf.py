@@ -11,11 +11,12 @@ outputs mean (classes, a score, one decision per element) is its task kind's
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 from bio_roberta.errors import ExportError
 from bio_roberta.hf_tokenizer import open_vocabulary
@@ -33,6 +34,7 @@ from bio_roberta_core.checkpoints import check_finite_weights
 from bio_roberta_core.model_dictionary import load_model_dictionary, training_dictionary
 from bio_roberta_core.output_dir import new_output_dir
 from bio_roberta_core.provenance import (
+    NO_ROOM,
     atomic_write_json,
     environment_record,
     file_record,
@@ -180,49 +182,50 @@ def export(
     label_dict: Optional[str | os.PathLike] = None,
     head: Optional[str] = None,
 ) -> dict[str, Any]:
-    """Write the transformers model + tokenizer + manifest.json to out_dir; returns the manifest."""
-    out_dir = Path(out_dir)
-    vocab = open_vocabulary(vocab_dir, dict_txt)
-    state, model_cfg, data_dir, dictionary, trained_kind = load_checkpoint(checkpoint)
-    # fairseq's learned positions reserve padding_idx + 1 = 2 rows
-    tokenizer = vocab.hf_tokenizer(
-        model_max_length=state[ENCODER + "embed_positions.weight"].shape[0] - 2
-    )
-    check_dictionary(vocab.dict_txt, checkpoint, dictionary, data_dir)
-    kind, head = head_of(state, head)
-    labels, hf_export = None, HFExport()
-    if kind != MASKED_LM:
-        label_dict = Path(label_dict) if label_dict else None
-        task_dir = label_dict.parent.parent if label_dict else first_data_dir(data_dir)
-        spec, no_task = finetuned_task(task_dir)
-        # the task's kind; without its finetune-bin manifest, the kind its fairseq task and
-        # criterion train
-        task_kind = spec.task_kind if spec is not None else trained_kind
-        if task_kind is not None:
-            hf_export = task_kind.hf_export
-        if hf_export.output_names is not None:
-            labels = list(hf_export.output_names)
-        elif task_kind is None or task_kind.has_label_dictionary:
-            label_dict = label_dict or default_label_dict(data_dir, checkpoint)
-            labels = label_names(label_dict)
-            if kind == TOKEN_CLASSIFICATION:
-                labels = entity_label_names(labels, spec, no_task)
-    read_label_dict = labels is not None and hf_export.output_names is None
-    vocab_size = len(load_model_dictionary(vocab.dict_txt))
-    model = build_hf_model(
-        state,
-        model_cfg,
-        vocab_size,
-        kind,
-        head,
-        labels,
-        problem_type=hf_export.problem_type,
-        decoding=hf_export.decoding,
-    )
+    """Write the transformers model + tokenizer + manifest.json to out_dir; returns the manifest.
+    The output dir's lock is held for the whole run: a second export into it is refused at once."""
     with new_output_dir(out_dir, EXPORT_FILE) as build:
-        model.save_pretrained(build.path)
-        kill_point("export_hf:weights-written")
-        vocab.save_tokenizer(tokenizer, build.path)
+        vocab = open_vocabulary(vocab_dir, dict_txt)
+        state, model_cfg, data_dir, dictionary, trained_kind = load_checkpoint(checkpoint)
+        # fairseq's learned positions reserve padding_idx + 1 = 2 rows
+        tokenizer = vocab.hf_tokenizer(
+            model_max_length=state[ENCODER + "embed_positions.weight"].shape[0] - 2
+        )
+        check_dictionary(vocab.dict_txt, checkpoint, dictionary, data_dir)
+        kind, head = head_of(state, head)
+        labels, hf_export = None, HFExport()
+        if kind != MASKED_LM:
+            label_dict = Path(label_dict) if label_dict else None
+            task_dir = label_dict.parent.parent if label_dict else first_data_dir(data_dir)
+            spec, no_task = finetuned_task(task_dir)
+            # the task's kind; without its finetune-bin manifest, the kind its fairseq task and
+            # criterion train
+            task_kind = spec.task_kind if spec is not None else trained_kind
+            if task_kind is not None:
+                hf_export = task_kind.hf_export
+            if hf_export.output_names is not None:
+                labels = list(hf_export.output_names)
+            elif task_kind is None or task_kind.has_label_dictionary:
+                label_dict = label_dict or default_label_dict(data_dir, checkpoint)
+                labels = label_names(label_dict)
+                if kind == TOKEN_CLASSIFICATION:
+                    labels = entity_label_names(labels, spec, no_task)
+        read_label_dict = labels is not None and hf_export.output_names is None
+        vocab_size = len(load_model_dictionary(vocab.dict_txt))
+        model = build_hf_model(
+            state,
+            model_cfg,
+            vocab_size,
+            kind,
+            head,
+            labels,
+            problem_type=hf_export.problem_type,
+            decoding=hf_export.decoding,
+        )
+        with out_of_room_as_os_error(build.path):
+            model.save_pretrained(build.path)
+            kill_point("export_hf:weights-written")
+            vocab.save_tokenizer(tokenizer, build.path)
         manifest = {
             "kind": kind,
             "hf_model_class": type(model).__name__,
@@ -236,6 +239,27 @@ def export(
         }
         atomic_write_json(build.path / "manifest.json", manifest)  # last
     return manifest
+
+
+# How safetensors and tokenizers (Rust) report an OS error: "... (os error 28)" in the message
+RUST_OS_ERROR = re.compile(r"\(os error (\d+)\)")
+
+
+@contextlib.contextmanager
+def out_of_room_as_os_error(directory: Path) -> Iterator[None]:
+    """Running out of room inside transformers' writers (safetensors, tokenizers raise their own
+    exception types, with the errno in the message) as the OSError it is, which new_output_dir
+    turns into its one line (DiskFullError) after removing the partial dir."""
+    try:
+        yield
+    except OSError:
+        raise
+    except Exception as error:  # noqa: BLE001 - re-raised unless it is an OS error of no room
+        code = RUST_OS_ERROR.search(str(error))
+        if code is None or int(code.group(1)) not in NO_ROOM:
+            raise
+        errno = int(code.group(1))
+        raise OSError(errno, os.strerror(errno), str(directory)) from None
 
 
 def first_data_dir(data_dir: Optional[str]) -> Optional[Path]:

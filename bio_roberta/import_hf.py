@@ -12,38 +12,34 @@ Embedding rows are laid out for fairseq's dictionary (its 4 specials first, the 
 DICT_MULTIPLE asks for, <mask> last; ``hf_rows``); positions move to fairseq's rows (BERT's row p
 at p + 2, RoBERTa's as they are). A constant token-type row (RoBERTa's single one) is added to
 the position rows, which gives the same sum for every real token. What cannot map is refused
-naming the config field (``check_config``); weights of the transformers model that have no
-fairseq place (BERT's pooler, ELECTRA's discriminator head) and fairseq weights that start fresh
-(the MLM head of a model without one) are listed in the manifest.
+naming the config field (``check_config``); the weights are read from the files, not through
+transformers' model, after hf_model_files.check_weights has compared them with config.json and
+the mapping. Weights that have no fairseq place (BERT's pooler, ELECTRA's discriminator head:
+hf_families.KNOWN_LEFT_OUT) and fairseq weights that start fresh (the MLM head of a model without
+one) are listed in the manifest.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
-from bio_roberta.hf_families import (
-    FAMILIES,
-    HF_ACTIVATIONS,
-    MLM_BIAS,
-    MLM_DECODER,
-    POSITION_OFFSET,
-    Family,
-)
-from bio_roberta_core.errors import BioRobertaError
+from bio_roberta.hf_families import FAMILIES, HF_ACTIVATIONS, POSITION_OFFSET, Family
+from bio_roberta.hf_model_files import HFImportError, check_weights, load_weights
 
 logger = logging.getLogger(__name__)
 
 LAYERS = "encoder.sentence_encoder.layers."
-
-
-class HFImportError(BioRobertaError):
-    """A transformers directory that cannot be imported; the message names the field."""
-
+# the files transformers builds each vocabulary kind's tokenizer from (any one set does)
+TOKENIZER_FILES = {
+    "gpt2": (("tokenizer.json",), ("vocab.json", "merges.txt")),
+    "wordpiece": (("tokenizer.json",), ("vocab.txt",)),
+}
 
 # fairseq's LayerNorm eps, which its RoBERTa has
 FAIRSEQ_EPS = 1e-5
@@ -55,6 +51,11 @@ def check_config(config_json: Path, raw: dict[str, Any]) -> Family:
     """The family of a config.json, or one line naming the field that cannot map."""
     model_type = raw.get("model_type")
     where = f"{config_json}"
+    if model_type is None:
+        raise HFImportError(
+            f'{where}: no model_type; add the family\'s, e.g. "model_type": "bert" (import-hf '
+            f"takes {', '.join(sorted(FAMILIES))})"
+        )
     if model_type == "albert":
         raise HFImportError(
             f"{where}: model_type 'albert': ALBERT shares its layers and projects its "
@@ -96,16 +97,58 @@ def check_config(config_json: Path, raw: dict[str, Any]) -> Family:
     return FAMILIES[model_type]
 
 
-def load_hf_model(hf_dir: Path):
-    """The transformers model of hf_dir (the class its config.json's architectures names, else
-    AutoModel), in eval mode."""
+def read_config(hf_dir: Path) -> tuple[Path, dict[str, Any]]:
+    """(config.json's path, its JSON object), or one line saying why there is none."""
+    config_json = hf_dir / "config.json"
+    if not config_json.is_file():
+        raise HFImportError(f"{config_json}: no such file; is {hf_dir} a transformers model dir?")
+    try:
+        raw = json.loads(config_json.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as error:  # JSONDecodeError is a ValueError
+        raise HFImportError(f"{config_json}: not valid JSON ({error}); fetch it again") from None
+    if not isinstance(raw, dict):
+        raise HFImportError(f"{config_json}: not a JSON object, as a transformers config is")
+    return config_json, raw
+
+
+def check_tokenizer_files(hf_dir: Path, vocabulary: str) -> None:
+    """Without its files transformers makes up a tokenizer of a few special tokens, which would
+    encode every word as unknown."""
+    choices = TOKENIZER_FILES[vocabulary]
+    if not any(all((hf_dir / name).is_file() for name in names) for names in choices):
+        looked_for = " or ".join(" + ".join(names) for names in choices)
+        raise HFImportError(
+            f"{hf_dir}: no tokenizer files (looked for {looked_for}); fetch the model's "
+            "tokenizer files into it"
+        )
+
+
+@contextlib.contextmanager
+def transformers_quiet() -> Iterator[None]:
+    """transformers' logging (loading chatter) at errors only while the block runs."""
+    from transformers.utils import logging as transformers_logging
+
+    verbosity = transformers_logging.get_verbosity()
+    transformers_logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        transformers_logging.set_verbosity(verbosity)
+
+
+def load_tokenizer(hf_dir: Path, vocab_size: int):
+    """The model's transformers tokenizer, whose ids must be rows of the embeddings."""
     import transformers
 
-    config = transformers.AutoConfig.from_pretrained(hf_dir)
-    names = getattr(config, "architectures", None) or []
-    model_class = getattr(transformers, names[0], None) if names else None
-    model_class = model_class or transformers.AutoModel
-    return model_class.from_pretrained(hf_dir).eval()
+    with transformers_quiet():
+        tokenizer = transformers.AutoTokenizer.from_pretrained(hf_dir)
+    largest = max(tokenizer.get_vocab().values())
+    if largest >= vocab_size:
+        raise HFImportError(
+            f"{hf_dir}: the tokenizer has id {largest}, but the embeddings have {vocab_size} rows "
+            "(config.json's vocab_size); are the tokenizer files this model's?"
+        )
+    return tokenizer
 
 
 def hf_rows(dictionary, vocabulary: str, tokenizer) -> list[Optional[int]]:
@@ -192,11 +235,43 @@ def fairseq_args(family: Family, raw: dict, untied: bool) -> argparse.Namespace:
     return args
 
 
+def warn_if_lowercasing_a_cased_vocabulary(hf_dir: Path, tokenizer) -> None:
+    """A BERT tokenizer built from vocab.txt alone lowercases (transformers' default) even for a
+    cased model, whose capitalised tokens it then never emits: say so."""
+    from preprocess.wordpiece import lowercases
+
+    if not lowercases(tokenizer):
+        return
+    specials = set(tokenizer.all_special_tokens)
+    cased = [t for t in tokenizer.get_vocab() if t not in specials and t != t.lower()]
+    if cased:
+        settings = (
+            "its tokenizer_config.json says so"
+            if (hf_dir / "tokenizer_config.json").is_file()
+            else "transformers' default, without tokenizer_config.json"
+        )
+        logger.warning(
+            "%s: the tokenizer lowercases (%s), but %d of its tokens hold capitals (e.g. %s), "
+            "which it never emits: if the model is cased, add tokenizer_config.json with "
+            '"do_lower_case": false and import again',
+            hf_dir,
+            settings,
+            len(cased),
+            ", ".join(sorted(cased)[:3]),
+        )
+
+
+def untied_decoder(family: Family, hf: dict[str, Any]) -> bool:
+    """Whether the MLM head's output projection is its own (a tied model's file leaves it out)."""
+    decoder = hf.get(f"{family.mlm_decoder}.weight")
+    return decoder is not None and not decoder.equal(hf["embeddings.word_embeddings.weight"])
+
+
 def fairseq_state(
-    family: Family, hf: dict[str, Any], rows: list[Optional[int]], layers: int, mlm: Optional[str]
+    family: Family, hf: dict[str, Any], rows: list[Optional[int]], layers: int, mlm: bool
 ) -> tuple[dict[str, Any], set[str]]:
     """(fairseq weights, the transformers weights used) of the encoder and MLM head; ``hf`` without
-    the base model's prefix."""
+    the base model's prefix (hf_model_files.check_weights)."""
     import torch
 
     used: set[str] = set()
@@ -216,7 +291,7 @@ def fairseq_state(
         positions = torch.cat([positions.new_zeros(POSITION_OFFSET, positions.shape[1]), positions])
         fs[enc + "segment_embeddings.weight"] = token_types
     fs[enc + "embed_positions.weight"] = positions
-    if "embeddings.LayerNorm.weight" in hf:
+    if family.embedding_layer_norm:
         for param in ("weight", "bias"):
             fs[f"{enc}layernorm_embedding.{param}"] = take(f"embeddings.LayerNorm.{param}")
     if family.final_layer_norm:
@@ -226,24 +301,28 @@ def fairseq_state(
         for hf_name, fs_name in family.layer_names.items():
             for param in ("weight", "bias"):
                 fs[f"{LAYERS}{i}.{fs_name}.{param}"] = take(f"encoder.layer.{i}.{hf_name}.{param}")
-    if mlm is not None:
+    if mlm:
         for hf_name, fs_name in family.mlm_head.items():
             for param in ("weight", "bias"):
                 fs[f"encoder.lm_head.{fs_name}.{param}"] = take(f"{hf_name}.{param}")
-        fs["encoder.lm_head.bias"] = take_rows(take(MLM_BIAS[mlm]), rows)
-        decoder = take(MLM_DECODER[mlm] + ".weight")
-        used.add(MLM_DECODER[mlm] + ".bias")  # transformers' copy of the bias above
-        if not torch.equal(decoder, hf["embeddings.word_embeddings.weight"]):
-            fs["encoder.lm_head.weight"] = take_rows(decoder, rows)
+        fs["encoder.lm_head.bias"] = take_rows(take(family.mlm_bias), rows)
+        for param in ("weight", "bias"):  # the bias: transformers' copy of the one above
+            if f"{family.mlm_decoder}.{param}" in hf:
+                take(f"{family.mlm_decoder}.{param}")
+        if untied_decoder(family, hf):
+            fs["encoder.lm_head.weight"] = take_rows(hf[f"{family.mlm_decoder}.weight"], rows)
     fs.setdefault("encoder.lm_head.weight", fs[enc + "embed_tokens.weight"])  # tied
     return fs, used
 
 
 def import_hf(hf_dir: str | os.PathLike, out_dir: str | os.PathLike) -> dict[str, Any]:
     """Write OUT: a vocabulary dir of the model's tokenizer plus model.pt, its fairseq checkpoint.
-    Returns the manifest."""
+    Returns the manifest.
+
+    Everything import reads is checked first (config.json, the weights' names and shapes against
+    the config, the tokenizer files: hf_model_files.check_weights), before anything is written or
+    allocated; then the output dir's lock is held for the rest of the run."""
     import torch
-    import transformers
 
     from bio_roberta_core.model_dictionary import load_model_dictionary
     from bio_roberta_core.output_dir import new_output_dir
@@ -258,24 +337,16 @@ def import_hf(hf_dir: str | os.PathLike, out_dir: str | os.PathLike) -> dict[str
     from preprocess.wordpiece import WordPieceError, special_tokens, write_wordpiece_vocab
 
     hf_dir = Path(hf_dir)
-    config_json = hf_dir / "config.json"
-    if not config_json.is_file():
-        raise HFImportError(f"{config_json}: no such file; is {hf_dir} a transformers model dir?")
-    raw = json.loads(config_json.read_text(encoding="utf-8"))
+    config_json, raw = read_config(hf_dir)
     family = check_config(config_json, raw)
-    model = load_hf_model(hf_dir)
-    tokenizer = transformers.AutoTokenizer.from_pretrained(hf_dir)
-    prefix = model.base_model_prefix + "."
-    hf = {
-        key[len(prefix) :] if key.startswith(prefix) else key: value
-        for key, value in model.state_dict().items()
-    }
-    mlm = next((name for name, bias in MLM_BIAS.items() if family.mlm_head and bias in hf), None)
-    untied = mlm is not None and not torch.equal(
-        hf[MLM_DECODER[mlm] + ".weight"], hf["embeddings.word_embeddings.weight"]
-    )
-    args = fairseq_args(family, raw, untied)
+    checked = check_weights(hf_dir, config_json, raw, raw["model_type"])
+    check_tokenizer_files(hf_dir, family.vocabulary)
     with new_output_dir(out_dir, VOCAB_DIR_FILE) as build:
+        tokenizer = load_tokenizer(hf_dir, raw["vocab_size"])
+        if family.vocabulary == "wordpiece":
+            warn_if_lowercasing_a_cased_vocabulary(hf_dir, tokenizer)
+        hf = load_weights(checked)
+        args = fairseq_args(family, raw, untied_decoder(family, hf))
         try:
             counts = (
                 write_gpt2_vocab(tokenizer, build.path)
@@ -289,7 +360,10 @@ def import_hf(hf_dir: str | os.PathLike, out_dir: str | os.PathLike) -> dict[str
         )
         dictionary = load_model_dictionary(build.path / DICT_FILE)
         rows = hf_rows(dictionary, family.vocabulary, tokenizer)
-        state, used = fairseq_state(family, hf, rows, raw["num_hidden_layers"], mlm)
+        state, used = fairseq_state(
+            family, hf, rows, raw["num_hidden_layers"], checked.has_mlm_head
+        )
+        assert used == set(hf), f"read but not mapped: {sorted(set(hf) - used)}"
         fairseq_model = build_fairseq_model(args, dictionary)
         expected = fairseq_model.state_dict()
         fresh = sorted(k for k in expected if k not in state and not k.endswith(".version"))
@@ -297,9 +371,8 @@ def import_hf(hf_dir: str | os.PathLike, out_dir: str | os.PathLike) -> dict[str
         if wrong:
             raise HFImportError(f"{hf_dir}: weights that do not fit fairseq's model: {wrong[:3]}")
         fairseq_model.load_state_dict({**expected, **state}, strict=True)
-        dropped = sorted(k for k in hf if k not in used)
-        if dropped:
-            logger.warning("left out (no fairseq counterpart): %s", ", ".join(dropped))
+        if checked.left_out:
+            logger.warning("left out (no fairseq counterpart): %s", ", ".join(checked.left_out))
         if fresh:
             logger.warning("start fresh (not in %s): %s", hf_dir, ", ".join(fresh))
         dict_record = build.file_record(DICT_FILE)
@@ -330,10 +403,10 @@ def import_hf(hf_dir: str | os.PathLike, out_dir: str | os.PathLike) -> dict[str
         options = {
             "imported_from": str(hf_dir.resolve()),
             "model_type": raw["model_type"],
-            "hf_model_class": type(model).__name__,
+            "hf_model_class": (raw.get("architectures") or [None])[0],
             "checkpoint": IMPORTED_CHECKPOINT,
             "arch": args.arch,
-            "left_out": dropped,
+            "left_out": checked.left_out,
             "fresh": fresh,
         }
         if family.vocabulary == "wordpiece":  # what export-hf names fairseq's specials

@@ -130,10 +130,9 @@ def read_checkpoint(path: str | os.PathLike, mmap: bool = False) -> dict[str, An
         raise CheckpointError.unreadable(path, error) from None
 
 
-def check_finite_weights(path: str | os.PathLike, model_state: dict[str, Any]) -> None:
-    """A CheckpointError naming the first tensor of model_state (in its order) holding NaN or Inf:
-    such weights give NaN outputs, which an export or a fine-tuning run would only show later
-    and obscurely."""
+def first_non_finite(model_state: dict[str, Any]) -> tuple[str, int, int] | None:
+    """(name, how many NaN/Inf, of how many values) of the first floating tensor of model_state
+    (in its order) holding NaN or Inf; None if all are finite."""
     import torch
 
     for name, tensor in model_state.items():
@@ -141,7 +140,18 @@ def check_finite_weights(path: str | os.PathLike, model_state: dict[str, Any]) -
             continue
         finite = torch.isfinite(tensor)
         if not bool(finite.all()):
-            raise CheckpointError(
-                f"{path}: weights not finite: {name} holds {int((~finite).sum())} NaN/Inf of "
-                f"{finite.numel()} values (a diverged run?); use an earlier checkpoint"
-            )
+            return name, int((~finite).sum()), finite.numel()
+    return None
+
+
+def check_finite_weights(path: str | os.PathLike, model_state: dict[str, Any]) -> None:
+    """A CheckpointError naming the first tensor of model_state (in its order) holding NaN or Inf:
+    such weights give NaN outputs, which an export or a fine-tuning run would only show later
+    and obscurely."""
+    found = first_non_finite(model_state)
+    if found is not None:
+        name, bad, total = found
+        raise CheckpointError(
+            f"{path}: weights not finite: {name} holds {bad} NaN/Inf of {total} values "
+            "(a diverged run?); use an earlier checkpoint"
+        )

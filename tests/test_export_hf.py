@@ -1061,3 +1061,63 @@ def test_an_export_dir_is_replaced_whole_or_not_at_all(bpe_vocab, mlm_checkpoint
         "directory; pass "
         "a directory for --out"
     )
+
+
+def test_export_out_of_room_is_one_line_and_leaves_the_older_export_whole(
+    bpe_vocab, mlm_checkpoint, tmp_path
+):
+    """No room for the weights (RLIMIT_FSIZE gives EFBIG, as a full disk gives ENOSPC) inside
+    safetensors' writer: one line naming the output, the partial dir removed, the older export as
+    it was (issue 27: a safetensors traceback)."""
+    from test_output_dir import limit_file_size
+    from test_text_shards import tree_bytes
+
+    vocab_dir, _ = bpe_vocab
+    out = tmp_path / "hf"
+    assert export_cli(mlm_checkpoint, out, "--vocab", vocab_dir).returncode == 0
+    older = tree_bytes(out)
+    weights = (out / "model.safetensors").stat().st_size
+    run = subprocess.run(
+        [
+            str(BIN / "bio-roberta"),
+            "export-hf",
+            str(mlm_checkpoint),
+            str(out),
+            "--vocab",
+            vocab_dir,
+        ],
+        capture_output=True,
+        text=True,
+        preexec_fn=limit_file_size(weights // 2),
+    )
+    assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr[-3000:]
+    line = run.stderr.strip().splitlines()[-1]
+    assert line.startswith("bio-roberta export-hf: error: ") and "File too large" in line
+    assert str(tmp_path / ".hf.new") in line and "make room" in line
+    assert tree_bytes(out) == older
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hf"]
+
+
+def test_a_second_export_into_the_same_dir_is_refused_while_the_first_runs(
+    bpe_vocab, mlm_checkpoint, tmp_path, monkeypatch, capsys
+):
+    """The output dir's lock is held from reading the checkpoint to the swap, not only while
+    swapping: a second export into it meanwhile exits 2 naming the first."""
+    from bio_roberta import export_hf
+    from bio_roberta.cli import main as cli_main
+
+    vocab_dir, _ = bpe_vocab
+    out = tmp_path / "hf"
+    export = ["export-hf", str(mlm_checkpoint), str(out), "--vocab", str(vocab_dir)]
+    second = []
+    build_hf_model = export_hf.build_hf_model
+
+    def build_then_start_another(*args, **kwargs):
+        second.append(cli_main(export))
+        return build_hf_model(*args, **kwargs)
+
+    monkeypatch.setattr(export_hf, "build_hf_model", build_then_start_another)
+    assert cli_main(export) == 0
+    assert second == [2]
+    assert f"another run is writing it: pid {os.getpid()}" in capsys.readouterr().err
+    assert (out / "manifest.json").is_file()

@@ -552,3 +552,287 @@ def test_binarize_with_an_import_gives_the_models_own_token_ids(imported, tmp_pa
     for i, line in enumerate(lines):
         ids = torch.tensor(tokenizer(line, add_special_tokens=False)["input_ids"], dtype=torch.long)
         assert dataset[i].tolist() == to_fairseq[ids].tolist() + [eos], line
+
+
+# --- one check of what a transformers dir holds before anything is written (issue 27) ---
+
+
+@pytest.fixture(scope="module")
+def bert_dir(tmp_path_factory) -> Path:
+    """A tiny BertForMaskedLM as transformers saves it (model.safetensors, the decoder tied)."""
+    return save_hf_model(tmp_path_factory.mktemp("checked") / "hf", "bert-uncased")
+
+
+def copy_of(bert_dir: Path, tmp_path: Path) -> Path:
+    import shutil
+
+    return Path(shutil.copytree(bert_dir, tmp_path / "hf"))
+
+
+def edit_config(hf_dir: Path, **fields) -> None:
+    config = json.loads((hf_dir / "config.json").read_text())
+    config.update(fields)
+    (hf_dir / "config.json").write_text(json.dumps({k: v for k, v in config.items() if v != ...}))
+
+
+def edit_weights(hf_dir: Path, edit) -> None:
+    """model.safetensors rewritten with edit(weights) (a dict it changes in place)."""
+    from safetensors.torch import load_file, save_file
+
+    weights = load_file(hf_dir / "model.safetensors")
+    edit(weights)
+    save_file(weights, hf_dir / "model.safetensors", metadata={"format": "pt"})
+
+
+def refused(hf_dir: Path, tmp_path: Path, capsys) -> str:
+    """The one line import-hf refused hf_dir with; nothing was written."""
+    out = tmp_path / "out"
+    assert cli_main(["import-hf", str(hf_dir), str(out)]) == 2
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1, error
+    assert not out.exists() and not (tmp_path / ".out.new").exists()
+    return error
+
+
+def cut_short(path: Path) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) - 100])
+
+
+class Pickled:
+    """What a malicious pytorch_model.bin holds: unpickling it calls a function."""
+
+    def __reduce__(self):
+        return (print, ("this ran while loading",))
+
+
+def malicious_bin(hf_dir: Path) -> None:
+    (hf_dir / "model.safetensors").unlink()
+    torch.save({"bert.embeddings.word_embeddings.weight": Pickled()}, hf_dir / "pytorch_model.bin")
+
+
+def nan_in(name: str):
+    def edit(weights):
+        weights[name][0, 0] = float("nan")
+
+    return edit
+
+
+# (what is wrong, how to make it so, what the line says)
+BROKEN = {
+    "weight deleted": (
+        lambda d: edit_weights(d, lambda w: w.pop("bert.encoder.layer.1.output.dense.weight")),
+        ["random values", "encoder.layer.1.output.dense.weight"],
+    ),
+    "weight no mapping reads": (
+        lambda d: edit_weights(d, lambda w: w.update(extra=torch.zeros(2))),
+        ["would be lost", "extra"],
+    ),
+    "fewer layers in config.json": (
+        lambda d: edit_config(d, num_hidden_layers=1),
+        ["num_hidden_layers 1", "layers 0-1"],
+    ),
+    "absurd layer count": (
+        lambda d: edit_config(d, num_hidden_layers=10**6),
+        ["num_hidden_layers 1000000", "layers 0-1"],
+    ),
+    "absurd hidden_size": (
+        lambda d: edit_config(d, hidden_size=2**20),
+        ["word_embeddings.weight has shape [300, 32]", f"hidden_size {2**20} make it"],
+    ),
+    "wrong intermediate_size": (
+        lambda d: edit_config(d, intermediate_size=128),
+        [
+            "intermediate.dense.weight has shape [64, 32]",
+            "intermediate_size 128, hidden_size 32 make it [128, 32]",
+        ],
+    ),
+    "megatron-bert over BERT weights": (
+        lambda d: edit_config(d, model_type="megatron-bert"),
+        ["model_type 'megatron-bert' contradicts the weights", "a bert model's names"],
+    ),
+    "no model_type": (lambda d: edit_config(d, model_type=...), ['"model_type": "bert"']),
+    "invalid config.json": (
+        lambda d: (d / "config.json").write_text('{"model_type": "bert",'),
+        ["config.json: not valid JSON"],
+    ),
+    "no weights file": (
+        lambda d: (d / "model.safetensors").unlink(),
+        ["no weights file", "model.safetensors", "pytorch_model.bin"],
+    ),
+    "truncated safetensors": (
+        lambda d: cut_short(d / "model.safetensors"),
+        ["model.safetensors: truncated"],
+    ),
+    "NaN in a weight": (
+        lambda d: edit_weights(d, nan_in("bert.encoder.layer.0.intermediate.dense.weight")),
+        ["bert.encoder.layer.0.intermediate.dense.weight holds 1 NaN/Inf"],
+    ),
+    "malicious pytorch_model.bin": (
+        malicious_bin,
+        ["pytorch_model.bin: refused to load", "needs print", "weights_only"],
+    ),
+    "no tokenizer files": (
+        lambda d: [(d / name).unlink() for name in ("tokenizer.json", "tokenizer_config.json")],
+        ["no tokenizer files", "tokenizer.json or vocab.txt"],
+    ),
+}
+
+
+@pytest.mark.parametrize("broken", sorted(BROKEN))
+def test_a_dir_with_one_thing_wrong_is_refused_in_one_line(bert_dir, tmp_path, capsys, broken):
+    """Each of these, imported as transformers loads it, used to give a model with random,
+    missing or truncated weights, or a traceback (issue 27): now one line naming the cause."""
+    hf_dir = copy_of(bert_dir, tmp_path)
+    make_broken, said = BROKEN[broken]
+    make_broken(hf_dir)
+    error = refused(hf_dir, tmp_path, capsys)
+    assert all(part in error for part in said), error
+    assert "this ran while loading" not in error
+
+
+def test_a_missing_shard_is_refused_and_a_whole_sharded_model_imports(bert_dir, tmp_path, capsys):
+    """transformers' own sharded layout (save_pretrained's max_shard_size): the index's shards are
+    read; the same weights as the single file; a shard missing is named."""
+    hf_dir = copy_of(bert_dir, tmp_path)
+    (hf_dir / "model.safetensors").unlink()
+    model = transformers.BertForMaskedLM.from_pretrained(bert_dir)
+    model.save_pretrained(hf_dir, max_shard_size="40KB")
+    shards = sorted(hf_dir.glob("model-*.safetensors"))
+    assert len(shards) > 2 and (hf_dir / "model.safetensors.index.json").is_file()
+    assert cli_main(["import-hf", str(hf_dir), str(tmp_path / "sharded")]) == 0
+    assert cli_main(["import-hf", str(bert_dir), str(tmp_path / "whole")]) == 0
+    sharded = torch.load(tmp_path / "sharded" / "model.pt", weights_only=False)["model"]
+    whole = torch.load(tmp_path / "whole" / "model.pt", weights_only=False)["model"]
+    assert sharded.keys() == whole.keys()
+    assert all(torch.equal(sharded[k], whole[k]) for k in whole)
+    capsys.readouterr()
+    shards[1].unlink()
+    error = refused(hf_dir, tmp_path, capsys)
+    assert f"its shard {shards[1].name} is missing" in error
+
+
+def test_legacy_pytorch_model_bin_without_architectures_imports_whole(bert_dir, tmp_path):
+    """An old BERT file (pytorch_model.bin, LayerNorm gamma/beta, the position_ids buffer) with a
+    config that names no architectures: its MLM head is read, not started fresh, and the
+    weights equal the safetensors import's."""
+    from safetensors.torch import load_file
+
+    hf_dir = copy_of(bert_dir, tmp_path)
+    weights = load_file(hf_dir / "model.safetensors")
+    legacy = {
+        name.replace("LayerNorm.weight", "LayerNorm.gamma").replace(
+            "LayerNorm.bias", "LayerNorm.beta"
+        ): tensor
+        for name, tensor in weights.items()
+    }
+    legacy["bert.embeddings.position_ids"] = torch.arange(64)[None]
+    (hf_dir / "model.safetensors").unlink()
+    torch.save(legacy, hf_dir / "pytorch_model.bin")
+    edit_config(hf_dir, architectures=...)
+    assert cli_main(["import-hf", str(hf_dir), str(tmp_path / "legacy")]) == 0
+    assert cli_main(["import-hf", str(bert_dir), str(tmp_path / "new")]) == 0
+    manifest = json.loads((tmp_path / "legacy" / "manifest.json").read_text())["options"]
+    assert manifest["fresh"] == [] and manifest["hf_model_class"] is None
+    assert manifest["left_out"] == ["bert.embeddings.position_ids"]
+    ours = torch.load(tmp_path / "legacy" / "model.pt", weights_only=False)["model"]
+    theirs = torch.load(tmp_path / "new" / "model.pt", weights_only=False)["model"]
+    assert all(torch.equal(ours[k], theirs[k]) for k in theirs)
+
+
+def test_a_second_import_into_the_same_dir_is_refused_while_the_first_runs(
+    bert_dir, tmp_path, capsys, monkeypatch
+):
+    """The output dir's lock is held from loading the weights to the swap: a second run into
+    it meanwhile exits 2 naming the first."""
+    from bio_roberta import import_hf
+
+    out = tmp_path / "out"
+    second = []
+    load_weights = import_hf.load_weights
+
+    def load_then_start_another(checked):
+        second.append(cli_main(["import-hf", str(bert_dir), str(out)]))
+        return load_weights(checked)
+
+    monkeypatch.setattr(import_hf, "load_weights", load_then_start_another)
+    assert cli_main(["import-hf", str(bert_dir), str(out)]) == 0
+    assert second == [2]
+    assert f"pid {__import__('os').getpid()}" in capsys.readouterr().err
+    assert (out / "model.pt").is_file()
+
+
+def test_convert_task_refuses_a_vocabulary_that_leaves_most_tokens_unknown(tmp_path, capsys):
+    """A BERT whose tokenizer knows next to no word (as transformers made one up when the
+    tokenizer files were missing, issue 27) imports, but convert-task with it stops at the first
+    split whose <unk> share passes --max-unknown-rate, naming the files and the flag; with the
+    flag at 1 it converts and the manifest has each split's rate."""
+    hf_dir = tmp_path / "hf"
+    tokenizer = transformers.BertTokenizer(
+        vocab={token: i for i, token in enumerate([*BERT_SPECIALS, "the", "of"])}
+    )
+    config = transformers.BertConfig(vocab_size=len(tokenizer), max_position_embeddings=64, **SHAPE)
+    transformers.BertForMaskedLM(config).save_pretrained(hf_dir)
+    tokenizer.save_pretrained(hf_dir)
+    assert cli_main(["import-hf", str(hf_dir), str(tmp_path / "vocab")]) == 0
+    convert = ["convert-task", "chemprot", "--data", str(CHEMPROT_SAMPLE)]
+    convert += ["--vocab", str(tmp_path / "vocab"), "--out", str(tmp_path / "bin")]
+    capsys.readouterr()
+    assert cli_main(convert) == 2
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and not (tmp_path / "bin").exists()
+    assert "chemprot" in error and "train.tsv" in error and "are <unk>" in error
+    assert "--max-unknown-rate 0.05" in error and "--max-unknown-rate 1" in error
+    assert cli_main([*convert, "--max-unknown-rate", "1"]) == 0
+    details = json.loads((tmp_path / "bin" / "manifest.json").read_text())["split_details"]
+    for split in details.values():
+        converted = split["converted"]
+        assert (
+            split["unknown_token_rate"] == converted["unknown_tokens"] / converted["encoded_tokens"]
+        )
+        assert split["unknown_token_rate"] > 0.5
+
+
+def test_a_pair_that_fits_the_models_positions_is_not_cut(imported, tmp_path):
+    """convert-task budgets a pair's specials as the model lays it out: BERT's [CLS] a [SEP] b
+    [SEP] three, RoBERTa's <s> a </s></s> b </s> four. A pair transformers' tokenizer fits in N
+    positions is kept whole at --max-positions N, and cut at N - 1."""
+    from bio_roberta.convert import convert_task
+
+    hf_dir, vocab = imported
+    tokenizer = transformers.AutoTokenizer.from_pretrained(hf_dir)
+    longest = max(len(tokenizer(a, b)["input_ids"]) for a, b in PAIRS)
+    data = tmp_path / "mednli"
+    data.mkdir()
+    records = [{"sentence1": a, "sentence2": b, "gold_label": "neutral"} for a, b in PAIRS]
+    for name in ("mli_train_v1.jsonl", "mli_dev_v1.jsonl", "mli_test_v1.jsonl"):
+        (data / name).write_text("".join(json.dumps(r) + "\n" for r in records))
+    for positions, cut in ((longest, 0), (longest - 1, 1)):
+        (manifest,) = convert_task(
+            get_task("mednli"), data, vocab, tmp_path / "bin", max_positions=positions
+        )
+        converted = manifest["split_details"]["test"]["converted"]
+        assert converted.get("truncated", 0) == cut, (positions, converted)
+
+
+def test_a_cased_vocabulary_lowercased_by_default_is_warned_about(tmp_path, caplog):
+    """A cased BERT shipped with vocab.txt only: transformers' BertTokenizer lowercases by
+    default, so its capitalised tokens are never emitted; the import says so (issue 30)."""
+    hf_dir = tmp_path / "hf"
+    hf_dir.mkdir()
+    vocab = [*BERT_SPECIALS, "the", "The", "BRCA", "##1", "gene"]
+    (hf_dir / "vocab.txt").write_text("".join(f"{token}\n" for token in vocab))
+    config = transformers.BertConfig(vocab_size=len(vocab), max_position_embeddings=64, **SHAPE)
+    transformers.BertForMaskedLM(config).save_pretrained(hf_dir)
+    with caplog.at_level("WARNING", logger="bio_roberta.import_hf"):
+        assert cli_main(["import-hf", str(hf_dir), str(tmp_path / "lowercased")]) == 0
+    (warning,) = [r.getMessage() for r in caplog.records if "capitals" in r.getMessage()]
+    assert "without tokenizer_config.json" in warning and "2 of its tokens" in warning
+    assert '"do_lower_case": false' in warning
+    transformers.BertTokenizer(str(hf_dir / "vocab.txt"), do_lower_case=False).save_pretrained(
+        hf_dir
+    )
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="bio_roberta.import_hf"):
+        assert cli_main(["import-hf", str(hf_dir), str(tmp_path / "cased")]) == 0
+    assert not [r for r in caplog.records if "capitals" in r.getMessage()]

@@ -9,6 +9,7 @@ HELP = "convert a task's source files into fairseq fine-tuning inputs (finetune-
 
 
 def add_arguments(parser):
+    from bio_roberta.convert import MAX_UNKNOWN_RATE
     from bio_roberta.tasks.registry import TASKS
 
     parser.add_argument(
@@ -34,6 +35,13 @@ def add_arguments(parser):
         default=None,
         help="model positions incl. <s> and </s> (default: the registry's, 512)",
     )
+    parser.add_argument(
+        "--max-unknown-rate",
+        type=float,
+        default=MAX_UNKNOWN_RATE,
+        help="most of a split's tokens that may be <unk> before the conversion is refused as "
+        "done with a vocabulary not the model's (default %(default)s; 1 allows any)",
+    )
 
 
 def run(args):
@@ -49,6 +57,7 @@ def run(args):
         args.out,
         scheme=args.scheme,
         max_positions=args.max_positions,
+        max_unknown_rate=args.max_unknown_rate,
     )
     for manifest in manifests:
         where = f" fold {manifest['fold']}" if manifest["fold"] else ""

@@ -17,7 +17,8 @@ def run(args):
     manifest = import_hf(args.hf_dir, args.out)
     options = manifest["options"]
     print(
-        f"{options['hf_model_class']} ({options['model_type']}) -> {args.out}/"
+        f"{options['hf_model_class'] or 'a config without architectures'} "
+        f"({options['model_type']}) -> {args.out}/"
         f"{options['checkpoint']} (arch {options['arch']}), {manifest['kind']} vocabulary of "
         f"{manifest['dict_size']} entries"
     )
