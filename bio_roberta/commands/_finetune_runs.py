@@ -73,13 +73,17 @@ def hydra_command(args, tasks: list[str], seeds: list[int], multirun: bool) -> l
 
 
 def exit_status(
-    hydra_statuses: list[int], results: str, plan: list[tuple[list[str], list[int]]]
+    hydra_statuses: list[int],
+    results: str,
+    plan: list[tuple[list[str], list[int]]],
+    grid: list[dict],
 ) -> int:
-    """Non-zero when a Hydra run failed or any run of the plan ((tasks, seeds) groups) failed or is
-    missing, after a summary on stderr naming each and its log."""
+    """Non-zero when a Hydra run failed or any run of the plan ((tasks, seeds) groups) x grid (its
+    hparams settings, bio_roberta.sweep.hparams_grid) failed or is missing, after a summary on
+    stderr naming each and its log."""
     from bio_roberta.results import failed_runs
 
-    failed = [line for tasks, seeds in plan for line in failed_runs(results, tasks, seeds)]
+    failed = [line for tasks, seeds in plan for line in failed_runs(results, tasks, seeds, grid)]
     if failed:
         print(f"bio-roberta: {len(failed)} run(s) failed:", *failed, sep="\n  ", file=sys.stderr)
     return next((status for status in hydra_statuses if status), 1 if failed else 0)

@@ -34,6 +34,7 @@ def add_arguments(parser):
 def run(args):
     import subprocess
 
+    from bio_roberta.sweep import hparams_grid
     from bio_roberta.tasks.registry import TASKS
     from bio_roberta_core.processes import end_with_parent
 
@@ -42,8 +43,9 @@ def run(args):
         raise UsageError(f"--task {args.task}: one task; `bio-roberta sweep --tasks` runs several")
     check_pretrained(args.pretrained)
     check_converted(args.data_root, tasks)
+    grid = hparams_grid(args.overrides)
     seeds = [TASKS[tasks[0]].seeds[0] if args.seed is None else args.seed]
     # killed, the command takes its Hydra job and that job's fairseq-train with it
     command = hydra_command(args, tasks, seeds, multirun=False)
     status = subprocess.run(command, preexec_fn=end_with_parent).returncode
-    return exit_status([status], args.results, [(tasks, seeds)])
+    return exit_status([status], args.results, [(tasks, seeds)], grid)
