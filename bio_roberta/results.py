@@ -75,12 +75,21 @@ def run_setting(registry: Hyperparameters, overrides: Mapping[str, Any]) -> dict
     }
 
 
+def ordered_setting(setting: Optional[Mapping[str, Any]]) -> dict[str, Any]:
+    """A setting in Hyperparameters' field order, whatever order it was written in (result.json
+    sorts its keys); KeyError for a key that is no hyperparameter."""
+    unknown = sorted(set(setting or {}) - set(SETTING_ABBREVIATIONS))
+    if unknown:
+        raise KeyError(", ".join(unknown))
+    return {key: setting[key] for key in SETTING_ABBREVIATIONS if key in (setting or {})}
+
+
 def setting_name(setting: Optional[Mapping[str, Any]]) -> str:
-    """A setting's dir name, e.g. {"lr": 3e-05, "batch_size": 32} -> "lr3e-05-bs32" (repr of a
-    float, so two values never share a name); "" for the registry's setting ({} or None, as
-    records written before settings hold it)."""
+    """A setting's dir name, e.g. {"batch_size": 32, "lr": 3e-05} -> "lr3e-05-bs32" (field order;
+    repr of a float, so two values never share a name); "" for the registry's setting ({} or
+    None, as records written before settings hold it)."""
     return "-".join(
-        f"{SETTING_ABBREVIATIONS[key]}{value!r}" for key, value in (setting or {}).items()
+        f"{SETTING_ABBREVIATIONS[key]}{value!r}" for key, value in ordered_setting(setting).items()
     )
 
 
@@ -157,6 +166,14 @@ class ResultRecord:
             raise ResultRecordError(f"{path}: no {', '.join(missing)}: not a whole result record")
         known = {field.name for field in dataclasses.fields(cls)} - {"path"}
         result = cls(**{key: value for key, value in record.items() if key in known}, path=path)
+        if result.setting is not None:
+            try:
+                result.setting = ordered_setting(result.setting)
+            except (KeyError, TypeError, AttributeError) as error:
+                raise ResultRecordError(
+                    f"{path}: setting {result.setting!r} is not an object of hyperparameters "
+                    f"({', '.join(SETTING_ABBREVIATIONS)}): {error}"
+                ) from None
         unit = result.score_unit
         if unit not in SCORE_UNITS:
             raise ResultRecordError(

@@ -38,6 +38,8 @@ def test_a_setting_names_what_differs_from_the_registry_and_the_registrys_keeps_
     setting = run_setting(registry, {"batch_size": 32, "lr": 3e-5, "dropout": 0.1})
     assert setting == {"lr": 3e-5, "batch_size": 32}  # field order; dropout is the registry's
     assert setting_name(setting) == "lr3e-05-bs32"
+    # result.json sorts its keys: the name keeps the fields' order
+    assert setting_name({"batch_size": 32, "lr": 3e-5}) == "lr3e-05-bs32"
     assert str(run_dir("r", "gad", 7, 2, setting)) == "r/gad/lr3e-05-bs32/seed7/fold2"
     # repr keeps every float apart, where a rounded format would merge them
     assert setting_name({"lr": 1.00001e-5}) != setting_name({"lr": 1e-5})
@@ -111,6 +113,14 @@ def test_two_settings_of_one_run_are_two_records_and_a_copy_of_one_is_refused(tm
     copy.parent.mkdir(parents=True)
     copy.write_text((run_dir(tmp_path, "chemprot", 10, setting=LR3) / "result.json").read_text())
     with pytest.raises(ResultRecordError, match="a second record of chemprot lr3e-05 seed 10"):
+        load_records(tmp_path)
+
+
+def test_a_record_whose_setting_is_not_hyperparameters_is_refused(tmp_path):
+    write(tmp_path, "chemprot", 10, valid=0.5, test=0.5)
+    path = run_dir(tmp_path, "chemprot", 10) / "result.json"
+    path.write_text(path.read_text().replace('"setting": {}', '"setting": {"lrr": 1}'))
+    with pytest.raises(ResultRecordError, match=r"result.json: setting \{'lrr': 1\} is not an "):
         load_records(tmp_path)
 
 
