@@ -62,6 +62,7 @@ def compose_config(overrides: list[str]) -> SweepConfig:
 HPARAMS = "hparams."
 
 
+@contextlib.contextmanager
 def hydra_errors_as_usage(overrides: Sequence[str]):
     """A Hydra error in a command's overrides as a one-line UsageError naming them."""
     from hydra.errors import HydraException
@@ -69,15 +70,11 @@ def hydra_errors_as_usage(overrides: Sequence[str]):
 
     from bio_roberta.errors import UsageError
 
-    @contextlib.contextmanager
-    def block():
-        try:
-            yield
-        except (HydraException, OmegaConfBaseException) as error:
-            first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
-            raise UsageError(f"Hydra overrides {' '.join(overrides)}: {first_line}") from None
-
-    return block()
+    try:
+        yield
+    except (HydraException, OmegaConfBaseException) as error:
+        first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        raise UsageError(f"Hydra overrides {' '.join(overrides)}: {first_line}") from None
 
 
 def hparams_grid(overrides: Sequence[str]) -> list[dict[str, Any]]:

@@ -35,7 +35,7 @@ TINY = [
     "log_interval=1",
 ]
 # chemprot's run dir under TINY: its hparams that differ from the registry's
-TINY_SETTING = "ep2-bs8-vi3-pat2"
+TINY_SETTING = "bs8-ep2-vi3-pat2"
 CUE_WORDS = ("aspirin", "insulin", "mice")
 
 
