@@ -301,7 +301,7 @@ def test_data_converted_for_more_positions_than_the_model_has_stops_before_train
     assert not Path(failed["log"]).exists() and "fairseq_args" not in failed["config"]
     assert run.stderr.strip().splitlines()[-2:] == [
         "bio-roberta: 1 run(s) failed:",
-        f"  chemprot seed 7: {failed['error']} (stopped before training, no log)",
+        f"  chemprot {TINY_SETTING} seed 7: {failed['error']} (stopped before training, no log)",
     ]
 
     report, log = bio_roberta(
