@@ -236,12 +236,12 @@ def settings_lines(settings: dict[str, TaskSettings]) -> list[str]:
                 [
                     *(task, found.protocol, setting.label, hparams or "-"),
                     hundredths(setting.dev),
-                    f"{len(setting.dev_scores)}/{setting.runs}",
+                    str(len(setting.dev_scores)),
                     scored,
                 ]
             )
     header = ["Task", "protocol", "setting", "differs from the registry", "dev x100"]
-    return lines + ["", *table_lines([*header, "seeds on dev/runs", "scored"], rows)]
+    return lines + ["", *table_lines([*header, "seeds on dev", "scored"], rows)]
 
 
 def failure_lines(records: list[ResultRecord]) -> list[str]:
