@@ -4,9 +4,12 @@ sweep it with each dataset's BLURB seeds (bio-roberta sweep), and report Table 6
 BLURB score and leaderboard.json (bio_roberta/blurb/leaderboard.py), and collect each dataset's
 chosen run's test predictions into submission/ (bio_roberta/submission.py).
 
-Resumable: a dataset converted before from the same files, vocabulary and positions is not
-converted again (its runs' data manifests stay valid), and the sweep skips finished runs. What is
-missing is named on stderr and in the report's partial score.
+--tune runs BLURB's grid (bio_roberta.tasks.registry.BLURB_GRID: every lr x batch size, each
+setting in its own run dirs) and the report scores, per dataset, the setting whose dev score is
+best (bio_roberta/report/settings.py); without it each dataset runs its registry setting alone
+(untuned). Resumable: a dataset converted before from the same files, vocabulary and positions is
+not converted again (its runs' data manifests stay valid), and the sweep skips finished runs.
+What is missing is named on stderr and in the report's partial score.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from pathlib import Path
 from typing import Optional
 
 from bio_roberta.blurb.leaderboard import leaderboard
+from bio_roberta.blurb.suite import BLURB as BLURB_TASKS
 from bio_roberta.blurb.suite import BLURB_DATASETS
 from bio_roberta.convert import convert_task, vocab_record
 from bio_roberta.finetune_command import check_pretrained
@@ -27,11 +31,13 @@ from bio_roberta.report.blurb import (
     blurb_summary,
     complete_text,
 )
+from bio_roberta.report.models import reported_models
 from bio_roberta.report.seed_results import task_results
-from bio_roberta.results import load_records
+from bio_roberta.report.settings import protocol
 from bio_roberta.submission import write_submission
 from bio_roberta.suites import BLURB
-from bio_roberta.tasks.registry import get_task
+from bio_roberta.sweep import grid_overrides, hparams_grid
+from bio_roberta.tasks.registry import BLURB_GRID, get_task
 from bio_roberta_core.errors import BioRobertaError
 from bio_roberta_core.processes import run_owned
 from bio_roberta_core.provenance import atomic_write_json, sha256_file
@@ -103,28 +109,43 @@ def convert_all(found: dict[str, Path], vocab_dir: Path, work: Path, max_positio
         )
 
 
+def sweep_overrides(args) -> list[str]:
+    """The sweep's Hydra overrides: with --tune BLURB's grid first (an axis the user's overrides
+    set is theirs), then the user's."""
+    grid = grid_overrides(BLURB_GRID, args.overrides) if args.tune else []
+    return [*grid, *args.overrides]
+
+
 def sweep(tasks: list[str], args, work: Path) -> int:
-    """bio-roberta sweep over tasks (each with its own BLURB seeds); its exit status."""
+    """bio-roberta sweep over tasks (each with its own BLURB seeds; with --tune, each setting of
+    BLURB's grid); its exit status."""
     command = [sys.executable, "-m", "bio_roberta", "sweep", "--tasks", ",".join(tasks)]
     command += ["--pretrained", str(args.pretrained), "--data-root", str(work / FINETUNE_BIN)]
     command += ["--results", str(work / RESULTS)]
     command += ["--seeds", str(args.seeds)] if args.seeds else []
     command += ["--arch", args.arch] if args.arch else []
-    return run_owned([*command, *args.overrides]).returncode  # killed, the suite takes it along
+    return run_owned([*command, *sweep_overrides(args)]).returncode  # killed, the suite takes it
 
 
 def report(
-    work: Path, model: str, expected_seeds: Optional[int], score_any_split: bool = False
+    work: Path,
+    model: str,
+    expected_seeds: Optional[int],
+    score_any_split: bool = False,
+    grid: Optional[list[dict]] = None,
 ) -> dict:
     """Table 6's report in work/report and work/leaderboard.json; the leaderboard record.
     score_any_split: score datasets whose split is not BLURB's or unchecked (marked not
-    comparable)."""
+    comparable); grid: the hparams settings the sweep tuned over (None: untuned)."""
     write_report(work / RESULTS, work / REPORT, expected_seeds, BLURB, score_any_split)
-    records = load_records(work / RESULTS)
+    (reported,) = reported_models([str(work / RESULTS)])
+    records = reported.scored  # each dataset's best-dev setting when tuned
     rows = blurb_rows(
         records, task_results(records), expected_seeds, score_any_split=score_any_split
     )
-    record = leaderboard(rows, blurb_summary(rows), model, score_any_split)
+    datasets = {task: found for task, found in reported.settings.items() if task in BLURB_TASKS}
+    summary = blurb_summary(rows)
+    record = leaderboard(rows, summary, model, datasets, protocol(datasets), grid, score_any_split)
     atomic_write_json(work / LEADERBOARD, record)
     # each dataset's test predictions of its chosen run, keyed by the release's example ids
     write_submission(records, work / SUBMISSION, model, [d.task for d in BLURB_DATASETS])
@@ -167,7 +188,7 @@ def score_line(record: dict) -> str:
             for name in record["not_comparable"]
         )
         comparable += " (why: report.md, leaderboard.json)"
-    return f"BLURB score: {score} ({complete}; {comparable})"
+    return f"BLURB score: {score} ({complete}; {comparable}; {record['protocol']})"
 
 
 def run_suite(args) -> int:
@@ -180,10 +201,19 @@ def run_suite(args) -> int:
             "(the BLURB score will be partial)",
             file=sys.stderr,
         )
+    # the settings tuned over (refused before any work when Hydra refuses the overrides)
+    grid = (
+        [
+            {key: value for key, value in setting.items() if value is not None}
+            for setting in hparams_grid(sweep_overrides(args))
+        ]
+        if args.tune
+        else None
+    )
     convert_all(found, Path(args.vocab), work, args.max_positions)
     check_pretrained(str(args.pretrained), str(work / FINETUNE_BIN), list(found), args.arch)
     status = sweep(list(found), args, work)
-    record = report(work, str(args.pretrained), args.seeds, args.score_any_split)
+    record = report(work, str(args.pretrained), args.seeds, args.score_any_split, grid)
     print(score_line(record))
     print(work / REPORT / "report.md")
     print(work / LEADERBOARD)

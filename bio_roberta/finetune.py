@@ -4,12 +4,13 @@ A run is fairseq-train from a pretrained checkpoint (its command line:
 bio_roberta.finetune_command), then predictions on test (bio_roberta.predictions), scored. Each
 run writes
 
-    RESULTS/<task>/seed<seed>/[fold<k>/]result.json   (bio_roberta.results)
+    RESULTS/<task>/[<setting>/]seed<seed>/[fold<k>/]result.json   (bio_roberta.results)
 
-next to its train.log, predictions and checkpoint. A run whose record says "ok" for the same
-config hash is skipped; a run that fails is recorded as failed with its error and log; while
-fairseq-train runs the record says "started", which a killed run keeps. fairseq-train ends with
-the job (bio_roberta_core.processes). For tests: BIO_ROBERTA_KILL_AT=
+next to its train.log, predictions and checkpoint (<setting>: the hyperparameters overridden away
+from the registry's, so each setting of a grid has its own dir). A run whose record says "ok" for
+the same config hash is skipped; a run that fails is recorded as failed with its error and log;
+while fairseq-train runs the record says "started", which a killed run keeps. fairseq-train ends
+with the job (bio_roberta_core.processes). For tests: BIO_ROBERTA_KILL_AT=
 fine_tune:training-started:parent SIGKILLs the job's parent (`bio-roberta sweep`) once
 fairseq-train runs.
 
@@ -55,6 +56,7 @@ from bio_roberta.results import (
     STARTED,
     ResultRecord,
     run_dir,
+    run_setting,
 )
 from bio_roberta.sweep_config import SweepConfig
 from bio_roberta.tasks.registry import TaskSpec, get_task
@@ -106,7 +108,7 @@ def fine_tune(
     """Train, predict and score one run (or reuse its finished record); always returns a record."""
     from bio_roberta.predictions import predict
 
-    out = run_dir(cfg.results_dir, spec.name, cfg.seed, fold)
+    out = run_dir(cfg.results_dir, spec.name, cfg.seed, fold, setting_of(cfg, spec))
     log_path = out / "train.log"
     record = run_record(cfg, spec, fold, role, pretrained, str(log_path))
     record.timings = {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
@@ -210,10 +212,15 @@ def failed_without_selection(
     cfg: SweepConfig, spec: TaskSpec, fold: int, selection: dict, pretrained: PretrainedModel
 ) -> dict[str, Any]:
     """The record of an evaluation fold that cannot run because its model-selection fold failed."""
-    out = run_dir(cfg.results_dir, spec.name, cfg.seed, fold)
+    out = run_dir(cfg.results_dir, spec.name, cfg.seed, fold, setting_of(cfg, spec))
     record = run_record(cfg, spec, fold, EVALUATION, pretrained, selection["log"])
     record.error = f"model-selection fold {spec.model_selection_fold} failed: {selection['error']}"
     return write_record(out, record)
+
+
+def setting_of(cfg: SweepConfig, spec: TaskSpec) -> dict[str, Any]:
+    """The run's setting: the sweep's hparams that differ from the task's registry ones."""
+    return run_setting(spec.hparams, dataclasses.asdict(cfg.hparams))
 
 
 def run_record(
@@ -233,6 +240,7 @@ def run_record(
         metric=spec.metric,
         status=FAILED,
         log=log,
+        setting=setting_of(cfg, spec),
         pretrained=pretrained.record,
     )
 

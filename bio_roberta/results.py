@@ -2,7 +2,11 @@
 
 Each fine-tuning run (bio_roberta.finetune) writes one record
 
-    RESULTS/<task>/seed<seed>/[fold<k>/]result.json
+    RESULTS/<task>/[<setting>/]seed<seed>/[fold<k>/]result.json
+
+where <setting> names the run's hyperparameters that differ from the task's registry
+Hyperparameters (setting_name: e.g. lr3e-05-bs32); the registry's own setting has none, so a
+sweep without overrides keeps RESULTS/<task>/seed<seed> and each setting of a grid its own dir.
 
 and the report (bio_roberta.report) and the sweep's exit status read them back here, without the
 runner that starts fairseq. The keys are documented in docs/artifacts.md (Results dir).
@@ -15,9 +19,9 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
-from bio_roberta.tasks.registry import TASKS, get_task
+from bio_roberta.tasks.registry import TASKS, Hyperparameters, get_task
 from bio_roberta_core.errors import BioRobertaError
 
 RESULT_SCHEMA = "bio-roberta/result/1"
@@ -45,10 +49,59 @@ class ResultRecordError(BioRobertaError):
     """A result.json that is not a result record, or a second record of a run (names the file)."""
 
 
+# A Hyperparameters field -> its short name in a setting's dir name (setting_name).
+SETTING_ABBREVIATIONS = {
+    "lr": "lr",
+    "batch_size": "bs",
+    "max_epoch": "ep",
+    "validate_interval_updates": "vi",
+    "warmup_ratio": "warmup",
+    "weight_decay": "wd",
+    "dropout": "drop",
+    "patience": "pat",
+}
+# What the report calls the registry's own setting (setting_name "").
+REGISTRY_SETTING = "registry's setting"
+
+
+def run_setting(registry: Hyperparameters, overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """A run's setting: the overrides (a sweep's hparams, None = keep) whose value differs from
+    the task's registry Hyperparameters, in the dataclass's field order; {} is the registry's."""
+    return {
+        field.name: overrides[field.name]
+        for field in dataclasses.fields(registry)
+        if overrides.get(field.name) is not None
+        and overrides[field.name] != getattr(registry, field.name)
+    }
+
+
+def ordered_setting(setting: Optional[Mapping[str, Any]]) -> dict[str, Any]:
+    """A setting in Hyperparameters' field order, whatever order it was written in (result.json
+    sorts its keys); KeyError for a key that is no hyperparameter."""
+    unknown = sorted(set(setting or {}) - set(SETTING_ABBREVIATIONS))
+    if unknown:
+        raise KeyError(", ".join(unknown))
+    return {key: setting[key] for key in SETTING_ABBREVIATIONS if key in (setting or {})}
+
+
+def setting_name(setting: Optional[Mapping[str, Any]]) -> str:
+    """A setting's dir name, e.g. {"batch_size": 32, "lr": 3e-05} -> "lr3e-05-bs32" (field order;
+    repr of a float, so two values never share a name); "" for the registry's setting ({} or
+    None, as records written before settings hold it)."""
+    return "-".join(
+        f"{SETTING_ABBREVIATIONS[key]}{value!r}" for key, value in ordered_setting(setting).items()
+    )
+
+
 def run_dir(
-    results_dir: str | os.PathLike, task: str, seed: int, fold: Optional[int] = None
+    results_dir: str | os.PathLike,
+    task: str,
+    seed: int,
+    fold: Optional[int] = None,
+    setting: Optional[Mapping[str, Any]] = None,
 ) -> Path:
-    path = Path(results_dir) / task / f"seed{seed}"
+    """RESULTS/<task>/[<setting>/]seed<seed>/[fold<k>/]: the one place a run's dir is named."""
+    path = Path(results_dir) / task / setting_name(setting) / f"seed{seed}"
     return path / f"fold{fold}" if fold is not None else path
 
 
@@ -69,6 +122,8 @@ class ResultRecord:
     error: Optional[str] = None
     traceback: Optional[str] = None
     log: Optional[str] = None
+    # the hyperparameters differing from the registry's (run_setting); None: the registry's
+    setting: Optional[dict[str, Any]] = None
     valid_score: Optional[float] = None
     test_examples: Optional[int] = None
     num_updates: Optional[int] = None
@@ -123,6 +178,14 @@ class ResultRecord:
                 raise ResultRecordError(f"{path}: {key} {value!r} is not an integer")
         known = {field.name for field in dataclasses.fields(cls)} - {"path"}
         result = cls(**{key: value for key, value in record.items() if key in known}, path=path)
+        if result.setting is not None:
+            try:
+                result.setting = ordered_setting(result.setting)
+            except (KeyError, TypeError, AttributeError) as error:
+                raise ResultRecordError(
+                    f"{path}: setting {result.setting!r} is not an object of hyperparameters "
+                    f"({', '.join(SETTING_ABBREVIATIONS)}): {error}"
+                ) from None
         unit = result.score_unit
         if unit not in SCORE_UNITS:
             raise ResultRecordError(
@@ -159,11 +222,22 @@ class ResultRecord:
         return self.status == OK and self.role in (SINGLE, EVALUATION)
 
     @property
+    def setting_name(self) -> str:
+        """The run's setting_name; "" for the registry's."""
+        return setting_name(self.setting)
+
+    @property
     def run_name(self) -> str:
-        """'<task> seed <seed>[ fold <k>]', as the report and errors name a run."""
-        return f"{self.task} seed {self.seed}" + (
-            f" fold {self.fold}" if self.fold is not None else ""
-        )
+        """'<task>[ <setting>] seed <seed>[ fold <k>]', as the report and errors name a run."""
+        return run_name(self.task, self.setting_name, self.seed, self.fold)
+
+
+def run_name(task: str, setting: str, seed: int, fold: Optional[int]) -> str:
+    """How the report and errors name a run (setting: a setting_name)."""
+    return (
+        f"{task}{f' {setting}' if setting else ''} seed {seed}"
+        f"{f' fold {fold}' if fold is not None else ''}"
+    )
 
 
 def unfinished_text(timings: Optional[dict[str, Any]], log: Optional[str]) -> str:
@@ -194,9 +268,10 @@ def read_record(path: Path) -> ResultRecord:
 
 
 def load_records(results_dir: str | os.PathLike) -> list[ResultRecord]:
-    """Every result record under results_dir (RESULTS/<task>/seed<s>/[fold<k>/]result.json), test
-    scores as fractions; ResultRecordError naming the file for one that cannot be read, and for a
-    second record of the same run (task, seed, fold) elsewhere under results_dir."""
+    """Every result record under results_dir (RESULTS/<task>/[<setting>/]seed<s>/[fold<k>/]
+    result.json), test scores as fractions; ResultRecordError naming the file for one that cannot
+    be read, and for a second record of the same run (task, setting, seed, fold) elsewhere under
+    results_dir."""
     results_dir = Path(results_dir)
     if not results_dir.is_dir():
         raise ResultRecordError(f"{results_dir}: no such results dir")
@@ -205,7 +280,7 @@ def load_records(results_dir: str | os.PathLike) -> list[ResultRecord]:
     named = (Path(root) / RESULT_FILE for root, _, _ in os.walk(results_dir))
     for path in sorted(path for path in named if os.path.lexists(path)):
         record = read_record(path)
-        run = (record.task, record.seed, record.fold)
+        run = (record.task, record.setting_name, record.seed, record.fold)
         if run in runs:
             raise ResultRecordError(
                 f"{path}: a second record of {record.run_name} (the first: {runs[run]}); "
@@ -220,17 +295,34 @@ def load_records(results_dir: str | os.PathLike) -> list[ResultRecord]:
     return records
 
 
+def grid_settings(
+    registry: Hyperparameters, grid: Optional[list[Mapping[str, Any]]] = None
+) -> dict[str, dict[str, Any]]:
+    """setting_name -> run_setting of each setting a grid (a sweep's hparams overrides; None: the
+    registry's setting alone) gives one task: two overrides equal to its registry share a dir."""
+    settings: dict[str, dict[str, Any]] = {}
+    for overrides in grid or [{}]:
+        setting = run_setting(registry, overrides)
+        settings.setdefault(setting_name(setting), setting)
+    return settings
+
+
 def failed_runs(
-    results_dir: str | os.PathLike, task_names: list[str], seeds: list[int]
+    results_dir: str | os.PathLike,
+    task_names: list[str],
+    seeds: list[int],
+    grid: Optional[list[Mapping[str, Any]]] = None,
 ) -> list[str]:
-    """One line for each run of task_names x seeds whose record is missing or failed: what went
-    wrong and where its log is."""
+    """One line for each run of task_names x seeds x grid (each a sweep's hparams overrides;
+    None: the registry's setting alone) whose record is missing or failed: what went wrong and
+    where its log is."""
     lines = []
     for spec in map(get_task, task_names):
-        for seed in seeds:
+        settings = grid_settings(spec.hparams, grid)
+        for (name, setting), seed in ((s, seed) for s in settings.items() for seed in seeds):
             for fold in range(1, spec.folds + 1) if spec.folds else [None]:
-                path = run_dir(results_dir, spec.name, seed, fold) / RESULT_FILE
-                run = f"{spec.name} seed {seed}" + (f" fold {fold}" if fold else "")
+                path = run_dir(results_dir, spec.name, seed, fold, setting) / RESULT_FILE
+                run = run_name(spec.name, name, seed, fold)
                 try:
                     record = json.loads(path.read_text())
                 except (FileNotFoundError, json.JSONDecodeError):

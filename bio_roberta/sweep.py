@@ -1,24 +1,29 @@
-"""Stage 3 sweeps: tasks x seeds as a Hydra multirun, one job per (task, seed).
+"""Stage 3 sweeps: tasks x seeds (x a grid of hparams settings) as a Hydra multirun, one job per
+(task, seed, setting).
 
 The same sweep runs sequentially (Hydra's basic launcher), as parallel local processes
 (hydra/launcher=joblib) or on SLURM (hydra/launcher=submitit_slurm, extra `slurm`); each job is
 bio_roberta.finetune.run_task_seed, which trains its runs as fairseq-train subprocesses and
 writes one result record per run. Config: bio_roberta/configs/finetune/sweep.yaml, package data, so
 an installed package runs sweeps from any directory; every value, including the tiny overrides of
-tests and demos (hparams.max_epoch=1, max_update=4, ...), is a Hydra override.
+tests and demos (hparams.max_epoch=1, max_update=4, ...), is a Hydra override. A grid
+(hparams.lr=1e-5,3e-5) runs each setting into its own run dirs (bio_roberta.results.run_dir).
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 from pathlib import Path
+from typing import Any, Mapping, Sequence
 
 import hydra
+from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, OmegaConf
 
 from bio_roberta.finetune import run_task_seed
-from bio_roberta.results import OK
+from bio_roberta.results import OK, run_name, setting_name
 from bio_roberta.sweep_config import SweepConfig
 from bio_roberta_core.processes import end_with_owner
 
@@ -55,6 +60,63 @@ def compose_config(overrides: list[str]) -> SweepConfig:
         return OmegaConf.to_object(hydra.compose(CONFIG_NAME, overrides))
 
 
+HPARAMS = "hparams."
+
+
+@contextlib.contextmanager
+def hydra_errors_as_usage(overrides: Sequence[str]):
+    """A Hydra error in a command's overrides as a one-line UsageError naming them."""
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    from bio_roberta.errors import UsageError
+
+    try:
+        yield
+    except (HydraException, OmegaConfBaseException) as error:
+        first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        raise UsageError(f"Hydra overrides {' '.join(overrides)}: {first_line}") from None
+
+
+def hparams_grid(overrides: Sequence[str]) -> list[dict[str, Any]]:
+    """The hparams settings a sweep with these Hydra overrides runs, each as HparamsOverrides'
+    fields (None: the registry's value): one without a sweep override, the product of the values
+    of hparams.KEY=A,B,... otherwise; a one-line UsageError for overrides Hydra refuses."""
+    with hydra_errors_as_usage(overrides):
+        axes = [
+            [
+                f"{override.key_or_group}={value}"
+                for value in (
+                    override.sweep_string_iterator()
+                    if override.is_sweep_override()
+                    else [override.get_value_element_as_str()]
+                )
+            ]
+            for override in OverridesParser.create().parse_overrides(list(overrides))
+            if override.key_or_group.startswith(HPARAMS)
+        ]
+        with (
+            hydra_version_base_kept(),
+            hydra.initialize_config_dir(config_dir=CONFIG_DIR, version_base=HYDRA_VERSION_BASE),
+        ):
+            return [
+                OmegaConf.to_container(hydra.compose(CONFIG_NAME, list(setting)).hparams)
+                for setting in itertools.product(*axes)
+            ]
+
+
+def grid_overrides(grid: Mapping[str, Sequence[Any]], overrides: Sequence[str]) -> list[str]:
+    """The Hydra sweep overrides (hparams.lr=1e-05,3e-05) of a grid's axes, but of those that
+    overrides already set: a user's value replaces that axis (tiny demos and tests)."""
+    with hydra_errors_as_usage(overrides):
+        given = {o.key_or_group for o in OverridesParser.create().parse_overrides(list(overrides))}
+    return [
+        f"{HPARAMS}{key}={','.join(map(repr, values))}"
+        for key, values in grid.items()
+        if f"{HPARAMS}{key}" not in given
+    ]
+
+
 def run_job(cfg: DictConfig) -> int:
     """One Hydra job: every run of cfg.task_name with cfg.seed; returns the number of failed
     runs. Whichever launcher runs it (in the Hydra process, a joblib/loky worker, a submitit
@@ -64,10 +126,10 @@ def run_job(cfg: DictConfig) -> int:
     failed = [r for r in records if r["status"] != OK]
     for record in failed:
         logger.error(
-            "failed: %s seed %s fold %s: %s (log %s)",
-            record["task"],
-            record["seed"],
-            record["fold"],
+            "failed: %s: %s (log %s)",
+            run_name(
+                record["task"], setting_name(record.get("setting")), record["seed"], record["fold"]
+            ),
             record["error"],
             record["log"],
         )

@@ -68,7 +68,10 @@ class SweepConfig:
     )
     results_dir: str = field(
         default=MISSING,
-        metadata={"help": "records go to <results_dir>/<task>/seed<seed>/[fold<k>/]result.json"},
+        metadata={
+            "help": "records go to <results_dir>/<task>/[<setting>/]seed<seed>/[fold<k>/]"
+            "result.json (<setting>: the hparams that differ from the registry's)"
+        },
     )
     arch: Optional[str] = field(
         default=None,

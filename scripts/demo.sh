@@ -136,7 +136,7 @@ bio-roberta sweep --tasks "$(IFS=,; echo "${FINETUNE_TASKS[*]}")" --seed-list "$
   --data-root "$OUT/finetune-bin" --results "$OUT/results" \
   hparams.lr=1e-3 hparams.batch_size=8 hparams.max_epoch=30 hparams.validate_interval_updates=16 hparams.patience=null \
   hydra/launcher=joblib hydra.launcher.n_jobs=2 &
-watch_progress $! run $((${#FINETUNE_TASKS[@]} * seed_count)) "$OUT/results/<task>/seed<seed>/train.log" \
+watch_progress $! run $((${#FINETUNE_TASKS[@]} * seed_count)) "$OUT/results/<task>/<setting>/seed<seed>/train.log" \
   results_in "$OUT/results"
 wait $!
 bio-roberta report "$OUT/results" --out "$OUT/report" --expected-seeds "$seed_count"
@@ -145,7 +145,9 @@ done_note "$OUT/report/report.md, $OUT/report/report.csv, $OUT/report/scores.png
 
 stage "9/9 export the distilled model and a fine-tuned NER model to Hugging Face transformers"
 bio-roberta export-hf "$OUT/checkpoints/distilled/checkpoint_last.pt" "$OUT/hf/distilled" --vocab "$OUT/vocab"
-ner_best=$(ls "$OUT"/results/ncbi-disease/seed*/checkpoints/checkpoint_best.pt | head -n 1)
+# under the run dir of the demo's setting (results/<task>/<setting>/seed<seed>: its hparams differ
+# from the registry's)
+ner_best=$(find "$OUT/results/ncbi-disease" -path '*/checkpoints/checkpoint_best.pt' | sort | head -n 1)
 bio-roberta export-hf "$ner_best" "$OUT/hf/ncbi-disease" --vocab "$OUT/vocab"
 done_note "$OUT/hf/{distilled,ncbi-disease}"
 

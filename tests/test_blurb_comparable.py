@@ -113,7 +113,10 @@ def test_by_default_only_splits_checked_blurbs_are_scored_and_that_is_comparable
     assert "| BLURB score | 81.00 (partial: 2/13 datasets, missing BC5-chem" in lines["BLURB score"]
     assert "not comparable" not in lines["BLURB score"].split("; ")[-1]
     assert score_line(board).startswith("BLURB score: 81.0 (partial: 2/13 datasets, missing ")
-    assert score_line(board).endswith("; every scored split checked BLURB's)")
+    assert score_line(board).endswith(
+        "; every scored split checked BLURB's; untuned (one setting))"
+    )
+    assert board["protocol"] == "untuned (one setting)" and board["grid"] is None
 
 
 def test_score_any_split_scores_every_blurb_metric_and_names_each_split_not_blurbs(work):
@@ -154,7 +157,7 @@ def test_score_any_split_scores_every_blurb_metric_and_names_each_split_not_blur
         "; not comparable with Table 6 or BLURB's leaderboard: splits not BLURB's or unchecked: "
         "EBM PICO (none possible: unknown), DDI (not recorded: unknown), GAD (none possible: "
         "unknown), HoC (sizes: not BLURB's), BioASQ (not recorded: unknown) (why: report.md, "
-        "leaderboard.json))"
+        "leaderboard.json); untuned (one setting))"
     )
 
 

@@ -6,7 +6,14 @@ import pytest
 
 from bio_roberta.blurb.suite import BLURB
 from bio_roberta.readers import READERS, read_task
-from bio_roberta.tasks.registry import BLURB_GRID, DEFAULT_SEEDS, TASKS, TEN_SEEDS, get_task
+from bio_roberta.tasks.registry import (
+    BLURB_EPOCHS,
+    BLURB_GRID,
+    DEFAULT_SEEDS,
+    TASKS,
+    TEN_SEEDS,
+    get_task,
+)
 from bio_roberta.tasks.truncation import truncate_context
 from bio_roberta_core.metrics import METRICS
 from conftest import shared_data_path
@@ -22,7 +29,7 @@ def test_new_task_entries_name_a_reader_a_scorer_and_blurbs_row(name):
     assert spec.display == BLURB[name].display
     hp = spec.hparams
     assert hp.lr in BLURB_GRID["lr"] and hp.batch_size in BLURB_GRID["batch_size"]
-    assert BLURB_GRID["max_epoch"][0] <= hp.max_epoch <= BLURB_GRID["max_epoch"][1]
+    assert BLURB_EPOCHS[0] <= hp.max_epoch <= BLURB_EPOCHS[1]
     assert hp.warmup_ratio == 0.1 and hp.dropout == 0.1
 
 

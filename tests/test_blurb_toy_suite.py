@@ -51,18 +51,16 @@ def blurb_suite(*args):
 
 
 @pytest.fixture(scope="module")
-def toy_runs(tmp_path_factory):
-    """{phase: (stdout, leaderboard record, report.md, result.json mtimes)} of the three runs."""
-    tmp = tmp_path_factory.mktemp("blurb_toy")
-    root, work = tmp / "blurb", tmp / "work"
-    assert write_blurb_toy(root, SIZES, leave_out=LEFT_OUT)
-    # a vocabulary covering the toy files' words, so 32 positions hold a PubMedQA question
+def toy_model(tmp_path_factory):
+    """(dir, vocabulary, pretrained checkpoint): a vocabulary covering the toy files' words, so 32
+    positions hold a PubMedQA question, and a tiny RoBERTa with its dictionary."""
+    tmp = tmp_path_factory.mktemp("blurb_toy_model")
     from preprocess.learn_vocab import learn_vocabulary
 
     write_blurb_toy(tmp / "all", SIZES)
     (tmp / "corpus.txt").write_text(toy_text(tmp / "all") * 3)
     learn_vocabulary("gpt2", [tmp / "corpus.txt"], tmp / "vocab", vocab_size=1000)
-    # a tiny RoBERTa with the vocabulary's dictionary: masked-LM updates on toy NER text
+    # masked-LM updates on toy NER text
     text = write_linkbert(tmp / "pretrain", "ncbi-disease", sizes=(48, 2, 2))
     convert_task(get_task("ncbi-disease"), text, tmp / "vocab", tmp / "pretrain-bin")
     pretrained = pretrain_tiny_roberta(
@@ -71,8 +69,22 @@ def toy_runs(tmp_path_factory):
         max_update=3,
         tokens_per_sample=POSITIONS,
     )
-    args = ["--data", root, "--vocab", tmp / "vocab", "--pretrained", pretrained, "--work", work]
-    args += ["--seeds", 1, "--max-positions", POSITIONS]
+    return tmp, tmp / "vocab", pretrained
+
+
+def suite_args(root, work, toy_model) -> list:
+    _, vocab, pretrained = toy_model
+    args = ["--data", root, "--vocab", vocab, "--pretrained", pretrained, "--work", work]
+    return args + ["--seeds", 1, "--max-positions", POSITIONS]
+
+
+@pytest.fixture(scope="module")
+def toy_runs(tmp_path_factory, toy_model):
+    """{phase: (stdout, leaderboard record, report.md, result.json mtimes)} of the three runs."""
+    tmp = tmp_path_factory.mktemp("blurb_toy")
+    root, work = tmp / "blurb", tmp / "work"
+    assert write_blurb_toy(root, SIZES, leave_out=LEFT_OUT)
+    args = suite_args(root, work, toy_model)
     overrides = [*TINY, "max_update=2"]
     runs = {}
 
@@ -208,3 +220,57 @@ def test_the_submission_rescores_to_each_runs_record_and_the_leaderboard(toy_run
         else:
             assert entry["score"] == run.test_score, dataset.task
             assert round(100 * entry["score"], 2) == published, dataset.task
+
+
+# the tuned suite's datasets: one of each kind of head (token tags, a class, a number)
+TUNED = ("ncbi-disease", "chemprot-blurb", "biosses")
+
+
+def test_tune_picks_each_datasets_setting_by_dev_and_writes_every_settings_dev_score(
+    toy_model, tmp_path
+):
+    """Issue 26's evidence: `blurb-suite --tune` over a 2-setting grid (the tiny batch size
+    replaces BLURB's batch axis; two lrs) runs each setting into its own dirs, scores per dataset
+    the setting with the best dev score and reports its test score; leaderboard.json and
+    report.md hold the grid, every setting's dev score and the pick."""
+    root, work = tmp_path / "blurb", tmp_path / "work"
+    for task in TUNED:
+        write_linkbert(root, task, SIZES)
+    args = suite_args(root, work, toy_model) + ["--score-any-split", "--tune"]
+    done, output = blurb_suite(*args, *TINY, "max_update=2", "hparams.lr=0.0001,0.001")
+    assert done.returncode == 0, output[-4000:]
+    board = json.loads((work / "leaderboard.json").read_text())
+    assert board["protocol"] == "tuned on dev"
+    assert board["grid"] == [
+        {"lr": lr, "batch_size": 8, "max_epoch": 3, "validate_interval_updates": 4}
+        for lr in (0.0001, 0.001)
+    ]
+    report = (work / "report" / "report.md").read_text()
+    settings_table = report.split("## Hyperparameter settings")[1].split("## Failed runs")[0]
+    for task in TUNED:
+        records = {
+            record["setting"]["lr"]: record
+            for record in map(
+                json.loads, map(Path.read_text, (work / "results" / task).rglob("result.json"))
+            )
+            if "setting" in record
+        }
+        assert set(records) == {0.0001, 0.001}, task  # two run dirs, neither overwritten
+        entry = board["datasets"][BLURB[task].display]
+        assert entry["protocol"] == "tuned on dev"
+        dev = {record["setting"]["lr"]: 100 * record["valid_score"] for record in records.values()}
+        by_lr = {setting["hparams"]["lr"]: setting for setting in entry["settings"].values()}
+        assert {lr: s["dev"] for lr, s in by_lr.items()} == pytest.approx(dev, abs=0.005)
+        best = max(dev.values())
+        picked = entry["settings"][entry["picked"]]
+        assert picked["dev"] == pytest.approx(best, abs=0.005), task
+        if len({round(v, 6) for v in dev.values()}) == 1:  # a tie: the first name
+            assert entry["picked"] == min(entry["settings"]), task
+        picked_record = records[picked["hparams"]["lr"]]
+        assert entry["score"] == pytest.approx(100 * picked_record["test_score"], abs=0.005)
+        for label, setting in entry["settings"].items():
+            assert f"| {task} | tuned on dev | {label} |" in settings_table
+            # a setting's name is its run dir's
+            run = Path(records[setting["hparams"]["lr"]]["log"]).parent
+            assert run.parent.name == label and run.parent.parent.name == task
+    assert "; tuned on dev)" in output

@@ -43,7 +43,7 @@ def test_demo_runs_every_stage_and_reuses_them(tmp_path):
         )
         assert progress, (model, first.stderr[-4000:])
     assert re.search(
-        rf"run \d/4, .* \(log: {out}/results/<task>/seed<seed>/train\.log\)", first.stderr
+        rf"run \d/4, .* \(log: {out}/results/<task>/<setting>/seed<seed>/train\.log\)", first.stderr
     )
     assert (out / "training-curves.png").read_bytes()[:8] == PNG
     assert (out / "report" / "training_curves.png").read_bytes()[:8] == PNG
@@ -60,9 +60,7 @@ def test_demo_runs_every_stage_and_reuses_them(tmp_path):
         assert (out / stage / "manifest.json").is_file(), stage
     for model in ("teacher", "student", "distilled"):
         assert (out / "checkpoints" / model / "checkpoint_last.pt").is_file(), model
-    records = [
-        json.loads(p.read_text()) for p in sorted((out / "results").glob("*/seed*/result.json"))
-    ]
+    records = [json.loads(p.read_text()) for p in sorted((out / "results").rglob("result.json"))]
     assert sorted((r["task"], r["seed"], r["status"]) for r in records) == [
         ("chemprot", 10, "ok"),
         ("chemprot", 42, "ok"),

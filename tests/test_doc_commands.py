@@ -107,7 +107,8 @@ NOT_RUN = [
         "bio-roberta blurb-suite",
         (
             "tens of runs; tests/test_blurb_suite_command.py runs it on three datasets, one seed, "
-            "tests/test_blurb_toy_suite.py on toy files of all 13 with --score-any-split"
+            "tests/test_blurb_toy_suite.py on toy files of all 13 with --score-any-split, and on "
+            "three with --tune over two settings"
         ),
     ),
     ("scripts/finetune_sweep.sh", "a SLURM cluster"),

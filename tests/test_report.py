@@ -392,9 +392,12 @@ def test_report_suite_both_holds_both_tables(blurb_results, tmp_path):
     both = write_report(blurb_results, tmp_path / "both", suite="both")
     assert set(both) == {"markdown", "csv", "blurb_csv", "png"}
     lewis_md, both_md = lewis["markdown"].read_text(), both["markdown"].read_text()
-    assert both_md.startswith(lewis_md.split("\n## Failed runs")[0] + "\n## BLURB (Gu et al. 2021)")
+    assert both_md.startswith(
+        lewis_md.split("\n## Hyperparameter settings")[0] + "\n## BLURB (Gu et al. 2021)"
+    )
     assert lewis["csv"].read_text() == both["csv"].read_text()
-    lewis_tasks = {line.split("|")[1].strip() for line in lewis_md.splitlines() if "| " in line}
+    lewis_table = lewis_md.split("\n## Hyperparameter settings")[0]
+    lewis_tasks = {line.split("|")[1].strip() for line in lewis_table.splitlines() if "| " in line}
     assert {"NCBI-disease", "ChemProt", "HOC"} <= lewis_tasks
     assert not {"BIOSSES", "GAD", "PubMedQA", "gad-blurb", "biosses"} & lewis_tasks
 

@@ -394,7 +394,7 @@ def test_a_report_compares_imported_models_and_ours(swept, tmp_path, without_par
         for task, median in own.items():
             row = rows[model, TASKS[task].display]
             assert float(row["median"]) == median, (model, task)
-            assert row["seeds"] == f"{len(list(swept[key].glob(f'{task}/*/result.json')))}/2"
+            assert row["seeds"] == f"{len(list((swept[key] / task).rglob('result.json')))}/2"
             paper = TASKS[task].paper.get(row["paper_model"])
             assert (row["paper"] == str(paper)) if row["paper_model"] else row["paper"] == ""
         # the All row: the mean of this model's task medians, over its tasks

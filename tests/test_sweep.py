@@ -34,6 +34,8 @@ TINY = [
     "num_workers=0",
     "log_interval=1",
 ]
+# chemprot's run dir under TINY: its hparams that differ from the registry's
+TINY_SETTING = "bs8-ep2-vi3-pat2"
 CUE_WORDS = ("aspirin", "insulin", "mice")
 
 
@@ -179,7 +181,7 @@ def test_sweep_records_reruns_failures_and_report(
     assert failing.returncode == 1, log[-4000:]
     assert failing.stderr.strip().splitlines()[-2:] == [
         "bio-roberta: 1 run(s) failed:",
-        f"  chemprot seed 7: {failed['error']} (log: {failed['log']})",
+        f"  chemprot {TINY_SETTING} seed 7: {failed['error']} (log: {failed['log']})",
     ]
 
     out = tmp_path / "report"
@@ -299,7 +301,7 @@ def test_data_converted_for_more_positions_than_the_model_has_stops_before_train
     assert not Path(failed["log"]).exists() and "fairseq_args" not in failed["config"]
     assert run.stderr.strip().splitlines()[-2:] == [
         "bio-roberta: 1 run(s) failed:",
-        f"  chemprot seed 7: {failed['error']} (stopped before training, no log)",
+        f"  chemprot {TINY_SETTING} seed 7: {failed['error']} (stopped before training, no log)",
     ]
 
     report, log = bio_roberta(
@@ -466,9 +468,9 @@ def test_a_killed_sweep_takes_its_runs_with_it_and_the_report_lists_them_unfinis
     markdown = (tmp_path / "report" / "report.md").read_text()
     assert "## Failed runs (0)" in markdown
     assert (
-        f"## Unfinished runs (1)\n\n- chemprot seed 7: unfinished: started "
+        f"## Unfinished runs (1)\n\n- chemprot {TINY_SETTING} seed 7: unfinished: started "
         f"{record['timings']['started']} and never recorded a result (killed, or still running; "
-        f"log: {results.resolve()}/chemprot/seed7/train.log)"
+        f"log: {results.resolve()}/chemprot/{TINY_SETTING}/seed7/train.log)"
     ) in markdown
 
 
@@ -638,6 +640,28 @@ def test_failed_runs_of_every_seed_list_set_the_exit_status(
     assert capsys.readouterr().err.strip().splitlines()[-2:] == [
         "bio-roberta: 1 run(s) failed:",
         "  bc2gm seed 5: boom (stopped before training, no log)",
+    ]
+
+
+def test_a_grid_multiplies_the_jobs_and_each_settings_runs_are_checked(
+    fake_multirun, tmp_path, capsys
+):
+    """hparams.lr=1e-5,3e-5: two settings of each job; the fake multirun writes only the
+    registry's setting (ncbi-disease's lr is 1e-5), so lr 3e-5's runs are missing, each named."""
+    command, multiruns, _ = fake_multirun
+    args = sweep_args(tmp_path, "ncbi-disease", seed_list="10,42")
+    args.overrides = ["hparams.lr=1e-5,3e-5"]
+    assert command.run(args) == 1
+    err = capsys.readouterr().err
+    assert "ncbi-disease x seeds 10,42 x 2 hparams settings (4 jobs)" in err
+    assert err.strip().splitlines()[-3:] == [
+        "bio-roberta: 2 run(s) failed:",
+        *(
+            f"  ncbi-disease lr3e-05 seed {seed}: no result record {tmp_path}/results/"
+            f"ncbi-disease/lr3e-05/seed{seed}/result.json (the job's log is under "
+            f"{tmp_path}/results/hydra)"
+            for seed in (10, 42)
+        ),
     ]
 
 

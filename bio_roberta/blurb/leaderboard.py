@@ -8,7 +8,11 @@ split was checked to be BLURB's, and `not_comparable` names each one that was no
 score_any_split) and why. Completeness (`partial`, `missing`) is a separate statement.
 
 Built from the report's BLURB rows (bio_roberta.report.blurb: blurb_rows / blurb_summary), so
-the leaderboard and Table 6's layout never disagree.
+the leaderboard and Table 6's layout never disagree. `protocol` says whether a dataset's score is
+its one setting's ("untuned (one setting)") or the best-dev setting's of a grid ("tuned on dev",
+bio_roberta/report/settings.py); `grid` is the settings the suite ran with --tune (None without),
+and each dataset gives every setting's dev score (x100, aggregated over seeds as its test) and the
+`picked` one.
 """
 
 from __future__ import annotations
@@ -20,14 +24,48 @@ from bio_roberta.blurb.suite import BLURB, TASK_TYPES
 LEADERBOARD_SCHEMA = "bio-roberta/blurb-leaderboard/1"
 
 
-def leaderboard(rows: list, summary, model: str, score_any_split: bool = False) -> dict[str, Any]:
+def settings_entry(settings) -> dict[str, Any]:
+    """A dataset's protocol, every setting's dev score (x100) and the pick, from its
+    report.settings.TaskSettings (None: no runs)."""
+    if settings is None:
+        return {"protocol": None, "settings": {}, "picked": None}
+    picked = next((s.label for s in settings.settings if s.name == settings.picked), None)
+    return {
+        "protocol": settings.protocol,
+        "settings": {
+            setting.label: {
+                "hparams": setting.hparams,
+                "dev": round(100 * setting.dev, 2) if setting.dev is not None else None,
+                "dev_seeds": len(setting.dev_scores),
+                "runs": setting.runs,
+            }
+            for setting in settings.settings
+        },
+        "picked": picked,
+    }
+
+
+def leaderboard(
+    rows: list,
+    summary,
+    model: str,
+    settings: dict,
+    protocol: str,
+    grid: list[dict[str, Any]] | None = None,
+    score_any_split: bool = False,
+) -> dict[str, Any]:
     """The leaderboard record of one model's BLURB rows (BlurbDatasetRow, one per dataset, Table
-    6's order) and their BlurbSummary (None: no dataset scored); score_any_split: the rows were
-    made with it (a split not BLURB's or unchecked scored)."""
+    6's order) and their BlurbSummary (None: no dataset scored); settings: each task's
+    hyperparameter settings and the one scored (report.settings.TaskSettings) and protocol the
+    datasets' (report.settings.protocol); grid: the settings the suite ran to tune (None:
+    untuned); score_any_split: the rows were made with it (a split not BLURB's or unchecked
+    scored)."""
     score = summary.ours if summary else None
     return {
         "schema": LEADERBOARD_SCHEMA,
         "model": model,
+        "protocol": protocol,
+        "grid": grid,
         "blurb_score": round(score.score, 2) if score else None,
         "partial": score.partial if score else True,
         "missing": [BLURB[task].display for task in (score.missing if score else BLURB)],
@@ -56,6 +94,7 @@ def leaderboard(rows: list, summary, model: str, score_any_split: bool = False) 
                 }
                 if row.split_outcome
                 else None,
+                **settings_entry(settings.get(row.task)),
             }
             for row in rows
         },

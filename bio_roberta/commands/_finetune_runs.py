@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Optional
 
 from bio_roberta.errors import UsageError
 
@@ -36,18 +36,23 @@ def selected_tasks(names: str) -> list[str]:
 
 
 @contextlib.contextmanager
-def run_dirs_held(results: str, plan: list[tuple[list[str], list[int]]]) -> Iterator[None]:
-    """Hold the lock of every run dir the plan's jobs write (results.run_dir of each task x seed)
-    for the whole command, so a second finetune or sweep writing one of them is refused at once,
-    naming this one; the jobs write under it, and end with the command (processes.run_owned)."""
-    from bio_roberta.results import run_dir
+def run_dirs_held(
+    results: str, plan: list[tuple[list[str], list[int]]], grid: Optional[list[dict]] = None
+) -> Iterator[None]:
+    """Hold the lock of every run dir the plan's jobs write (results.run_dir of each task x seed x
+    setting of the grid) for the whole command, so a second finetune or sweep writing one of them
+    is refused at once, naming this one; the jobs write under it, and end with the command
+    (processes.run_owned)."""
+    from bio_roberta.results import grid_settings, run_dir
+    from bio_roberta.tasks.registry import get_task
     from bio_roberta_core.output_dir import output_lock
 
     with contextlib.ExitStack() as held:
         for tasks, seeds in plan:
             for task in tasks:
-                for seed in seeds:
-                    held.enter_context(output_lock(run_dir(results, task, seed)))
+                for setting in grid_settings(get_task(task).hparams, grid).values():
+                    for seed in seeds:
+                        held.enter_context(output_lock(run_dir(results, task, seed, None, setting)))
         yield
 
 
@@ -80,13 +85,17 @@ def hydra_command(args, tasks: list[str], seeds: list[int], multirun: bool) -> l
 
 
 def exit_status(
-    hydra_statuses: list[int], results: str, plan: list[tuple[list[str], list[int]]]
+    hydra_statuses: list[int],
+    results: str,
+    plan: list[tuple[list[str], list[int]]],
+    grid: list[dict],
 ) -> int:
-    """Non-zero when a Hydra run failed or any run of the plan ((tasks, seeds) groups) failed or is
-    missing, after a summary on stderr naming each and its log."""
+    """Non-zero when a Hydra run failed or any run of the plan ((tasks, seeds) groups) x grid (its
+    hparams settings, bio_roberta.sweep.hparams_grid) failed or is missing, after a summary on
+    stderr naming each and its log."""
     from bio_roberta.results import failed_runs
 
-    failed = [line for tasks, seeds in plan for line in failed_runs(results, tasks, seeds)]
+    failed = [line for tasks, seeds in plan for line in failed_runs(results, tasks, seeds, grid)]
     if failed:
         print(f"bio-roberta: {len(failed)} run(s) failed:", *failed, sep="\n  ", file=sys.stderr)
     return next((status for status in hydra_statuses if status), 1 if failed else 0)

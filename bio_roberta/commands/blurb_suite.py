@@ -6,7 +6,10 @@ results as BLURB's leaderboard lists them). Re-running resumes: converted datase
 runs are kept. Missing datasets are named and make the score partial. A dataset whose split is not
 BLURB's, or could not be checked, is left out of the score unless --score-any-split (then the
 report and leaderboard.json say the score is not comparable with Table 6, naming each such
-dataset). Extra arguments are Hydra overrides for the sweep."""
+dataset). --tune runs BLURB's grid (lr 1e-5/3e-5/5e-5 x batch 16/32, each setting in its own run
+dirs) and scores per dataset the setting with the best dev score (untuned: the registry's setting
+alone). Extra arguments are Hydra overrides for the sweep (one of a grid's keys replaces that
+axis)."""
 
 HELP = "convert, sweep and report BLURB's 13 datasets from one data root (resumable)"
 
@@ -33,6 +36,12 @@ def add_arguments(parser):
     )
     parser.add_argument("--arch", default=None, help="fairseq architecture to fine-tune")
     add_score_any_split(parser)
+    parser.add_argument(
+        "--tune",
+        action="store_true",
+        help="BLURB's protocol: run its grid (lr x batch size) and score, per dataset, the "
+        "setting with the best dev score aggregated over seeds",
+    )
     parser.add_argument("overrides", nargs="*", help="further Hydra overrides (key=value)")
 
 

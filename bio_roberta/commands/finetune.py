@@ -33,6 +33,7 @@ def add_arguments(parser):
 
 def run(args):
     from bio_roberta.finetune_command import check_pretrained
+    from bio_roberta.sweep import hparams_grid
     from bio_roberta.tasks.registry import TASKS
     from bio_roberta_core.processes import run_owned
 
@@ -40,9 +41,10 @@ def run(args):
     if len(tasks) != 1:
         raise UsageError(f"--task {args.task}: one task; `bio-roberta sweep --tasks` runs several")
     check_converted(args.data_root, tasks)
+    grid = hparams_grid(args.overrides)
     check_pretrained(args.pretrained, args.data_root, tasks, args.arch)
     seeds = [TASKS[tasks[0]].seeds[0] if args.seed is None else args.seed]
-    with run_dirs_held(args.results, [(tasks, seeds)]):  # the run dir is this command's
+    with run_dirs_held(args.results, [(tasks, seeds)], grid):  # the run dirs are this command's
         # killed, the command takes its Hydra job and that job's fairseq-train with it
         status = run_owned(hydra_command(args, tasks, seeds, multirun=False)).returncode
-    return exit_status([status], args.results, [(tasks, seeds)])
+    return exit_status([status], args.results, [(tasks, seeds)], grid)

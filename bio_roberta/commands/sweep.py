@@ -2,7 +2,8 @@
 (bio_roberta/configs/finetune/sweep.yaml) and write one result record per run; finished runs are
 skipped on re-run, failed runs are recorded as failed, listed on stderr and make the exit status
 1. Each task runs its own seeds (five; ten for BIOSSES, PubMedQA and BioASQ): tasks with the same
-seed list share one multirun over task x seed, so no job runs a seed outside its task's list.
+seed list share one multirun over task x seed, so no job runs a seed outside its task's list. A
+grid of hparams (hparams.lr=1e-5,3e-5) multiplies the jobs; each setting has its own run dirs.
 Extra arguments are Hydra overrides, e.g. hparams.max_epoch=1 hydra/launcher=joblib
 hydra.launcher.n_jobs=2, or hydra/launcher=submitit_slurm (extra `slurm`)."""
 
@@ -79,24 +80,28 @@ def seed_plan(args, tasks: list[str]) -> list[tuple[list[str], list[int]]]:
 
 def run(args):
     from bio_roberta.finetune_command import check_pretrained
+    from bio_roberta.sweep import hparams_grid
     from bio_roberta_core.output_dir import output_lock
     from bio_roberta_core.processes import run_owned
 
     tasks = selected_tasks(args.tasks)
     plan = seed_plan(args, tasks)
+    grid = hparams_grid(args.overrides)  # each setting of a grid: its own run dirs
     check_converted(args.data_root, tasks)
     check_pretrained(args.pretrained, args.data_root, tasks, args.arch)
     statuses = []
     # one sweep per results dir, and no other command writing one of its run dirs
-    with output_lock(args.results), run_dirs_held(args.results, plan):
+    with output_lock(args.results), run_dirs_held(args.results, plan, grid):
         for number, (group, seeds) in enumerate(plan, 1):
             print(
                 f"bio-roberta sweep: multirun {number}/{len(plan)}: {', '.join(group)} x seeds "
-                f"{','.join(map(str, seeds))} ({len(group) * len(seeds)} jobs)",
+                f"{','.join(map(str, seeds))}"
+                + (f" x {len(grid)} hparams settings" if len(grid) > 1 else "")
+                + f" ({len(group) * len(seeds) * len(grid)} jobs)",
                 file=sys.stderr,
                 flush=True,
             )
             command = hydra_command(args, group, seeds, multirun=True)
             # killed, the sweep takes its Hydra jobs and their fairseq-train with it
             statuses.append(run_owned(command).returncode)
-    return exit_status(statuses, args.results, plan)
+    return exit_status(statuses, args.results, plan, grid)

@@ -2,6 +2,8 @@
 Table 6 layout (Gu et al. 2021), or both, from the same result records; write_report puts the
 parts together, one module each:
 
+- settings: per task its runs' hyperparameter settings; with several (a grid), the one whose dev
+  score is best is the only one scored (BLURB's protocol), else the one (untuned);
 - seed_results: per task the seed scores (a cross-validation task's seed score is the median over
   its evaluation folds, bio_roberta.finetune), the seeds asked, and the model's name: the
   pretrained checkpoint its runs fine-tuned, the paper's own models being "Lewis et al.
@@ -125,7 +127,7 @@ def one_model_files(
 ) -> tuple[dict[str, str], dict[str, bytes]]:
     """The texts and images of one model's report, by REPORT_FILES key: beside the papers'
     default columns (paper_models.DEFAULT_LEWIS_COLUMNS, DEFAULT_TABLE6_COLUMNS)."""
-    records = model.records
+    records = model.scored  # each task's scored setting (settings.py)
     results = task_results(records)
     texts, sections = {}, []
     ours = model.name
@@ -147,8 +149,10 @@ def one_model_files(
             [BlurbDatasetRow, BlurbTypeAverageRow, BlurbScoreRow],
             [*datasets, *type_average_rows(summary), score_row(summary)],
         )
-    curves_section, curves = training_curves(records, REPORT_FILES["curves"])
-    texts["markdown"] = markdown(sections, model.results_dir, records, curves_section)
+    curves_section, curves = training_curves(model.records, REPORT_FILES["curves"])
+    texts["markdown"] = markdown(
+        sections, model.results_dir, model.records, curves_section, model.settings
+    )
     images = {"png": figure_png(scores_figure(panels, "\n".join(title)))}
     if curves is not None:
         images["curves"] = curves

@@ -17,6 +17,7 @@ from bio_roberta.report.blurb import (
     type_average_rows,
 )
 from bio_roberta.report.lewis import LewisSummaryRow, LewisTaskRow
+from bio_roberta.report.settings import NOT_PICKED, UNTUNED, TaskSettings, protocol
 from bio_roberta.results import FAILED, STARTED, ResultRecord, unfinished_text
 from bio_roberta.tasks.paper_models import DEFAULT_LEWIS_COLUMNS, DEFAULT_TABLE6_COLUMNS
 
@@ -205,6 +206,45 @@ def blurb_lines(
     return lines
 
 
+def settings_lines(settings: dict[str, TaskSettings]) -> list[str]:
+    """Each task's hyperparameter settings with their dev scores and the one scored."""
+    lines = ["## Hyperparameter settings", ""]
+    if protocol(settings) == UNTUNED:
+        lines.append(
+            f"{UNTUNED}: each task's runs have one setting, scored as it is (its hyperparameters "
+            "that differ from the registry's are named; the dev score is not used)."
+        )
+    else:
+        lines.append(
+            "Tuned on dev where a task has several settings (BLURB's protocol, Gu et al. §6.2): "
+            "dev = each seed's best validation score, aggregated over seeds as the suite "
+            "aggregates test (mean over runs for a BLURB dataset, median otherwise); the tables "
+            "above score only the picked setting's runs. Ties: more seeds on dev, then the "
+            "setting's name (the registry's first). Other tasks: "
+            f"{UNTUNED}."
+        )
+    rows = []
+    for task, found in settings.items():
+        for setting in found.settings:
+            hparams = ", ".join(f"{key}={value!r}" for key, value in setting.hparams.items())
+            if found.protocol == UNTUNED:
+                scored = "the only one"
+            elif found.picked is None:
+                scored = NOT_PICKED
+            else:
+                scored = "picked" if setting.name == found.picked else ""
+            rows.append(
+                [
+                    *(task, found.protocol, setting.label, hparams or "-"),
+                    hundredths(setting.dev),
+                    str(len(setting.dev_scores)),
+                    scored,
+                ]
+            )
+    header = ["Task", "protocol", "setting", "differs from the registry", "dev x100"]
+    return lines + ["", *table_lines([*header, "seeds on dev", "scored"], rows)]
+
+
 def failure_lines(records: list[ResultRecord]) -> list[str]:
     """The runs that failed, with the first line of their error and their log."""
     failures = [r for r in records if r.status == FAILED]
@@ -243,13 +283,18 @@ def provenance_lines(records: list[ResultRecord]) -> list[str]:
 
 
 def markdown(
-    sections: list[list[str]], results_dir: Path, records: list[ResultRecord], curves: list[str]
+    sections: list[list[str]],
+    results_dir: Path,
+    records: list[ResultRecord],
+    curves: list[str],
+    settings: dict[str, TaskSettings],
 ) -> str:
-    """The title, then the suite sections, failed runs, training curves and provenance, a blank
-    line between."""
+    """The title, then the suite sections, the hyperparameter settings, failed runs, training
+    curves and provenance, a blank line between."""
     lines = [f"# Fine-tuning report: {results_dir}"]
     unfinished = unfinished_lines(records)
     tail = [
+        settings_lines(settings),
         failure_lines(records),
         *([unfinished] if unfinished else []),
         curves,

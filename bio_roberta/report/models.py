@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Optional
 
 from bio_roberta.report.seed_results import model_name, pretrained_paths
+from bio_roberta.report.settings import TaskSettings, picked_settings
 from bio_roberta.results import ResultRecord, ResultRecordError, load_records
 from bio_roberta.tasks.paper_models import PaperModel, find_paper_model
 from preprocess.vocab_dir import IMPORTED_CHECKPOINT, MANIFEST
@@ -29,9 +30,11 @@ RELEASE_SUFFIX = re.compile(r"-(hf|fairseq)$")
 class ReportedModel:
     name: str  # the report's name for it: the user's, else the checkpoint's (model_name)
     results_dir: Path
-    records: list[ResultRecord]
+    records: list[ResultRecord]  # every run's (failed and unfinished runs, provenance)
     paper: Optional[PaperModel]  # the paper model it is, or None
     matched_by: str  # how `paper` was found ("" when None)
+    scored: list[ResultRecord]  # the runs of each task's scored setting (settings.py)
+    settings: dict[str, TaskSettings]  # each task's settings and the one scored
 
 
 def results_argument(text: str) -> tuple[Optional[str], Path]:
@@ -104,8 +107,17 @@ def reported_models(arguments: list[str]) -> list[ReportedModel]:
         name, results_dir = results_argument(argument)
         records = load_records(results_dir)
         paper, matched_by = paper_model_of(name, records)
+        scored, settings = picked_settings(records)
         models.append(
-            ReportedModel(name or model_name(records), results_dir, records, paper, matched_by)
+            ReportedModel(
+                name or model_name(records),
+                results_dir,
+                records,
+                paper,
+                matched_by,
+                scored,
+                settings,
+            )
         )
     names = [model.name for model in models]
     twice = sorted({n for n in names if names.count(n) > 1})

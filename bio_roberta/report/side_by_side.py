@@ -46,6 +46,7 @@ from bio_roberta.report.markdown import (
     provenance_lines,
     reference_list,
     score_cell,
+    settings_lines,
     split_check_text,
     table_lines,
     unfinished_lines,
@@ -82,7 +83,7 @@ def model_parts(models: list[ReportedModel]) -> list[ModelPart]:
         parts.append(
             ModelPart(
                 model,
-                task_results(model.records),
+                task_results(model.scored),
                 (paper,) if paper and paper_results(paper) else (),
                 (paper,) if paper in TABLE6_BLURB_SCORES else (),
             )
@@ -190,7 +191,7 @@ def blurb_parts(
     blurb = []
     for part in parts:
         rows = blurb_rows(
-            part.model.records,
+            part.model.scored,
             part.results,
             expected_seeds,
             part.table6_columns,
@@ -293,10 +294,17 @@ def models_lines(parts: list[ModelPart]) -> list[str]:
 
 
 def runs_lines(part: ModelPart) -> list[str]:
-    """A model's failed and unfinished runs and provenance, under its name."""
+    """A model's hyperparameter settings, failed and unfinished runs and provenance, under its
+    name."""
     lines = [f"## Runs of {part.name}"]
     records = part.model.records
-    for section in (failure_lines(records), unfinished_lines(records), provenance_lines(records)):
+    sections = (
+        settings_lines(part.model.settings),
+        failure_lines(records),
+        unfinished_lines(records),
+        provenance_lines(records),
+    )
+    for section in sections:
         if section:
             lines += ["", "#" + section[0], *section[1:]]
     return lines[:-1] if lines[-1] == "" else lines
