@@ -87,11 +87,18 @@ def split_sentences(paragraph: str) -> list[str]:
 
 def bounded_lines(sentence: str, limit: int = MAX_LINE_CHARACTERS) -> list[str]:
     """The sentence as lines of at most `limit` characters, each cut at the last space before the
-    limit (mid-word only in a word longer than the limit)."""
+    limit (mid-word only in a word longer than the limit).
+
+    It walks offsets into the sentence rather than slicing off its rest at each cut: a paragraph of
+    tens of MB without a sentence end is one such sentence, and re-copying its rest per line made
+    the parse quadratic in its size."""
     lines = []
-    while len(sentence) > limit:
-        cut = sentence.rfind(" ", 1, limit + 1)
-        cut = cut if cut > 0 else limit
-        lines.append(sentence[:cut].rstrip())
-        sentence = sentence[cut:].lstrip()
-    return lines + [sentence] if sentence else lines
+    start, end = 0, len(sentence)
+    while end - start > limit:
+        cut = sentence.rfind(" ", start + 1, start + limit + 1)
+        cut = cut if cut > start else start + limit
+        lines.append(sentence[start:cut].rstrip())
+        start = cut
+        while start < end and sentence[start].isspace():
+            start += 1
+    return lines + [sentence[start:]] if start < end else lines

@@ -276,3 +276,15 @@ def test_bounded_lines_cut_at_the_last_space_before_the_limit():
     assert bounded_lines("aaa bbb ccc", 7) == ["aaa bbb", "ccc"]
     assert bounded_lines("aaaaaaaaaa bb", 4) == ["aaaa", "aaaa", "aa", "bb"]
     assert bounded_lines("short", 7) == ["short"]
+    assert bounded_lines("aaa   bbb ccc", 4) == ["aaa", "bbb", "ccc"]
+
+
+def test_bounded_lines_keep_every_word_of_a_long_sentence_in_order():
+    """A sentence of many lines (a paragraph without a sentence end) loses nothing at the cuts."""
+    words = [("x" * (n % 23 + 1)) if n % 97 else "y" * 2500 for n in range(20_000)]
+    sentence = " ".join(words)
+    lines = bounded_lines(sentence, 1000)
+    assert all(0 < len(line) <= 1000 for line in lines)
+    assert "".join("".join(lines).split()) == "".join(words)
+    short_words = [word for word in words if word[0] == "x"]
+    assert [word for line in lines for word in line.split() if word[0] == "x"] == short_words
