@@ -47,7 +47,7 @@ from preprocess.text_shards import Document, Record, ShardOptions, expand_inputs
 SOURCE = "pmc"
 INPUT_PATTERNS = ("*.nxml", "*.tar.gz", "*.tgz", "*.tar")
 ARTICLE_SUFFIX = ".nxml"
-# Articles are parsed whole in memory (peak about 7x their size, docs/parse.md); a larger one
+# Articles are parsed whole in memory (peak about 6x their size, docs/parse.md); a larger one
 # (a 1 GB member of a 1 MB package) is skipped and reported, never read.
 DEFAULT_MAX_ARTICLE_MB = 256.0
 
