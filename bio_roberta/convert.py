@@ -13,6 +13,12 @@ of its sentence (as RoBERTa encodes running text), its first subword carries the
 the others carry <pad>. A sentence longer than the model's positions is cut at word boundaries
 into consecutive examples sharing one id, so every word still gets exactly one prediction; a
 continuation keeps its words' in-sentence encoding (its first word keeps the leading space).
+
+{split}.conll holds one "word<TAB>tag" line per word. A word holding whitespace (LinkBERT's JSON
+tokens may: a space, U+2028, or, in a file edited since, a tab or newline) is written there with
+each run of it as '_', so a line stays a word and its tag and the predictions file keeps one line
+per word; the model still reads the word itself. The manifest counts them
+(words_with_whitespace_written_with_underscore).
 """
 
 from __future__ import annotations
@@ -44,6 +50,8 @@ from preprocess.vocab_dir import VocabularyDir, read_vocab_dir, write_padded_dic
 logger = logging.getLogger(__name__)
 
 # What a finetune-bin/<task> dir holds: convert-task replaces such a dir whole.
+# Python's \s on str: every character str.isspace() holds (tab, newline, U+2028, U+00A0...).
+WHITESPACE_RUN = re.compile(r"\s+")
 FINETUNE_BIN_FILE = re.compile(r"^(manifest\.json|input[01]|label|\w+\.(ids|conll)|fold\d+)$")
 
 # Special tokens around an example of 1 or 2 texts: <s> s1 </s>, or <s> s1 </s> </s> s2 </s>
@@ -159,7 +167,8 @@ class TaskEncoder:
         out.ids.append(sentence.id)
         out.conll.append(
             "".join(
-                f"{w}\t{t}\n" for w, t in zip(sentence.words[start:end], sentence.tags[start:end])
+                f"{conll_word(w, out.counts)}\t{t}\n"
+                for w, t in zip(sentence.words[start:end], sentence.tags[start:end])
             )
         )
         out.counts["examples"] += 1
@@ -203,6 +212,14 @@ class TaskEncoder:
             else:
                 self.add_text(example, out)
         return out
+
+
+def conll_word(word: str, counts: Counter) -> str:
+    """A word as a .conll line holds it: each run of whitespace inside it as '_' (counted)."""
+    written = WHITESPACE_RUN.sub("_", word)
+    if written != word:
+        counts["words_with_whitespace_written_with_underscore"] += 1
+    return written
 
 
 def write_indexed(rows: list[list[int]], prefix: Path, vocab_size: int) -> None:

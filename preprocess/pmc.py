@@ -1,13 +1,18 @@
 """PubMed Central open-access full text (.nxml files and bulk .tar.gz packages) -> text shards.
 
 A document is one article: its title, its abstract(s), then every non-empty body paragraph. The
-paragraphs are extracted by pubmed_parser.parse_pubmed_paragraph(all_paragraph=True), the
-paper's choice, and the ids by its parse_article_meta. Title and abstract are read here with lxml
-(whitespace collapsed) rather than through parse_pubmed_xml: pubmed_parser 0.5.1 raises
-KeyError('year') there for every article without a "ppub"/"collection" pub-date (JATS 1.2+
-writes date-type/publication-format instead), which would drop whole valid articles over a date
-we do not use. The id is "PMC" + the article's PMC id, or the file name without .nxml when the
-article has none.
+paragraphs are those pubmed_parser.parse_pubmed_paragraph(all_paragraph=True) extracts, the
+paper's choice, and the ids are its parse_article_meta's. Its paragraph selection (//body//p, each
+by its stringify_children, after remove_namespace) is applied here to the tree parsed once: called
+itself, it parses the file a second time, keeping two trees of the article in memory, and without
+huge_tree, so a paragraph over libxml2's 10 MB text limit failed there as "XMLSyntaxError: Start
+tag expected" (its reader then parses the path as if it were XML).
+
+Title and abstract are read here with lxml (whitespace collapsed) rather than through
+parse_pubmed_xml: pubmed_parser 0.5.1 raises KeyError('year') there for every article without a
+"ppub"/"collection" pub-date (JATS 1.2+ writes date-type/publication-format instead), which would
+drop whole valid articles over a date we do not use. The id is "PMC" + the article's PMC id, or
+the file name without .nxml when the article has none.
 
 Each article is first parsed with lxml from its bytes, so malformed XML (or invalid UTF-8) is
 reported with its line and column (parsed from a file name, lxml reports invalid UTF-8 as an
@@ -31,9 +36,9 @@ import zlib
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterator, Sequence
 
-import pubmed_parser
 from lxml import etree
 from pubmed_parser.pubmed_oa_parser import parse_article_meta
+from pubmed_parser.utils import remove_namespace, stringify_children
 
 from preprocess.input_log import InputLog, printable_name
 from preprocess.parse_stage import build_text_shards
@@ -42,7 +47,7 @@ from preprocess.text_shards import Document, Record, ShardOptions, expand_inputs
 SOURCE = "pmc"
 INPUT_PATTERNS = ("*.nxml", "*.tar.gz", "*.tgz", "*.tar")
 ARTICLE_SUFFIX = ".nxml"
-# Articles are parsed whole in memory (lxml, pubmed_parser: about twice their size); a larger one
+# Articles are parsed whole in memory (peak about 6x their size, docs/parse.md); a larger one
 # (a 1 GB member of a 1 MB package) is skipped and reported, never read.
 DEFAULT_MAX_ARTICLE_MB = 256.0
 
@@ -69,6 +74,9 @@ def read_article(path: Path, name: str, log: InputLog) -> Document | None:
     """One .nxml article (at `path`, reported as `name`) as a document; None when it fails."""
     name, raw_name = printable_name(name), name
     try:
+        # huge_tree lifts libxml2's 10 MB text-node and depth limits (a real long paragraph); it is
+        # safe here: entities are never expanded (no amplification), nothing is fetched, and the
+        # article's size is bounded by --max-article-mb.
         article = etree.fromstring(
             path.read_bytes(),
             etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True),
@@ -79,8 +87,9 @@ def read_article(path: Path, name: str, log: InputLog) -> Document | None:
         log.problem(f"{name}: line {line}, column {column}", f"malformed XML: {error.msg}")
         return None
     try:
+        remove_namespace(article)
         ids = parse_article_meta(article)
-        paragraphs = pubmed_parser.parse_pubmed_paragraph(str(path), all_paragraph=True)
+        paragraphs = [stringify_children(paragraph) for paragraph in article.xpath("//body//p")]
     except Exception as error:  # pubmed_parser raises many kinds on odd articles; each is reported
         log.skip("unparseable_article")
         log.problem(name, f"pubmed_parser failed: {type(error).__name__}: {error}")
@@ -88,8 +97,8 @@ def read_article(path: Path, name: str, log: InputLog) -> Document | None:
     title = article.find(".//title-group/article-title")
     texts = [_text(title) if title is not None else ""]
     texts += [_text(abstract) for abstract in article.iterfind(".//abstract")]
-    texts += [paragraph["text"] for paragraph in paragraphs]
-    empty_paragraphs = sum(1 for paragraph in paragraphs if not paragraph["text"].strip())
+    texts += paragraphs
+    empty_paragraphs = sum(1 for paragraph in paragraphs if not paragraph.strip())
     if empty_paragraphs:
         log.other["empty_paragraphs"] += empty_paragraphs
     pmc_id = (ids.get("pmc") or "").strip()

@@ -28,6 +28,8 @@ MAX_LINE_CHARACTERS becomes several lines (bounded_lines), counted by the parse.
 from __future__ import annotations
 
 import ctypes
+import re
+from typing import Iterator
 
 import blingfire
 
@@ -39,9 +41,31 @@ SPLITTER = "blingfire"
 MAX_LINE_CHARACTERS = 1000
 
 
-def normalize_whitespace(text: str) -> str:
+# Texts longer than this are collapsed and split into sentences a chunk at a time
+# (whitespace_chunks).
+CHUNK_CHARACTERS = 1 << 20
+WHITESPACE = re.compile(r"\s")  # on str: what str.isspace() holds, as str.split() splits on
+
+
+def whitespace_chunks(text: str, chunk: int = CHUNK_CHARACTERS) -> Iterator[str]:
+    """`text` in consecutive slices of about `chunk` characters, each but the last ending where a
+    whitespace starts, so no word is cut. A paragraph of tens of MB happens (a data dump): whole,
+    str.split() holds a list of every word (about 10x the text) and blingfire about 30x."""
+    start = 0
+    while start < len(text):
+        boundary = WHITESPACE.search(text, start + chunk)
+        end = boundary.start() if boundary else len(text)
+        yield text[start:end]
+        start = end
+
+
+def normalize_whitespace(text: str, chunk: int = CHUNK_CHARACTERS) -> str:
     """Collapse every run of whitespace (newlines, tabs, U+2028...) to one space and strip."""
-    return " ".join(text.split())
+    if len(text) <= chunk:
+        return " ".join(text.split())
+    return " ".join(
+        filter(None, (" ".join(part.split()) for part in whitespace_chunks(text, chunk)))
+    )
 
 
 class _Blingfire:
@@ -73,25 +97,33 @@ class _Blingfire:
 _text_to_sentences = _Blingfire()
 
 
-def split_sentences(paragraph: str) -> list[str]:
-    """The sentences of one paragraph, each a non-empty single line."""
-    text = normalize_whitespace(paragraph)
-    if not text:
-        return []
+def split_sentences(paragraph: str, chunk: int = CHUNK_CHARACTERS) -> list[str]:
+    """The sentences of one paragraph, each a non-empty single line. A paragraph over `chunk`
+    characters is split a chunk at a time (whitespace_chunks): a sentence running across a chunk's
+    end is cut there, at most one extra break per chunk."""
+    text = normalize_whitespace(paragraph, chunk)
     return [
         sentence
-        for sentence in (s.strip() for s in _text_to_sentences(text).split("\n"))
+        for part in whitespace_chunks(text, chunk)
+        for sentence in (s.strip() for s in _text_to_sentences(part).split("\n"))
         if sentence
     ]
 
 
 def bounded_lines(sentence: str, limit: int = MAX_LINE_CHARACTERS) -> list[str]:
     """The sentence as lines of at most `limit` characters, each cut at the last space before the
-    limit (mid-word only in a word longer than the limit)."""
+    limit (mid-word only in a word longer than the limit).
+
+    It walks offsets into the sentence rather than slicing off its rest at each cut: a paragraph of
+    tens of MB without a sentence end is one such sentence, and re-copying its rest per line made
+    the parse quadratic in its size."""
     lines = []
-    while len(sentence) > limit:
-        cut = sentence.rfind(" ", 1, limit + 1)
-        cut = cut if cut > 0 else limit
-        lines.append(sentence[:cut].rstrip())
-        sentence = sentence[cut:].lstrip()
-    return lines + [sentence] if sentence else lines
+    start, end = 0, len(sentence)
+    while end - start > limit:
+        cut = sentence.rfind(" ", start + 1, start + limit + 1)
+        cut = cut if cut > start else start + limit
+        lines.append(sentence[start:cut].rstrip())
+        start = cut
+        while start < end and sentence[start].isspace():
+            start += 1
+    return lines + [sentence[start:]] if start < end else lines

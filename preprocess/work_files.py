@@ -41,10 +41,19 @@ WRITE_BUFFER = 1 << 20
 
 
 def text_fingerprint(sentences: Sequence[str]) -> bytes:
-    """Hash of the normalised text used to find exact duplicates."""
-    return hashlib.sha256(
-        normalize_whitespace(" ".join(sentences)).casefold().encode("utf-8")
-    ).digest()
+    """Hash of the normalised text used to find exact duplicates: sha256 of the sentences joined
+    by spaces, whitespace collapsed, casefolded.
+
+    Hashed sentence by sentence (the same bytes): normalising the joined text at once split a
+    60 MB article into a list of all its words, 600 MB at the peak."""
+    digest = hashlib.sha256()
+    separator = b""
+    for sentence in sentences:
+        text = normalize_whitespace(sentence)
+        if text:
+            digest.update(separator + text.casefold().encode("utf-8"))
+            separator = b" "
+    return digest.digest()
 
 
 class WorkRecord(NamedTuple):

@@ -35,6 +35,14 @@ process tree (much less sensitive than wall time to what else a shared machine r
 documents/s, tokens/s, peak RSS and PSS for both routes, the ratios ours / standard, an
 in-process one-core comparison of the XML parsers alone, the start-up time of a bio-roberta
 command (included in each of our stages), and the load average while it ran.
+
+--pmc-scaling 5,10,20,40 measures instead how one PMC article's parse grows with its size: for each
+size (MB) it writes one JATS article of the real sample paragraphs (sample/corpus/pmc) repeated, in
+two shapes, "paragraphs" (as they are) and "one_unpunctuated_paragraph" (their words without
+sentence ends as one paragraph: one sentence, cut into lines; over 10 MB it needs huge_tree), and
+runs `bio-roberta parse-pmc` on it alone; it prints per shape and size the wall seconds, CPU
+seconds, peak RSS of the process tree, and seconds and peak per input MB less the start-up's (flat
+when the parse is linear).
 """
 
 from __future__ import annotations
@@ -377,6 +385,92 @@ def end_to_end(stages: dict, documents: int, tokens: int) -> dict:
     }
 
 
+PMC_SAMPLE = REPO_ROOT / "sample" / "corpus" / "pmc"
+
+
+def sample_pmc_paragraphs() -> list[str]:
+    """The body paragraphs of the sample articles, as parse-pmc reads them (pubmed_parser's
+    stringify_children of //body//p), XML-escaped again."""
+    from xml.sax.saxutils import escape
+
+    from lxml import etree
+    from pubmed_parser.utils import stringify_children
+
+    paragraphs = []
+    for path in sorted(PMC_SAMPLE.glob("*.nxml")):
+        for paragraph in etree.parse(str(path)).xpath("//body//p"):
+            text = " ".join(stringify_children(paragraph).split())
+            if text:
+                paragraphs.append(escape(text))
+    return paragraphs
+
+
+def write_pmc_article(path: Path, megabytes: float, paragraphs: list[str], shape: str) -> int:
+    """One JATS article of about `megabytes` of body text (the elements parse-pmc reads: pmc
+    article-id, article-title, abstract, body/sec/p); returns its size in bytes."""
+    target = int(megabytes * 2**20)
+    if shape == "one_unpunctuated_paragraph":  # one sentence of the whole size, cut into lines
+        words = " ".join(paragraphs).replace(".", "").replace("?", "").replace("!", "")
+        words = " ".join(words.split())
+        paragraphs = [(words + " ") * (target // (len(words) + 1) + 1)]
+    body, size, number = [], 0, 0
+    while size < target:
+        text = paragraphs[number % len(paragraphs)]
+        body.append(f"<sec><title>Section {number}</title><p>{text}</p></sec>")
+        size += len(body[-1])
+        number += 1
+    path.write_text(
+        '<?xml version="1.0" encoding="UTF-8"?>\n<article><front><article-meta>'
+        '<article-id pub-id-type="pmc">1</article-id><title-group><article-title>Scaling'
+        "</article-title></title-group><abstract><p>Abstract.</p></abstract></article-meta>"
+        f"</front><body>{''.join(body)}</body></article>\n",
+        encoding="utf-8",
+    )
+    return path.stat().st_size
+
+
+def pmc_scaling(sizes_mb: list[float], work: Path) -> dict:
+    """parse-pmc on one article per shape and size: time and peak memory against its size."""
+    bio_roberta = str(Path(sys.executable).parent / "bio-roberta")
+    paragraphs = sample_pmc_paragraphs()
+    startup = timed([bio_roberta, "parse-pmc", "--help"])
+    results = {}
+    for shape in ("paragraphs", "one_unpunctuated_paragraph"):
+        rows = []
+        for megabytes in sizes_mb:
+            article = work / f"{shape}-{megabytes:g}mb.nxml"
+            size_mb = write_pmc_article(article, megabytes, paragraphs, shape) / 2**20
+            out = work / f"{shape}-{megabytes:g}mb-text"
+            run = timed([bio_roberta, "parse-pmc", str(article), "--out", str(out)])
+            manifest = json.loads((out / "manifest.json").read_text())
+            article.unlink()
+            shutil.rmtree(out)
+            rows.append(
+                {
+                    "article_mb": round(size_mb, 1),
+                    "seconds": round(run["seconds"], 2),
+                    "cpu_seconds": round(run["cpu_seconds"], 2),
+                    "peak_rss_mb": round(run["peak_rss_mb"], 1),
+                    # less the start-up's (imports), per MB: flat when the parse is linear
+                    "seconds_per_mb": round((run["seconds"] - startup["seconds"]) / size_mb, 3),
+                    "peak_rss_mb_per_mb": round(
+                        (run["peak_rss_mb"] - startup["peak_rss_mb"]) / size_mb, 2
+                    ),
+                    "sentences": sum(manifest["counts"]["sentences"].values()),
+                    "problems": manifest["counts"]["problems"],
+                }
+            )
+        results[shape] = rows
+    return {
+        "pmc_article_scaling": results,
+        "command_start_up": {
+            "seconds": round(startup["seconds"], 2),
+            "peak_rss_mb": round(startup["peak_rss_mb"], 1),
+        },
+        "load_average_1m": os.getloadavg()[0],
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -399,7 +493,19 @@ def main() -> int:
         "--repeats", type=int, default=3, help="runs per stage (interleaved); the median counts"
     )
     parser.add_argument("--work-dir", help="keep the files here (default: a temporary directory)")
+    parser.add_argument(
+        "--pmc-scaling",
+        metavar="MB,MB,...",
+        type=lambda text: [float(size) for size in text.split(",")],
+        help="measure instead one PMC article's parse at these sizes (e.g. 5,10,20,40)",
+    )
     args = parser.parse_args()
+    if args.pmc_scaling:
+        with tempfile.TemporaryDirectory() as tmp:
+            work = Path(args.work_dir or tmp)
+            work.mkdir(parents=True, exist_ok=True)
+            print(json.dumps(pmc_scaling(args.pmc_scaling, work), indent=2))
+        return 0
     if not sorted(Path(args.pubmed).glob("*.xml.gz")):
         print(
             "benchmark_preprocess.py: error: no PubMed baseline files (*.xml.gz) in "

@@ -582,3 +582,30 @@ def test_chemprot_ddi_hoc_pico_convert_from_linkberts_release(tmp_path, vocab_di
                 f"linkbert_label_B-{element}": read["label_counts"][f"I-{element}"]
                 for element in ("PAR", "INT", "OUT")
             }
+
+
+def test_linkbert_tokens_holding_whitespace_keep_one_conll_line_per_word(tmp_path, vocab_dir):
+    """Issue 27: a LinkBERT token holding a newline broke train.conll. preprocess_blurb.py (ported
+    in tests/blurb_toy.py) keeps a token's inner spaces and U+2028 (it splits lines on newlines
+    and columns on tabs only); a tab or newline comes from a file edited since. Each whitespace
+    run is written as '_', one line a word, and counted."""
+    from bio_roberta.prediction_files import read_conll
+    from blurb_toy import write_linkbert
+
+    folder = write_linkbert(tmp_path / "linkbert", "ncbi-disease")
+    train = folder / "train.json"
+    records = [json.loads(line) for line in train.read_text().splitlines()]
+    odd = ["10\n000", "a\tb", "x\u2028y", "p \u00a0q", "r\r\ns"]
+    records[0]["tokens"][: len(odd)] = odd
+    train.write_text("".join(json.dumps(record) + "\n" for record in records))
+    (manifest,) = convert_task(get_task("ncbi-disease"), folder, vocab_dir, tmp_path / "out")
+    blocks = read_conll(tmp_path / "out" / "train.conll", 2)
+    assert [len(block) for block in blocks] == [len(record["tokens"]) for record in records]
+    assert [word for word, _tag in blocks[0][: len(odd)]] == ["10_000", "a_b", "x_y", "p_q", "r_s"]
+    assert [tag for _word, tag in blocks[0]] == records[0]["ner_tags"]
+    converted = manifest["split_details"]["train"]["converted"]
+    assert converted["words_with_whitespace_written_with_underscore"] == len(odd)
+    assert (
+        "words_with_whitespace_written_with_underscore"
+        not in (manifest["split_details"]["test"]["converted"])
+    )

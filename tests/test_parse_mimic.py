@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import random
 import re
 import zlib
 
@@ -16,7 +17,12 @@ from preprocess.mimic import (
     parse_mimic,
     placeholder_type,
 )
-from preprocess.sentences import MAX_LINE_CHARACTERS, bounded_lines
+from preprocess.sentences import (
+    MAX_LINE_CHARACTERS,
+    bounded_lines,
+    normalize_whitespace,
+    split_sentences,
+)
 from preprocess.text_shards import ShardOptions, iter_shard_documents
 
 NOTES = SAMPLE_DIR / "corpus" / "mimic" / "NOTEEVENTS.csv"
@@ -276,3 +282,34 @@ def test_bounded_lines_cut_at_the_last_space_before_the_limit():
     assert bounded_lines("aaa bbb ccc", 7) == ["aaa bbb", "ccc"]
     assert bounded_lines("aaaaaaaaaa bb", 4) == ["aaaa", "aaaa", "aa", "bb"]
     assert bounded_lines("short", 7) == ["short"]
+    assert bounded_lines("aaa   bbb ccc", 4) == ["aaa", "bbb", "ccc"]
+
+
+def test_bounded_lines_keep_every_word_of_a_long_sentence_in_order():
+    """A sentence of many lines (a paragraph without a sentence end) loses nothing at the cuts."""
+    words = [("x" * (n % 23 + 1)) if n % 97 else "y" * 2500 for n in range(20_000)]
+    sentence = " ".join(words)
+    lines = bounded_lines(sentence, 1000)
+    assert all(0 < len(line) <= 1000 for line in lines)
+    assert "".join("".join(lines).split()) == "".join(words)
+    short_words = [word for word in words if word[0] == "x"]
+    assert [word for line in lines for word in line.split() if word[0] == "x"] == short_words
+
+
+def test_a_long_text_collapsed_in_chunks_is_the_text_collapsed_at_once():
+    rng = random.Random(7)
+    spaces = [" ", "  ", "\n", "\t", "\u2028", "\u00a0", "\r\n "]
+    text = "".join(
+        rng.choice(["word", "x", "", "long" * 30]) + rng.choice(spaces) for _ in range(3000)
+    )
+    for chunk in (1, 7, 100, 5000, len(text)):
+        assert normalize_whitespace(" \n" + text, chunk) == " ".join(text.split())
+
+
+def test_a_long_paragraph_split_in_chunks_keeps_its_words_and_sentence_ends():
+    paragraph = " ".join(f"Patient {n} was\u2028seen on day {n}." for n in range(2000))
+    whole = split_sentences(paragraph)
+    assert len(whole) == 2000 and whole[1] == "Patient 1 was seen on day 1."
+    chunked = split_sentences(paragraph, chunk=1000)
+    assert " ".join(chunked) == " ".join(whole)
+    assert set(whole) - set(chunked) and len(whole) < len(chunked) <= len(whole) + 2 * 60

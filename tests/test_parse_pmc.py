@@ -11,11 +11,13 @@ import sys
 import tarfile
 from pathlib import Path
 
+import pubmed_parser
 import pytest
 from lxml import etree
 
 from conftest import SAMPLE_DIR, shared_data_path
-from preprocess.pmc import iter_pmc_records, parse_pmc
+from preprocess.input_log import InputLog
+from preprocess.pmc import iter_pmc_records, parse_pmc, read_article
 from preprocess.text_shards import ShardOptions, iter_shard_documents
 
 BIO_ROBERTA = str(Path(sys.executable).parent / "bio-roberta")
@@ -170,6 +172,44 @@ def test_real_pmc_articles_match_independent_count(tmp_path):
     paragraphs = sum(len(etree.parse(str(p)).xpath("//body//p")) for p in files)
     sentences = manifest["counts"]["sentences"]["train"]
     assert sentences > paragraphs  # every paragraph contributes at least one sentence, most several
+
+
+def assert_paragraphs_are_pubmed_parsers(path: Path) -> None:
+    """The paragraphs read from our one parse are those parse_pubmed_paragraph reads itself."""
+    expected = [
+        paragraph["text"]
+        for paragraph in pubmed_parser.parse_pubmed_paragraph(str(path), all_paragraph=True)
+        if paragraph["text"].strip()
+    ]
+    document = read_article(path, path.name, InputLog(str(path)))
+    assert expected and document.paragraphs[-len(expected) :] == tuple(expected)
+
+
+def test_sample_paragraphs_are_pubmed_parsers():
+    for path in sorted(PMC_SAMPLE.glob("*.nxml")):
+        assert_paragraphs_are_pubmed_parsers(path)
+
+
+@pytest.mark.real_data
+def test_real_paragraphs_are_pubmed_parsers():
+    for path in sorted(shared_data_path("corpus", "pmc").glob("*.nxml")):
+        assert_paragraphs_are_pubmed_parsers(path)
+
+
+def test_paragraph_over_libxml2_text_limit_is_read(tmp_path):
+    """libxml2 refuses a text node over 10 MB unless huge_tree; pubmed_parser's own reader then
+    failed with "XMLSyntaxError: Start tag expected"."""
+    paragraph = "Cells divide. " * (11 * 2**20 // 14)
+    article = tmp_path / "long.nxml"
+    article.write_text(
+        "<article><front><article-meta><article-id pub-id-type='pmc'>7</article-id>"
+        "<title-group><article-title>Long</article-title></title-group></article-meta></front>"
+        f"<body><sec><p>{paragraph}</p></sec></body></article>"
+    )
+    log = InputLog(str(article))
+    (document,) = iter_pmc_records(article, log)
+    assert log.problems == [] and not log.skipped
+    assert document.doc_id == "PMC7" and document.paragraphs == ("Long", paragraph)
 
 
 def test_names_that_are_not_utf8_are_reported_escaped_and_the_good_inputs_parsed(tmp_path):

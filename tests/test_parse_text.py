@@ -261,6 +261,25 @@ def test_benchmark_preprocess_without_pubmed_files_says_what_it_needs(tmp_path):
     assert "--pubmed DIR" in done.stderr
 
 
+def test_benchmark_preprocess_pmc_scaling_prints_json_per_shape_and_size(tmp_path):
+    """The --pmc-scaling option's JSON (its numbers are measurements; here only their shape)."""
+    done = subprocess.run(
+        [sys.executable, REPO_ROOT / "scripts" / "benchmark_preprocess.py", "--pmc-scaling", "0.1"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    scaling = json.loads(done.stdout)["pmc_article_scaling"]
+    assert sorted(scaling) == ["one_unpunctuated_paragraph", "paragraphs"]
+    for shape, (row,) in scaling.items():
+        assert row["article_mb"] == 0.1 and row["problems"] == 0, shape
+        assert row["seconds"] > 0 and row["peak_rss_mb"] > 0, shape
+    assert (
+        scaling["paragraphs"][0]["sentences"]
+        > 5 * scaling["one_unpunctuated_paragraph"][0]["sentences"]
+    )
+
+
 @pytest.mark.slow
 def test_lab_corpus_to_continued_pretraining(tmp_path, capsys):
     """parse-text on .txt, .jsonl and Parquet -> binarize with the model's vocabulary -> two

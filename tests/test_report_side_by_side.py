@@ -5,6 +5,7 @@ tiny fairseq RoBERTa of ours, and one report comparing them."""
 
 import csv
 import json
+import re
 import statistics
 import subprocess
 import sys
@@ -238,6 +239,24 @@ def test_two_dirs_of_one_name_must_be_named(three_dirs, tmp_path):
     odd.mkdir()
     assert results_argument(str(odd)) == (None, odd)
     assert results_argument(f"x={odd}") == ("x", odd)
+
+
+@pytest.mark.parametrize("name", ["Bio\nBERT", "Bio\tBERT", "Bio\u2028BERT", "B" * 101, "B" * 5000])
+def test_a_model_name_on_several_lines_or_overlong_is_refused_in_one_short_line(name, tmp_path):
+    with pytest.raises(ResultRecordError, match="the model name NAME") as refused:
+        results_argument(f"{name}={tmp_path}")
+    message = str(refused.value)
+    assert "\n" not in message and len(message) < 300
+
+
+def test_a_bar_in_a_model_name_is_escaped_in_the_tables(three_dirs, tmp_path):
+    named = [f"Bio|BERT{'x' * 91}={three_dirs[0].partition('=')[2]}", *three_dirs[1:]]
+    write_report(named, tmp_path / "report", suite="both")
+    markdown = (tmp_path / "report" / "report.md").read_text()
+    assert f"Bio\\|BERT{'x' * 91} (median)" in markdown
+    for table in re.findall(r"(?:^\|.*\|$\n)+", markdown, flags=re.M):
+        rows = [re.split(r"(?<!\\)\|", line) for line in table.splitlines()]
+        assert len({len(row) for row in rows}) == 1, table
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import os
 import signal
@@ -17,6 +18,7 @@ from lxml import etree
 from conftest import REPO_ROOT, SAMPLE_DIR
 from preprocess.pubmed import parse_pubmed
 from preprocess.text_shards import ShardOptions, iter_shard_documents, valid_split
+from preprocess.work_files import text_fingerprint
 
 PUBMED_SAMPLE = SAMPLE_DIR / "corpus" / "pubmed"
 
@@ -224,3 +226,15 @@ def test_out_dir_of_another_source_options_or_files_is_refused_unless_overwrite(
         parse_pmc([pmc_sample], tmp_path / "notes")
     with pytest.raises(TextDirError, match="todo.txt: exists and is not a directory"):
         parse_pmc([pmc_sample], tmp_path / "notes" / "todo.txt")
+
+
+def test_text_fingerprint_is_the_hash_of_the_normalised_joined_text():
+    """Hashed sentence by sentence, it stays the hash of the whole text, whitespace collapsed and
+    casefolded, so duplicates are found across sentence boundaries and spacing."""
+    sentences = ["  Straße\tund ΣΊΣΥΦΟΣ ", "", "a\u2028b", " ", "\u00c5ngstr\u00f6m  units."]
+    joined = " ".join(" ".join(" ".join(sentences).split()).casefold().split())
+    assert text_fingerprint(sentences) == hashlib.sha256(joined.encode("utf-8")).digest()
+    assert text_fingerprint(["Strasse und", "σίσυφοσ a b ångström units."]) == text_fingerprint(
+        sentences
+    )
+    assert text_fingerprint(["ab"]) != text_fingerprint(["a", "b"])

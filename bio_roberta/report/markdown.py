@@ -40,12 +40,12 @@ def number_cell(value: Optional[float], digits: int) -> str:
 
 
 def table_lines(header: list[str], rows: list[list[str]]) -> list[str]:
-    """A markdown table."""
-    return [
-        "| " + " | ".join(header) + " |",
-        "|" + "---|" * len(header),
-        *("| " + " | ".join(row) + " |" for row in rows),
-    ]
+    """A markdown table; a '|' in a cell (a model's name) is escaped, not a column break."""
+
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+
+    return [line(header), "|" + "---|" * len(header), *map(line, rows)]
 
 
 def reference_list(values: dict[str, Optional[float]], digits: int) -> list[str]:
@@ -155,7 +155,6 @@ def blurb_lines(
     ours: str,
     score_any_split: bool = False,
 ) -> list[str]:
-    table6 = " | ".join(DEFAULT_TABLE6_COLUMNS)
     lines = [
         "## BLURB (Gu et al. 2021)",
         "",
@@ -190,8 +189,7 @@ def blurb_lines(
             "each type (Table 6's caption). Type rows: Table 6's columns over the datasets we have."
         ),
         "",
-        f"| | {ours} | {table6} |",
-        "|---|---|" + "---|" * len(DEFAULT_TABLE6_COLUMNS),
+        *table_lines(["", ours, *DEFAULT_TABLE6_COLUMNS], []),
     ]
     for row in type_average_rows(summary):
         lines.append(f"| {row.dataset} | {row.mean:.2f} | {reference_cells(row.table6, 2)} |")

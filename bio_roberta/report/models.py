@@ -37,14 +37,36 @@ class ReportedModel:
     settings: dict[str, TaskSettings]  # each task's settings and the one scored
 
 
+# A model's name heads table columns and a legend: one short line.
+MAX_MODEL_NAME_CHARACTERS = 100
+
+
 def results_argument(text: str) -> tuple[Optional[str], Path]:
-    """A report's RESULTS argument: DIR, or NAME=DIR (a dir whose own name holds '=' is a DIR)."""
-    if "=" not in text or Path(text).is_dir():
+    """A report's RESULTS argument: DIR, or NAME=DIR (a dir whose own name holds '=' is a DIR).
+    NAME is one line of printable characters (no newline, tab, U+2028...), at most
+    MAX_MODEL_NAME_CHARACTERS; a '|' in it is escaped in the markdown tables."""
+    try:
+        whole_is_dir = Path(text).is_dir()
+    except OSError:  # a name too long for a path (ENAMETOOLONG) is no dir
+        whole_is_dir = False
+    if "=" not in text or whole_is_dir:
         return None, Path(text)
     name, _, path = text.partition("=")
-    if not name.strip() or not path:
-        raise ResultRecordError(f"{text!r}: give a results dir, or NAME=DIR to name its model")
-    return name.strip(), Path(path)
+    name = name.strip()
+    shown = repr(text) if len(text) <= 200 else f"{text[:60]!r}... ({len(text):,} characters)"
+    if not name or not path:
+        raise ResultRecordError(f"{shown}: give a results dir, or NAME=DIR to name its model")
+    if len(name) > MAX_MODEL_NAME_CHARACTERS:
+        raise ResultRecordError(
+            f"{shown}: the model name NAME is {len(name):,} characters; give one of at most "
+            f"{MAX_MODEL_NAME_CHARACTERS} (it heads the report's columns)"
+        )
+    if not name.isprintable():
+        raise ResultRecordError(
+            f"{shown}: the model name NAME holds a newline, tab or other control character; "
+            "give a one-line name of printable characters"
+        )
+    return name, Path(path)
 
 
 def source_dir(checkpoint: Path) -> Path:
