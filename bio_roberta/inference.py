@@ -9,8 +9,9 @@ so a text is encoded, cut and split exactly as the training examples were:
 
   NER         the text is split into words (WORD: runs of letters/digits, each other non-space
               character alone, the tokenisation of the BLURB NER releases), each word tagged at its
-              first subword; a text too long for the positions is split at word boundaries into
-              pieces, as convert-task splits a sentence ("pieces" in the record). An entity is
+              first subword (tags in BIO, as the run's prediction file writes them); a text too
+              long for the positions is split at word boundaries into pieces, as convert-task
+              splits a sentence ("pieces" in the record). An entity is
               {"text", "start", "end", "type", "score"} with text == input[start:end]; its score
               is the mean of its words' tag probabilities.
   single label  "label" and "probabilities" (softmax over the task's labels, summing to 1).
@@ -291,6 +292,8 @@ class Predictor:
             best = probabilities.max(-1)
             tags += [self.labels[i] for i in best.indices.tolist()]
             scores += best.values.tolist()
+        # in BIO, as the run's prediction file writes them (conlleval: an I- after O begins one)
+        tags = self.spec.task_kind.predictions.written_tags(tags)
         spans = record.pop("_spans")
         text_of = record.pop("_text")
         entities = []

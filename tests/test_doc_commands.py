@@ -260,6 +260,7 @@ STAGES = [
     "bio-roberta binarize data/text/lab",  # with data/vocab/roberta, imported just before
     "bio-roberta vocab-stats --vocab data/vocab/pm-50k data/vocab/roberta",
     finetune_bc5cdr_chem,
+    "bio-roberta predict",
     "bio-roberta report",
     "bio-roberta export-hf",
 ]
