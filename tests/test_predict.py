@@ -209,3 +209,17 @@ def test_command_errors_are_one_line(ner_run, tmp_path):
         f'bio-roberta predict: error: {lines}:2: no text field "text" (a string); name it with '
         "--text-field"
     )
+
+
+@pytest.mark.slow
+def test_the_benchmark_prints_both_routes_examples_per_second():
+    """scripts/benchmark_predict.py at its smallest: one task, a few examples, one repeat."""
+    done = subprocess.run(
+        [sys.executable, REPO_ROOT / "scripts" / "benchmark_predict.py", "--tasks", "ncbi-disease",
+         "--examples", "12", "--batch-size", "4", "--repeats", "1"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout)["ncbi-disease"]
+    assert report["examples"] == 12
+    assert all(report["best"][route] > 0 for route in ("ours", "pipeline"))
