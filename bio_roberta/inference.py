@@ -37,7 +37,7 @@ from bio_roberta_core.errors import BioRobertaError
 # A word of a raw text: a run of letters/digits, or one other non-space character.
 WORD = re.compile(r"\w+|[^\w\s]")
 RESULT_FILE = "result.json"
-CHECKPOINT_IN_RUN_DIR = Path("checkpoints") / "checkpoint_best.pt"
+CHECKPOINT = Path("checkpoints") / "checkpoint_best.pt"  # a run dir's, by default
 EXPORT_MANIFEST = "manifest.json"
 
 # An input: a text, or a pair {"text": ..., "text_pair": ...} for the kinds of two inputs.
@@ -65,27 +65,24 @@ def split_words(text: str) -> list[tuple[int, int]]:
 
 def checkpoint_and_data(path: Path) -> tuple[Path, Path]:
     """(checkpoint, its finetune-bin/<task> dir) of a run dir, checkpoint file or export dir."""
-    if path.is_dir() and (path / EXPORT_MANIFEST).exists() and not (path / RESULT_FILE).exists():
-        manifest = json.loads((path / EXPORT_MANIFEST).read_text())
-        checkpoint = (manifest.get("checkpoint") or {}).get("path")
-        if checkpoint is None or not Path(checkpoint).is_file():
-            raise PredictError(
-                f"{path / EXPORT_MANIFEST}: the checkpoint it was exported from "
-                f"({checkpoint}) is not here; pass that checkpoint or its run dir"
-            )
-        return checkpoint_and_data(Path(checkpoint))
+    if path.is_dir() and not (path / RESULT_FILE).is_file():
+        return checkpoint_and_data(exported_from(path))
     if path.is_dir():
-        result, checkpoint = path / RESULT_FILE, path / CHECKPOINT_IN_RUN_DIR
+        record = run_record(path / RESULT_FILE)
+        # the checkpoint the run selected and scored (checkpoint_last.pt for fixed updates)
+        checkpoint = Path((record.get("checkpoint") or {}).get("path") or path / CHECKPOINT)
     elif path.is_file():
-        result, checkpoint = path.parent.parent / RESULT_FILE, path
+        record, checkpoint = None, path
+        if (path.parent.parent / RESULT_FILE).is_file():  # a run's checkpoints/<file>
+            record = run_record(path.parent.parent / RESULT_FILE)
     else:
         raise PredictError(
             f"{path} does not exist: pass a fine-tuning run dir, its checkpoint or an export-hf dir"
         )
     if not checkpoint.is_file():
         raise PredictError(f"{checkpoint} does not exist: is {path} a finished fine-tuning run?")
-    if result.is_file():
-        data = (json.loads(result.read_text()).get("data") or {}).get("dir")
+    if record is not None:
+        data = (record.get("data") or {}).get("dir")
     else:
         from bio_roberta.export_hf import first_data_dir, load_checkpoint
 
@@ -96,6 +93,38 @@ def checkpoint_and_data(path: Path) -> tuple[Path, Path]:
             "converted task the model was fine-tuned on (its vocabulary and labels)"
         )
     return checkpoint, Path(data)
+
+
+def run_record(path: Path) -> dict:
+    """A fine-tuning run's result.json, which must be of a finished run."""
+    try:
+        record = json.loads(path.read_text())
+    except json.JSONDecodeError as error:
+        raise PredictError(f"{path}: not JSON ({error.msg}); not a run's result record?") from None
+    if record.get("status") != "ok":
+        raise PredictError(
+            f"{path}: the run did not finish (status {record.get('status')!r}: "
+            f"{record.get('error')}); predict with a finished run"
+        )
+    return record
+
+
+def exported_from(export_dir: Path) -> Path:
+    """The checkpoint an export-hf dir was written from (its manifest.json names it)."""
+    manifest_path = export_dir / EXPORT_MANIFEST
+    manifest = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
+    if "hf_model_class" not in manifest:
+        raise PredictError(
+            f"{export_dir} is neither a fine-tuning run dir (no {RESULT_FILE}) nor an export-hf "
+            f"dir (no {EXPORT_MANIFEST} of export-hf); pass one of those or a checkpoint"
+        )
+    checkpoint = (manifest.get("checkpoint") or {}).get("path")
+    if checkpoint is None or not Path(checkpoint).is_file():
+        raise PredictError(
+            f"{manifest_path}: the checkpoint it was exported from ({checkpoint}) is not here; "
+            "pass that checkpoint or its run dir"
+        )
+    return Path(checkpoint)
 
 
 class Predictor:

@@ -201,6 +201,15 @@ def test_command_errors_are_one_line(ner_run, tmp_path):
             "fine-tuning run dir, its checkpoint or an export-hf dir"
         )
     ]
+    run = predict_cli(tmp_path, "--input", tmp_path / "in.txt")
+    assert run.returncode == 2
+    assert run.stderr.strip().splitlines() == [
+        (
+            f"bio-roberta predict: error: {tmp_path} is neither a fine-tuning run dir (no "
+            "result.json) nor an export-hf dir (no manifest.json of export-hf); pass one of "
+            "those or a checkpoint"
+        )
+    ]
     lines = tmp_path / "in.jsonl"
     lines.write_text('{"text": "fine"}\n{"text": ["not", "a", "string"]}\n')
     run = predict_cli(ner_run, "--input", lines)
