@@ -69,6 +69,23 @@ def test_words_keep_their_character_offsets():
     ]  # fmt: skip
 
 
+@pytest.mark.parametrize(
+    "task, folder", [("ncbi-disease", "NCBI-disease"), ("bc5cdr-chem", "BC5CDR-Chemical")]
+)
+def test_raw_text_splits_into_the_releases_words(task, folder, shared_data):
+    """On the real BioBERT releases' test sentences, joined by spaces, WORD gives back the
+    release's words (checked: all 940 NCBI-disease and 4,797 BC5CDR-chem test sentences)."""
+    from bio_roberta.inference import split_words
+    from bio_roberta.readers import read_task
+    from bio_roberta.tasks.registry import get_task
+
+    sentences = read_task(get_task(task), shared_data("ner", folder)).splits["test"].examples
+    assert len(sentences) > 900
+    for sentence in sentences:
+        text = " ".join(sentence.words)
+        assert [text[start:end] for start, end in split_words(text)] == list(sentence.words)
+
+
 def test_ner_matches_the_runs_test_predictions_and_offsets_slice_the_input(ner_run, tmp_path):
     """The test split read in the task's layout gives the run's own predicted tags; the same
     sentences as raw text give entities whose offsets slice the text to the entity."""
