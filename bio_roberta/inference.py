@@ -197,9 +197,14 @@ class Predictor:
         except ConversionError as error:
             raise PredictError(str(error)) from None
         if not self.spec.is_sequence_labelling:
-            tokens = [bos] + out.input0[0]
-            if out.input1:  # fairseq sentence_prediction: <s> a </s> </s> b </s>
-                tokens += [self.encoder.dictionary.eos()] + out.input1[0]
+            # as the fine-tuning task builds them: fairseq's sentence_prediction prepends its
+            # init token to the text and its separator (if set) to the pair's second text, <s> a
+            # </s> </s> b </s> for RoBERTa; our plugin's tasks prepend <s>
+            init = getattr(self.task.cfg, "init_token", None)
+            separator = getattr(self.task.cfg, "separator_token", None)
+            tokens = [bos if init is None else init] + out.input0[0]
+            if out.input1:
+                tokens += ([] if separator is None else [separator]) + out.input1[0]
             return [ModelInput(index, tokens, [], range(0))], {
                 "truncated": bool(out.counts["truncated"])
             }
