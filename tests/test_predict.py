@@ -33,7 +33,7 @@ def run_dir(root: Path, task: str) -> Path:
         root, task, SAMPLE_DIR / "tasks" / task, tiny_vocab(root, sample_words(task))
     )
     assert record["status"] == "ok"
-    return root / "results" / task / "seed1"
+    return Path(record["checkpoint"]["path"]).parent.parent  # <run dir>/checkpoints/<file>
 
 
 @pytest.fixture(scope="module")
