@@ -112,7 +112,10 @@ NOT_RUN = [
         ),
     ),
     ("scripts/finetune_sweep.sh", "a SLURM cluster"),
-    (".venv/bin/python scripts/benchmark_", "minutes, or a GPU; tests/test_benchmark_train.py"),
+    (
+        ".venv/bin/python scripts/benchmark_",
+        "minutes, or a GPU; tests/test_benchmark_train.py, tests/test_predict.py",
+    ),
 ]
 
 
@@ -261,6 +264,7 @@ STAGES = [
     "bio-roberta binarize data/text/lab",  # with data/vocab/roberta, imported just before
     "bio-roberta vocab-stats --vocab data/vocab/pm-50k data/vocab/roberta",
     finetune_bc5cdr_chem,
+    "bio-roberta predict",
     "bio-roberta report",
     "bio-roberta export-hf",
 ]

@@ -1,0 +1,437 @@
+"""A fine-tuned model on new text: ``load(path).predict(texts)`` (and `bio-roberta predict`).
+
+``load`` takes a fine-tuning run dir (RESULTS/<task>/seed<seed>[/fold<k>], bio_roberta/results.py),
+a checkpoint file of one, or an export-hf dir; an export is resolved to the checkpoint its
+manifest.json names (that file must still exist), so every route runs our fairseq model with the
+plugin's heads. Text becomes token ids through convert-task's own TaskEncoder
+(bio_roberta/convert.py) with the vocabulary and positions of the model's finetune-bin manifest,
+so a text is encoded, cut and split exactly as the training examples were:
+
+  NER         the text is split into words (WORD: runs of letters/digits, each other non-space
+              character alone, the tokenisation of the BLURB NER releases), each word tagged at its
+              first subword (tags in BIO, as the run's prediction file writes them); a text too
+              long for the positions is split at word boundaries into pieces, as convert-task
+              splits a sentence ("pieces" in the record). An entity is
+              {"text", "start", "end", "type", "score"} with text == input[start:end]; its score
+              is the mean of its words' tag probabilities.
+  single label  "label" and "probabilities" (softmax over the task's labels, summing to 1).
+  multi-label   "labels" (sigmoid >= 0.5) and "probabilities" (each label's sigmoid).
+  regression    "score".
+  A text (pair) too long is cut by its kind's rule (TaskKind.truncate): "truncated": true.
+
+Inputs are sorted by length and padded per batch; the model runs under torch.inference_mode, on
+the GPU when there is one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Optional, Sequence, Union
+
+from bio_roberta_core.errors import BioRobertaError
+
+# A word of a raw text: a run of letters/digits, or one other non-space character.
+WORD = re.compile(r"\w+|[^\w\s]")
+RESULT_FILE = "result.json"
+CHECKPOINT = Path("checkpoints") / "checkpoint_best.pt"  # a run dir's, by default
+EXPORT_MANIFEST = "manifest.json"
+
+# An input: a text, or a pair {"text": ..., "text_pair": ...} for the kinds of two inputs.
+Input = Union[str, dict]
+
+
+class PredictError(BioRobertaError):
+    """A model that cannot be loaded for prediction, or an input it cannot take (names which)."""
+
+
+@dataclass(frozen=True)
+class ModelInput:
+    """One row the model runs: its token ids (specials included) and where it came from."""
+
+    index: int  # the input it belongs to
+    tokens: list[int]
+    word_starts: list[int]  # NER: the position of each word's first subword
+    words: range  # NER: the input's words this piece holds
+
+
+def split_words(text: str) -> list[tuple[int, int]]:
+    """(start, end) character offsets of the words of a raw text."""
+    return [match.span() for match in WORD.finditer(text)]
+
+
+def checkpoint_and_data(path: Path) -> tuple[Path, Path]:
+    """(checkpoint, its finetune-bin/<task> dir) of a run dir, checkpoint file or export dir."""
+    if path.is_dir() and not (path / RESULT_FILE).is_file():
+        return checkpoint_and_data(exported_from(path))
+    if path.is_dir():
+        record = run_record(path / RESULT_FILE)
+        # the checkpoint the run selected and scored (checkpoint_last.pt for fixed updates)
+        checkpoint = Path((record.get("checkpoint") or {}).get("path") or path / CHECKPOINT)
+    elif path.is_file():
+        record, checkpoint = None, path
+        if (path.parent.parent / RESULT_FILE).is_file():  # a run's checkpoints/<file>
+            record = run_record(path.parent.parent / RESULT_FILE)
+    else:
+        raise PredictError(
+            f"{path} does not exist: pass a fine-tuning run dir, its checkpoint or an export-hf dir"
+        )
+    if not checkpoint.is_file():
+        raise PredictError(f"{checkpoint} does not exist: is {path} a finished fine-tuning run?")
+    if record is not None:
+        data = (record.get("data") or {}).get("dir")
+    else:
+        from bio_roberta.export_hf import first_data_dir, load_checkpoint
+
+        data = first_data_dir(load_checkpoint(checkpoint)[2])
+    if data is None or not (Path(data) / "manifest.json").is_file():
+        raise PredictError(
+            f"{checkpoint}: its finetune-bin dir ({data}) has no manifest.json; predict needs the "
+            "converted task the model was fine-tuned on (its vocabulary and labels)"
+        )
+    return checkpoint, Path(data)
+
+
+def run_record(path: Path) -> dict:
+    """A fine-tuning run's result.json, which must be of a finished run."""
+    try:
+        record = json.loads(path.read_text())
+    except json.JSONDecodeError as error:
+        raise PredictError(f"{path}: not JSON ({error.msg}); not a run's result record?") from None
+    if record.get("status") != "ok":
+        raise PredictError(
+            f"{path}: the run did not finish (status {record.get('status')!r}: "
+            f"{record.get('error')}); predict with a finished run"
+        )
+    return record
+
+
+def exported_from(export_dir: Path) -> Path:
+    """The checkpoint an export-hf dir was written from (its manifest.json names it)."""
+    manifest_path = export_dir / EXPORT_MANIFEST
+    manifest = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
+    if "hf_model_class" not in manifest:
+        raise PredictError(
+            f"{export_dir} is neither a fine-tuning run dir (no {RESULT_FILE}) nor an export-hf "
+            f"dir (no {EXPORT_MANIFEST} of export-hf); pass one of those or a checkpoint"
+        )
+    checkpoint = (manifest.get("checkpoint") or {}).get("path")
+    if checkpoint is None or not Path(checkpoint).is_file():
+        raise PredictError(
+            f"{manifest_path}: the checkpoint it was exported from ({checkpoint}) is not here; "
+            "pass that checkpoint or its run dir"
+        )
+    return Path(checkpoint)
+
+
+class Predictor:
+    """A fine-tuned model of a registry task with convert-task's encoder of its vocabulary."""
+
+    def __init__(self, checkpoint: Path, data_dir: Path):
+        from bio_roberta.convert import TaskEncoder
+        from bio_roberta.predictions import load_finetuned, task_spec_of
+        from bio_roberta.tasks.kinds import ELEMENT_SETS, MULTILABEL, REGRESSION
+        from bio_roberta_core.tagging import BIO
+        from preprocess.vocab_dir import read_vocab_dir
+
+        manifest = json.loads((data_dir / "manifest.json").read_text())
+        self.spec = task_spec_of(data_dir)
+        if self.spec.task_kind.label_encoding == ELEMENT_SETS:
+            raise PredictError(f"{self.spec.name}: predict does not decode {self.spec.kind} yet")
+        self.checkpoint, self.data_dir = checkpoint, data_dir
+        scheme = manifest.get("tagging_scheme") or BIO
+        self.encoder = TaskEncoder(
+            self.spec,
+            read_vocab_dir(manifest["vocab"]["path"]),
+            scheme,
+            manifest["max_positions"],
+        )
+        self.model, self.task = load_finetuned(checkpoint, data_dir)
+        self.head = self.task.cfg.classification_head_name
+        self.is_regression = self.spec.kind == REGRESSION
+        self.is_multilabel = self.spec.kind == MULTILABEL
+        # class id -> the tag (NER, in the model's scheme) or the registry's label, in the order
+        # of the model's own label dictionary
+        self.labels = self.class_labels(scheme)
+
+    def class_labels(self, scheme: str) -> list[str]:
+        from bio_roberta.tasks.kinds import label_symbols
+
+        if self.is_regression:
+            return []
+        dictionary = self.task.label_dictionary
+        symbols = dictionary.symbols[dictionary.nspecial :]
+        if self.spec.is_sequence_labelling:
+            return list(symbols)
+        # fairseq's sentence_prediction appends <mask> to every dictionary it loads: the classes
+        # are the first num_classes symbols
+        label_of = dict(zip(label_symbols(self.spec, scheme), self.spec.labels))
+        return [label_of[symbol] for symbol in symbols[: len(self.spec.labels)]]
+
+    @property
+    def device(self):
+        return next(self.model.parameters()).device
+
+    # --- encoding -------------------------------------------------------------------------
+    def model_inputs(self, index: int, name: str, item: Input) -> tuple[list[ModelInput], dict]:
+        """The rows of one input and what its record says about the encoding."""
+        from bio_roberta.convert import ConversionError, EncodedSplit
+        from bio_roberta.readers.source_files import TaggedSentence, TextExample
+
+        out = EncodedSplit()
+        bos = self.encoder.dictionary.bos()
+        try:
+            if self.spec.is_sequence_labelling:
+                text, spans = self.words(name, item)
+                words = tuple(text[start:end] for start, end in spans)
+                # convert-task's sentence split; the placeholder tags only mark word starts
+                self.encoder.add_sentence(TaggedSentence(name, words, ("O",) * len(words)), out)
+            else:
+                text, text_pair = self.texts(name, item)
+                self.encoder.add_text(
+                    TextExample(name, text, self.placeholder_label(), text_pair), out
+                )
+        except ConversionError as error:
+            raise PredictError(str(error)) from None
+        if not self.spec.is_sequence_labelling:
+            # as the fine-tuning task builds them: fairseq's sentence_prediction prepends its
+            # init token to the text and its separator (if set) to the pair's second text, <s> a
+            # </s> </s> b </s> for RoBERTa; our plugin's tasks prepend <s>
+            init = getattr(self.task.cfg, "init_token", None)
+            separator = getattr(self.task.cfg, "separator_token", None)
+            tokens = [bos if init is None else init] + out.input0[0]
+            if out.input1:
+                tokens += ([] if separator is None else [separator]) + out.input1[0]
+            return [ModelInput(index, tokens, [], range(0))], {
+                "truncated": bool(out.counts["truncated"])
+            }
+        rows, first = [], 0
+        pad = self.encoder.label_dictionary.pad()
+        for tokens, labels, conll in zip(out.input0, out.labels, out.conll):
+            count = conll.count("\n")
+            starts = [i + 1 for i, label in enumerate(labels[:-1]) if label != pad]
+            rows.append(ModelInput(index, [bos] + tokens, starts, range(first, first + count)))
+            first += count
+        return rows, {"words": len(spans), "pieces": len(rows), "_spans": spans, "_text": text}
+
+    def words(self, name: str, item: Input) -> tuple[str, list[tuple[int, int]]]:
+        """(text, its words' character offsets) of an NER input: a text split by WORD, or the
+        words of a task file ({"words": [...]}) joined by single spaces."""
+        if isinstance(item, dict) and "words" in item:
+            words = item["words"]
+            if not all(isinstance(word, str) and word and not word.isspace() for word in words):
+                raise PredictError(f'{name}: "words" must be a list of non-blank strings')
+            spans, start = [], 0
+            for word in words:
+                spans.append((start, start + len(word)))
+                start += len(word) + 1
+            return " ".join(words), spans
+        text, _ = self.texts(name, item)
+        return text, split_words(text)
+
+    def texts(self, name: str, item: Input) -> tuple[str, Optional[str]]:
+        pair = self.spec.task_kind.inputs == 2
+        if isinstance(item, str):
+            if pair:
+                raise PredictError(
+                    f'{name}: {self.spec.name} takes pairs: give {{"text": ..., "text_pair": ...}}'
+                )
+            return item, None
+        if not isinstance(item, dict) or not isinstance(item.get("text"), str):
+            raise PredictError(f'{name}: expected a text or {{"text": ...}}')
+        text_pair = item.get("text_pair")
+        if pair != isinstance(text_pair, str):
+            need = "needs" if pair else "takes no"
+            raise PredictError(f'{name}: {self.spec.name} {need} a "text_pair" text')
+        return item["text"], text_pair
+
+    def placeholder_label(self) -> tuple[str, ...]:
+        """A gold label for convert-task's encoder, which needs one; never read back."""
+        return ("0",) if self.is_regression else () if self.is_multilabel else self.spec.labels[:1]
+
+    # --- running --------------------------------------------------------------------------
+    def logits(self, rows: Sequence[ModelInput]):
+        import torch
+
+        pad = self.encoder.dictionary.pad()
+        width = max(len(row.tokens) for row in rows)
+        tokens = torch.full((len(rows), width), pad, dtype=torch.long)
+        for i, row in enumerate(rows):
+            tokens[i, : len(row.tokens)] = torch.tensor(row.tokens)
+        tokens = tokens.to(self.device)
+        if self.spec.is_sequence_labelling:
+            from user_dir.models.token_classification_head import token_classification_logits
+
+            return token_classification_logits(self.model, self.head, tokens).float()
+        logits, _ = self.model(tokens, features_only=True, classification_head_name=self.head)
+        return logits.float()
+
+    def predict(
+        self,
+        inputs: Iterable[Input],
+        batch_size: int = 32,
+        names: Optional[Sequence[str]] = None,
+    ) -> list[dict]:
+        """One record per input, in the order given; names: what errors call each input
+        (default "input <n>")."""
+        import torch
+
+        if batch_size < 1:
+            raise PredictError(f"batch size {batch_size}: must be at least 1")
+        rows, records = [], []
+        for index, item in enumerate(inputs):
+            name = names[index] if names is not None else f"input {index + 1}"
+            item_rows, record = self.model_inputs(index, name, item)
+            rows += item_rows
+            records.append(record)
+        outputs: dict[int, list] = {i: [] for i in range(len(records))}
+        rows.sort(key=lambda row: len(row.tokens))
+        with torch.inference_mode():
+            for start in range(0, len(rows), batch_size):
+                batch = rows[start : start + batch_size]
+                for row, logits in zip(batch, self.logits(batch).cpu()):
+                    outputs[row.index].append((row, logits))
+        return [self.decode(record, outputs[i]) for i, record in enumerate(records)]
+
+    def decode(self, record: dict, outputs: list) -> dict:
+        if self.spec.is_sequence_labelling:
+            return self.entities(record, outputs)
+        ((_row, logits),) = outputs
+        if self.is_regression:
+            return {"score": float(logits[0]), **record}
+        if self.is_multilabel:
+            probabilities = logits.sigmoid().tolist()
+            return {
+                "labels": [label for label, p in zip(self.labels, probabilities) if p >= 0.5],
+                "probabilities": dict(zip(self.labels, probabilities)),
+                **record,
+            }
+        probabilities = logits.softmax(-1).tolist()
+        best = max(range(len(probabilities)), key=probabilities.__getitem__)
+        return {
+            "label": self.labels[best],
+            "probabilities": dict(zip(self.labels, probabilities)),
+            **record,
+        }
+
+    def entities(self, record: dict, outputs: list) -> dict:
+        from bio_roberta_core.tagging import tag_spans
+
+        tags, scores = [], []
+        for row, logits in sorted(outputs, key=lambda output: output[0].words.start):
+            probabilities = logits[row.word_starts].softmax(-1)
+            best = probabilities.max(-1)
+            tags += [self.labels[i] for i in best.indices.tolist()]
+            scores += best.values.tolist()
+        # in BIO, as the run's prediction file writes them (conlleval: an I- after O begins one)
+        tags = self.spec.task_kind.predictions.written_tags(tags)
+        spans = record.pop("_spans")
+        text_of = record.pop("_text")
+        entities = []
+        for entity_type, first, last in tag_spans(tags):
+            start, end = spans[first][0], spans[last][1]
+            entities.append(
+                {
+                    "text": text_of[start:end],
+                    "start": start,
+                    "end": end,
+                    "type": entity_type or self.spec.entity_type or "",
+                    "score": sum(scores[first : last + 1]) / (last - first + 1),
+                }
+            )
+        return {"entities": entities, "tags": tags, **record}
+
+
+def load(path: Union[str, Path]) -> Predictor:
+    """A Predictor of a fine-tuning run dir, its checkpoint file, or an export-hf dir."""
+    return Predictor(*checkpoint_and_data(Path(path)))
+
+
+@dataclass
+class InputFile:
+    """The inputs read from one file or task dir: what each is called in errors, its key in the
+    output record ({"line": n} or {"id": release id}) and the input itself."""
+
+    names: list[str]
+    keys: list[dict]
+    inputs: list[Input]
+
+
+def read_inputs(
+    path: Path,
+    spec,
+    layout: str = "auto",
+    text_field: str = "text",
+    text_pair_field: str = "text_pair",
+    split: str = "test",
+) -> InputFile:
+    """Inputs of `bio-roberta predict`: plain text (one example a line, every line kept),
+    JSON lines (text_field, text_pair_field), or a task dir in the task's own file layout (read
+    by bio_roberta.readers, the split's examples)."""
+    path = Path(path)
+    if not path.exists():
+        raise PredictError(f"{path} does not exist")
+    if layout == "auto":
+        layout = (
+            "task" if path.is_dir() else "jsonl" if path.suffix in (".jsonl", ".json") else "text"
+        )
+    if layout == "task":
+        return read_task_inputs(path, spec, split)
+    inputs = InputFile([], [], [])
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            line = line.rstrip("\n")
+            inputs.names.append(f"{path}:{number}")
+            inputs.keys.append({"line": number})
+            if layout == "text":
+                inputs.inputs.append(line)
+                continue
+            inputs.inputs.append(json_input(path, number, line, text_field, text_pair_field))
+    return inputs
+
+
+def json_input(path: Path, number: int, line: str, text_field: str, text_pair_field: str) -> dict:
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise PredictError(
+            f"{path}:{number}: not a JSON line ({error.msg}); one object a line"
+        ) from None
+    if not isinstance(record, dict) or not isinstance(record.get(text_field), str):
+        raise PredictError(
+            f'{path}:{number}: no text field "{text_field}" (a string); name it with --text-field'
+        )
+    item = {"text": record[text_field]}
+    if record.get(text_pair_field) is not None:
+        item["text_pair"] = record[text_pair_field]
+    return item
+
+
+def read_task_inputs(path: Path, spec, split: str) -> InputFile:
+    from bio_roberta.readers import read_task
+    from bio_roberta.readers.source_files import TaggedSentence
+
+    examples = read_task(spec, path).splits[split].examples
+    inputs = InputFile([], [], [])
+    for example in examples:
+        inputs.names.append(f"{path} {split} example {example.id}")
+        inputs.keys.append({"id": example.id})
+        if isinstance(example, TaggedSentence):
+            inputs.inputs.append({"words": list(example.words)})
+        else:
+            item = {"text": example.text}
+            if example.text_pair is not None:
+                item["text_pair"] = example.text_pair
+            inputs.inputs.append(item)
+    return inputs
+
+
+def count_records(records: Sequence[dict]) -> Counter:
+    """What a prediction run made: inputs, and those truncated or split into pieces."""
+    counts = Counter(inputs=len(records))
+    counts["truncated"] = sum(1 for r in records if r.get("truncated"))
+    counts["split_into_pieces"] = sum(1 for r in records if r.get("pieces", 1) > 1)
+    return counts

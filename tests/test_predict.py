@@ -1,0 +1,251 @@
+"""`bio-roberta predict` and bio_roberta.load: a fine-tuned model on new text gives what the
+fine-tuning run's own test predictions (bio_roberta/predictions.py) gave on the same examples, with
+entities whose character offsets slice the input to their text."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO_ROOT, SAMPLE_DIR
+from tiny_finetune import fine_tune, tiny_vocab
+
+BIN = Path(sys.executable).parent
+
+
+def sample_words(task: str) -> str:
+    """The words of the sample's task files, for a vocabulary that covers them."""
+    folder = SAMPLE_DIR / "tasks" / task
+    return " ".join(
+        line.split("\t")[0] for path in sorted(folder.iterdir()) for line in path.open()
+    )
+
+
+def run_dir(root: Path, task: str) -> Path:
+    """A tiny model of `task` fine-tuned by bio_roberta.finetune on the bundled sample's files."""
+    _, record = fine_tune(
+        root, task, SAMPLE_DIR / "tasks" / task, tiny_vocab(root, sample_words(task))
+    )
+    assert record["status"] == "ok"
+    return Path(record["checkpoint"]["path"]).parent.parent  # <run dir>/checkpoints/<file>
+
+
+@pytest.fixture(scope="module")
+def ner_run(tmp_path_factory) -> Path:
+    return run_dir(tmp_path_factory.mktemp("predict_ner"), "ncbi-disease")
+
+
+@pytest.fixture(scope="module")
+def chemprot_run(tmp_path_factory) -> Path:
+    return run_dir(tmp_path_factory.mktemp("predict_chemprot"), "chemprot")
+
+
+def predict_cli(*args):
+    return subprocess.run(
+        [str(BIN / "bio-roberta"), "predict", *map(str, args)], capture_output=True, text=True
+    )
+
+
+def entities_and_scores(record: dict, number=float) -> dict:
+    """A record with its entities' scores compared as `number`s."""
+    entities = [{**e, "score": number(e["score"])} for e in record["entities"]]
+    return {**record, "entities": entities}
+
+
+def test_words_keep_their_character_offsets():
+    from bio_roberta.inference import split_words
+
+    text = "Wilms' tumour (WT1), 12.5 mg/kg  β-blocker."
+    spans = split_words(text)
+    assert [text[start:end] for start, end in spans] == [
+        "Wilms", "'", "tumour", "(", "WT1", ")", ",", "12", ".", "5", "mg", "/", "kg", "β",
+        "-", "blocker", ".",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "task, folder", [("ncbi-disease", "NCBI-disease"), ("bc5cdr-chem", "BC5CDR-Chemical")]
+)
+def test_raw_text_splits_into_the_releases_words(task, folder, shared_data):
+    """On the real BioBERT releases' test sentences, joined by spaces, WORD gives back the
+    release's words (checked: all 940 NCBI-disease and 4,797 BC5CDR-chem test sentences)."""
+    from bio_roberta.inference import split_words
+    from bio_roberta.readers import read_task
+    from bio_roberta.tasks.registry import get_task
+
+    sentences = read_task(get_task(task), shared_data("ner", folder)).splits["test"].examples
+    assert len(sentences) > 900
+    for sentence in sentences:
+        text = " ".join(sentence.words)
+        assert [text[start:end] for start, end in split_words(text)] == list(sentence.words)
+
+
+def test_ner_matches_the_runs_test_predictions_and_offsets_slice_the_input(ner_run, tmp_path):
+    """The test split read in the task's layout gives the run's own predicted tags; the same
+    sentences as raw text give entities whose offsets slice the text to the entity."""
+    import bio_roberta
+    from bio_roberta.inference import read_inputs, split_words
+    from bio_roberta.prediction_files import TAGGED_WORDS
+
+    predictor = bio_roberta.load(ner_run)
+    inputs = read_inputs(SAMPLE_DIR / "tasks" / "ncbi-disease", predictor.spec)
+    records = predictor.predict(inputs.inputs, batch_size=3)
+    _gold, expected = TAGGED_WORDS.read(ner_run / "test.predictions.conll")
+    assert [record["tags"] for record in records] == expected
+    assert any(record["pieces"] > 1 for record in records)  # longer than the 32 positions
+
+    texts = [" ".join(item["words"]) for item in inputs.inputs]
+    raw = predictor.predict(texts, batch_size=4)
+    entities = [entity for record in raw for entity in record["entities"]]
+    assert entities  # the tiny model tags some words
+    for text, record in zip(texts, raw):
+        for entity in record["entities"]:
+            assert text[entity["start"] : entity["end"]] == entity["text"]
+            assert entity["type"] == "Disease" and 0 < entity["score"] <= 1
+    # where the raw text splits into the release's words, the tags are the run's
+    same_words = [
+        i
+        for i, (text, item) in enumerate(zip(texts, inputs.inputs))
+        if [text[a:b] for a, b in split_words(text)] == item["words"]
+    ]
+    assert same_words
+    assert all(raw[i]["tags"] == expected[i] for i in same_words)
+
+    # the command: a text file in, one JSON line per line out, as the API gives them
+    (tmp_path / "in.txt").write_text("".join(f"{text}\n" for text in texts[:3]))
+    run = predict_cli(ner_run, "--input", tmp_path / "in.txt", "--out", tmp_path / "out.jsonl")
+    assert run.returncode == 0, run.stderr[-3000:]
+    lines = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert [line.pop("line") for line in lines] == [1, 2, 3]
+    # padded to other lengths in batches of 32: the same up to float rounding
+    assert [entities_and_scores(line) for line in lines] == [
+        entities_and_scores(record, pytest.approx) for record in raw[:3]
+    ]
+
+
+def test_classification_gives_the_runs_labels_and_probabilities(chemprot_run):
+    import bio_roberta
+    from bio_roberta.inference import read_inputs
+    from bio_roberta.prediction_files import SINGLE_LABELS
+
+    predictor = bio_roberta.load(chemprot_run / "checkpoints" / "checkpoint_best.pt")
+    inputs = read_inputs(SAMPLE_DIR / "tasks" / "chemprot", predictor.spec)
+    records = predictor.predict(inputs.inputs, batch_size=4)
+    rows = SINGLE_LABELS.table_rows(chemprot_run / "test.predictions.tsv")
+    assert [key["id"] for key in inputs.keys] == [row[0] for row in rows]
+    assert [record["label"] for record in records] == [row[3] for row in rows]
+    for record in records:
+        probabilities = record["probabilities"]
+        assert list(probabilities) == list(predictor.spec.labels)
+        assert math.isclose(sum(probabilities.values()), 1, rel_tol=1e-5)
+        assert record["label"] == max(probabilities, key=probabilities.get)
+    # 32 positions cut most ChemProt sentences, as convert-task cut them
+    assert any(record["truncated"] for record in records)
+    (short,) = predictor.predict(["@CHEMICAL$ binds @GENE$ ."])
+    assert short["truncated"] is False
+
+
+def test_an_export_dir_predicts_with_the_checkpoint_it_was_exported_from(ner_run, tmp_path):
+    import bio_roberta
+
+    manifest = json.loads((ner_run / "result.json").read_text())
+    vocab = json.loads((Path(manifest["data"]["dir"]) / "manifest.json").read_text())["vocab"]
+    out = tmp_path / "hf"
+    export = subprocess.run(
+        [str(BIN / "bio-roberta"), "export-hf", ner_run / "checkpoints" / "checkpoint_best.pt",
+         out, "--vocab", vocab["path"]],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert export.returncode == 0, export.stderr[-3000:]
+    text = ["Mutations in BRCA1 cause breast cancer ."]
+    assert bio_roberta.load(out).predict(text) == bio_roberta.load(ner_run).predict(text)
+
+    (out / "manifest.json").write_text(
+        json.dumps({**json.loads((out / "manifest.json").read_text()), "checkpoint": {}})
+    )
+    run = predict_cli(out, "--input", tmp_path / "none.txt")
+    assert run.returncode == 2
+    assert run.stderr.strip().endswith(
+        f"error: {out / 'manifest.json'}: the checkpoint it was exported from (None) is not "
+        "here; pass that checkpoint or its run dir"
+    )
+
+
+def test_the_documented_python_example_runs(ner_run, tmp_path, monkeypatch, capsys):
+    page = (REPO_ROOT / "docs" / "predict.md").read_text()
+    snippet = page.split("```python\n")[1].split("```")[0]
+    (tmp_path / "results" / "bc5cdr-chem").mkdir(parents=True)
+    (tmp_path / "results" / "bc5cdr-chem" / "seed10").symlink_to(ner_run)
+    monkeypatch.chdir(tmp_path)
+    exec(snippet, {})
+    printed = capsys.readouterr().out.splitlines()
+    sentence = re.search(r'sentence = "([^"]*)"', snippet).group(1)
+    assert printed
+    for line in printed:  # TYPE START END TEXT SCORE
+        _type, start, end, rest = line.split(" ", 3)
+        text, score = rest.rsplit(" ", 1)
+        assert sentence[int(start) : int(end)] == text and 0 < float(score) <= 1
+
+
+def test_input_errors_name_the_file_and_line(tmp_path):
+    from bio_roberta.inference import PredictError, read_inputs
+    from bio_roberta.tasks.registry import get_task
+
+    spec = get_task("mednli")
+    lines = tmp_path / "pairs.jsonl"
+    lines.write_text('{"premise": "a", "hypothesis": "b"}\n')
+    inputs = read_inputs(lines, spec, text_field="premise", text_pair_field="hypothesis")
+    assert inputs.inputs == [{"text": "a", "text_pair": "b"}]
+    lines.write_text('{"premise": "a"}\n{"premise": "c"\n')
+    with pytest.raises(PredictError, match=rf"^{lines}:2: not a JSON line \(.*\); one object"):
+        read_inputs(lines, spec, text_field="premise")
+    with pytest.raises(PredictError, match=rf'^{lines}:1: no text field "text" \(a string\)'):
+        read_inputs(lines, spec)
+
+
+def test_command_errors_are_one_line(ner_run, tmp_path):
+    run = predict_cli(tmp_path / "missing", "--input", tmp_path / "in.txt")
+    assert run.returncode == 2
+    assert run.stderr.strip().splitlines() == [
+        (
+            f"bio-roberta predict: error: {tmp_path / 'missing'} does not exist: pass a "
+            "fine-tuning run dir, its checkpoint or an export-hf dir"
+        )
+    ]
+    run = predict_cli(tmp_path, "--input", tmp_path / "in.txt")
+    assert run.returncode == 2
+    assert run.stderr.strip().splitlines() == [
+        (
+            f"bio-roberta predict: error: {tmp_path} is neither a fine-tuning run dir (no "
+            "result.json) nor an export-hf dir (no manifest.json of export-hf); pass one of "
+            "those or a checkpoint"
+        )
+    ]
+    lines = tmp_path / "in.jsonl"
+    lines.write_text('{"text": "fine"}\n{"text": ["not", "a", "string"]}\n')
+    run = predict_cli(ner_run, "--input", lines)
+    assert run.returncode == 2
+    assert run.stderr.strip().splitlines()[-1] == (
+        f'bio-roberta predict: error: {lines}:2: no text field "text" (a string); name it with '
+        "--text-field"
+    )
+
+
+@pytest.mark.slow
+def test_the_benchmark_prints_both_routes_examples_per_second():
+    """scripts/benchmark_predict.py at its smallest: one task, a few examples, one repeat."""
+    done = subprocess.run(
+        [sys.executable, REPO_ROOT / "scripts" / "benchmark_predict.py", "--tasks", "ncbi-disease",
+         "--examples", "12", "--batch-size", "4", "--repeats", "1"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout)["ncbi-disease"]
+    assert report["examples"] == 12
+    assert all(report["best"][route] > 0 for route in ("ours", "pipeline"))
