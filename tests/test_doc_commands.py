@@ -70,10 +70,12 @@ ELSEWHERE = {
     "make demo": "tests/test_demo.py (scripts/demo.sh)",
     "make test": "the suite itself",
     "make venv": "make test and make demo, which set .venv up first",
-    "source /path/to/env/bin/activate && scripts/install.sh --extras hf,slurm": "tests/"
-    "test_install.py runs scripts/install.sh through make install into a fresh venv",
-    "make install PYTHON=/path/to/env/bin/python EXTRAS=hf,slurm": "tests/test_install.py, with "
-    "the fresh venv's python and EXTRAS=hf",
+    "source /path/to/env/bin/activate && scripts/install.sh --extras hf,tensorboard,slurm": (
+        "tests/test_install.py runs scripts/install.sh through make install into a fresh venv"
+    ),
+    "make install PYTHON=/path/to/env/bin/python EXTRAS=hf,tensorboard,slurm": (
+        "tests/test_install.py, with the fresh venv's python and EXTRAS=hf"
+    ),
     "bio-roberta finetune --task ncbi-disease --seed 10 --pretrained CKPT --data-root "
     "finetune-bin --results results": "tests/test_finetune_command.py",
     "bio-roberta rescore blurb-run/submission --data data/blurb": "tests/test_blurb_toy_suite.py "
