@@ -150,6 +150,22 @@ def test_distill_dry_run_plans_for_the_teacher_too(tiny_databin, tiny_roberta_ch
     ]
 
 
+def test_a_dry_run_needs_no_data_bin(tmp_path):
+    """Only fitting the micro-batch to the GPU reads the data (dict.txt: the vocabulary's size);
+    a dry run without a data-bin keeps the configured micro-batch and says why."""
+    data = tmp_path / "not-binarized-yet"
+    plan_line, command = dry_run(
+        sys.executable, "-m", "bio_roberta", "pretrain", data, tmp_path / "ckpt", "--gpus", "8",
+        "--gpu-memory-gb", "80",
+    )  # fmt: skip
+    assert plan_line == (
+        "world size 8 x batch 32 x update_freq 32 = 8192 sequences per update (micro-batch: "
+        f"configured, not fitted to the GPU: no {data / 'dict.txt'} to size the vocabulary (a dry "
+        "run without a data-bin; the run fits it))"
+    )
+    assert f"task.data={data}" in command and "dataset.batch_size=32" in command
+
+
 def test_the_cpu_tiny_recipe_starts_without_composing_the_config(
     tiny_databin, tmp_path, monkeypatch, capsys, no_launch_variables
 ):
