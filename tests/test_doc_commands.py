@@ -78,6 +78,10 @@ ELSEWHERE = {
     ),
     "bio-roberta finetune --task ncbi-disease --seed 10 --pretrained CKPT --data-root "
     "finetune-bin --results results": "tests/test_finetune_command.py",
+    "bio-roberta sweep --tasks ncbi-disease,biosses --pretrained CKPT --data-root finetune-bin "
+    "--results results --cfg job hparams.max_epoch=3": "tests/test_sweep.py "
+    "(test_cfg_job_prints_each_tasks_config_with_its_resolved_hyperparameters): the same two "
+    "tasks, --cfg job and hparams overrides",
     "bio-roberta rescore blurb-run/submission --data data/blurb": "tests/test_blurb_toy_suite.py "
     "on blurb-suite's submission of toy files of all 13 datasets (the docs' workspace has no BLURB "
     "root); tests/test_submission.py its errors",
@@ -250,6 +254,7 @@ def finetune_bc5cdr_chem(workspace: Path) -> None:
 STAGES = [
     "bio-roberta --version",
     "python -m bio_roberta --version",
+    "bio-roberta config-dir",
     "bio-roberta parse-",
     "bio-roberta learn-vocab data/",
     "bio-roberta vocab-stats --vocab data/vocab/pm-50k --ner",

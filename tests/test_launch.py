@@ -265,3 +265,22 @@ def test_the_tiny_recipe_trains_on_two_gloo_ranks(tiny_databin, tmp_path):
     assert re.findall(r"num_updates=(\d+)", log)[:2] == ["1", "2"]
     assert "bsz=16" in log  # the tiny recipe's 8 sequences on each of the two ranks
     assert (tmp_path / "checkpoint_last.pt").is_file()
+
+
+def test_config_dir_prints_the_installed_configs_from_any_directory(tmp_path):
+    """fairseq-hydra-train --config-dir needs the configs' path, which outside a checkout only
+    the package knows: `bio-roberta config-dir [STAGE]` prints it, wherever it is run."""
+    printed = {}
+    for stage in ("", "pretrain", "distill", "finetune"):
+        done = subprocess.run(
+            [str(BIN / "bio-roberta"), "config-dir", *([stage] if stage else [])],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+        )
+        assert done.returncode == 0, done.stderr
+        printed[stage] = Path(done.stdout.strip())
+    assert printed[""] == launch.CONFIGS and printed["pretrain"] == launch.CONFIGS / "pretrain"
+    assert (printed["pretrain"] / "base.yaml").is_file()
+    assert (printed["distill"] / "base.yaml").is_file()
+    assert (printed["finetune"] / "sweep.yaml").is_file()
