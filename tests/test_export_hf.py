@@ -654,6 +654,11 @@ def test_the_documented_ner_pipeline_gives_whole_word_entities(
     assert [
         (e["entity_group"], sentence[e["start"] : e["end"]]) for e in namespace["entities"]
     ] == [("Disease", "renal insufficiency"), ("Disease", "chest pain")]
+    # ... and what the snippet prints is the list the page tells readers to expect
+    page = (REPO_ROOT / "docs" / "export.md").read_text()
+    expected = re.search(r"What to expect: .*?\n`(\[.*?\])`", page, re.S).group(1)
+    printed = [(e["entity_group"], e["word"], e["start"], e["end"]) for e in namespace["entities"]]
+    assert str(printed) == expected.replace("\n", " ")
 
 
 @pytest.fixture(scope="module")
