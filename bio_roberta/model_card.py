@@ -72,7 +72,8 @@ def training_corpora(data_dir: Optional[str]) -> tuple[list[dict[str, Any]], lis
     for databin in str(data_dir).split(os.pathsep):
         manifest = read_json(Path(databin) / MANIFEST)
         if manifest is None or "text_dirs" not in manifest:
-            unknown.append(f"{databin} has no manifest of `bio-roberta binarize`")
+            what = "no manifest" if manifest is None else "a manifest that is not a data-bin's"
+            unknown.append(f"{databin} has {what} (`bio-roberta binarize` writes one)")
             continue
         tokens = (manifest.get("splits") or {}).get("train", {}).get("tokens")
         for text_dir in manifest["text_dirs"]:
@@ -260,7 +261,7 @@ def model_card(
         "",
         "## Model description",
         "",
-        f"A RoBERTa encoder ({manifest['hf_model_class']}) exported by `bio-roberta export-hf` "
+        f"A transformers {manifest['hf_model_class']} exported by `bio-roberta export-hf` "
         f"from the fairseq checkpoint `{checkpoint}`: {config.num_hidden_layers} layers, hidden "
         f"size {config.hidden_size}, {config.num_attention_heads} attention heads, feed-forward "
         f"size {config.intermediate_size}, {config.max_position_embeddings - 2} positions, "

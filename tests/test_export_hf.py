@@ -1190,7 +1190,7 @@ def test_a_pretrained_export_has_a_model_card_naming_its_corpus(
     assert card.data.pipeline_tag == "fill-mask" and "bio-roberta" in card.data.tags
     assert card.data.license is None and card.data.base_model is None
     assert "## Licence\n\nUnknown" in text
-    assert f"Unknown: {databin} has no manifest of `bio-roberta binarize`" in text
+    assert f"Unknown: {databin} has no manifest (`bio-roberta binarize` writes one)" in text
     assert "2 layers" in text and "RobertaForMaskedLM" in text
     assert "gpt2: byte-level BPE" in text
     assert sha256_file(mlm_checkpoint) in text and "MIMIC" not in text
@@ -1258,7 +1258,7 @@ def test_a_fine_tuned_export_has_a_card_with_the_runs_task_and_scores(biosses_ru
     assert f"- Test score: {record['test_score']} ({record['test_examples']} test examples)" in text
     assert f"- Validation score: {record['valid_score']}" in text
     pretrained_data = data / "input0"
-    assert f"Unknown: {pretrained_data} has no manifest of `bio-roberta binarize`" in text
+    assert f"Unknown: {pretrained_data} has no manifest (`bio-roberta binarize` writes one)" in text
     _, model = run_card_snippet(text)
     assert type(model).__name__ == "RobertaForSequenceClassification"
 
