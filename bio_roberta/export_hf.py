@@ -246,6 +246,7 @@ def export(
             build.target,
             Path(checkpoint),
             model.config,
+            tokenizer.model_max_length,
             kind,
             spec,
             data_dir,

@@ -221,13 +221,15 @@ def model_card(
     out_dir: Path,
     checkpoint: Path,
     config,
+    max_length: int,
     kind: str,
     spec: Optional[TaskSpec],
     data_dir: Optional[str],
     vocab_manifest: dict[str, Any],
     manifest: dict[str, Any],
 ) -> str:
-    """The card's text; out_dir is where the export will be (what the snippet loads)."""
+    """The card's text; out_dir is where the export will be (what the snippet loads), max_length
+    the tokenizer's (the positions a text may fill, special tokens included)."""
     from huggingface_hub import ModelCardData
 
     from bio_roberta import __version__
@@ -264,7 +266,7 @@ def model_card(
         f"A transformers {manifest['hf_model_class']} exported by `bio-roberta export-hf` "
         f"from the fairseq checkpoint `{checkpoint}`: {config.num_hidden_layers} layers, hidden "
         f"size {config.hidden_size}, {config.num_attention_heads} attention heads, feed-forward "
-        f"size {config.intermediate_size}, {config.max_position_embeddings - 2} positions, "
+        f"size {config.intermediate_size}, inputs of up to {max_length} tokens, "
         f"{config.vocab_size:,} tokens"
         + (f"; head `{manifest['head']}`" if manifest["head"] else "")
         + (f"; labels {', '.join(manifest['labels'])}" if manifest["labels"] else "")

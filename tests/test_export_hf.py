@@ -1191,7 +1191,8 @@ def test_a_pretrained_export_has_a_model_card_naming_its_corpus(
     assert card.data.license is None and card.data.base_model is None
     assert "## Licence\n\nUnknown" in text
     assert f"Unknown: {databin} has no manifest (`bio-roberta binarize` writes one)" in text
-    assert "2 layers" in text and "RobertaForMaskedLM" in text
+    assert "2 layers" in text and "inputs of up to 512 tokens" in text
+    assert "A transformers RobertaForMaskedLM exported" in text
     assert "gpt2: byte-level BPE" in text
     assert sha256_file(mlm_checkpoint) in text and "MIMIC" not in text
     tokenizer, model = run_card_snippet(text)
@@ -1226,6 +1227,7 @@ def test_the_card_names_the_corpora_and_warns_of_mimics_licence(source, tmp_path
         tmp_path / "hf",
         tmp_path / "checkpoint_last.pt",
         config,
+        512,
         "masked_lm",
         None,
         str(databin),
