@@ -109,7 +109,12 @@ def composed_sweep_job(args, task: str, seed: int):
     """The SweepConfig Hydra composes for the job of task x seed from the command's options and
     overrides (a sweep override at its first value), without running it; an override Hydra
     refuses is a UsageError naming it, before any job starts (a failed multirun writes no log)."""
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
     from bio_roberta.sweep import compose_config
+
+    refused = (HydraException, OmegaConfBaseException)
 
     def compose(overrides: list[str]):
         return compose_config([*command_overrides(args, [task], [seed]), *overrides])
@@ -117,11 +122,11 @@ def composed_sweep_job(args, task: str, seed: int):
     try:
         overrides = [one_job_override(override) for override in args.overrides]
         return compose(overrides)
-    except Exception as error:  # noqa: BLE001 - Hydra's many exception types; found out below
+    except refused as error:
         for override in args.overrides:
             try:
                 compose([one_job_override(override)])
-            except Exception as alone:  # noqa: BLE001
+            except refused as alone:
                 raise UsageError(
                     f"Hydra override {override!r} does not apply: {hydra_message(alone)}"
                 ) from None
