@@ -127,11 +127,16 @@ def teacher_shape(task_cfg: dict) -> dict | None:
     return model_shape({**model_cfg, "_name": model_cfg.get("_name") or model_cfg["arch"]})
 
 
+def dictionary_file(data: str) -> Path:
+    """The dict.txt of the first data dir of task.data (several joined with ':')."""
+    return Path(str(data).split(":")[0]) / "dict.txt"
+
+
 def dictionary_size(data: str) -> int:
     """Entries of the first data dir's dict.txt, with the specials and the <mask> masked_lm adds."""
     from fairseq.data import Dictionary
 
-    path = Path(data.split(":")[0]) / "dict.txt"
+    path = dictionary_file(data)
     if not path.is_file():
         raise UsageError(f"{path}: no dict.txt in task.data; binarize the corpus first")
     return len(Dictionary.load(str(path))) + 1

@@ -28,6 +28,7 @@ from bio_roberta.hf_weights import (
     head_of,
     option,
 )
+from bio_roberta.model_card import CARD_FILE, model_card
 from bio_roberta.tasks.kinds import HFExport, TaskKind, kind_trained_by
 from bio_roberta.tasks.registry import TaskSpec
 from bio_roberta_core.checkpoints import check_finite_weights
@@ -36,6 +37,7 @@ from bio_roberta_core.output_dir import new_output_dir
 from bio_roberta_core.provenance import (
     NO_ROOM,
     atomic_write_json,
+    atomic_write_text,
     environment_record,
     file_record,
     kill_point,
@@ -47,7 +49,7 @@ logger = logging.getLogger(__name__)
 # What an export dir may hold (transformers' model and tokenizer files, the manifest): export-hf
 # replaces such a dir whole, so it holds exactly what the export wrote.
 EXPORT_FILE = re.compile(
-    r"^(manifest\.json|(generation_)?config\.json|model.*\.safetensors(\.index\.json)?|"
+    r"^(manifest\.json|README\.md|(generation_)?config\.json|model.*\.safetensors(\.index\.json)?|"
     r"pytorch_model.*\.bin(\.index\.json)?|tokenizer(_config)?\.json|special_tokens_map\.json|"
     r"added_tokens\.json|vocab\.json|merges\.txt|[^/]*\.model)$"
 )
@@ -182,8 +184,11 @@ def export(
     label_dict: Optional[str | os.PathLike] = None,
     head: Optional[str] = None,
 ) -> dict[str, Any]:
-    """Write the transformers model + tokenizer + manifest.json to out_dir; returns the manifest.
+    """Write the transformers model + tokenizer + model card (README.md) + manifest.json to
+    out_dir; returns the manifest.
     The output dir's lock is held for the whole run: a second export into it is refused at once."""
+    from preprocess.vocab_dir import read_vocab_dir
+
     with new_output_dir(out_dir, EXPORT_FILE) as build:
         vocab = open_vocabulary(vocab_dir, dict_txt)
         state, model_cfg, data_dir, dictionary, trained_kind = load_checkpoint(checkpoint)
@@ -193,7 +198,7 @@ def export(
         )
         check_dictionary(vocab.dict_txt, checkpoint, dictionary, data_dir)
         kind, head = head_of(state, head)
-        labels, hf_export = None, HFExport()
+        labels, hf_export, spec = None, HFExport(), None
         if kind != MASKED_LM:
             label_dict = Path(label_dict) if label_dict else None
             task_dir = label_dict.parent.parent if label_dict else first_data_dir(data_dir)
@@ -237,6 +242,18 @@ def export(
             "label_dict": file_record(label_dict) if read_label_dict else None,
             **environment_record(),
         }
+        card = model_card(
+            build.target,
+            Path(checkpoint),
+            model.config,
+            tokenizer.model_max_length,
+            kind,
+            spec,
+            data_dir,
+            read_vocab_dir(vocab_dir).manifest,
+            manifest,
+        )
+        atomic_write_text(build.path / CARD_FILE, card)
         atomic_write_json(build.path / "manifest.json", manifest)  # last
     return manifest
 

@@ -6,7 +6,8 @@ config, plan the micro-batch (bio_roberta/batch_plan.py), start the run.
    to plan, and composing only to read the batch back would cost two more starts of fairseq;
 2. plan the per-process micro-batch and update_freq = effective batch / (micro-batch x world);
 3. start fairseq-hydra-train in this process' place, under torchrun when the world (processes per
-   node x nodes) is above 1. `--dry-run` prints the plan and that command line instead.
+   node x nodes) is above 1. `--dry-run` prints the plan and that command line instead; it needs
+   no data-bin (without one, the micro-batch is the configured one, not fitted to the GPU).
 
 The options default to the environment variables the launch scripts have always read (GPUS,
 PROCS, NNODES, NODE_RANK, MASTER_ADDR, MASTER_PORT, MICRO_BATCH, CHECKPOINT_ACTIVATIONS,
@@ -237,11 +238,19 @@ def planned_batch(args, compose: list[str], gpus: int, world: int, fixed: bool) 
     effective_batch = 0 if args.recipe == TINY_RECIPE else args.effective_batch
     if gpus == 0 and effective_batch == 0:
         return f"world size {world} x the recipe's own batch and update_freq (CPU)", []
-    from bio_roberta.batch_plan import plan
+    from bio_roberta.batch_plan import dictionary_file, plan
 
     job = composed_job(compose, args.config_dir)
     gpu_bytes = gpu_memory_bytes(args.gpu_memory_gb) if gpus else 0
-    micro_batch, update_freq, why = plan(job, world, effective_batch, gpu_bytes, fixed)
+    # fitting the micro-batch to the GPU needs the vocabulary's size, from the data-bin's
+    # dict.txt: a dry run without a data-bin keeps the configured micro-batch and says so
+    unsized = args.dry_run and not dictionary_file(args.data).is_file()
+    micro_batch, update_freq, why = plan(job, world, effective_batch, gpu_bytes, fixed or unsized)
+    if unsized and gpu_bytes and not fixed:
+        why = (
+            f"configured, not fitted to the GPU: no {dictionary_file(args.data)} to size the "
+            "vocabulary (a dry run without a data-bin; the run fits it)"
+        )
     words = (
         f"world size {world} x batch {micro_batch} x update_freq {update_freq} = "
         f"{world * micro_batch * update_freq} sequences per update (micro-batch: {why})"

@@ -70,12 +70,18 @@ ELSEWHERE = {
     "make demo": "tests/test_demo.py (scripts/demo.sh)",
     "make test": "the suite itself",
     "make venv": "make test and make demo, which set .venv up first",
-    "source /path/to/env/bin/activate && scripts/install.sh --extras hf,slurm": "tests/"
-    "test_install.py runs scripts/install.sh through make install into a fresh venv",
-    "make install PYTHON=/path/to/env/bin/python EXTRAS=hf,slurm": "tests/test_install.py, with "
-    "the fresh venv's python and EXTRAS=hf",
+    "source /path/to/env/bin/activate && scripts/install.sh --extras hf,tensorboard,slurm": (
+        "tests/test_install.py runs scripts/install.sh through make install into a fresh venv"
+    ),
+    "make install PYTHON=/path/to/env/bin/python EXTRAS=hf,tensorboard,slurm": (
+        "tests/test_install.py, with the fresh venv's python and EXTRAS=hf"
+    ),
     "bio-roberta finetune --task ncbi-disease --seed 10 --pretrained CKPT --data-root "
     "finetune-bin --results results": "tests/test_finetune_command.py",
+    "bio-roberta sweep --tasks ncbi-disease,biosses --pretrained CKPT --data-root finetune-bin "
+    "--results results --cfg job hparams.max_epoch=3": "tests/test_sweep.py "
+    "(test_cfg_job_prints_each_tasks_config_with_its_resolved_hyperparameters): the same two "
+    "tasks, --cfg job and hparams overrides",
     "bio-roberta rescore blurb-run/submission --data data/blurb": "tests/test_blurb_toy_suite.py "
     "on blurb-suite's submission of toy files of all 13 datasets (the docs' workspace has no BLURB "
     "root); tests/test_submission.py its errors",
@@ -252,6 +258,7 @@ def finetune_bc5cdr_chem(workspace: Path) -> None:
 STAGES = [
     "bio-roberta --version",
     "python -m bio_roberta --version",
+    "bio-roberta config-dir",
     "bio-roberta parse-",
     "bio-roberta learn-vocab data/",
     "bio-roberta vocab-stats --vocab data/vocab/pm-50k --ner",

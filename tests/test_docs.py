@@ -63,3 +63,16 @@ def test_no_pointer_outside_the_repository():
         if path.is_file() and "shared/docs" in path.read_text(encoding="utf-8", errors="replace")
     ]
     assert not pointing, f"point at docs/ instead: {pointing}"
+
+
+def test_the_readme_install_example_installs_what_training_logs_through():
+    """README's install commands name extras setup.py has, tensorboard among them: without it
+    every pretraining run warns that TensorBoard is missing and writes no curves for `curves`."""
+    from doc_commands import find_command
+
+    declared = set(re.findall(r'^\s+"(\w+)": \[', (REPO_ROOT / "setup.py").read_text(), re.M))
+    assert {"hf", "tensorboard", "slurm"} <= declared
+    for starts, option in (("source /path", "--extras "), ("make install", "EXTRAS=")):
+        command = find_command("README.md", starts)
+        extras = set(command.split(option)[1].split()[0].split(","))
+        assert "tensorboard" in extras and extras <= declared, command

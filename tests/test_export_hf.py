@@ -654,6 +654,11 @@ def test_the_documented_ner_pipeline_gives_whole_word_entities(
     assert [
         (e["entity_group"], sentence[e["start"] : e["end"]]) for e in namespace["entities"]
     ] == [("Disease", "renal insufficiency"), ("Disease", "chest pain")]
+    # ... and what the snippet prints is the list the page tells readers to expect
+    page = (REPO_ROOT / "docs" / "export.md").read_text()
+    expected = re.search(r"What to expect: .*?\n`(\[.*?\])`", page, re.S).group(1)
+    printed = [(e["entity_group"], e["word"], e["start"], e["end"]) for e in namespace["entities"]]
+    assert str(printed) == expected.replace("\n", " ")
 
 
 @pytest.fixture(scope="module")
@@ -1121,3 +1126,168 @@ def test_a_second_export_into_the_same_dir_is_refused_while_the_first_runs(
     assert second == [2]
     assert f"another run is writing it: pid {os.getpid()}" in capsys.readouterr().err
     assert (out / "manifest.json").is_file()
+
+
+def load_card(out: Path):
+    """The export's README.md as huggingface_hub reads a model card, and its text."""
+    from huggingface_hub import ModelCard
+
+    card = ModelCard.load(out / "README.md")
+    again = ModelCard((out / "README.md").read_text())
+    assert again.data.to_dict() == card.data.to_dict() and again.text == card.text
+    return card, card.text
+
+
+def run_card_snippet(text: str):
+    """Runs the card's "How to load" code: it must load the export as it is."""
+    snippet = re.search(r"## How to load.*?```python\n(.*?)```", text, re.S).group(1)
+    namespace = {}
+    exec(snippet, namespace)
+    return namespace["tokenizer"], namespace["model"]
+
+
+def write_corpus_chain(root: Path, source: str) -> Path:
+    """A data-bin manifest naming a text dir whose manifest is parse-<source>'s (the keys of
+    docs/artifacts.md's Text shards and Data-bin tables that the card reads)."""
+    text = root / f"{source}-text"
+    text.mkdir(parents=True)
+    (text / "manifest.json").write_text(
+        json.dumps(
+            {
+                "kind": "text_shards",
+                "source": source,
+                "counts": {
+                    "documents_written": {"train": 1200, "valid": 7},
+                    "sentences": {"train": 15000, "valid": 80},
+                },
+            }
+        )
+    )
+    databin = root / "data-bin"
+    databin.mkdir()
+    (databin / "manifest.json").write_text(
+        json.dumps(
+            {
+                "text_dirs": [{"path": str(text), "manifest": {}}],
+                "splits": {"train": {"tokens": 345678}},
+            }
+        )
+    )
+    return databin
+
+
+def test_a_pretrained_export_has_a_model_card_naming_its_corpus(
+    bpe_vocab, mlm_checkpoint, tmp_path
+):
+    """A masked LM's card: front matter, sizes, the corpus its data-bin's manifests name (here
+    none: the fixture's data-bin is fairseq-preprocess's, said as unknown), no licence."""
+    vocab_dir, databin = bpe_vocab
+    out = tmp_path / "hf"
+    run = export_cli(mlm_checkpoint, out, "--vocab", vocab_dir)
+    assert run.returncode == 0, run.stderr[-3000:]
+    card, text = load_card(out)
+    assert card.data.library_name == "transformers" and card.data.language == "en"
+    assert card.data.pipeline_tag == "fill-mask" and "bio-roberta" in card.data.tags
+    assert card.data.license is None and card.data.base_model is None
+    assert "## Licence\n\nUnknown" in text
+    assert f"Unknown: {databin} has no manifest (`bio-roberta binarize` writes one)" in text
+    assert "2 layers" in text and "inputs of up to 512 tokens" in text
+    assert "A transformers RobertaForMaskedLM exported" in text
+    assert "gpt2: byte-level BPE" in text
+    assert sha256_file(mlm_checkpoint) in text and "MIMIC" not in text
+    tokenizer, model = run_card_snippet(text)
+    assert type(model).__name__ == "RobertaForMaskedLM" and tokenizer("a b")["input_ids"][0] == 0
+
+
+@pytest.mark.parametrize("source", ["mimic", "pubmed"])
+def test_the_card_names_the_corpora_and_warns_of_mimics_licence(source, tmp_path):
+    """The card's training data, from a data-bin manifest -> text-dir manifest chain; MIMIC's
+    notes bring the PhysioNet licence note and the clinical tag."""
+    from types import SimpleNamespace
+
+    from bio_roberta.model_card import model_card
+
+    databin = write_corpus_chain(tmp_path, source)
+    config = SimpleNamespace(
+        num_hidden_layers=2,
+        hidden_size=64,
+        num_attention_heads=2,
+        intermediate_size=128,
+        max_position_embeddings=514,
+        vocab_size=320,
+    )
+    manifest = {
+        "hf_model_class": "RobertaForMaskedLM",
+        "head": None,
+        "labels": None,
+        "checkpoint": {"sha256": "ab" * 32},
+        "git_revision": "0123abc",
+    }
+    text = model_card(
+        tmp_path / "hf",
+        tmp_path / "checkpoint_last.pt",
+        config,
+        512,
+        "masked_lm",
+        None,
+        str(databin),
+        {"kind": "gpt2"},
+        manifest,
+    )
+    from huggingface_hub import ModelCard
+
+    card = ModelCard(text)
+    name = {"mimic": "MIMIC-III clinical notes", "pubmed": "PubMed abstracts"}[source]
+    assert f"- {name} (`{tmp_path / f'{source}-text'}`): documents 1,200 train, 7 valid" in text
+    assert "345,678 training tokens" in text and "git revision 0123abc" in text
+    assert ("PhysioNet Credentialed Health Data License" in text) == (source == "mimic")
+    assert ("clinical" in card.data.tags) == (source == "mimic")
+
+
+def test_a_fine_tuned_export_has_a_card_with_the_runs_task_and_scores(biosses_run, tmp_path):
+    """A fine-tuned run's card: the task and scores of its result.json, the corpora of the
+    pretrained checkpoint it names (trained on the converted input0/, which has no binarize
+    manifest: unknown); a checkpoint that is not the record's gets no scores."""
+    vocab_dir, data, record = biosses_run
+    checkpoint = Path(record["checkpoint"]["path"])
+    out = tmp_path / "hf"
+    run = export_cli(checkpoint, out, "--vocab", vocab_dir)
+    assert run.returncode == 0, run.stderr[-3000:]
+    card, text = load_card(out)
+    assert card.data.pipeline_tag == "text-classification"
+    assert "- Task: biosses (BIOSSES)" in text
+    assert f"- Metric: {record['metric']}; scores as a fraction" in text
+    assert f"- Test score: {record['test_score']} ({record['test_examples']} test examples)" in text
+    assert f"- Validation score: {record['valid_score']}" in text
+    pretrained_data = data / "input0"
+    assert f"Unknown: {pretrained_data} has no manifest (`bio-roberta binarize` writes one)" in text
+    _, model = run_card_snippet(text)
+    assert type(model).__name__ == "RobertaForSequenceClassification"
+
+    copy = tmp_path / "elsewhere" / "checkpoints" / checkpoint.name
+    copy.parent.mkdir(parents=True)
+    shutil.copy(checkpoint, copy)
+    (copy.parent.parent / "result.json").write_text(
+        json.dumps({**record, "checkpoint": {**record["checkpoint"], "sha256": "0" * 64}})
+    )
+    run = export_cli(copy, tmp_path / "hf-other", "--vocab", vocab_dir)
+    assert run.returncode == 0, run.stderr[-3000:]
+    _, text = load_card(tmp_path / "hf-other")
+    assert "- Scores: unknown (" in text and "is the record of another checkpoint" in text
+    assert "Test score" not in text
+
+
+def test_an_imported_models_card_names_its_hub_source_and_licence(tmp_path):
+    """import-hf's manifest names the dir it imported: inside the Hugging Face cache that is a Hub
+    repository (base_model), and the source's own card gives the licence; elsewhere neither."""
+    from bio_roberta.model_card import imported_source
+
+    snapshot = tmp_path / "models--microsoft--BiomedNLP-PubMedBERT" / "snapshots" / "abc123"
+    snapshot.mkdir(parents=True)
+    (snapshot / "README.md").write_text("---\nlicense: mit\n---\n# PubMedBERT\n")
+    manifest = {"options": {"imported_from": str(snapshot)}}
+    assert imported_source(manifest) == ("microsoft/BiomedNLP-PubMedBERT", "mit", str(snapshot))
+    plain = tmp_path / "my-model"
+    plain.mkdir()
+    assert imported_source({"options": {"imported_from": str(plain)}}) == (None, None, str(plain))
+    assert imported_source({"options": {}}) == (None, None, "")

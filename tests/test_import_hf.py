@@ -17,6 +17,7 @@ from bio_roberta.tasks.registry import get_task
 from conftest import SAMPLE_DIR
 
 transformers = pytest.importorskip("transformers")
+huggingface_hub = pytest.importorskip("huggingface_hub")  # installed with transformers
 
 TOLERANCE = 1e-4
 NER_SAMPLE = SAMPLE_DIR / "tasks" / "ncbi-disease"
@@ -318,6 +319,10 @@ def test_import_then_export_gives_back_transformers_outputs(imported, tmp_path, 
     assert cli_main(["export-hf", str(vocab / "model.pt"), str(back), "--vocab", str(vocab)]) == 0
     original_class = FAMILIES[hf_dir.parent.name.rstrip("0123456789")][1]
     exported_class = json.loads((back / "manifest.json").read_text())["hf_model_class"]
+    # the card names the model it came from; a dir outside the Hub's cache gives no Hub name
+    card = huggingface_hub.ModelCard.load(back / "README.md")
+    assert f"imported from `{hf_dir.resolve()}`" in card.text and card.data.base_model is None
+    assert f"A transformers {exported_class} exported" in card.text
     texts = SINGLE if inputs == "single" else [a for a, _ in PAIRS]
     pairs = None if inputs == "single" else [b for _, b in PAIRS]
     outputs = []

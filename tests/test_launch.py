@@ -150,6 +150,22 @@ def test_distill_dry_run_plans_for_the_teacher_too(tiny_databin, tiny_roberta_ch
     ]
 
 
+def test_a_dry_run_needs_no_data_bin(tmp_path):
+    """Only fitting the micro-batch to the GPU reads the data (dict.txt: the vocabulary's size);
+    a dry run without a data-bin keeps the configured micro-batch and says why."""
+    data = tmp_path / "not-binarized-yet"
+    plan_line, command = dry_run(
+        sys.executable, "-m", "bio_roberta", "pretrain", data, tmp_path / "ckpt", "--gpus", "8",
+        "--gpu-memory-gb", "80",
+    )  # fmt: skip
+    assert plan_line == (
+        "world size 8 x batch 32 x update_freq 32 = 8192 sequences per update (micro-batch: "
+        f"configured, not fitted to the GPU: no {data / 'dict.txt'} to size the vocabulary (a dry "
+        "run without a data-bin; the run fits it))"
+    )
+    assert f"task.data={data}" in command and "dataset.batch_size=32" in command
+
+
 def test_the_cpu_tiny_recipe_starts_without_composing_the_config(
     tiny_databin, tmp_path, monkeypatch, capsys, no_launch_variables
 ):
@@ -249,3 +265,22 @@ def test_the_tiny_recipe_trains_on_two_gloo_ranks(tiny_databin, tmp_path):
     assert re.findall(r"num_updates=(\d+)", log)[:2] == ["1", "2"]
     assert "bsz=16" in log  # the tiny recipe's 8 sequences on each of the two ranks
     assert (tmp_path / "checkpoint_last.pt").is_file()
+
+
+def test_config_dir_prints_the_installed_configs_from_any_directory(tmp_path):
+    """fairseq-hydra-train --config-dir needs the configs' path, which outside a checkout only
+    the package knows: `bio-roberta config-dir [STAGE]` prints it, wherever it is run."""
+    printed = {}
+    for stage in ("", "pretrain", "distill", "finetune"):
+        done = subprocess.run(
+            [str(BIN / "bio-roberta"), "config-dir", *([stage] if stage else [])],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+        )
+        assert done.returncode == 0, done.stderr
+        printed[stage] = Path(done.stdout.strip())
+    assert printed[""] == launch.CONFIGS and printed["pretrain"] == launch.CONFIGS / "pretrain"
+    assert (printed["pretrain"] / "base.yaml").is_file()
+    assert (printed["distill"] / "base.yaml").is_file()
+    assert (printed["finetune"] / "sweep.yaml").is_file()

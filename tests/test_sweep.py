@@ -558,6 +558,7 @@ def sweep_args(tmp_path, tasks, seeds=None, seed_list=None):
         results=str(tmp_path / "results"),
         arch=None,
         overrides=[],
+        cfg=None,
     )
 
 
@@ -663,6 +664,59 @@ def test_a_grid_multiplies_the_jobs_and_each_settings_runs_are_checked(
             for seed in (10, 42)
         ),
     ]
+
+
+def test_cfg_job_prints_each_tasks_config_with_its_resolved_hyperparameters(
+    fake_multirun, tmp_path, capsys
+):
+    """`sweep --cfg job` as Hydra's --cfg job: the composed config of each task's job (a sweep
+    override at its first value), plus the hyperparameters its runs train with (the registry's,
+    overridden by hparams), and nothing run or written."""
+    import yaml
+
+    from bio_roberta.tasks.registry import TASKS
+
+    command, multiruns, _ = fake_multirun
+    args = sweep_args(tmp_path, "ncbi-disease,biosses", seeds=2)
+    args.cfg, args.overrides = "job", ["hparams.max_epoch=2", "hparams.lr=1e-5,2e-5"]
+    assert command.run(args) == 0
+    assert multiruns == [] and not (tmp_path / "results").exists()
+    jobs = [yaml.safe_load(doc) for doc in capsys.readouterr().out.split("\n\n")]
+    assert [job["task_name"] for job in jobs] == ["ncbi-disease", "biosses"]
+    for job in jobs:
+        registry = TASKS[job["task_name"]].hparams
+        assert job["seed"] == TASKS[job["task_name"]].seeds[0]
+        assert job["hparams"]["max_epoch"] == 2 and job["hparams"]["batch_size"] is None
+        assert job["resolved_hparams"] == {
+            **vars(registry),
+            "max_epoch": 2,
+            "lr": 1e-5,
+        }
+    assert jobs[0]["resolved_hparams"]["batch_size"] != jobs[1]["resolved_hparams"]["batch_size"]
+
+
+@pytest.mark.parametrize(
+    "override, why",
+    [
+        ("hparams.max_epochs=1", "Key 'max_epochs' not in 'HparamsOverrides'"),
+        ("hydra/launcher=jobib", "Could not find 'hydra/launcher/jobib'"),
+        ("max_update=abc", "could not be converted to Integer"),
+    ],
+)
+def test_a_mistyped_override_is_one_line_naming_it_before_any_run(override, why, tmp_path):
+    """Not "N run(s) failed, log under RESULTS/hydra" (a dir Hydra never created): Hydra composes
+    the job first, in the command, and its refusal names the override."""
+    for command in ("sweep --tasks", "finetune --task"):
+        run = subprocess.run(
+            [str(BIN / "bio-roberta"), *command.split(), "ncbi-disease", "--pretrained", "x.pt"]
+            + ["--data-root", str(tmp_path), "--results", str(tmp_path / "results")]
+            + ["hparams.lr=1e-5", override],
+            capture_output=True,
+            text=True,
+        )
+        assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1, run.stderr
+        assert f"Hydra override {override!r} does not apply: " in run.stderr and why in run.stderr
+        assert not (tmp_path / "results").exists()
 
 
 def test_suites_select_registry_tasks():

@@ -66,22 +66,76 @@ def check_converted(data_root: str, tasks: list[str]) -> None:
         )
 
 
-def hydra_command(args, tasks: list[str], seeds: list[int], multirun: bool) -> list[str]:
-    """The command line of bio_roberta/sweep.py for tasks x seeds with the command's options;
-    without --arch the job fine-tunes the pretrained checkpoint's own architecture."""
+def command_overrides(args, tasks: list[str], seeds: list[int]) -> list[str]:
+    """The Hydra overrides of the command's options for tasks x seeds; without --arch the job
+    fine-tunes the pretrained checkpoint's own architecture."""
     return [
-        sys.executable,
-        "-m",
-        "bio_roberta.sweep",
-        *(["--multirun"] if multirun else []),
         f"task_name={','.join(tasks)}",
         f"seed={','.join(map(str, seeds))}",
         f"pretrained={Path(args.pretrained).resolve()}",
         f"data_root={Path(args.data_root).resolve()}",
         f"results_dir={Path(args.results).resolve()}",
         *([f"arch={args.arch}"] if args.arch else []),
+    ]
+
+
+def hydra_command(args, tasks: list[str], seeds: list[int], multirun: bool) -> list[str]:
+    """The command line of bio_roberta/sweep.py for tasks x seeds with the command's options and
+    its further overrides."""
+    return [
+        sys.executable,
+        "-m",
+        "bio_roberta.sweep",
+        *(["--multirun"] if multirun else []),
+        *command_overrides(args, tasks, seeds),
         *args.overrides,
     ]
+
+
+def one_job_override(override: str) -> str:
+    """A Hydra sweep override (key=a,b) as its first value (key=a), so one job composes it."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    (parsed,) = OverridesParser.create().parse_overrides([override])
+    if not parsed.is_sweep_override():
+        return override
+    return f"{parsed.get_key_element()}={next(parsed.sweep_string_iterator())}"
+
+
+def hydra_message(error: Exception) -> str:
+    """Hydra's error and its cause (which names the key) on one line."""
+    lines = [str(error).strip().splitlines()[0].rstrip(".")]
+    if error.__cause__ is not None and str(error.__cause__).strip():
+        lines.append(str(error.__cause__).strip().splitlines()[0])
+    return ": ".join(lines)
+
+
+def composed_sweep_job(args, task: str, seed: int):
+    """The SweepConfig Hydra composes for the job of task x seed from the command's options and
+    overrides (a sweep override at its first value), without running it; an override Hydra
+    refuses is a UsageError naming it, before any job starts (a failed multirun writes no log)."""
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    from bio_roberta.sweep import compose_config
+
+    refused = (HydraException, OmegaConfBaseException)
+
+    def compose(overrides: list[str]):
+        return compose_config([*command_overrides(args, [task], [seed]), *overrides])
+
+    try:
+        overrides = [one_job_override(override) for override in args.overrides]
+        return compose(overrides)
+    except refused as error:
+        for override in args.overrides:
+            try:
+                compose([one_job_override(override)])
+            except refused as alone:
+                raise UsageError(
+                    f"Hydra override {override!r} does not apply: {hydra_message(alone)}"
+                ) from None
+        raise UsageError(f"the Hydra overrides do not compose: {hydra_message(error)}") from None
 
 
 def exit_status(

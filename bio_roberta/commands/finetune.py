@@ -5,6 +5,7 @@ bio_roberta/configs/finetune/sweep.yaml, so extra arguments are the same Hydra o
 
 from bio_roberta.commands._finetune_runs import (
     check_converted,
+    composed_sweep_job,
     exit_status,
     hydra_command,
     run_dirs_held,
@@ -40,10 +41,11 @@ def run(args):
     tasks = selected_tasks(args.task)
     if len(tasks) != 1:
         raise UsageError(f"--task {args.task}: one task; `bio-roberta sweep --tasks` runs several")
+    seeds = [TASKS[tasks[0]].seeds[0] if args.seed is None else args.seed]
+    composed_sweep_job(args, tasks[0], seeds[0])  # an override that does not apply: one line, now
     check_converted(args.data_root, tasks)
     grid = hparams_grid(args.overrides)
     check_pretrained(args.pretrained, args.data_root, tasks, args.arch)
-    seeds = [TASKS[tasks[0]].seeds[0] if args.seed is None else args.seed]
     with run_dirs_held(args.results, [(tasks, seeds)], grid):  # the run dirs are this command's
         # killed, the command takes its Hydra job and that job's fairseq-train with it
         status = run_owned(hydra_command(args, tasks, seeds, multirun=False)).returncode

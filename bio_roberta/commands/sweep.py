@@ -5,12 +5,15 @@ skipped on re-run, failed runs are recorded as failed, listed on stderr and make
 seed list share one multirun over task x seed, so no job runs a seed outside its task's list. A
 grid of hparams (hparams.lr=1e-5,3e-5) multiplies the jobs; each setting has its own run dirs.
 Extra arguments are Hydra overrides, e.g. hparams.max_epoch=1 hydra/launcher=joblib
-hydra.launcher.n_jobs=2, or hydra/launcher=submitit_slurm (extra `slurm`)."""
+hydra.launcher.n_jobs=2, or hydra/launcher=submitit_slurm (extra `slurm`); each is composed
+before any job starts (one that does not apply is one line naming it), and `--cfg job` prints the
+composed job configs instead of running them."""
 
 import sys
 
 from bio_roberta.commands._finetune_runs import (
     check_converted,
+    composed_sweep_job,
     exit_status,
     hydra_command,
     run_dirs_held,
@@ -45,6 +48,13 @@ def add_arguments(parser):
         default=None,
         help="fairseq architecture to fine-tune (default: the pretrained checkpoint's own)",
     )
+    parser.add_argument(
+        "--cfg",
+        choices=["job"],
+        default=None,
+        help="print each task's job config as Hydra composes it, with the task's hyperparameters "
+        "resolved from the registry, and run nothing",
+    )
     parser.add_argument("overrides", nargs="*", help="further Hydra overrides (key=value)")
 
 
@@ -78,6 +88,26 @@ def seed_plan(args, tasks: list[str]) -> list[tuple[list[str], list[int]]]:
     return [(names, list(seeds)) for seeds, names in groups.items()]
 
 
+def job_config_yaml(job, seeds: list[int]) -> str:
+    """A job's config as YAML, as Hydra's --cfg job prints it, plus the hyperparameters its runs
+    train with (the registry's, with the non-null hparams overrides applied)."""
+    import dataclasses
+
+    from omegaconf import OmegaConf
+
+    from bio_roberta.finetune_command import hyperparameters
+    from bio_roberta.tasks.registry import get_task
+
+    resolved = dataclasses.asdict(hyperparameters(get_task(job.task_name), job.hparams))
+    return (
+        f"# {job.task_name}: seeds {','.join(map(str, seeds))} (below: the first seed, and "
+        "the first value of a sweep override)\n"
+        + OmegaConf.to_yaml(OmegaConf.structured(job))
+        + "# the hyperparameters the runs train with (registry, then hparams)\n"
+        + OmegaConf.to_yaml({"resolved_hparams": resolved})
+    )
+
+
 def run(args):
     from bio_roberta.finetune_command import check_pretrained
     from bio_roberta.sweep import hparams_grid
@@ -86,6 +116,12 @@ def run(args):
 
     tasks = selected_tasks(args.tasks)
     plan = seed_plan(args, tasks)
+    jobs = [
+        (composed_sweep_job(args, task, seeds[0]), seeds) for group, seeds in plan for task in group
+    ]
+    if args.cfg:
+        print(*(job_config_yaml(job, seeds) for job, seeds in jobs), sep="\n", end="")
+        return 0
     grid = hparams_grid(args.overrides)  # each setting of a grid: its own run dirs
     check_converted(args.data_root, tasks)
     check_pretrained(args.pretrained, args.data_root, tasks, args.arch)
