@@ -412,12 +412,17 @@ def test_a_run_dir_is_held_for_the_whole_command(
     import os
     import socket
 
-    from bio_roberta.results import run_dir
+    from bio_roberta.results import grid_settings, run_dir
+    from bio_roberta.sweep import hparams_grid
+    from bio_roberta.tasks.registry import get_task
     from bio_roberta_core.output_dir import output_lock
 
     results = tmp_path / "results"
     common = ["--pretrained", tiny_roberta_checkpoint, "--data-root", data_root, *TINY]
-    held = run_dir(results, "chemprot", 7).resolve()
+    # the dir of the setting TINY's hparams give chemprot (results.run_dir names it)
+    (setting,) = grid_settings(get_task("chemprot").hparams, hparams_grid(TINY)).values()
+    held = run_dir(results, "chemprot", 7, None, setting).resolve()
+    assert held.parent.name != "chemprot"  # a setting dir, not the registry's
     with output_lock(held):  # as a running finetune or sweep of chemprot seed 7 holds it
         for command in (
             ["finetune", "--task", "chemprot", "--seed", "7", "--results", results],
