@@ -6,8 +6,8 @@ results as BLURB's leaderboard lists them). Re-running resumes: converted datase
 runs are kept. Missing datasets are named and make the score partial. A dataset whose split is not
 BLURB's, or could not be checked, is left out of the score unless --score-any-split (then the
 report and leaderboard.json say the score is not comparable with Table 6, naming each such
-dataset). --tune runs BLURB's grid (lr 1e-5/3e-5/5e-5 x batch 16/32, each setting in its own run
-dirs) and scores per dataset the setting with the best dev score (untuned: the registry's setting
+dataset). --tune runs BLURB's grid (bio_roberta.tasks.registry.BLURB_GRID, each setting in its own
+run dirs) and scores per dataset the setting with the best dev score (untuned: the registry's setting
 alone). Extra arguments are Hydra overrides for the sweep (one of a grid's keys replaces that
 axis)."""
 
