@@ -6,10 +6,10 @@ results as BLURB's leaderboard lists them). Re-running resumes: converted datase
 runs are kept. Missing datasets are named and make the score partial. A dataset whose split is not
 BLURB's, or could not be checked, is left out of the score unless --score-any-split (then the
 report and leaderboard.json say the score is not comparable with Table 6, naming each such
-dataset). --tune runs BLURB's grid (bio_roberta.tasks.registry.BLURB_GRID, each setting in its own
-run dirs) and scores per dataset the setting with the best dev score (untuned: the registry's setting
-alone). Extra arguments are Hydra overrides for the sweep (one of a grid's keys replaces that
-axis)."""
+dataset). --tune runs BLURB's grid of learning rates and batch sizes (each setting in its own
+run dirs) and scores per dataset the setting with the best dev score (untuned: the registry's
+setting alone). Extra arguments are Hydra overrides for the sweep (one of a grid's keys
+replaces that axis)."""
 
 HELP = "convert, sweep and report BLURB's 13 datasets from one data root (resumable)"
 
