@@ -23,7 +23,8 @@ from bio_roberta.blurb.leaderboard import leaderboard
 from bio_roberta.blurb.suite import BLURB as BLURB_TASKS
 from bio_roberta.blurb.suite import BLURB_DATASETS
 from bio_roberta.convert import convert_task, vocab_record
-from bio_roberta.finetune_command import check_pretrained
+from bio_roberta.finetuning.command_line import check_pretrained
+from bio_roberta.finetuning.sweep import grid_overrides, hparams_grid
 from bio_roberta.report import write_report
 from bio_roberta.report.blurb import (
     NOT_COMPARABLE_SPLITS,
@@ -36,7 +37,6 @@ from bio_roberta.report.seed_results import task_results
 from bio_roberta.report.settings import protocol
 from bio_roberta.submission import write_submission
 from bio_roberta.suites import BLURB
-from bio_roberta.sweep import grid_overrides, hparams_grid
 from bio_roberta.tasks.registry import BLURB_GRID, get_task
 from bio_roberta_core.checkpoints import check_max_positions
 from bio_roberta_core.errors import BioRobertaError

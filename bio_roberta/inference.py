@@ -1,11 +1,11 @@
 """A fine-tuned model on new text: ``load(path).predict(texts)`` (and `bio-roberta predict`).
 
-``load`` takes a fine-tuning run dir (RESULTS/<task>/seed<seed>[/fold<k>], bio_roberta/results.py),
-a checkpoint file of one, or an export-hf dir; an export is resolved to the checkpoint its
-manifest.json names (that file must still exist), so every route runs our fairseq model with the
-plugin's heads. Text becomes token ids through convert-task's own TaskEncoder
-(bio_roberta/convert.py) with the vocabulary and positions of the model's finetune-bin manifest,
-so a text is encoded, cut and split exactly as the training examples were:
+``load`` takes a fine-tuning run dir (RESULTS/<task>/seed<seed>[/fold<k>],
+bio_roberta/finetuning/results.py), a checkpoint file of one, or an export-hf dir; an export is
+resolved to the checkpoint its manifest.json names (that file must still exist), so every route runs
+our fairseq model with the plugin's heads. Text becomes token ids through convert-task's own
+TaskEncoder (bio_roberta/convert.py) with the vocabulary and positions of the model's finetune-bin
+manifest, so a text is encoded, cut and split exactly as the training examples were:
 
   NER         the text is split into words (WORD: runs of letters/digits, each other non-space
               character alone, the tokenisation of the BLURB NER releases), each word tagged at its
@@ -93,7 +93,7 @@ def checkpoint_and_data(path: Path) -> tuple[Path, Path]:
     if record is not None:
         data = (record.get("data") or {}).get("dir")
     else:
-        from bio_roberta.export_hf import first_data_dir, load_checkpoint
+        from bio_roberta.hf.export_hf import first_data_dir, load_checkpoint
 
         data = first_data_dir(load_checkpoint(checkpoint)[2])
     if data is None or not (Path(data) / "manifest.json").is_file():
@@ -141,7 +141,7 @@ class Predictor:
 
     def __init__(self, checkpoint: Path, data_dir: Path):
         from bio_roberta.convert import TaskEncoder
-        from bio_roberta.predictions import load_finetuned, task_spec_of
+        from bio_roberta.finetuning.predictions import load_finetuned, task_spec_of
         from bio_roberta.tasks.kinds import ELEMENT_SETS, MULTILABEL, REGRESSION
         from bio_roberta.tasks.truncation import LongInputs
         from bio_roberta_core.tagging import BIO

@@ -6,7 +6,7 @@ schemas linked from https://microsoft.github.io/BLURB/submit.html, whose opening
 public copies: an object of exactly ``dataset_name`` (BLURB's name, e.g. ``"BC5-chem"``,
 ``"EBM PICO"``), ``model_name`` and ``predictions``, an object keyed by example id). What BLURB's
 schemas require of each prediction value could not be read in any public source we found, so the
-values are ours, one per task kind (bio_roberta/prediction_files.py ``by_id``)::
+values are ours, one per task kind (bio_roberta/finetuning/prediction_files.py ``by_id``)::
 
     {
       "dataset_name": "NCBI-disease",
@@ -23,10 +23,10 @@ bio_roberta/readers/source_files.py states. A dataset outside BLURB is named by 
 task. One prediction per line, so an error can name the line of an id.
 
 A run writes its file as ``test.predictions.json`` beside its other prediction file
-(bio_roberta/predictions.py); ``write_submission`` copies the chosen run's (``chosen_run``: of the
-selected setting's finished runs the best validation score, ties to the lowest seed) into
-``<out>/<dataset_name>.json`` with a manifest naming each run. ``bio-roberta rescore`` scores such
-a directory against the release files (bio_roberta/rescore.py).
+(bio_roberta/finetuning/predictions.py); ``write_submission`` copies the chosen run's
+(``chosen_run``: of the selected setting's finished runs the best validation score, ties to the
+lowest seed) into ``<out>/<dataset_name>.json`` with a manifest naming each run. ``bio-roberta
+rescore`` scores such a directory against the release files (bio_roberta/rescore.py).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, Iterable, Optional
 
 from bio_roberta.blurb.suite import BLURB
-from bio_roberta.results import OK, SINGLE, ResultRecord
+from bio_roberta.finetuning.results import OK, SINGLE, ResultRecord
 from bio_roberta.tasks.registry import TASKS, TaskSpec, get_task
 from bio_roberta_core.errors import BioRobertaError
 from bio_roberta_core.provenance import (

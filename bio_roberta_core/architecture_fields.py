@@ -1,5 +1,5 @@
 """The model options of a checkpoint that fine-tuning passes on to fairseq-train
-(bio_roberta/finetune_command.py), so that the model it builds fits the checkpoint's weights:
+(bio_roberta/finetuning/command_line.py), so that the model it builds fits the checkpoint's weights:
 fairseq builds a fine-tuned model from the command line, not from the checkpoint it restores."""
 
 # The shape of every RoBERTa-style checkpoint (a distilled or resized one included)

@@ -1,5 +1,5 @@
 """Read serialised protobuf messages without the protobuf package: a SentencePiece model
-(bio_roberta/hf_tokenizer.py) and TensorBoard's event records (bio_roberta/training_curves.py)."""
+(bio_roberta/hf/tokenizer.py) and TensorBoard's event records (bio_roberta/training_curves.py)."""
 
 from __future__ import annotations
 

@@ -95,7 +95,7 @@ def pretrained_model(tasks: dict[str, Path], root: Path) -> tuple[Path, Path, Pa
 def run_overrides(task: str, data_root: Path, args) -> list[str]:
     """Our run's Hydra overrides: the registry's hyperparameters, --updates updates (enough epochs
     for them), validation once, at the end."""
-    from bio_roberta.finetune_command import train_examples
+    from bio_roberta.finetuning.command_line import train_examples
     from bio_roberta.tasks.registry import get_task
 
     batch_size = args.batch_size or get_task(task).hparams.batch_size
@@ -117,7 +117,11 @@ def converted_examples(task: str, cfg, data_root: Path, path: Path) -> int:
     from fairseq import options, tasks
     from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 
-    from bio_roberta.finetune_command import PretrainedModel, fairseq_options, hyperparameters
+    from bio_roberta.finetuning.command_line import (
+        PretrainedModel,
+        fairseq_options,
+        hyperparameters,
+    )
     from bio_roberta.tasks.registry import get_task
 
     spec = get_task(task)
@@ -301,8 +305,8 @@ def compare(task: str, data_root: Path, pretrained: Path, root: Path, args) -> d
     """Both routes on one task, alternating --repeats times."""
     import dataclasses
 
-    from bio_roberta.finetune_command import hyperparameters
-    from bio_roberta.sweep import compose_config
+    from bio_roberta.finetuning.command_line import hyperparameters
+    from bio_roberta.finetuning.sweep import compose_config
     from bio_roberta.tasks.registry import get_task
 
     spec = get_task(task)
@@ -376,7 +380,7 @@ def main():
     import torch
     import transformers
 
-    from bio_roberta.export_hf import export
+    from bio_roberta.hf.export_hf import export
 
     tasks = (
         {name: Path(folder) for name, folder in (item.split("=", 1) for item in args.task)}

@@ -46,7 +46,7 @@ TASKS = {  # task -> (fairseq task and criterion options, transformers pipeline)
 def build_model(task: str, vocab: Path, root: Path) -> tuple[Path, Path]:
     """(fine-tuning checkpoint, its export-hf dir) of `task` on the sample."""
     from bio_roberta.convert import convert_task
-    from bio_roberta.export_hf import export
+    from bio_roberta.hf.export_hf import export
     from bio_roberta.tasks.registry import get_task
 
     spec = get_task(task)

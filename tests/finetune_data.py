@@ -12,7 +12,7 @@ from pathlib import Path
 import torch
 from fairseq.data import Dictionary, indexed_dataset
 
-from bio_roberta.predictions import predict
+from bio_roberta.finetuning.predictions import predict
 from bio_roberta.tasks.kinds import MULTILABEL, label_symbols
 from bio_roberta.tasks.registry import get_task
 from bio_roberta_core.tagging import convert_tags

@@ -1,6 +1,6 @@
 """BLURB's new kinds end to end at toy size: source files we write -> convert-task -> real
-fairseq fine-tuning (bio_roberta.finetune) from a tiny RoBERTa pretrained on the converted text ->
-prediction file -> the registry's score, for regression (BIOSSES) and multi-element tagging
+fairseq fine-tuning (bio_roberta.finetuning.job) from a tiny RoBERTa pretrained on the converted
+text -> prediction file -> the registry's score, for regression (BIOSSES) and multi-element tagging
 (EBM-PICO). The validation metric the criterion logs is the one the prediction file gives, and
 the test predictions keyed by example id re-score against the source files to the run's score."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from scipy.stats import pearsonr
 
-from bio_roberta.predictions import predict, score_prediction_file
+from bio_roberta.finetuning.predictions import predict, score_prediction_file
 from bio_roberta.readers.formats.biosses_blue_rowdata import BIOSSES_BLURB_SPLIT
 from bio_roberta.rescore import rescore
 from bio_roberta.tasks.registry import get_task

@@ -22,7 +22,7 @@ import pytest
 
 from bio_roberta.blurb.suite import BLURB, BLURB_DATASETS, BLURB_DIGESTS, TASK_TYPES
 from bio_roberta.convert import convert_task
-from bio_roberta.results import read_record
+from bio_roberta.finetuning.results import read_record
 from bio_roberta.tasks.registry import get_task
 from blurb_toy import toy_text, write_blurb_toy, write_linkbert
 from test_report import blurb_markdown_rows

@@ -56,7 +56,7 @@ def sweep_job(config_dir: str, recipes: tuple[str, ...]) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "bio_roberta.sweep",
+        "bio_roberta.finetuning.sweep",
         "task_name=ncbi-disease",
         "pretrained=model.pt",
         "data_root=finetune-bin",
@@ -296,18 +296,18 @@ def test_components_are_registered_and_take_their_keys(composed, case):
 def test_sweep_overrides_name_every_registry_hyperparameter():
     """The sweep's typed hparams overrides stay field for field the registry's Hyperparameters,
     so each registry value can be overridden and nothing else is accepted."""
-    from bio_roberta.sweep_config import HparamsOverrides
+    from bio_roberta.finetuning.sweep_config import HparamsOverrides
     from bio_roberta.tasks.registry import Hyperparameters
 
     assert [f.name for f in fields(HparamsOverrides)] == [f.name for f in fields(Hyperparameters)]
 
 
 def test_sweep_config_refuses_an_unknown_or_mistyped_key():
-    """The sweep job's config is typed (bio_roberta/sweep_config.py): a misspelt override or a
-    value of the wrong type stops the job before it runs, naming the key."""
+    """The sweep job's config is typed (bio_roberta/finetuning/sweep_config.py): a misspelt override
+    or a value of the wrong type stops the job before it runs, naming the key."""
     from hydra.errors import ConfigCompositionException
 
-    from bio_roberta.sweep import compose_config
+    from bio_roberta.finetuning.sweep import compose_config
 
     required = ["task_name=ncbi-disease", "pretrained=x", "data_root=y", "results_dir=z"]
     for override, key in [("hparams.lrr=1", "lrr"), ("hparams.batch_size=eight", "batch_size")]:

@@ -589,7 +589,7 @@ def test_linkbert_tokens_holding_whitespace_keep_one_conll_line_per_word(tmp_pat
     in tests/blurb_toy.py) keeps a token's inner spaces and U+2028 (it splits lines on newlines
     and columns on tabs only); a tab or newline comes from a file edited since. Each whitespace
     run is written as '_', one line a word, and counted."""
-    from bio_roberta.prediction_files import read_conll
+    from bio_roberta.finetuning.prediction_files import read_conll
     from blurb_toy import write_linkbert
 
     folder = write_linkbert(tmp_path / "linkbert", "ncbi-disease")

@@ -530,7 +530,7 @@ def test_token_classification_export_matches_fairseq(
 ):
     from transformers import RobertaForTokenClassification, RobertaTokenizerFast
 
-    from bio_roberta.predictions import load_finetuned
+    from bio_roberta.finetuning.predictions import load_finetuned
     from user_dir.models.token_classification_head import token_classification_logits
 
     vocab_dir, _ = bpe_vocab
@@ -663,7 +663,7 @@ def test_the_documented_ner_pipeline_gives_whole_word_entities(
 
 @pytest.fixture(scope="module")
 def biosses_run(tmp_path_factory):
-    """A tiny BIOSSES (regression) model fine-tuned by bio_roberta.finetune: (vocabulary dir,
+    """A tiny BIOSSES (regression) model fine-tuned by bio_roberta.finetuning.job: (vocabulary dir,
     finetune-bin/biosses, the run's record)."""
     root = tmp_path_factory.mktemp("export_biosses")
     vocab = tiny_vocab(root, " ".join(SENTENCES))
@@ -719,7 +719,7 @@ def hoc_run(tmp_path_factory):
 
 def fairseq_test_batch(checkpoint, data):
     """(fairseq model, its task, the test split as one batch in example order)."""
-    from bio_roberta.predictions import load_finetuned
+    from bio_roberta.finetuning.predictions import load_finetuned
 
     model, task = load_finetuned(checkpoint, data)
     task.load_dataset("test")
@@ -732,7 +732,7 @@ def fairseq_test_batch(checkpoint, data):
 def test_regression_export_outputs_fairseqs_predicted_scores(biosses_run, tmp_path):
     from transformers import RobertaForSequenceClassification
 
-    from bio_roberta.prediction_files import SCORES
+    from bio_roberta.finetuning.prediction_files import SCORES
 
     vocab_dir, data, record = biosses_run
     checkpoint = Path(record["checkpoint"]["path"])
@@ -777,7 +777,7 @@ def test_multi_element_tagging_export_gives_fairseqs_logits_and_says_how_to_deco
 ):
     from transformers import AutoConfig, RobertaForTokenClassification
 
-    from bio_roberta.prediction_files import ELEMENT_SET_WORDS
+    from bio_roberta.finetuning.prediction_files import ELEMENT_SET_WORDS
     from user_dir.criterions.multi_element_tagging import word_element_tags
     from user_dir.models.token_classification_head import token_classification_logits
 
@@ -817,7 +817,7 @@ def test_multilabel_export_scores_each_label_with_a_sigmoid(hoc_run, tmp_path):
     transformers' text-classification pipeline gives sigmoid(fairseq's logits), not a softmax."""
     from transformers import pipeline
 
-    from bio_roberta.prediction_files import ClassificationTable
+    from bio_roberta.finetuning.prediction_files import ClassificationTable
     from bio_roberta.tasks.registry import HOC_HALLMARKS
 
     vocab_dir, data, record = hoc_run
@@ -1108,8 +1108,8 @@ def test_a_second_export_into_the_same_dir_is_refused_while_the_first_runs(
 ):
     """The output dir's lock is held from reading the checkpoint to the swap, not only while
     swapping: a second export into it meanwhile exits 2 naming the first."""
-    from bio_roberta import export_hf
     from bio_roberta.cli import main as cli_main
+    from bio_roberta.hf import export_hf
 
     vocab_dir, _ = bpe_vocab
     out = tmp_path / "hf"
@@ -1207,7 +1207,7 @@ def test_the_card_names_the_corpora_and_warns_of_mimics_licence(source, tmp_path
     notes bring the PhysioNet licence note and the clinical tag."""
     from types import SimpleNamespace
 
-    from bio_roberta.model_card import TrainingData, model_card, training_corpora
+    from bio_roberta.hf.model_card import TrainingData, model_card, training_corpora
 
     databin = write_corpus_chain(tmp_path, source)
     config = SimpleNamespace(
@@ -1282,7 +1282,7 @@ def test_a_fine_tuned_export_has_a_card_with_the_runs_task_and_scores(biosses_ru
 def test_an_imported_models_card_names_its_hub_source_and_licence(tmp_path):
     """import-hf's manifest names the dir it imported: inside the Hugging Face cache that is a Hub
     repository (base_model), and the source's own card gives the licence; elsewhere neither."""
-    from bio_roberta.model_card import imported_source
+    from bio_roberta.hf.model_card import imported_source
 
     snapshot = tmp_path / "models--microsoft--BiomedNLP-PubMedBERT" / "snapshots" / "abc123"
     snapshot.mkdir(parents=True)
@@ -1481,8 +1481,8 @@ def test_without_mimic_recorded_the_card_says_why_there_is_no_audit(source, tmp_
     (provenance unknown) is not refused either, and the card says it is unknown; a failing audit
     record of the checkpoint is refused (or, allowed, said without claiming MIMIC)."""
     from bio_roberta.errors import ExportError
-    from bio_roberta.export_audit import check_audit
-    from bio_roberta.model_card import TrainingData, training_corpora
+    from bio_roberta.hf.export_audit import check_audit
+    from bio_roberta.hf.model_card import TrainingData, training_corpora
 
     databin = write_corpus_chain(tmp_path, source) if source else tmp_path / "hand-made-bin"
     training = TrainingData(*training_corpora(str(databin)))

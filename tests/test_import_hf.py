@@ -434,13 +434,13 @@ def tokens_in_id_order(hf_dir: Path) -> list[str]:
 @pytest.mark.parametrize("family", ["bert-uncased", "roberta", "modernbert-biased"])
 def test_imported_model_fine_tunes_on_a_pair_task(tmp_path, family):
     """A toy fine-tuning run (real fairseq-train, CPU) of an imported model on sentence pairs,
-    through bio_roberta.finetune as a sweep runs it: the checkpoint's own architecture (a
+    through bio_roberta.finetuning.job as a sweep runs it: the checkpoint's own architecture (a
     ModernBERT's layer pattern, biases and mean pooling included), exported with the same
     logits."""
-    from bio_roberta import finetune
     from bio_roberta.convert import convert_task
-    from bio_roberta.finetune_command import check_pretrained
-    from bio_roberta.sweep import compose_config
+    from bio_roberta.finetuning import job as finetune
+    from bio_roberta.finetuning.command_line import check_pretrained
+    from bio_roberta.finetuning.sweep import compose_config
 
     hf_dir = save_hf_model(tmp_path / "hf", family)
     assert cli_main(["import-hf", str(hf_dir), str(tmp_path / "imported")]) == 0
@@ -474,7 +474,7 @@ def test_imported_model_fine_tunes_on_a_pair_task(tmp_path, family):
     assert record["status"] == "ok", record.get("error")
 
     # the fine-tuned model exported: the same pair ids, token types and class logits
-    from bio_roberta.predictions import load_finetuned
+    from bio_roberta.finetuning.predictions import load_finetuned
 
     checkpoint = Path(record["checkpoint"]["path"])
     model, task = load_finetuned(checkpoint, root / "mednli")
@@ -539,7 +539,7 @@ def test_masked_lm_training_continues_from_an_imported_model(tmp_path, family):
     import re
 
     from bio_roberta.convert import convert_task
-    from bio_roberta.finetune_command import architecture_options
+    from bio_roberta.finetuning.command_line import architecture_options
     from tiny_training import fairseq_train, restore_flags
 
     hf_dir = save_hf_model(tmp_path / "hf", family)
@@ -836,7 +836,7 @@ def test_a_second_import_into_the_same_dir_is_refused_while_the_first_runs(
 ):
     """The output dir's lock is held from loading the weights to the swap: a second run into
     it meanwhile exits 2 naming the first."""
-    from bio_roberta import import_hf
+    from bio_roberta.hf import import_hf
 
     out = tmp_path / "out"
     second = []
@@ -915,7 +915,7 @@ def test_a_cased_vocabulary_lowercased_by_default_is_warned_about(tmp_path, capl
     (hf_dir / "vocab.txt").write_text("".join(f"{token}\n" for token in vocab))
     config = transformers.BertConfig(vocab_size=len(vocab), max_position_embeddings=64, **SHAPE)
     transformers.BertForMaskedLM(config).save_pretrained(hf_dir)
-    with caplog.at_level("WARNING", logger="bio_roberta.import_hf"):
+    with caplog.at_level("WARNING", logger="bio_roberta.hf.import_hf"):
         assert cli_main(["import-hf", str(hf_dir), str(tmp_path / "lowercased")]) == 0
     (warning,) = [r.getMessage() for r in caplog.records if "capitals" in r.getMessage()]
     assert "without tokenizer_config.json" in warning and "2 of its tokens" in warning
@@ -924,7 +924,7 @@ def test_a_cased_vocabulary_lowercased_by_default_is_warned_about(tmp_path, capl
         hf_dir
     )
     caplog.clear()
-    with caplog.at_level("WARNING", logger="bio_roberta.import_hf"):
+    with caplog.at_level("WARNING", logger="bio_roberta.hf.import_hf"):
         assert cli_main(["import-hf", str(hf_dir), str(tmp_path / "cased")]) == 0
     assert not [r for r in caplog.records if "capitals" in r.getMessage()]
 
@@ -975,7 +975,7 @@ def test_a_blank_vocab_line_imports_as_a_placeholder_and_exports_as_it_was(
     blank_id = lines.index(BLANK_LINES[blank])
     if saved:
         transformers.BertTokenizer(str(hf_dir / "vocab.txt")).save_pretrained(hf_dir)
-    with caplog.at_level("WARNING", logger="bio_roberta.import_hf"):
+    with caplog.at_level("WARNING", logger="bio_roberta.hf.import_hf"):
         assert cli_main(["import-hf", str(hf_dir), str(out)]) == 0
     (warning,) = [r.getMessage() for r in caplog.records if "blank" in r.getMessage()]
     where = "tokenizer.json" if saved else f"vocab.txt line {blank_id + 1}"
@@ -1144,7 +1144,7 @@ def test_modernbert_heads_export_as_transformers_computes_them(tmp_path, kind, p
     """A ModernBERT's sentence head (cls or mean pooling) and token head, random weights, exported
     (hf_weights.build_hf_model) as ModernBertForSequenceClassification / ...ForTokenClassification
     with the plugin model's logits on padded rows longer than the window."""
-    from bio_roberta.hf_weights import build_hf_model
+    from bio_roberta.hf.weights import build_hf_model
 
     hf_dir = save_hf_model(tmp_path / "hf", "modernbert-biased")
     assert cli_main(["import-hf", str(hf_dir), str(tmp_path / "out")]) == 0

@@ -1,7 +1,7 @@
 """A non-editable install holds every package and its configs, and runs from any directory: a
-sweep's config (package data, read from beside bio_roberta/sweep.py) composes, and `bio-roberta
-pretrain` / `distill` --dry-run compose their configs from the installed package (beside
-bio_roberta/launch.py), not from a checkout."""
+sweep's config (package data, read from beside bio_roberta/finetuning/sweep.py) composes, and
+`bio-roberta pretrain` / `distill` --dry-run compose their configs from the installed package
+(beside bio_roberta/launch.py), not from a checkout."""
 
 import os
 import shlex
@@ -72,7 +72,7 @@ def installed(site: Path, command: list, cwd: Path) -> subprocess.CompletedProce
 def test_an_installed_package_composes_the_sweep_config_outside_the_checkout(site, tmp_path):
     for package in ("bio_roberta", "bio_roberta_core", "preprocess", "user_dir"):
         assert (site / package / "__init__.py").is_file(), package
-    where_from = "import bio_roberta.sweep as module; print(module.__file__)"
+    where_from = "import bio_roberta.finetuning.sweep as module; print(module.__file__)"
     where = installed(site, [sys.executable, "-c", where_from], tmp_path)
     assert where.returncode == 0, where.stderr[-3000:]
     assert where.stdout.startswith(str(site))
@@ -81,7 +81,7 @@ def test_an_installed_package_composes_the_sweep_config_outside_the_checkout(sit
         [
             sys.executable,
             "-m",
-            "bio_roberta.sweep",
+            "bio_roberta.finetuning.sweep",
             "--cfg",
             "job",
             "task_name=chemprot",

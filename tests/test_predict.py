@@ -1,6 +1,6 @@
 """`bio-roberta predict` and bio_roberta.load: a fine-tuned model on new text gives what the
-fine-tuning run's own test predictions (bio_roberta/predictions.py) gave on the same examples, with
-entities whose character offsets slice the input to their text."""
+fine-tuning run's own test predictions (bio_roberta/finetuning/predictions.py) gave on the same
+examples, with entities whose character offsets slice the input to their text."""
 
 from __future__ import annotations
 
@@ -28,7 +28,8 @@ def sample_words(task: str) -> str:
 
 
 def run_dir(root: Path, task: str) -> Path:
-    """A tiny model of `task` fine-tuned by bio_roberta.finetune on the bundled sample's files."""
+    """A tiny model of `task` fine-tuned by bio_roberta.finetuning.job on the bundled sample's
+    files."""
     _, record = fine_tune(
         root, task, SAMPLE_DIR / "tasks" / task, tiny_vocab(root, sample_words(task))
     )
@@ -90,8 +91,8 @@ def test_ner_matches_the_runs_test_predictions_and_offsets_slice_the_input(ner_r
     """The test split read in the task's layout gives the run's own predicted tags; the same
     sentences as raw text give entities whose offsets slice the text to the entity."""
     import bio_roberta
+    from bio_roberta.finetuning.prediction_files import TAGGED_WORDS
     from bio_roberta.inference import read_inputs, split_words
-    from bio_roberta.prediction_files import TAGGED_WORDS
 
     predictor = bio_roberta.load(ner_run)
     inputs = read_inputs(SAMPLE_DIR / "tasks" / "ncbi-disease", predictor.spec)
@@ -131,8 +132,8 @@ def test_ner_matches_the_runs_test_predictions_and_offsets_slice_the_input(ner_r
 
 def test_classification_gives_the_runs_labels_and_probabilities(chemprot_run):
     import bio_roberta
+    from bio_roberta.finetuning.prediction_files import SINGLE_LABELS
     from bio_roberta.inference import read_inputs
-    from bio_roberta.prediction_files import SINGLE_LABELS
 
     predictor = bio_roberta.load(chemprot_run / "checkpoints" / "checkpoint_best.pt")
     inputs = read_inputs(SAMPLE_DIR / "tasks" / "chemprot", predictor.spec)
@@ -162,7 +163,7 @@ def recorded_command_line(run: Path, out: Path) -> tuple[dict, list[str]]:
 
 def best_checkpoint_predictions(record: dict, out: Path) -> tuple[bytes, float]:
     """(test prediction file bytes, score) of out/checkpoints/checkpoint_best.pt."""
-    from bio_roberta.predictions import predict
+    from bio_roberta.finetuning.predictions import predict
     from bio_roberta.tasks.registry import get_task
 
     spec = get_task(record["task"])
@@ -175,7 +176,7 @@ def best_checkpoint_predictions(record: dict, out: Path) -> tuple[bytes, float]:
 def test_a_run_trained_in_its_jobs_process_predicts_as_a_separate_fairseq_train_did(
     ner_run, chemprot_run, tmp_path
 ):
-    """The runs train in their job's process (bio_roberta.finetune.train), here one after the
+    """The runs train in their job's process (bio_roberta.finetuning.job.train), here one after the
     other in this one: each gives the test predictions and score of its command line run as a
     fairseq-train process of its own, the route of the runs before."""
     for out, run in ((tmp_path / "ner", ner_run), (tmp_path / "chemprot", chemprot_run)):
@@ -197,7 +198,7 @@ def test_a_run_keeps_its_own_best_checkpoint_after_another_in_the_same_process(n
     from fairseq import checkpoint_utils
     from fairseq_cli import train as fairseq_train
 
-    from bio_roberta.finetune import train
+    from bio_roberta.finetuning.job import train
 
     record, args = recorded_command_line(ner_run, tmp_path)
     checkpoint_utils.save_checkpoint.best = fairseq_train.should_stop_early.best = math.inf
@@ -373,9 +374,9 @@ def test_a_3000_token_document_is_tagged_through_windows_word_by_word(ner_run, t
     words by the same rule (its own batches), and the run records the route it trained with."""
     import shutil
 
+    from bio_roberta.finetuning.prediction_files import TAGGED_WORDS
+    from bio_roberta.finetuning.predictions import predict
     from bio_roberta.inference import Predictor
-    from bio_roberta.prediction_files import TAGGED_WORDS
-    from bio_roberta.predictions import predict
 
     source = SAMPLE_DIR / "tasks" / "ncbi-disease"
     data = tmp_path / "data"
@@ -411,7 +412,7 @@ def test_a_3000_token_document_is_tagged_through_windows_word_by_word(ner_run, t
 
 
 def read_conll_rows(path: Path) -> list[list[tuple[str, ...]]]:
-    from bio_roberta.prediction_files import read_conll
+    from bio_roberta.finetuning.prediction_files import read_conll
 
     return [[tuple(row) for row in block] for block in read_conll(path, 3)]
 
@@ -422,9 +423,9 @@ def test_a_long_text_is_classified_from_its_windows_pooled_logits(chemprot_run, 
     example, the long one from its windows' logits pooled, as `predict` pools them."""
     import shutil
 
+    from bio_roberta.finetuning.prediction_files import SINGLE_LABELS
+    from bio_roberta.finetuning.predictions import predict
     from bio_roberta.inference import Predictor, read_inputs
-    from bio_roberta.prediction_files import SINGLE_LABELS
-    from bio_roberta.predictions import predict
 
     source = SAMPLE_DIR / "tasks" / "chemprot"
     data = tmp_path / "data"

@@ -14,11 +14,7 @@ from pathlib import Path
 import pytest
 
 from bio_roberta.blurb.suite import BLURB_DATASETS, BY_CONTENT, BY_SIZES, TABLE6_BLURB_SCORES
-from bio_roberta.report import ReportError, write_report
-from bio_roberta.report.blurb import blurb_rows, blurb_summary
-from bio_roberta.report.lewis import summary_rows
-from bio_roberta.report.seed_results import task_results
-from bio_roberta.results import (
+from bio_roberta.finetuning.results import (
     EVALUATION,
     MODEL_SELECTION,
     RESULT_SCHEMA,
@@ -27,6 +23,10 @@ from bio_roberta.results import (
     load_records,
     run_dir,
 )
+from bio_roberta.report import ReportError, write_report
+from bio_roberta.report.blurb import blurb_rows, blurb_summary
+from bio_roberta.report.lewis import summary_rows
+from bio_roberta.report.seed_results import task_results
 from bio_roberta.tasks.registry import TASKS, TEN_SEEDS, get_task
 from bio_roberta_core.provenance import atomic_write_json, file_record
 

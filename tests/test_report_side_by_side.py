@@ -16,9 +16,9 @@ import pytest
 from bio_roberta.blurb.suite import BY_CONTENT, BY_IDS, BY_SIZES
 from bio_roberta.cli import main as cli_main
 from bio_roberta.convert import convert_task
+from bio_roberta.finetuning.results import ResultRecordError
 from bio_roberta.report import write_report
 from bio_roberta.report.models import results_argument
-from bio_roberta.results import ResultRecordError
 from bio_roberta.tasks.registry import TASKS, get_task
 from conftest import SAMPLE_DIR
 from test_import_hf import save_hf_model
@@ -440,8 +440,8 @@ def test_a_report_compares_imported_models_and_ours(swept, tmp_path, without_par
 def test_a_checkpoint_s_source_names_its_paper_model(tmp_path):
     """bio-lm's fairseq release folder (its -fairseq suffix dropped), an imported dir's config
     _name_or_path, and an unreadable import manifest named in the error."""
+    from bio_roberta.finetuning.results import load_records
     from bio_roberta.report.models import paper_model_of, source_names
-    from bio_roberta.results import load_records
 
     release = tmp_path / "RoBERTa-base-PM-M3-Voc-fairseq" / "model.pt"
     write(tmp_path / "bio-lm", "chemprot", 10, 0.7, pretrained=str(release))

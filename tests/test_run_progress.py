@@ -1,5 +1,5 @@
 """What `finetune` and `sweep` show of their runs (bio_roberta/commands/_run_progress.py), on
-fairseq-train's own log lines and run dirs written as bio_roberta.finetune writes them; the
+fairseq-train's own log lines and run dirs written as bio_roberta.finetuning.job writes them; the
 account of a real sweep is checked in test_sweep.py::test_sweep_records_reruns_failures_and_report.
 """
 
@@ -17,7 +17,7 @@ from bio_roberta.commands._run_progress import (
     eta_seconds,
     log_progress,
 )
-from bio_roberta.results import RESULT_SCHEMA, PlannedRun, run_dir
+from bio_roberta.finetuning.results import RESULT_SCHEMA, PlannedRun, run_dir
 
 # Lines of the train.log of a real run: test_sweep.py's chemprot seed 10 under its TINY overrides
 # (fairseq-train --log-format simple --log-interval 1), captured 2026-11-26.

@@ -6,10 +6,8 @@ import dataclasses
 
 import pytest
 
-from bio_roberta.finetune import setting_of
-from bio_roberta.report import write_report
-from bio_roberta.report.settings import NOT_PICKED, TUNED, UNTUNED, picked_settings
-from bio_roberta.results import (
+from bio_roberta.finetuning.job import setting_of
+from bio_roberta.finetuning.results import (
     MODEL_SELECTION,
     RESULT_SCHEMA,
     SETTING_ABBREVIATIONS,
@@ -20,7 +18,9 @@ from bio_roberta.results import (
     run_setting,
     setting_name,
 )
-from bio_roberta.sweep import compose_config, grid_overrides, hparams_grid
+from bio_roberta.finetuning.sweep import compose_config, grid_overrides, hparams_grid
+from bio_roberta.report import write_report
+from bio_roberta.report.settings import NOT_PICKED, TUNED, UNTUNED, picked_settings
 from bio_roberta.tasks.registry import BLURB_GRID, Hyperparameters, get_task
 from bio_roberta_core.provenance import atomic_write_json
 

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from bio_roberta.prediction_files import LABEL_SETS, TAGGED_WORDS, PredictionFileError
+from bio_roberta.finetuning.prediction_files import LABEL_SETS, TAGGED_WORDS, PredictionFileError
+from bio_roberta.finetuning.results import FAILED, OK, ResultRecord
 from bio_roberta.readers import read_task
 from bio_roberta.rescore import rescore
-from bio_roberta.results import FAILED, OK, ResultRecord
 from bio_roberta.submission import (
     SubmissionError,
     chosen_run,

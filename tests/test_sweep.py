@@ -165,7 +165,7 @@ def test_sweep_records_reruns_failures_and_report(
         assert record["timings"]["train_seconds"] > 0
     # each run as it starts (run i/4, with its log) and ends (its dev and test score), then the
     # table of all four
-    from bio_roberta.results import run_name, setting_name
+    from bio_roberta.finetuning.results import run_name, setting_name
 
     lines = run.stderr.splitlines()
     assert f"bio-roberta sweep: Hydra's and its jobs' output: {hydra_output}" in log
@@ -239,17 +239,18 @@ def test_sweep_records_reruns_failures_and_report(
 
 
 def test_the_sweep_module_leaves_fairseqs_hydra_working_in_the_same_process():
-    """Importing bio_roberta.sweep and composing a job's config keep Hydra's process-wide version
-    base, under which fairseq's own Hydra use (hydra.experimental) still composes its config."""
+    """Importing bio_roberta.finetuning.sweep and composing a job's config keep Hydra's process-wide
+    version base, under which fairseq's own Hydra use (hydra.experimental) still composes its
+    config."""
     import importlib
 
     from fairseq.dataclass.utils import convert_namespace_to_omegaconf
     from fairseq.options import get_training_parser, parse_args_and_arch
 
-    import bio_roberta.sweep
+    import bio_roberta.finetuning.sweep
 
-    importlib.reload(bio_roberta.sweep)
-    bio_roberta.sweep.compose_config(
+    importlib.reload(bio_roberta.finetuning.sweep)
+    bio_roberta.finetuning.sweep.compose_config(
         ["task_name=ncbi-disease", "pretrained=x", "data_root=y", "results_dir=z"]
     )
     args = parse_args_and_arch(
@@ -265,8 +266,8 @@ def test_cross_validation_fold_one_sets_the_updates_of_the_other_folds(
     evaluation folds, whose median is the seed's score in the report."""
     import dataclasses
 
-    from bio_roberta import finetune
-    from bio_roberta.sweep import compose_config
+    from bio_roberta.finetuning import job as finetune
+    from bio_roberta.finetuning.sweep import compose_config
     from bio_roberta.tasks.registry import get_task
 
     three_folds = dataclasses.replace(get_task("gad"), folds=3, model_selection_fold=2)
@@ -310,8 +311,8 @@ def test_cross_validation_fold_one_sets_the_updates_of_the_other_folds(
         )  # the selection fold's schedule: 2 epochs x 3 updates
         assert "--patience" not in args and record["checkpoint_selection"].startswith("last after")
 
+    from bio_roberta.finetuning.results import load_records
     from bio_roberta.report.seed_results import task_results
-    from bio_roberta.results import load_records
     from bio_roberta.tasks.registry import TASKS
 
     results = tmp_path / "results"
@@ -397,7 +398,7 @@ def test_data_of_another_dictionary_is_refused_before_any_run(tiny_roberta_check
     trained (exit 0, ok record) with every token on another token's embedding; a dictionary of
     another size failed 20 s into fairseq. Now both are refused from the checkpoint's record of its
     dict.txt (sha256) and its embedding rows; the same entries with other counts pass."""
-    from bio_roberta.finetune_command import FinetuneError, check_pretrained
+    from bio_roberta.finetuning.command_line import FinetuneError, check_pretrained
 
     trained = (tiny_roberta_checkpoint.parent / "dict.txt").read_text().splitlines()
     recounted = [f"{line.rsplit(' ', 1)[0]} 1" for line in trained]
@@ -428,7 +429,7 @@ def test_an_arch_fairseq_does_not_know_or_of_another_family_is_refused_before_an
 ):
     """`sweep --arch no_such_arch` and a BERT architecture for a RoBERTa checkpoint failed inside
     each run after fairseq started."""
-    from bio_roberta.finetune_command import FinetuneError, check_pretrained
+    from bio_roberta.finetuning.command_line import FinetuneError, check_pretrained
 
     trained = (tiny_roberta_checkpoint.parent / "dict.txt").read_text().splitlines()
     converted_with(tmp_path, "chemprot", trained)
@@ -457,8 +458,8 @@ def test_a_run_dir_is_held_for_the_whole_command(
     import os
     import socket
 
-    from bio_roberta.results import grid_settings, run_dir
-    from bio_roberta.sweep import hparams_grid
+    from bio_roberta.finetuning.results import grid_settings, run_dir
+    from bio_roberta.finetuning.sweep import hparams_grid
     from bio_roberta.tasks.registry import get_task
     from bio_roberta_core.output_dir import output_lock
 
@@ -631,9 +632,9 @@ def fake_multirun(monkeypatch):
     """`bio-roberta sweep` with each multirun replaced by one that writes an ok record for every
     (task, seed) of its command line (or a failed one for the pairs in `fail`); returns the
     (task, seed) pairs each multirun got."""
-    from bio_roberta import finetune_command
     from bio_roberta.commands import sweep as command
-    from bio_roberta.results import RESULT_SCHEMA, run_dir
+    from bio_roberta.finetuning import command_line as finetune_command
+    from bio_roberta.finetuning.results import RESULT_SCHEMA, run_dir
     from bio_roberta_core.provenance import atomic_write_json
 
     multiruns, fail = [], set()

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from bio_roberta.convert import convert_task
-from bio_roberta.finetune_command import task_options
+from bio_roberta.finetuning.command_line import task_options
 from bio_roberta.tasks import kinds
 from bio_roberta.tasks.kinds import KINDS, NLI
 from bio_roberta.tasks.registry import TASKS, get_task

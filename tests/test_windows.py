@@ -12,7 +12,7 @@ import re
 import pytest
 import torch
 
-from bio_roberta.prediction_files import PredictionFileError, document_rows
+from bio_roberta.finetuning.prediction_files import PredictionFileError, document_rows
 from bio_roberta.tasks.truncation import (
     best_window_of_words,
     pool_logits,
@@ -111,8 +111,8 @@ def test_pooling_is_the_mean_or_the_max_of_the_windows_logits():
 
 
 def test_the_report_says_which_route_each_tasks_runs_took():
+    from bio_roberta.finetuning.results import ResultRecord
     from bio_roberta.report.markdown import long_inputs_text
-    from bio_roberta.results import ResultRecord
 
     def record(task, seed, long_inputs):
         return ResultRecord(
@@ -231,7 +231,7 @@ def test_the_prediction_file_merges_a_documents_windows_word_by_word(tmp_path):
     """finetune-bin files as convert-task writes them for one 10-word document in 4 windows of 4
     words, 2 apart, and a short one: each word once, from the window the rule picks (worked out
     by hand: a word 1 from one window's edge and 0 from the other's goes to the first)."""
-    from bio_roberta.prediction_files import TAGGED_WORDS, document_ids
+    from bio_roberta.finetuning.prediction_files import TAGGED_WORDS, document_ids
 
     words = [f"w{i}" for i in range(10)]
     windows = [(0, 0, 4), (0, 2, 4), (0, 4, 4), (0, 6, 4), (1, 0, 2)]

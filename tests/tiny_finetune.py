@@ -1,12 +1,12 @@
 """Toy fine-tuning runs of a registry task, as a user makes one: source files -> convert-task ->
-a tiny RoBERTa pretrained on the converted text -> bio_roberta.finetune (real fairseq, CPU).
+a tiny RoBERTa pretrained on the converted text -> bio_roberta.finetuning.job (real fairseq, CPU).
 Used by the BLURB end-to-end tests and the export tests of the kinds they fine-tune."""
 
 from pathlib import Path
 
-from bio_roberta import finetune
 from bio_roberta.convert import convert_task
-from bio_roberta.sweep import compose_config
+from bio_roberta.finetuning import job as finetune
+from bio_roberta.finetuning.sweep import compose_config
 from bio_roberta.tasks.registry import get_task
 from tiny_training import pretrain_tiny_roberta
 

@@ -1,7 +1,7 @@
 """What the finetune and sweep commands share: choosing registry tasks, checking the converted data
 before any job starts, holding the run dirs, the command line of a Hydra run of
-bio_roberta/sweep.py, running it with its runs shown as they go, and the exit status with the
-failed runs listed."""
+bio_roberta/finetuning/sweep.py, running it with its runs shown as they go, and the exit status with
+the failed runs listed."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def run_dirs_held(
     setting of the grid) for the whole command, so a second finetune or sweep writing one of them
     is refused at once, naming this one; the jobs write under it, and end with the command
     (processes.run_owned)."""
-    from bio_roberta.results import grid_settings, run_dir
+    from bio_roberta.finetuning.results import grid_settings, run_dir
     from bio_roberta.tasks.registry import get_task
     from bio_roberta_core.output_dir import output_lock
 
@@ -80,7 +80,7 @@ def runs_shown(
     then the table of them all. The Hydra runs' own output (Hydra's lines, the jobs' logging,
     fairseq's while loading a model) goes to RESULTS/hydra/<command>-<time>.log, unless -v."""
     from bio_roberta.commands._run_progress import RunsConsole
-    from bio_roberta.results import planned_runs
+    from bio_roberta.finetuning.results import planned_runs
     from bio_roberta.tasks.registry import get_task
     from bio_roberta_core.processes import run_owned
 
@@ -103,7 +103,7 @@ def runs_shown(
             # killed, the command takes its Hydra jobs and their fairseq-train with it
             status = run_owned(hydra_command, **output).returncode
             if status and output_path is not None:
-                from bio_roberta.finetune import tail
+                from bio_roberta.finetuning.job import tail
 
                 handle.flush()
                 print(
@@ -143,12 +143,12 @@ def command_overrides(args, tasks: list[str], seeds: list[int]) -> list[str]:
 
 
 def hydra_command(args, tasks: list[str], seeds: list[int], multirun: bool) -> list[str]:
-    """The command line of bio_roberta/sweep.py for tasks x seeds with the command's options and
-    its further overrides."""
+    """The command line of bio_roberta/finetuning/sweep.py for tasks x seeds with the command's
+    options and its further overrides."""
     return [
         sys.executable,
         "-m",
-        "bio_roberta.sweep",
+        "bio_roberta.finetuning.sweep",
         *(["--multirun"] if multirun else []),
         *command_overrides(args, tasks, seeds),
         *args.overrides,
@@ -180,7 +180,7 @@ def composed_sweep_job(args, task: str, seed: int):
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
-    from bio_roberta.sweep import compose_config
+    from bio_roberta.finetuning.sweep import compose_config
 
     refused = (HydraException, OmegaConfBaseException)
 
@@ -208,9 +208,9 @@ def exit_status(
     grid: list[dict],
 ) -> int:
     """Non-zero when a Hydra run failed or any run of the plan ((tasks, seeds) groups) x grid (its
-    hparams settings, bio_roberta.sweep.hparams_grid) failed or is missing, after a summary on
-    stderr naming each and its log."""
-    from bio_roberta.results import failed_runs
+    hparams settings, bio_roberta.finetuning.sweep.hparams_grid) failed or is missing, after a
+    summary on stderr naming each and its log."""
+    from bio_roberta.finetuning.results import failed_runs
 
     failed = [line for tasks, seeds in plan for line in failed_runs(results, tasks, seeds, grid)]
     if failed:

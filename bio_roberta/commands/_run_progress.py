@@ -2,12 +2,13 @@
 updates with an ETA, its dev and test score as it ends (or failed, with its log), then a table of
 every run the command asked for.
 
-It watches the run dirs (bio_roberta.results.planned_runs), not the processes: a run's result.json
-says when it started and how it ended (bio_roberta.finetune writes "started" before fairseq-train
-runs, then "ok" or "failed"), and its train.log, fairseq's own output, is read as it grows. So the
-same account comes out whichever Hydra launcher runs the jobs (basic, joblib, submitit on a
-shared file system), and fairseq's lines stay in each run's log. A run whose record is unchanged
-at the end was finished before and kept (bio_roberta.finetune reuses a record of the same config).
+It watches the run dirs (bio_roberta.finetuning.results.planned_runs), not the processes: a run's
+result.json says when it started and how it ended (bio_roberta.finetuning.job writes "started"
+before fairseq-train runs, then "ok" or "failed"), and its train.log, fairseq's own output, is read
+as it grows. So the same account comes out whichever Hydra launcher runs the jobs (basic, joblib,
+submitit on a shared file system), and fairseq's lines stay in each run's log. A run whose record is
+unchanged at the end was finished before and kept (bio_roberta.finetuning.job reuses a record of the
+same config).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
-from bio_roberta.results import FAILED, OK, STARTED, PlannedRun
+from bio_roberta.finetuning.results import FAILED, OK, STARTED, PlannedRun
 
 POLL_SECONDS = 1.0  # a look at 780 planned run dirs (BLURB tuned, 10 seeds) takes ~40 ms
 # between two progress lines of a run that only trains; a validation is shown when it is logged

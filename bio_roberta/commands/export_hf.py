@@ -46,7 +46,7 @@ def add_arguments(parser):
 
 def run(args):
     from bio_roberta.commands._task_files import declare_task_files
-    from bio_roberta.export_hf import export
+    from bio_roberta.hf.export_hf import export
 
     declare_task_files(args)
 

@@ -43,8 +43,8 @@ def add_arguments(parser):
 
 
 def run(args):
-    from bio_roberta.finetune_command import check_pretrained
-    from bio_roberta.sweep import hparams_grid
+    from bio_roberta.finetuning.command_line import check_pretrained
+    from bio_roberta.finetuning.sweep import hparams_grid
     from bio_roberta.tasks.registry import get_task
 
     declare_task_files(args)

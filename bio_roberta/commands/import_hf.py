@@ -13,7 +13,7 @@ def add_arguments(parser):
 
 
 def run(args):
-    from bio_roberta.import_hf import import_hf
+    from bio_roberta.hf.import_hf import import_hf
 
     manifest = import_hf(args.hf_dir, args.out)
     options = manifest["options"]

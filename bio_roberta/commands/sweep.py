@@ -106,7 +106,7 @@ def job_config_yaml(job, seeds: list[int]) -> str:
 
     from omegaconf import OmegaConf
 
-    from bio_roberta.finetune_command import hyperparameters
+    from bio_roberta.finetuning.command_line import hyperparameters
     from bio_roberta.tasks.registry import get_task
 
     resolved = dataclasses.asdict(hyperparameters(get_task(job.task_name), job.hparams))
@@ -120,8 +120,8 @@ def job_config_yaml(job, seeds: list[int]) -> str:
 
 
 def run(args):
-    from bio_roberta.finetune_command import check_pretrained
-    from bio_roberta.sweep import hparams_grid
+    from bio_roberta.finetuning.command_line import check_pretrained
+    from bio_roberta.finetuning.sweep import hparams_grid
     from bio_roberta_core.output_dir import output_lock
 
     declare_task_files(args)

@@ -5,7 +5,7 @@ parts together, one module each:
 - settings: per task its runs' hyperparameter settings; with several (a grid), the one whose dev
   score is best is the only one scored (BLURB's protocol), else the one (untuned);
 - seed_results: per task the seed scores (a cross-validation task's seed score is the median over
-  its evaluation folds, bio_roberta.finetune), the seeds asked, and the model's name: the
+  its evaluation folds, bio_roberta.finetuning.job), the seeds asked, and the model's name: the
   pretrained checkpoint its runs fine-tuned, the paper's own models being "Lewis et al.
   base/large", so that the two are not confused;
 - lewis: per task the median over seeds with its spread beside Table 2, and the summary rows;

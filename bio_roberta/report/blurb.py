@@ -17,10 +17,10 @@ from typing import Optional
 
 from bio_roberta.blurb.score import BlurbScore, blurb_score, mean_over_runs, table6_results
 from bio_roberta.blurb.suite import BLURB_DATASETS, BLURBS, TABLE6_BLURB_SCORES
+from bio_roberta.finetuning.results import ResultRecord
 from bio_roberta.report.csv_table import fraction_column, reference_columns
 from bio_roberta.report.seed_results import SeedCount, TaskResult, seed_count
 from bio_roberta.report.split_checks import blurb_gap
-from bio_roberta.results import ResultRecord
 from bio_roberta.tasks.paper_models import DEFAULT_TABLE6_COLUMNS
 
 NO_SCORE = "none: no dataset has a BLURB result"

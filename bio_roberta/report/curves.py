@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Optional
 
 from bio_roberta.figures import figure_png
+from bio_roberta.finetuning.results import ResultRecord
 from bio_roberta.report.seed_results import pretrained_paths
-from bio_roberta.results import ResultRecord
 
 
 def training_curves(

@@ -1,7 +1,7 @@
 """The report's error, in a module of its own so that every part of the report can raise it
 without importing the package that puts the parts together."""
 
-from bio_roberta.results import ResultRecordError
+from bio_roberta.finetuning.results import ResultRecordError
 
 
 class ReportError(ResultRecordError):

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
+from bio_roberta.finetuning.results import FAILED, STARTED, ResultRecord, unfinished_text
 from bio_roberta.report.blurb import (
     NOT_COMPARABLE,
     BlurbDatasetRow,
@@ -18,7 +19,6 @@ from bio_roberta.report.blurb import (
 )
 from bio_roberta.report.lewis import LewisSummaryRow, LewisTaskRow
 from bio_roberta.report.settings import NOT_PICKED, UNTUNED, TaskSettings, protocol
-from bio_roberta.results import FAILED, STARTED, ResultRecord, unfinished_text
 from bio_roberta.tasks.paper_models import DEFAULT_LEWIS_COLUMNS, DEFAULT_TABLE6_COLUMNS
 from bio_roberta.tasks.truncation import LongInputs
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from bio_roberta.finetuning.results import ResultRecord, ResultRecordError, load_records
 from bio_roberta.report.seed_results import model_name, pretrained_paths
 from bio_roberta.report.settings import TaskSettings, picked_settings
-from bio_roberta.results import ResultRecord, ResultRecordError, load_records
 from bio_roberta.tasks.paper_models import PaperModel, find_paper_model
 from preprocess.vocab_dir import IMPORTED_CHECKPOINT, MANIFEST
 

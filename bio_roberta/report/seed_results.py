@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Optional
 
-from bio_roberta.results import SINGLE, ResultRecord
+from bio_roberta.finetuning.results import SINGLE, ResultRecord
 from bio_roberta.tasks.registry import DEFAULT_SEEDS, TASKS, find_task
 
 

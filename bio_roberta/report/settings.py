@@ -1,9 +1,9 @@
 """The hyperparameter settings of each task's runs and the one the report scores (BLURB's
 protocol, Gu et al. §6.2: tune on dev, report test).
 
-A task whose runs hold one setting (bio_roberta.results.run_setting) is untuned: its runs are
-scored as they are. A task whose runs hold several (a grid: `blurb-suite --tune`, or `sweep` with
-hparams.KEY=A,B) is tuned on dev: each setting's dev score is each seed's best validation score
+A task whose runs hold one setting (bio_roberta.finetuning.results.run_setting) is untuned: its runs
+are scored as they are. A task whose runs hold several (a grid: `blurb-suite --tune`, or `sweep`
+with hparams.KEY=A,B) is tuned on dev: each setting's dev score is each seed's best validation score
 (the checkpoint a run keeps; a cross-validation task's model-selection fold), aggregated over seeds
 the way the suite aggregates test scores (the mean over runs for a BLURB dataset, as Table 6; the
 median for the others, as Table 2), and only the runs of the setting with the best dev score enter
@@ -21,8 +21,14 @@ from typing import Any, Optional
 
 from bio_roberta.blurb.score import mean_over_runs
 from bio_roberta.blurb.suite import BLURB
+from bio_roberta.finetuning.results import (
+    MODEL_SELECTION,
+    OK,
+    REGISTRY_SETTING,
+    SINGLE,
+    ResultRecord,
+)
 from bio_roberta.report.seed_results import registry_order
-from bio_roberta.results import MODEL_SELECTION, OK, REGISTRY_SETTING, SINGLE, ResultRecord
 
 UNTUNED, TUNED = "untuned (one setting)", "tuned on dev"
 NOT_PICKED = "no setting has a dev score (every run failed or unfinished)"

@@ -19,8 +19,8 @@ from bio_roberta.blurb.suite import (
     metric_gap,
     split_status,
 )
+from bio_roberta.finetuning.results import ResultRecord
 from bio_roberta.report.errors import ReportError
-from bio_roberta.results import ResultRecord
 from bio_roberta.tasks.registry import TASKS
 from bio_roberta_core.provenance import sha256_file
 

@@ -4,8 +4,8 @@ Like fairseq's registries (fairseq/registry.py), a table from a name to its part
 names its kind (bio_roberta/tasks/registry.py), and conversion, fine-tuning, predictions and the
 report read the kind's row rather than testing its name. A new kind is one row in KINDS; its
 fairseq task and criterion are plugin components (user_dir/tasks, user_dir/criterions), its
-prediction file one of bio_roberta/prediction_files.py (or a new one there), and the metrics its
-criterion logs rows of bio_roberta_core/metrics.py's METRICS.
+prediction file one of bio_roberta/finetuning/prediction_files.py (or a new one there), and the
+metrics its criterion logs rows of bio_roberta_core/metrics.py's METRICS.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from bio_roberta.prediction_files import (
+from bio_roberta.finetuning.prediction_files import (
     ELEMENT_SET_WORDS,
     LABEL_SETS,
     SCORES,
@@ -83,9 +83,9 @@ def regression_options(spec) -> list[str]:
 
 @dataclass(frozen=True)
 class HFExport:
-    """How `bio-roberta export-hf` writes a fine-tuned model of the kind (bio_roberta/export_hf.py):
-    what transformers must be told so that its model reads the head's outputs as fairseq's
-    criterion does."""
+    """How `bio-roberta export-hf` writes a fine-tuned model of the kind
+    (bio_roberta/hf/export_hf.py): what transformers must be told so that its model reads the head's
+    outputs as fairseq's criterion does."""
 
     # transformers' config.problem_type (its loss, and how its text-classification pipeline
     # turns outputs into scores); None leaves it to transformers, which takes classes

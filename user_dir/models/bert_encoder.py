@@ -1,7 +1,7 @@
 """BERT-family encoders (BERT, ELECTRA's discriminator, Megatron-BERT) as fairseq RoBERTa models.
 
-`bio-roberta import-hf` (bio_roberta/import_hf.py) maps their transformers weights onto this model.
-It is fairseq's RoBERTa (same encoder, LM head, classification heads, so fairseq's
+`bio-roberta import-hf` (bio_roberta/hf/import_hf.py) maps their transformers weights onto this
+model. It is fairseq's RoBERTa (same encoder, LM head, classification heads, so fairseq's
 sentence_prediction and our fine-tuning tasks take it) plus what fairseq's RoBERTa lacks:
 
 - segment (token-type) embeddings, added to the token embeddings. A token's segment is the number

@@ -21,8 +21,8 @@ A pair is ``[CLS] a [SEP] b [SEP]`` (one separator, no token types): built for f
 sentence_prediction the model unsets the task's separator_token, as bert_encoder does. fairseq's
 ``--dropout`` is not used: ModernBERT's dropouts are their own options (all 0 in the published
 configs); ``--pooler-dropout`` is its classifier dropout. `bio-roberta import-hf` maps a
-transformers ModernBERT onto this model (bio_roberta/import_hf.py), export-hf back
-(bio_roberta/hf_weights.py).
+transformers ModernBERT onto this model (bio_roberta/hf/import_hf.py), export-hf back
+(bio_roberta/hf/weights.py).
 """
 
 from __future__ import annotations

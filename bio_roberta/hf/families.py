@@ -1,5 +1,5 @@
 """How transformers encoder families map onto fairseq's RoBERTa: module names, activations,
-positions. import_hf.py reads them one way, hf_weights.py (export-hf) the other."""
+positions. import_hf.py reads them one way, weights.py (export-hf) the other."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ FAMILIES = {
         **BERT_MLM,
     ),
 }
-# ModernBERT: its own module names and optional biases (bio_roberta/hf_modernbert.py holds its
+# ModernBERT: its own module names and optional biases (bio_roberta/hf/modernbert.py holds its
 # mapping); layer_names unused
 FAMILIES["modernbert"] = Family("modernbert", "hf_bpe", {}, "model.")
 # The shape of each transformers layer module's weight as (rows, columns) of config fields (a

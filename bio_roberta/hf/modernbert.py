@@ -1,7 +1,7 @@
 """The ModernBERT family (transformers' ModernBertModel and its MLM / classification models) and the
 plugin's `modernbert` architecture (user_dir/models/modernbert.py), both ways: import-hf reads
-the weights it names here (hf_model_files.check_weights, import_hf.fairseq_state), export-hf
-writes them back (hf_weights.build_hf_model).
+the weights it names here (model_files.check_weights, import_hf.fairseq_state), export-hf
+writes them back (weights.build_hf_model).
 
 The fairseq modules keep transformers' names inside the encoder (layers.<i>.attn.Wqkv, ...), so
 the mapping is a prefix per module: the token embeddings (rows in fairseq's dictionary order, as
@@ -31,7 +31,7 @@ MLM_NAMES = {"head.dense": "encoder.lm_head.dense", "head.norm": "encoder.lm_hea
 TIED_DECODER = "decoder.weight"
 # transformers' ModernBertPredictionHead inside a classification model -> our head's modules
 HEAD_NAMES = {"head.dense": "dense", "head.norm": "layer_norm", "classifier": "out_proj"}
-# derived sizes that weight shapes name (hf_model_files.check_sizes adds them)
+# derived sizes that weight shapes name (model_files.check_sizes adds them)
 QKV, GLU = "3 x hidden_size", "2 x intermediate_size"
 
 
@@ -158,7 +158,7 @@ def fairseq_name(name: str) -> str:
 
 
 def fairseq_state(hf: dict[str, Any], rows, take_rows) -> dict[str, Any]:
-    """The plugin's weights of every weight read (hf_model_files.check_weights); vocabulary-sized
+    """The plugin's weights of every weight read (model_files.check_weights); vocabulary-sized
     ones in fairseq's dictionary order (rows)."""
     state = {}
     for name, tensor in hf.items():
@@ -176,7 +176,7 @@ def export_config(option: Callable[[str], Any], state: dict[str, Any], vocab_siz
     fairseq's specials are the ids (<s> = [CLS] 0, <pad> 1, </s> = [SEP] 2)."""
     from transformers import ModernBertConfig
 
-    from bio_roberta.hf_families import HF_ACTIVATIONS
+    from bio_roberta.hf.families import HF_ACTIVATIONS
 
     layer_types = option("layer_types").split(",")
     return ModernBertConfig(

@@ -9,15 +9,15 @@ Families (FAMILIES): RoBERTa (GPT-2 byte-level BPE: a gpt2 vocabulary dir) becom
 preprocess/wordpiece.py) become the plugin's `bert_encoder` / `megatron_bert_encoder`
 (user_dir/models/bert_encoder.py: segment embeddings, BERT's pair layout, LayerNorm eps);
 ModernBERT (its byte-level BPE tokenizer.json: an hf_bpe vocabulary dir) becomes the plugin's
-`modernbert` (user_dir/models/modernbert.py), its weights mapped by bio_roberta/hf_modernbert.py.
+`modernbert` (user_dir/models/modernbert.py), its weights mapped by bio_roberta/hf/modernbert.py.
 Embedding rows are laid out for fairseq's dictionary (its 4 specials first, the padding entries
 DICT_MULTIPLE asks for, <mask> last; ``hf_rows``); positions move to fairseq's rows (BERT's row p
 at p + 2, RoBERTa's as they are). A constant token-type row (RoBERTa's single one) is added to
 the position rows, which gives the same sum for every real token. What cannot map is refused
 naming the config field (``check_config``); the weights are read from the files, not through
-transformers' model, after hf_model_files.check_weights has compared them with config.json and
+transformers' model, after model_files.check_weights has compared them with config.json and
 the mapping. Weights that have no fairseq place (BERT's pooler, ELECTRA's discriminator head:
-hf_families.KNOWN_LEFT_OUT) and fairseq weights that start fresh (the MLM head of a model without
+families.KNOWN_LEFT_OUT) and fairseq weights that start fresh (the MLM head of a model without
 one) are listed in the manifest.
 """
 
@@ -31,9 +31,9 @@ import os
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
-from bio_roberta import hf_modernbert
-from bio_roberta.hf_families import FAMILIES, HF_ACTIVATIONS, POSITION_OFFSET, Family
-from bio_roberta.hf_model_files import HFImportError, check_weights, load_weights
+from bio_roberta.hf import modernbert as hf_modernbert
+from bio_roberta.hf.families import FAMILIES, HF_ACTIVATIONS, POSITION_OFFSET, Family
+from bio_roberta.hf.model_files import HFImportError, check_weights, load_weights
 from bio_roberta_core.vocab_files import IMPORTED_KINDS
 
 logger = logging.getLogger(__name__)
@@ -311,7 +311,7 @@ def fairseq_state(
     family: Family, hf: dict[str, Any], rows: list[Optional[int]], layers: int, mlm: bool
 ) -> tuple[dict[str, Any], set[str]]:
     """(fairseq weights, the transformers weights used) of the encoder and MLM head; ``hf`` without
-    the base model's prefix (hf_model_files.check_weights)."""
+    the base model's prefix (model_files.check_weights)."""
     import torch
 
     used: set[str] = set()
@@ -360,7 +360,7 @@ def import_hf(hf_dir: str | os.PathLike, out_dir: str | os.PathLike) -> dict[str
     Returns the manifest.
 
     Everything import reads is checked first (config.json, the weights' names and shapes against
-    the config, the tokenizer files: hf_model_files.check_weights), before anything is written or
+    the config, the tokenizer files: model_files.check_weights), before anything is written or
     allocated; then the output dir's lock is held for the rest of the run."""
     import torch
 

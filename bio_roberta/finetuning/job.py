@@ -1,11 +1,11 @@
 """One fine-tuning job: a task and a seed (and, for GAD/EU-ADR, every fold) -> result records.
 
 A run is fairseq-train from a pretrained checkpoint (its command line:
-bio_roberta.finetune_command), then predictions on test with the checkpoint it selected
-(bio_roberta.predictions), scored; both in the job's own process (`train`), which imports torch,
-fairseq and the plugin once for all its runs. Each run writes
+bio_roberta.finetuning.command_line), then predictions on test with the checkpoint it selected
+(bio_roberta.finetuning.predictions), scored; both in the job's own process (`train`), which imports
+torch, fairseq and the plugin once for all its runs. Each run writes
 
-    RESULTS/<task>/[<setting>/]seed<seed>/[fold<k>/]result.json   (bio_roberta.results)
+    RESULTS/<task>/[<setting>/]seed<seed>/[fold<k>/]result.json   (bio_roberta.finetuning.results)
 
 next to its train.log, predictions and checkpoint (<setting>: the hyperparameters overridden away
 from the registry's, so each setting of a grid has its own dir). A run whose record says "ok" for
@@ -35,7 +35,7 @@ import traceback
 from pathlib import Path
 from typing import Any, Iterator, Optional, TextIO
 
-from bio_roberta.finetune_command import (
+from bio_roberta.finetuning.command_line import (
     FinetuneError,
     PretrainedModel,
     check_converted_positions,
@@ -45,7 +45,7 @@ from bio_roberta.finetune_command import (
     run_config,
     task_data_dir,
 )
-from bio_roberta.results import (
+from bio_roberta.finetuning.results import (
     EVALUATION,
     FAILED,
     MODEL_SELECTION,
@@ -57,7 +57,7 @@ from bio_roberta.results import (
     run_dir,
     run_setting,
 )
-from bio_roberta.sweep_config import SweepConfig
+from bio_roberta.finetuning.sweep_config import SweepConfig
 from bio_roberta.tasks.registry import TaskSpec, get_task
 from bio_roberta_core.provenance import (
     atomic_write_json,
@@ -104,7 +104,7 @@ def fine_tune(
     pretrained: PretrainedModel,
 ) -> dict[str, Any]:
     """Train, predict and score one run (or reuse its finished record); always returns a record."""
-    from bio_roberta.predictions import predict
+    from bio_roberta.finetuning.predictions import predict
 
     out = run_dir(cfg.results_dir, spec.name, cfg.seed, fold, setting_of(cfg, spec))
     log_path = out / "train.log"
@@ -301,7 +301,7 @@ def run_task_seed(cfg: SweepConfig) -> list[dict[str, Any]]:
     folds."""
     spec = get_task(cfg.task_name)
     if spec.declaration is not None:  # a task file's: its labels as converted ("infer")
-        from bio_roberta.predictions import task_spec_of
+        from bio_roberta.finetuning.predictions import task_spec_of
 
         spec = task_spec_of(task_data_dir(cfg.data_root, spec, None))
     pretrained = PretrainedModel.read(cfg)

@@ -1,19 +1,19 @@
 """A fairseq RoBERTa checkpoint's weights as a transformers model: RobertaForMaskedLM, or
 RobertaForSequenceClassification / RobertaForTokenClassification for a fine-tuned head; the
 config says the same architecture, and no weight is left out (missing keys are an error). An
-imported BERT-family checkpoint (bert_encoder: bio_roberta/import_hf.py) becomes the
+imported BERT-family checkpoint (bert_encoder: bio_roberta/hf/import_hf.py) becomes the
 Bert/MegatronBert classes instead: the import's mapping read backwards, the RoBERTa head weights
 under BERT's names (BERT_HEAD_NAMES), positions without the two rows fairseq reserves before the
-first token; a `modernbert` checkpoint the ModernBertFor* classes (bio_roberta/hf_modernbert.py)."""
+first token; a `modernbert` checkpoint the ModernBertFor* classes (bio_roberta/hf/modernbert.py)."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any, Optional
 
-from bio_roberta import hf_modernbert
 from bio_roberta.errors import ExportError
-from bio_roberta.hf_families import FAMILIES, HF_ACTIVATIONS, HF_LAYER_NAMES, POSITION_OFFSET
+from bio_roberta.hf import modernbert as hf_modernbert
+from bio_roberta.hf.families import FAMILIES, HF_ACTIVATIONS, HF_LAYER_NAMES, POSITION_OFFSET
 
 MASKED_LM = "masked_lm"
 SEQUENCE_CLASSIFICATION = "sequence_classification"
@@ -211,7 +211,7 @@ def build_hf_model(
         model = getattr(transformers, HF_MODEL_CLASSES[kind])(config)
         hf_state = hf_encoder_state(state, config.num_hidden_layers, "roberta.")
         hf_state.update(head_state)
-    else:  # an imported BERT-family model (bio_roberta/import_hf.py)
+    else:  # an imported BERT-family model (bio_roberta/hf/import_hf.py)
         model = getattr(transformers, bert_class_name(arch, kind))(config)
         hf_state = bert_state(arch, state, config.num_hidden_layers, head_state)
     missing, unexpected = model.load_state_dict(hf_state, strict=False)
@@ -247,7 +247,7 @@ def build_modernbert(
     state, model_cfg, vocab_size: int, kind: str, head, labels, problem_type, decoding
 ):
     """The ModernBertFor* model of an imported (or trained) plugin ModernBERT
-    (bio_roberta/hf_modernbert.py maps the weights); what build_hf_model checks of the others."""
+    (bio_roberta/hf/modernbert.py maps the weights); what build_hf_model checks of the others."""
     import transformers
 
     tied = kind != MASKED_LM or "encoder.lm_head.weight" not in state
@@ -284,7 +284,7 @@ BERT_ARCHS = {
     "bert_encoder": ("Bert", "bert"),
     "megatron_bert_encoder": ("MegatronBert", "megatron-bert"),
 }
-# RobertaFor* weight name prefix (hf_weights.hf_head_state) -> BertFor* / MegatronBertFor*
+# RobertaFor* weight name prefix (weights.hf_head_state) -> BertFor* / MegatronBertFor*
 BERT_HEAD_NAMES = {
     "lm_head.dense.": "cls.predictions.transform.dense.",
     "lm_head.layer_norm.": "cls.predictions.transform.LayerNorm.",

@@ -1,6 +1,6 @@
 """The fine-tuning result record: its schema, statuses and roles, where it lies, and how it is read.
 
-Each fine-tuning run (bio_roberta.finetune) writes one record
+Each fine-tuning run (bio_roberta.finetuning.job) writes one record
 
     RESULTS/<task>/[<setting>/]seed<seed>/[fold<k>/]result.json
 

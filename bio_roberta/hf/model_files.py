@@ -9,7 +9,7 @@ them with the weights its family's mapping reads (``expected_weights``), sized b
 - a weight the mapping reads that no file holds would start from random values: refused, except
   the MLM head of a model that has none (fairseq's starts fresh; the manifest lists it);
 - a weight a file holds that the mapping leaves unread would be lost: refused, except
-  KNOWN_LEFT_OUT (hf_families.py; the manifest lists them);
+  KNOWN_LEFT_OUT (families.py; the manifest lists them);
 - names that fit another family than config.json's model_type: refused as that contradiction;
 - config.json's num_hidden_layers against the layers the files hold, then every size against the
   shapes, so an absurd size is refused before anything of that size exists;
@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bio_roberta import hf_modernbert
-from bio_roberta.hf_families import FAMILIES, HF_LAYER_SHAPES, KNOWN_LEFT_OUT, Family
+from bio_roberta.hf import modernbert as hf_modernbert
+from bio_roberta.hf.families import FAMILIES, HF_LAYER_SHAPES, KNOWN_LEFT_OUT, Family
 from bio_roberta_core.errors import BioRobertaError
 
 

@@ -3,11 +3,12 @@
 
 The same sweep runs sequentially (Hydra's basic launcher), as parallel local processes
 (hydra/launcher=joblib) or on SLURM (hydra/launcher=submitit_slurm, extra `slurm`); each job is
-bio_roberta.finetune.run_task_seed, which trains its runs as fairseq-train subprocesses and
+bio_roberta.finetuning.job.run_task_seed, which trains its runs as fairseq-train subprocesses and
 writes one result record per run. Config: bio_roberta/configs/finetune/sweep.yaml, package data, so
 an installed package runs sweeps from any directory; every value, including the tiny overrides of
 tests and demos (hparams.max_epoch=1, max_update=4, ...), is a Hydra override. A grid
-(hparams.lr=1e-5,3e-5) runs each setting into its own run dirs (bio_roberta.results.run_dir).
+(hparams.lr=1e-5,3e-5) runs each setting into its own run dirs
+(bio_roberta.finetuning.results.run_dir).
 """
 
 from __future__ import annotations
@@ -22,16 +23,16 @@ import hydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, OmegaConf
 
-from bio_roberta.finetune import run_task_seed
-from bio_roberta.results import OK, run_name, setting_name
-from bio_roberta.sweep_config import SweepConfig
+from bio_roberta.finetuning.job import run_task_seed
+from bio_roberta.finetuning.results import OK, run_name, setting_name
+from bio_roberta.finetuning.sweep_config import SweepConfig
 from bio_roberta.tasks.task_file import declare_inherited_task_files
 from bio_roberta_core.processes import end_with_owner
 
 logger = logging.getLogger(__name__)
 # An absolute path: Hydra then reads the config from the files beside this module wherever the
 # package is installed (a relative one is looked up as a module from the working directory).
-CONFIG_DIR = str(Path(__file__).resolve().parent / "configs" / "finetune")
+CONFIG_DIR = str(Path(__file__).resolve().parents[1] / "configs" / "finetune")
 CONFIG_NAME = "sweep"
 
 
@@ -142,8 +143,8 @@ def run_job(cfg: DictConfig) -> int:
 
 
 def main() -> None:
-    """The sweep's Hydra app (`python -m bio_roberta.sweep`). Decorated when it runs, not at
-    import: hydra.main sets Hydra's process-wide version base as it decorates."""
+    """The sweep's Hydra app (`python -m bio_roberta.finetuning.sweep`). Decorated when it runs, not
+    at import: hydra.main sets Hydra's process-wide version base as it decorates."""
     hydra.main(config_path=CONFIG_DIR, config_name=CONFIG_NAME, version_base=HYDRA_VERSION_BASE)(
         run_job
     )()

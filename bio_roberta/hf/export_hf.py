@@ -2,7 +2,7 @@
 
 The checkpoint may be pretrained or distilled (-> RobertaForMaskedLM) or fine-tuned with a
 sentence classification head (-> RobertaForSequenceClassification) or a token classification
-head (-> RobertaForTokenClassification): hf_weights.py maps the weights, hf_tokenizer.py writes
+head (-> RobertaForTokenClassification): weights.py maps the weights, tokenizer.py writes
 tokenizer files that give the ids fairseq gives. Here: the checkpoint and the dictionary it was
 trained with, the label names of a fine-tuned head, and the manifest. What a fine-tuned head's
 outputs mean (classes, a score, one decision per element) is its task kind's
@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any, Iterator, Optional
 
 from bio_roberta.errors import ExportError
-from bio_roberta.export_audit import check_audit
-from bio_roberta.hf_tokenizer import open_vocabulary
-from bio_roberta.hf_weights import (
+from bio_roberta.hf.export_audit import check_audit
+from bio_roberta.hf.model_card import CARD_FILE, model_card, training_data
+from bio_roberta.hf.tokenizer import open_vocabulary
+from bio_roberta.hf.weights import (
     ENCODER,
     MASKED_LM,
     TOKEN_CLASSIFICATION,
@@ -29,7 +30,6 @@ from bio_roberta.hf_weights import (
     head_of,
     option,
 )
-from bio_roberta.model_card import CARD_FILE, model_card, training_data
 from bio_roberta.tasks.kinds import HFExport, TaskKind, kind_trained_by
 from bio_roberta.tasks.registry import TaskSpec
 from bio_roberta_core.checkpoints import check_finite_weights
@@ -144,8 +144,8 @@ def label_names(label_dict: Path) -> list[str]:
 def finetuned_task(task_dir: Optional[Path]) -> tuple[Optional[TaskSpec], str]:
     """(the registry task of finetune-bin/<task>/manifest.json in task_dir, why there is none):
     data binarised by hand has no manifest; its head is exported as classes of label/dict.txt."""
-    from bio_roberta.prediction_files import PredictionFileError
-    from bio_roberta.predictions import task_spec_of
+    from bio_roberta.finetuning.prediction_files import PredictionFileError
+    from bio_roberta.finetuning.predictions import task_spec_of
 
     if task_dir is None:
         return None, "the checkpoint does not name its data dir"
@@ -189,7 +189,7 @@ def export(
 ) -> dict[str, Any]:
     """Write the transformers model + tokenizer + model card (README.md) + manifest.json to
     out_dir; returns the manifest. A checkpoint trained on MIMIC-III notes needs a passing audit
-    record (audit, else CHECKPOINT.audit.json) or allow_unaudited (bio_roberta/export_audit.py).
+    record (audit, else CHECKPOINT.audit.json) or allow_unaudited (bio_roberta/hf/export_audit.py).
     The output dir's lock is held for the whole run: a second export into it is refused at once."""
     from preprocess.vocab_dir import read_vocab_dir
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Iterator, Optional
 
 from bio_roberta.errors import ExportError
-from bio_roberta.model_card import TrainingData
+from bio_roberta.hf.model_card import TrainingData
 from bio_roberta_core.provenance import file_record
 
 logger = logging.getLogger(__name__)

@@ -7,7 +7,7 @@ they name (parse-pubmed/-pmc/-mimic); for a fine-tuned run the task, seed and sc
 run's result.json (RESULTS/<task>/seed<s>/result.json beside checkpoints/, checked to be of this
 checkpoint by its sha256), and the corpora of the pretrained checkpoint it names; the tokenizer's
 kind, and for an imported model its source (and licence, from the source's own card), from the
-vocabulary manifest; the memorisation audit from export-hf's gate (bio_roberta/export_audit.py).
+vocabulary manifest; the memorisation audit from export-hf's gate (bio_roberta/hf/export_audit.py).
 What none of these gives is written as unknown, never guessed.
 """
 
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from bio_roberta.hf_weights import MASKED_LM, TOKEN_CLASSIFICATION, option
+from bio_roberta.hf.weights import MASKED_LM, TOKEN_CLASSIFICATION, option
 from bio_roberta.tasks.registry import TaskSpec
 
 logger = logging.getLogger(__name__)
@@ -305,7 +305,7 @@ def model_card(
     """The card's text; out_dir is where the export will be (what the snippet loads), max_length
     the tokenizer's (the positions a text may fill, special tokens included); warning: lines that
     open the card, audit_section: the memorisation audit's (both from export-hf's gate,
-    bio_roberta/export_audit.py)."""
+    bio_roberta/hf/export_audit.py)."""
     from huggingface_hub import ModelCardData
 
     sha256 = manifest["checkpoint"]["sha256"]

@@ -4,7 +4,7 @@ fairseq's fine-tuning route (--restore-file with the optimizer, dataloader, mete
 scheduler reset), with the fairseq task and criterion of the task's kind
 (bio_roberta.tasks.kinds), the hyperparameters of its registry entry (bio_roberta.tasks.registry),
 the optimizer of the sweep config (`optimization`), validation on the task's metric, the best
-checkpoint kept. The runner (bio_roberta.finetune) starts it.
+checkpoint kept. The runner (bio_roberta.finetuning.job) starts it.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from bio_roberta.sweep_config import HparamsOverrides, SweepConfig
+from bio_roberta.finetuning.sweep_config import HparamsOverrides, SweepConfig
 from bio_roberta.tasks.registry import Hyperparameters, TaskSpec
 from bio_roberta_core.architecture_fields import FLAG_FIELDS, MODERNBERT_FIELDS, SHAPE_FIELDS
 from bio_roberta_core.errors import BioRobertaError
