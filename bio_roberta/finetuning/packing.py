@@ -136,6 +136,8 @@ def devices_option(text: Optional[str]) -> Optional[list[str]]:
     bad = [device for device in devices if not DEVICE_ID.match(device)]
     if bad or len(set(devices)) != len(devices):
         why = f"not a device: {', '.join(map(repr, bad))}" if bad else "a device named twice"
+        if CPU in devices:
+            why = "cpu is a device list of its own"
         raise UsageError(
             f"--devices {text!r}: {why}; expected comma-separated CUDA device ids as "
             "CUDA_VISIBLE_DEVICES names them (0,1 or GPU-<uuid>), or cpu"
@@ -300,17 +302,20 @@ def launcher_route(
         for override in OverridesParser.create().parse_overrides(list(overrides))
     }
     if target == SLURM_LAUNCHER:
-        route = []
+        route, launcher = [], "hydra.launcher."
         for key, value in (("nodes", 1), ("tasks_per_node", 1), ("gpus_per_node", 1)):
-            name = f"hydra.launcher.{key}"
-            if name in given and given[name] != value:
+            if given.get(launcher + key, value) != value:
                 raise UsageError(
-                    f"{name}={given[name]}: a pack job is one process on one GPU, so {key} is "
-                    f"{value} with --runs-per-device"
+                    f"{launcher}{key}={given[launcher + key]}: a pack job is one process on one "
+                    f"GPU, so {key} is {value} with --runs-per-device"
                 )
-            route.append(f"{name}={value}")
-        if "hydra.launcher.cpus_per_task" not in given:
-            route.append(f"hydra.launcher.cpus_per_task={runs_per_device}")
+            # a GPU asked for otherwise (gres=gpu:1, gpus_per_task=1) is not asked for twice
+            if key != "gpus_per_node" or not {f"{launcher}gres", f"{launcher}gpus_per_task"} & set(
+                given
+            ):
+                route.append(f"{launcher}{key}={value}")
+        if not {f"{launcher}cpus_per_task", f"{launcher}cpus_per_gpu"} & set(given):
+            route.append(f"{launcher}cpus_per_task={runs_per_device}")
         return "submitit_slurm: one SLURM job of one GPU per pack", route
     count = len(devices)
     if target == BASIC_LAUNCHER and count == 1:
@@ -415,9 +420,10 @@ def longest_example(data_dir: Path) -> int:
 
     lengths = None
     for part in ("input0", "input1"):
-        index = data_dir / part / "train.idx"
-        if index.is_file():
-            sizes = MMapIndexedDataset.Index(str(index)).sizes.astype("int64")
+        path = data_dir / part / "train.idx"
+        if path.is_file():
+            index = MMapIndexedDataset.Index(str(path))  # held while its sizes are copied: its
+            sizes = index.sizes.astype("int64")  # end unmaps them
             lengths = sizes if lengths is None else lengths + sizes + 1
     if lengths is None:
         raise UsageError(f"{data_dir / 'input0' / 'train.idx'} not found: convert the task first")
