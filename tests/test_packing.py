@@ -284,10 +284,14 @@ def test_the_slurm_launcher_gets_one_job_of_one_gpu_per_pack(tmp_path):
     assert launcher["cpus_per_task"] == 4
     messages = [
         "--devices: on SLURM each pack job runs on its own allocation's GPU; leave --devices out",
-        "hydra.launcher.gpus_per_node=2: a pack job is one process on one GPU, so gpus_per_node "
-        "is 1 with --runs-per-device",
-        "--runs-per-device auto on SLURM: give --device-memory-gb GB, the GPU memory of the "
-        "partition's nodes (this host does not see the jobs' GPUs), or N",
+        (
+            "hydra.launcher.gpus_per_node=2: a pack job is one process on one GPU, so "
+            "gpus_per_node is 1 with --runs-per-device"
+        ),
+        (
+            "--runs-per-device auto on SLURM: give --device-memory-gb GB, the GPU memory of the "
+            "partition's nodes (this host does not see the jobs' GPUs), or N"
+        ),
     ]
     for (status, out, err), message in zip(refused, messages):
         assert (status, out, err) == (2, "", f"bio-roberta sweep: error: {message}\n")
