@@ -402,3 +402,24 @@ def test_kill_9_of_a_packed_sweep_ends_every_run(
     for seed in (1, 2):
         with output_lock(run_dir(results, "chemprot", seed, None, setting)):
             pass
+
+
+@pytest.mark.slow
+def test_the_packing_benchmark_prints_both_routes_as_json():
+    """scripts/benchmark_packing.py at its smallest on the CPU: two runs one per job and packed."""
+    chemprot = REPO_ROOT / "sample" / "tasks" / "chemprot"
+    done = subprocess.run(
+        [sys.executable, REPO_ROOT / "scripts" / "benchmark_packing.py", "--task",
+         f"chemprot={chemprot}", "--seeds", "2", "--updates", "2", "--max-epoch", "1",
+         "--repeats", "1", "--runs-per-device", "2"],
+        capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout)
+    for route in ("one_per_job", "packed"):
+        (run,) = report[route]["repeats"]
+        assert run["runs"] == 2 and run["wall_seconds"] > run["median_run_seconds"] > 0
+    assert report["packed"]["repeats"][0]["packing"].startswith(
+        "2 (task, seed) runs in 1 packs of up to 2 per device (given); devices: cpu"
+    )
+    assert report["test_scores_equal"] is True
