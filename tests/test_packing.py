@@ -308,8 +308,8 @@ def test_a_packed_sweep_gives_each_run_the_record_it_gets_alone(
     """4 runs (NER and classification x 2 seeds) one after another (one run per job, as without
     the options) and packed 3 per device on the CPU, each at one thread: the same test and dev
     scores, updates, predictions files and weights. The checkpoint files themselves differ in
-    any two runs, packed or not: fairseq stores its wall-clock meters in them. A re-run, packed,
-    of the runs trained one after another keeps them all: packing is not in a run's config."""
+    any two runs, packed or not: fairseq stores its wall-clock meters in them. A re-run, one run per job,
+    of the packed runs keeps them all: packing is not in a run's config."""
     env = {**without_parse_dependencies, "OMP_NUM_THREADS": "1"}
     common = ["--tasks", "chemprot,ncbi-disease", "--seed-list", "1,2"]
     common += ["--pretrained", tiny_roberta_checkpoint, "--data-root", data_root, *TINY]
@@ -347,21 +347,20 @@ def test_a_packed_sweep_gives_each_run_the_record_it_gets_alone(
             f"seed{run_key[1]}"
         )
 
-    rerun, log = bio_roberta(
-        env, "sweep", "--results", alone, "--runs-per-device", "4", "--devices", "cpu", *common
-    )
+    rerun, log = bio_roberta(env, "sweep", "--results", packed, *common)
     assert rerun.returncode == 0, log[-3000:]
     assert "4 run(s), 4 finished before" in log and ": started, " not in log, log[-2000:]
-    assert records(alone) == one_by_one
+    assert records(packed) == together
 
 
 @pytest.mark.slow
 def test_kill_9_of_a_packed_sweep_ends_every_run(
     data_root, tiny_roberta_checkpoint, tmp_path, without_parse_dependencies
 ):
-    """kill -9 of `bio-roberta sweep --runs-per-device 2` once a run trains: the Hydra job, the
-    pack job and each run's process end with it (the runs' processes: end_with_parent of the pack
-    job, end_with_owner of the command), no record turns ok after, and the run dirs are free."""
+    """kill -9 of `bio-roberta sweep --runs-per-device 2 hydra/launcher=joblib` once a run trains:
+    the Hydra process, its loky worker running the pack job and each run's process end with it
+    (the runs' processes: end_with_parent of the pack job, end_with_owner of the command), no
+    record turns ok after, and the run dirs are free."""
     from bio_roberta.finetuning.results import grid_settings, run_dir
     from bio_roberta.tasks.registry import get_task
     from bio_roberta_core.output_dir import output_lock
@@ -370,7 +369,7 @@ def test_kill_9_of_a_packed_sweep_ends_every_run(
     results = tmp_path / "results"
     arguments = ["sweep", "--tasks", "chemprot", "--seed-list", "1,2", "--results", results]
     arguments += ["--pretrained", tiny_roberta_checkpoint, "--data-root", data_root, *TINY]
-    arguments += ["--runs-per-device", "2", "--devices", "cpu"]
+    arguments += ["--runs-per-device", "2", "--devices", "cpu", "hydra/launcher=joblib"]
     sweep = subprocess.Popen(
         [str(Path(sys.executable).parent / "bio-roberta"), *map(str, arguments)],
         env=without_parse_dependencies,
@@ -386,8 +385,8 @@ def test_kill_9_of_a_packed_sweep_ends_every_run(
     sweep.kill()
     sweep.wait()
     killed_at = time.time()
-    # the Hydra job (the pack job in it) and the two runs' processes
-    assert sweep.returncode == -signal.SIGKILL and len(tree) >= 3, tree
+    # the Hydra process, the loky worker (the pack job in it) and the two runs' processes
+    assert sweep.returncode == -signal.SIGKILL and len(tree) >= 4, tree
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         left = [pid for pid, started in tree if _start_time(pid) == started]

@@ -56,6 +56,7 @@ from bio_roberta.batch_plan import (
 )
 from bio_roberta.errors import UsageError
 from bio_roberta_core.errors import BioRobertaError
+from bio_roberta_core.processes import end_with_parent
 
 logger = logging.getLogger(__name__)
 
@@ -214,11 +215,10 @@ def plan_packing(
             "out"
         )
     devices = None if target == SLURM_LAUNCHER else given or default_devices()
-    if devices and devices != [CPU]:
-        check_gpus(devices)
+    free = checked_gpus(devices) if devices and devices != [CPU] else None
     runs = [(task, seed) for tasks, seeds in plan for task in tasks for seed in seeds]
     if asked == AUTO:
-        runs_per_device, why = auto_runs_per_device(args, plan, grid, job, devices)
+        runs_per_device, why = auto_runs_per_device(args, plan, grid, job, devices, free)
         runs_per_device = min(runs_per_device, len(runs))
         if runs_per_device == 1 and given is None and (devices is None or len(devices) == 1):
             return None
@@ -365,14 +365,16 @@ def gpu_memory(devices: Optional[list[str]]) -> list[tuple[int, int]]:
     return [tuple(memory) for memory in json.loads(done.stdout)]
 
 
-def check_gpus(devices: list[str]) -> None:
-    """Every device is a GPU torch sees (else its runs would train on the CPU unasked)."""
-    seen = len(gpu_memory(devices))
-    if seen != len(devices):
+def checked_gpus(devices: list[str]) -> list[int]:
+    """The free bytes of each device, every one a GPU torch sees (else its runs would train on
+    the CPU unasked)."""
+    memory = gpu_memory(devices)
+    if len(memory) != len(devices):
         raise UsageError(
-            f"--devices {','.join(devices)}: torch sees {seen} of these {len(devices)} GPU(s) "
-            f"(CUDA_VISIBLE_DEVICES={','.join(devices)}); name GPUs this host has, or cpu"
+            f"--devices {','.join(devices)}: torch sees {len(memory)} of these {len(devices)} "
+            f"GPU(s) (CUDA_VISIBLE_DEVICES={','.join(devices)}); name GPUs this host has, or cpu"
         )
+    return [free for free, _ in memory]
 
 
 def cpu_count() -> int:
@@ -431,10 +433,16 @@ def longest_example(data_dir: Path) -> int:
 
 
 def auto_runs_per_device(
-    args, plan: list[tuple[list[str], list[int]]], grid: list[dict], job, devices
+    args,
+    plan: list[tuple[list[str], list[int]]],
+    grid: list[dict],
+    job,
+    devices: Optional[list[str]],
+    free: Optional[list[int]],
 ) -> tuple[int, str]:
-    """(N, why) for --runs-per-device auto: the device's memory over the largest run's estimate
-    (run_bytes) of the sweep's tasks x hparams settings; on the CPU at most one run per core."""
+    """(N, why) for --runs-per-device auto: the device's memory (free: each GPU's free bytes)
+    over the largest run's estimate (run_bytes) of the sweep's tasks x hparams settings; on the
+    CPU at most one run per core."""
     import torch
 
     from bio_roberta.finetuning.command_line import hyperparameters, task_data_dir
@@ -453,7 +461,7 @@ def auto_runs_per_device(
     elif not gpu:
         device_bytes, of = available_host_bytes(), "the host's available memory"
     else:
-        device_bytes = min(free for free, _ in gpu_memory(devices))
+        device_bytes = min(free)
         of = "the least free memory of the GPUs"
     state = read_checkpoint(args.pretrained, mmap=True)
     shape = model_shape({"_name": args.arch}) if args.arch else checkpoint_shape(state)
@@ -501,8 +509,6 @@ def run_pack(cfg) -> int:
             environment["OMP_NUM_THREADS"],
             ", ".join(f"{task} seed {seed}" for task, seed in runs),
         )
-        from bio_roberta_core.processes import end_with_parent
-
         started = []
         try:
             for task, seed in runs:
