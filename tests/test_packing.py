@@ -308,8 +308,8 @@ def test_a_packed_sweep_gives_each_run_the_record_it_gets_alone(
     """4 runs (NER and classification x 2 seeds) one after another (one run per job, as without
     the options) and packed 3 per device on the CPU, each at one thread: the same test and dev
     scores, updates, predictions files and weights. The checkpoint files themselves differ in
-    any two runs, packed or not: fairseq stores its wall-clock meters in them. A re-run, one run per job,
-    of the packed runs keeps them all: packing is not in a run's config."""
+    any two runs, packed or not: fairseq stores its wall-clock meters in them. A re-run, one run
+    per job, of the packed runs keeps them all: packing is not in a run's config."""
     env = {**without_parse_dependencies, "OMP_NUM_THREADS": "1"}
     common = ["--tasks", "chemprot,ncbi-disease", "--seed-list", "1,2"]
     common += ["--pretrained", tiny_roberta_checkpoint, "--data-root", data_root, *TINY]
