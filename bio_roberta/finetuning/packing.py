@@ -219,7 +219,8 @@ def plan_packing(
     runs = [(task, seed) for tasks, seeds in plan for task in tasks for seed in seeds]
     if asked == AUTO:
         runs_per_device, why = auto_runs_per_device(args, plan, grid, job, devices, free)
-        runs_per_device = min(runs_per_device, len(runs))
+        if runs_per_device > len(runs):
+            runs_per_device, why = len(runs), f"{why}; the sweep has {len(runs)} runs"
         if runs_per_device == 1 and given is None and (devices is None or len(devices) == 1):
             return None
     else:
