@@ -12,6 +12,9 @@ PROJECT_STAMP := $(VENV)/.project-installed
 # wandb (setup.py's wandb extra) for tests/test_wandb.py only, beside .venv rather than in it:
 # fairseq imports it in every process that can (~0.45 s each).
 WANDB_SITE := .wandb-site
+# hydra-submitit-launcher (setup.py's slurm extra) for tests/test_packing.py alone, which composes
+# the SLURM launcher's config of a packed sweep without submitting: beside .venv as wandb is.
+SLURM_SITE := .slurm-site
 DEMO_OUT ?= demo-out
 PYTEST_ARGS ?=
 EXTRAS ?= hf
@@ -30,13 +33,16 @@ $(FAIRSEQ_STAMP): constraints.txt scripts/install.sh
 	touch $@
 
 # seqeval (a reference scorer for the tests) builds only with an older setuptools_scm. wandb and
-# its requirements go to $(WANDB_SITE) (torch is none of them; constraints.txt holds it anyway).
+# its requirements go to $(WANDB_SITE) (torch is none of them; constraints.txt holds it anyway),
+# the SLURM launcher and submitit to $(SLURM_SITE) (their other requirements are in .venv).
 $(PROJECT_STAMP): $(FAIRSEQ_STAMP) setup.py constraints.txt Makefile
 	bash scripts/install.sh --python $(BIN)/python --editable --extras hf,parquet,tensorboard,test
 	$(PIP_INSTALL) 'setuptools_scm<9'
 	$(PIP_INSTALL) --no-build-isolation seqeval==1.2.2
 	rm -rf $(WANDB_SITE)
 	$(PIP_INSTALL) --target $(WANDB_SITE) 'wandb==0.31.*'
+	rm -rf $(SLURM_SITE)
+	$(PIP_INSTALL) --no-deps --target $(SLURM_SITE) 'hydra-submitit-launcher==1.2.0' 'submitit==1.5.4'
 	$(BIN)/python -c "import torch; assert torch.__version__.startswith('2.13.0'), torch.__version__"
 	touch $@
 
@@ -57,4 +63,4 @@ demo: $(PROJECT_STAMP)
 	PATH="$(abspath $(BIN)):$$PATH" bash scripts/demo.sh $(DEMO_OUT)
 
 clean-venv:
-	rm -rf $(VENV) $(WANDB_SITE)
+	rm -rf $(VENV) $(WANDB_SITE) $(SLURM_SITE)

@@ -62,6 +62,15 @@ def parameter_count(layers: int, width: int, ffn: int, vocab: int, positions: in
     )
 
 
+def activation_bytes_per_token(shape: dict) -> float:
+    """The bf16 activations a token keeps through the encoder for the backward (ACTIVATION_BYTES):
+    every layer's; with activation checkpointing each layer's input (2 bytes x width) and one
+    layer's activations at a time."""
+    layers, width, ffn = shape["layers"], shape["width"], shape["ffn"]
+    layer_bytes = ACTIVATION_BYTES * (width + ffn)
+    return (layers * 2 * width + layer_bytes) if shape["checkpointing"] else layers * layer_bytes
+
+
 def training_bytes(
     shape: dict, seq: int, vocab: int, micro_batch: int, teacher: dict | None = None
 ) -> float:
@@ -71,10 +80,7 @@ def training_bytes(
     activations of its widest layer (it keeps none for a backward) and its part of the logit
     buffers."""
     layers, width, ffn = shape["layers"], shape["width"], shape["ffn"]
-    layer_bytes = ACTIVATION_BYTES * (width + ffn)
-    per_token = (
-        (layers * 2 * width + layer_bytes) if shape["checkpointing"] else layers * layer_bytes
-    )
+    per_token = activation_bytes_per_token(shape)
     per_token += MASK_PROB * vocab * (DISTILLATION_LOGIT_BYTES if teacher else LOGIT_BYTES)
     fixed = BYTES_PER_PARAMETER * parameter_count(layers, width, ffn, vocab, seq)
     if teacher:
@@ -122,7 +128,12 @@ def teacher_shape(task_cfg: dict) -> dict | None:
         return None
     from bio_roberta_core.checkpoints import read_checkpoint
 
-    model_cfg = read_checkpoint(task_cfg["teacher_path"], mmap=True)["cfg"]["model"]
+    return checkpoint_shape(read_checkpoint(task_cfg["teacher_path"], mmap=True))
+
+
+def checkpoint_shape(state: dict) -> dict:
+    """The shape (model_shape) of a fairseq checkpoint's model, from its model config."""
+    model_cfg = (state.get("cfg") or {}).get("model") or state["args"]
     model_cfg = dict(model_cfg) if isinstance(model_cfg, dict) else vars(model_cfg)
     return model_shape({**model_cfg, "_name": model_cfg.get("_name") or model_cfg["arch"]})
 

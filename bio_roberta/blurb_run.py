@@ -127,6 +127,9 @@ def sweep(tasks: list[str], args, work: Path) -> int:
     command += ["--results", str(work / RESULTS)]
     command += ["--seeds", str(args.seeds)] if args.seeds else []
     command += ["--arch", args.arch] if args.arch else []
+    for option in ("runs_per_device", "devices", "device_memory_gb"):
+        value = getattr(args, option)
+        command += [f"--{option.replace('_', '-')}", str(value)] if value is not None else []
     return run_owned([*command, *sweep_overrides(args)]).returncode  # killed, the suite takes it
 
 

@@ -65,8 +65,11 @@ def default_tasks() -> dict[str, Path]:
     return {"ncbi-disease": ner, "chemprot": SAMPLE_TASKS / "chemprot"}
 
 
-def pretrained_model(tasks: dict[str, Path], root: Path) -> tuple[Path, Path, Path]:
-    """(vocabulary dir, data root with each task converted, pretrained checkpoint)."""
+def pretrained_model(
+    tasks: dict[str, Path], root: Path, model: list = MODEL, positions: int = POSITIONS
+) -> tuple[Path, Path, Path]:
+    """(vocabulary dir, data root with each task converted, pretrained checkpoint) of the model of
+    fairseq options `model` (scripts/benchmark_packing.py gives roberta-base's)."""
     from bio_roberta.convert import convert_task
     from bio_roberta.tasks.registry import get_task
     from preprocess.learn_vocab import learn_vocabulary
@@ -79,12 +82,12 @@ def pretrained_model(tasks: dict[str, Path], root: Path) -> tuple[Path, Path, Pa
     data_root = root / "finetune-bin"
     for task, folder in tasks.items():
         convert_task(
-            get_task(task), folder, root / "vocab", data_root / task, max_positions=POSITIONS
+            get_task(task), folder, root / "vocab", data_root / task, max_positions=positions
         )
     subprocess.run(
         [sys.executable, "-m", "fairseq_cli.train", data_root / next(iter(tasks)) / "input0",
          "--user-dir", REPO / "user_dir", "--cpu", "--num-workers", "0", "--task", "masked_lm",
-         "--criterion", "masked_lm", *MODEL, "--tokens-per-sample", str(POSITIONS),
+         "--criterion", "masked_lm", *model, "--tokens-per-sample", str(positions),
          "--optimizer", "adam", "--lr", "1e-4", "--batch-size", "8", "--max-update", "2",
          "--disable-validation", "--seed", str(SEED), "--save-dir", root / "pretrained"],
         check=True, capture_output=True,

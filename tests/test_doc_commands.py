@@ -157,6 +157,21 @@ NOT_RUN = [
             "extra's wandb==0.31.* into .wandb-site for tests/test_wandb.py"
         ),
     ),
+    (
+        (
+            "bio-roberta sweep --tasks blurb --pretrained CKPT --data-root finetune-bin "
+            "--results results --runs-per-device"
+        ),
+        (
+            "GPUs and BLURB's tens of runs; tests/test_packing.py packs four tiny runs on the CPU "
+            "(--runs-per-device 3 --devices cpu), plans auto, and composes the SLURM launcher's "
+            "config of packs with --cfg job"
+        ),
+    ),
+    (
+        "bio-roberta sweep ... --runs-per-device",
+        "GPUs; tests/test_packing.py packs four tiny runs on the CPU",
+    ),
     ("bio-roberta sweep", "tens to hundreds of runs; tests/test_sweep.py runs two tiny tasks"),
     (
         "bio-roberta blurb-suite",
@@ -193,7 +208,7 @@ NOT_RUN = [
         ".venv/bin/python scripts/benchmark_",
         (
             "minutes, or a GPU; tests/test_benchmark_train.py, tests/test_predict.py, "
-            "tests/test_benchmark_finetune.py"
+            "tests/test_benchmark_finetune.py, tests/test_packing.py (benchmark_packing.py)"
         ),
     ),
 ]

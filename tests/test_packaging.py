@@ -26,6 +26,7 @@ def site(tmp_path_factory) -> Path:
         ".git",
         ".venv",
         ".wandb-site",
+        ".slurm-site",
         "tests",
         "sample",
         "demo-out",

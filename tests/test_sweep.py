@@ -624,6 +624,9 @@ def sweep_args(tmp_path, tasks, seeds=None, seed_list=None):
         task_files=[],
         quiet=False,
         verbose=False,
+        runs_per_device=None,
+        devices=None,
+        device_memory_gb=None,
     )
 
 

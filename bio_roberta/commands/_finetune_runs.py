@@ -130,11 +130,18 @@ def check_converted(data_root: str, tasks: list[str]) -> None:
 
 
 def command_overrides(args, tasks: list[str], seeds: list[int]) -> list[str]:
-    """The Hydra overrides of the command's options for tasks x seeds; without --arch the job
-    fine-tunes the pretrained checkpoint's own architecture."""
+    """The Hydra overrides of the command's options for tasks x seeds."""
     return [
         f"task_name={','.join(tasks)}",
         f"seed={','.join(map(str, seeds))}",
+        *model_overrides(args),
+    ]
+
+
+def model_overrides(args) -> list[str]:
+    """The Hydra overrides of the command's model, data and results options; without --arch the
+    job fine-tunes the pretrained checkpoint's own architecture."""
+    return [
         f"pretrained={Path(args.pretrained).resolve()}",
         f"data_root={Path(args.data_root).resolve()}",
         f"results_dir={Path(args.results).resolve()}",

@@ -8,8 +8,9 @@ BLURB's, or could not be checked, is left out of the score unless --score-any-sp
 report and leaderboard.json say the score is not comparable with Table 6, naming each such
 dataset). --tune runs BLURB's grid of learning rates and batch sizes (each setting in its own
 run dirs) and scores per dataset the setting with the best dev score (untuned: the registry's
-setting alone). Extra arguments are Hydra overrides for the sweep (one of a grid's keys
-replaces that axis). The sweep shows each run as it goes and ends with their table (--quiet: not).
+setting alone). --runs-per-device and --devices pack the sweep's runs onto devices as `bio-roberta
+sweep` does. Extra arguments are Hydra overrides for the sweep (one of a grid's keys replaces that
+axis). The sweep shows each run as it goes and ends with their table (--quiet: not).
 """
 
 HELP = "convert, sweep and report BLURB's 13 datasets from one data root (resumable)"
@@ -18,6 +19,7 @@ HELP = "convert, sweep and report BLURB's 13 datasets from one data root (resuma
 def add_arguments(parser):
     from bio_roberta.commands._blurb_options import add_score_any_split
     from bio_roberta.commands._finetune_runs import add_console_options
+    from bio_roberta.finetuning.packing import add_packing_arguments
 
     parser.add_argument(
         "--data", required=True, help="BLURB data root: LinkBERT's release, or <root>/<task>/"
@@ -45,13 +47,17 @@ def add_arguments(parser):
         help="BLURB's protocol: run its grid (lr x batch size) and score, per dataset, the "
         "setting with the best dev score aggregated over seeds",
     )
+    add_packing_arguments(parser)
     add_console_options(parser)
     parser.add_argument("overrides", nargs="*", help="further Hydra overrides (key=value)")
 
 
 def run(args):
     from bio_roberta.blurb_run import run_suite
+    from bio_roberta.finetuning.packing import devices_option, runs_per_device_option
     from bio_roberta_core.output_dir import output_lock
 
+    runs_per_device_option(args.runs_per_device)  # refused before any conversion
+    devices_option(args.devices)
     with output_lock(args.work):  # one suite per work dir, from conversion to report
         return run_suite(args)

@@ -26,6 +26,7 @@ from bio_roberta.commands._finetune_runs import (
 )
 from bio_roberta.commands._task_files import add_task_file_argument, declare_task_files
 from bio_roberta.errors import UsageError
+from bio_roberta.finetuning.packing import add_packing_arguments
 
 HELP = "fine-tune tasks x seeds (Hydra multirun) and write result records"
 
@@ -63,6 +64,7 @@ def add_arguments(parser):
         help="print each task's job config as Hydra composes it, with the task's hyperparameters "
         "resolved from the registry, and run nothing",
     )
+    add_packing_arguments(parser)
     add_console_options(parser)
     parser.add_argument("overrides", nargs="*", help="further Hydra overrides (key=value)")
 
@@ -120,7 +122,10 @@ def job_config_yaml(job, seeds: list[int]) -> str:
 
 
 def run(args):
+    from omegaconf import OmegaConf
+
     from bio_roberta.finetuning.command_line import check_pretrained
+    from bio_roberta.finetuning.packing import first_pack_job, pack_command, plan_packing
     from bio_roberta.finetuning.sweep import hparams_grid
     from bio_roberta_core.output_dir import output_lock
 
@@ -130,10 +135,15 @@ def run(args):
     jobs = [
         (composed_sweep_job(args, task, seeds[0]), seeds) for group, seeds in plan for task in group
     ]
+    grid = hparams_grid(args.overrides)  # each setting of a grid: its own run dirs
+    # None: one run per job, in the job's process
+    packing = plan_packing(args, plan, grid, jobs[0][0])
+    pack_job = packing and first_pack_job(args, packing)  # refused now if it does not compose
     if args.cfg:
         print(*(job_config_yaml(job, seeds) for job, seeds in jobs), sep="\n", end="")
+        if packing:
+            print(packing.as_yaml(OmegaConf.to_container(pack_job.hydra.launcher)), end="")
         return 0
-    grid = hparams_grid(args.overrides)  # each setting of a grid: its own run dirs
     check_converted(args.data_root, tasks)
     check_pretrained(args.pretrained, args.data_root, tasks, args.arch)
     statuses = []
@@ -143,15 +153,25 @@ def run(args):
         run_dirs_held(args.results, plan, grid),
         runs_shown(args, "sweep", plan, grid) as run_hydra,
     ):
-        for number, (group, seeds) in enumerate(plan, 1):
+        if packing:
             if not args.quiet:
                 print(
-                    f"bio-roberta sweep: multirun {number}/{len(plan)}: {', '.join(group)} x "
-                    f"seeds {','.join(map(str, seeds))}"
-                    + (f" x {len(grid)} hparams settings" if len(grid) > 1 else "")
-                    + f" ({len(group) * len(seeds) * len(grid)} jobs)",
+                    f"bio-roberta sweep: one multirun of packs: {packing.summary()}"
+                    + (f" x {len(grid)} hparams settings" if len(grid) > 1 else ""),
                     file=sys.stderr,
                     flush=True,
                 )
-            statuses.append(run_hydra(hydra_command(args, group, seeds, multirun=True)))
+            statuses.append(run_hydra(pack_command(args, packing)))
+        else:
+            for number, (group, seeds) in enumerate(plan, 1):
+                if not args.quiet:
+                    print(
+                        f"bio-roberta sweep: multirun {number}/{len(plan)}: {', '.join(group)} x "
+                        f"seeds {','.join(map(str, seeds))}"
+                        + (f" x {len(grid)} hparams settings" if len(grid) > 1 else "")
+                        + f" ({len(group) * len(seeds) * len(grid)} jobs)",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+                statuses.append(run_hydra(hydra_command(args, group, seeds, multirun=True)))
     return exit_status(statuses, args.results, plan, grid)

@@ -1,12 +1,13 @@
 """Stage 3 sweeps: tasks x seeds (x a grid of hparams settings) as a Hydra multirun, one job per
-(task, seed, setting).
+(task, seed, setting), or per pack of such runs sharing one device.
 
 The same sweep runs sequentially (Hydra's basic launcher), as parallel local processes
 (hydra/launcher=joblib) or on SLURM (hydra/launcher=submitit_slurm, extra `slurm`); each job is
-bio_roberta.finetuning.job.run_task_seed, which trains its runs as fairseq-train subprocesses and
-writes one result record per run. Config: bio_roberta/configs/finetune/sweep.yaml, package data, so
-an installed package runs sweeps from any directory; every value, including the tiny overrides of
-tests and demos (hparams.max_epoch=1, max_update=4, ...), is a Hydra override. A grid
+bio_roberta.finetuning.job.run_task_seed, which trains its runs in the job's process and writes
+one result record per run, or a pack, each of its runs in a process of its own
+(bio_roberta.finetuning.packing). Config: bio_roberta/configs/finetune/sweep.yaml, package data,
+so an installed package runs sweeps from any directory; every value, including the tiny overrides
+of tests and demos (hparams.max_epoch=1, max_update=4, ...), is a Hydra override. A grid
 (hparams.lr=1e-5,3e-5) runs each setting into its own run dirs
 (bio_roberta.finetuning.results.run_dir).
 """
@@ -120,10 +121,15 @@ def grid_overrides(grid: Mapping[str, Sequence[Any]], overrides: Sequence[str]) 
 
 
 def run_job(cfg: DictConfig) -> int:
-    """One Hydra job: every run of cfg.task_name with cfg.seed; returns the number of failed
-    runs. Whichever launcher runs it (in the Hydra process, a joblib/loky worker, a submitit
-    job), the job ends with the command that started the sweep (processes.end_with_owner)."""
+    """One Hydra job: every run of cfg.task_name with cfg.seed, or of each run of cfg.pack at once
+    (bio_roberta.finetuning.packing); returns the number of failed runs. Whichever launcher runs
+    it (in the Hydra process, a joblib/loky worker, a submitit job), the job ends with the command
+    that started the sweep (processes.end_with_owner)."""
     end_with_owner()
+    if cfg.pack:
+        from bio_roberta.finetuning.packing import run_pack
+
+        return run_pack(cfg)
     declare_inherited_task_files()  # the tasks of the sweep's --task-file, by name
     records = run_task_seed(OmegaConf.to_object(cfg))
     failed = [r for r in records if r["status"] != OK]

@@ -51,14 +51,41 @@ def roberta_finetuning_optimization() -> Dict[str, Any]:
 
 
 @dataclass
+class PackedRun:
+    """One run of a pack job: a task and a seed (the setting is the job's hparams)."""
+
+    task_name: str = field(default=MISSING, metadata={"help": "a registry name"})
+    seed: int = field(default=MISSING, metadata={"help": "the run's seed"})
+
+
+@dataclass
 class SweepConfig:
-    """One Hydra job of the sweep: every run of one task with one seed."""
+    """One Hydra job of the sweep: every run of one task with one seed, or a pack of such runs
+    sharing one device (bio_roberta/finetuning/packing.py)."""
 
     # "task_name", not "task": once fairseq is imported, "task" is a group of its ConfigStore.
     task_name: str = field(
-        default=MISSING, metadata={"help": "a registry name (bio_roberta.tasks.registry.TASKS)"}
+        default=MISSING,
+        metadata={
+            "help": "a registry name (bio_roberta.tasks.registry.TASKS); unset in a pack job, "
+            "whose runs name their own"
+        },
     )
-    seed: int = field(default=10, metadata={"help": "the run's seed"})
+    seed: int = field(default=10, metadata={"help": "the run's seed (a pack job: its runs')"})
+    pack: List[PackedRun] = field(
+        default_factory=list,
+        metadata={
+            "help": "a pack job's runs, each trained at the same time in a process of its own on "
+            "the job's device; empty: the job trains task_name x seed in its own process"
+        },
+    )
+    devices: Optional[List[str]] = field(
+        default=None,
+        metadata={
+            "help": "a pack job's devices on this host (CUDA ids, or cpu), of which it claims one "
+            "no other pack of the sweep holds; None: the job's own (a SLURM allocation)"
+        },
+    )
     pretrained: str = field(
         default=MISSING, metadata={"help": "fairseq checkpoint file to fine-tune from"}
     )
