@@ -2,7 +2,9 @@
 
 The checkpoint may be pretrained or distilled (-> RobertaForMaskedLM) or fine-tuned with a
 sentence classification head (-> RobertaForSequenceClassification) or a token classification
-head (-> RobertaForTokenClassification): weights.py maps the weights, tokenizer.py writes
+head (-> RobertaForTokenClassification); an imported model, or one fine-tuned from it, becomes
+the classes of its family (BertFor*, MegatronBertFor*, ModernBertFor*: families.py).
+weights.py builds the model (each family's module maps the weights), tokenizer.py writes
 tokenizer files that give the ids fairseq gives. Here: the checkpoint and the dictionary it was
 trained with, the label names of a fine-tuned head, and the manifest. What a fine-tuned head's
 outputs mean (classes, a score, one decision per element) is its task kind's
@@ -20,16 +22,11 @@ from typing import Any, Iterator, Optional
 
 from bio_roberta.errors import ExportError
 from bio_roberta.hf.export_audit import check_audit
+from bio_roberta.hf.families import exported_family
+from bio_roberta.hf.family import MASKED_LM, TOKEN_CLASSIFICATION, option
 from bio_roberta.hf.model_card import CARD_FILE, model_card, training_data
 from bio_roberta.hf.tokenizer import open_vocabulary
-from bio_roberta.hf.weights import (
-    ENCODER,
-    MASKED_LM,
-    TOKEN_CLASSIFICATION,
-    build_hf_model,
-    head_of,
-    option,
-)
+from bio_roberta.hf.weights import build_hf_model, head_of
 from bio_roberta.tasks.kinds import HFExport, TaskKind, kind_trained_by
 from bio_roberta.tasks.registry import TaskSpec
 from bio_roberta_core.checkpoints import check_finite_weights
@@ -196,13 +193,8 @@ def export(
     with new_output_dir(out_dir, EXPORT_FILE) as build:
         vocab = open_vocabulary(vocab_dir, dict_txt)
         state, model_cfg, data_dir, dictionary, trained_kind = load_checkpoint(checkpoint)
-        # fairseq's learned positions reserve padding_idx + 1 = 2 rows; ModernBERT's rotary
-        # positions go as far as its max_positions
-        positions = state.get(ENCODER + "embed_positions.weight")
         tokenizer = vocab.hf_tokenizer(
-            model_max_length=positions.shape[0] - 2
-            if positions is not None
-            else option(model_cfg, "max_positions")
+            model_max_length=exported_family(model_cfg).max_length(state, model_cfg)
         )
         check_dictionary(vocab.dict_txt, checkpoint, dictionary, data_dir)
         kind, head = head_of(state, head)

@@ -4,21 +4,20 @@ The output dir is a vocabulary dir (preprocess/vocab.py) holding the checkpoint 
 `learn-vocab --import ... --checkpoint` writes one for RoBERTa's own files: convert-task and
 binarize take it as --vocab, fine-tuning and continued pretraining start from OUT/model.pt.
 
-Families (FAMILIES): RoBERTa (GPT-2 byte-level BPE: a gpt2 vocabulary dir) becomes fairseq's own
-`roberta`; BERT, ELECTRA's discriminator and Megatron-BERT (WordPiece: a wordpiece vocabulary dir,
+Families (families.py, each a module that maps its config and weights both ways): RoBERTa
+(roberta.py; GPT-2 byte-level BPE: a gpt2 vocabulary dir) becomes fairseq's own `roberta`; BERT,
+ELECTRA's discriminator and Megatron-BERT (bert.py; WordPiece: a wordpiece vocabulary dir,
 preprocess/wordpiece.py) become the plugin's `bert_encoder` / `megatron_bert_encoder`
 (user_dir/models/bert_encoder.py: segment embeddings, BERT's pair layout, LayerNorm eps);
-ModernBERT (its byte-level BPE tokenizer.json: an hf_bpe vocabulary dir) becomes the plugin's
-`modernbert` (user_dir/models/modernbert.py), its weights mapped by bio_roberta/hf/modernbert.py.
-Embedding rows are laid out for fairseq's dictionary (its 4 specials first, the padding entries
-DICT_MULTIPLE asks for, <mask> last; ``hf_rows``); positions move to fairseq's rows (BERT's row p
-at p + 2, RoBERTa's as they are). A constant token-type row (RoBERTa's single one) is added to
-the position rows, which gives the same sum for every real token. What cannot map is refused
-naming the config field (``check_config``); the weights are read from the files, not through
-transformers' model, after model_files.check_weights has compared them with config.json and
-the mapping. Weights that have no fairseq place (BERT's pooler, ELECTRA's discriminator head:
-families.KNOWN_LEFT_OUT) and fairseq weights that start fresh (the MLM head of a model without
-one) are listed in the manifest.
+ModernBERT (modernbert.py; its byte-level BPE tokenizer.json: an hf_bpe vocabulary dir) becomes
+the plugin's `modernbert` (user_dir/models/modernbert.py). Embedding rows are laid out for
+fairseq's dictionary (its 4 specials first, the padding entries DICT_MULTIPLE asks for, <mask>
+last; ``hf_rows``). What cannot map is refused naming the config field (``check_config``, then
+the family's ``config_problem``); the weights are read from the files, not through transformers'
+model, after model_files.check_weights has compared them with config.json and the mapping.
+Weights that have no fairseq place (the family's ``left_out``: BERT's pooler, ELECTRA's
+discriminator head) and fairseq weights that start fresh (the MLM head of a model without one)
+are listed in the manifest.
 """
 
 from __future__ import annotations
@@ -31,25 +30,19 @@ import os
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
-from bio_roberta.hf import modernbert as hf_modernbert
-from bio_roberta.hf.families import FAMILIES, HF_ACTIVATIONS, POSITION_OFFSET, Family
+from bio_roberta.hf.families import FAMILIES
+from bio_roberta.hf.family import FAIRSEQ_ACTIVATIONS, Family
 from bio_roberta.hf.model_files import HFImportError, check_weights, load_weights
 from bio_roberta_core.vocab_files import IMPORTED_KINDS
 
 logger = logging.getLogger(__name__)
 
-LAYERS = "encoder.sentence_encoder.layers."
 # the files transformers builds each vocabulary kind's tokenizer from (any one set does)
 TOKENIZER_FILES = {
     "gpt2": (("tokenizer.json",), ("vocab.json", "merges.txt")),
     "wordpiece": (("tokenizer.json",), ("vocab.txt",)),
     "hf_bpe": (("tokenizer.json",),),
 }
-
-# fairseq's LayerNorm eps, which its RoBERTa has
-FAIRSEQ_EPS = 1e-5
-HF_DEFAULT_EPS = 1e-12  # transformers' configs' layer_norm_eps when config.json has none
-FAIRSEQ_ACTIVATIONS = {hf: fairseq for fairseq, hf in HF_ACTIVATIONS.items()}
 
 
 def check_config(config_json: Path, raw: dict[str, Any]) -> Family:
@@ -91,26 +84,11 @@ def check_config(config_json: Path, raw: dict[str, Any]) -> Family:
     for field in ("is_decoder", "add_cross_attention"):
         if raw.get(field):
             raise HFImportError(f"{where}: {field} is set: import-hf takes encoders only")
-    if model_type == "roberta" and raw.get("pad_token_id", 1) != 1:
-        raise HFImportError(
-            f"{where}: pad_token_id {raw['pad_token_id']}: RoBERTa's positions count from "
-            "padding_idx + 1 and fairseq's padding_idx is 1"
-        )
-    eps = raw.get("layer_norm_eps", HF_DEFAULT_EPS)
-    if model_type == "roberta" and eps != FAIRSEQ_EPS:
-        raise HFImportError(f"{where}: layer_norm_eps {eps}: fairseq's RoBERTa has {FAIRSEQ_EPS}")
-    if model_type == "modernbert":
-        from huggingface_hub.errors import StrictDataclassError
-
-        try:
-            config = hf_modernbert.hf_config(config_json.parent)
-        except (ValueError, TypeError, StrictDataclassError) as error:  # its fields' validation
-            reason = " ".join(str(error).split())
-            raise HFImportError(f"{where}: transformers refuses it: {reason}") from None
-        problem = hf_modernbert.config_problem(config, FAIRSEQ_ACTIVATIONS)
-        if problem:
-            raise HFImportError(f"{where}: {problem}")
-    return FAMILIES[model_type]
+    family = FAMILIES[model_type]
+    problem = family.config_problem(config_json.parent, raw)
+    if problem:
+        raise HFImportError(f"{where}: {problem}")
+    return family
 
 
 def read_config(hf_dir: Path) -> tuple[Path, dict[str, Any]]:
@@ -194,16 +172,6 @@ def hf_rows(dictionary, vocabulary: str, tokenizer, blanks: list[dict]) -> list[
     return rows
 
 
-def take_rows(tensor, rows: list[Optional[int]]):
-    """tensor's rows in fairseq's order; zero where a row has no transformers counterpart."""
-    import torch
-
-    out = tensor.new_zeros((len(rows), *tensor.shape[1:]))
-    have = [i for i, row in enumerate(rows) if row is not None]
-    out[have] = tensor[torch.tensor([rows[i] for i in have])]
-    return out
-
-
 def write_gpt2_vocab(tokenizer, out_dir: Path) -> dict:
     """encoder.json (token -> transformers id; specials left out: fairseq adds its own) +
     vocab.bpe + dict.txt (those ids in order) of a RoBERTa tokenizer. Its madeupword tokens
@@ -224,34 +192,6 @@ def write_gpt2_vocab(tokenizer, out_dir: Path) -> dict:
     atomic_write_text(out_dir / "vocab.bpe", "#version: 0.2\n" + "\n".join(merges) + "\n")
     atomic_write_text(out_dir / "dict.txt", "".join(f"{entries[i]} 0\n" for i in sorted(entries)))
     return {"bpe_units": len(encoder)}
-
-
-def fairseq_args(family: Family, raw: dict, untied: bool) -> argparse.Namespace:
-    """The fairseq model options of the transformers config (its architecture fills the rest)."""
-    from fairseq.models import ARCH_CONFIG_REGISTRY
-
-    import user_dir  # noqa: F401  (registers bert_encoder)
-
-    # RoBERTa's position rows count from padding_idx + 1 already, as fairseq's do
-    reserved = POSITION_OFFSET if family.arch == "roberta" else 0
-    args = argparse.Namespace(
-        arch=family.arch,
-        _name=family.arch,
-        encoder_layers=raw["num_hidden_layers"],
-        encoder_embed_dim=raw["hidden_size"],
-        encoder_ffn_embed_dim=raw["intermediate_size"],
-        encoder_attention_heads=raw["num_attention_heads"],
-        activation_fn=FAIRSEQ_ACTIVATIONS[raw.get("hidden_act", "gelu")],
-        dropout=raw.get("hidden_dropout_prob", 0.1),
-        attention_dropout=raw.get("attention_probs_dropout_prob", 0.1),
-        max_positions=raw["max_position_embeddings"] - reserved,
-        untie_weights_roberta=untied,
-    )
-    if family.arch != "roberta":
-        args.layer_norm_eps = raw.get("layer_norm_eps", HF_DEFAULT_EPS)
-        args.type_vocab_size = raw.get("type_vocab_size", 2)
-    ARCH_CONFIG_REGISTRY[family.arch](args)
-    return args
 
 
 def warn_if_lowercasing_a_cased_vocabulary(hf_dir: Path, tokenizer) -> None:
@@ -301,60 +241,6 @@ def wordpiece_blank_entries(hf_dir: Path, tokenizer) -> list[dict]:
     return blanks
 
 
-def untied_decoder(family: Family, hf: dict[str, Any]) -> bool:
-    """Whether the MLM head's output projection is its own (a tied model's file leaves it out)."""
-    decoder = hf.get(f"{family.mlm_decoder}.weight")
-    return decoder is not None and not decoder.equal(hf["embeddings.word_embeddings.weight"])
-
-
-def fairseq_state(
-    family: Family, hf: dict[str, Any], rows: list[Optional[int]], layers: int, mlm: bool
-) -> tuple[dict[str, Any], set[str]]:
-    """(fairseq weights, the transformers weights used) of the encoder and MLM head; ``hf`` without
-    the base model's prefix (model_files.check_weights)."""
-    import torch
-
-    used: set[str] = set()
-
-    def take(name: str):
-        used.add(name)
-        return hf[name]
-
-    fs = {}
-    enc = "encoder.sentence_encoder."
-    fs[enc + "embed_tokens.weight"] = take_rows(take("embeddings.word_embeddings.weight"), rows)
-    positions = take("embeddings.position_embeddings.weight")
-    token_types = take("embeddings.token_type_embeddings.weight")
-    if family.arch == "roberta":  # one token type, the same for every token: into the positions
-        positions = positions + token_types[0]
-    else:
-        positions = torch.cat([positions.new_zeros(POSITION_OFFSET, positions.shape[1]), positions])
-        fs[enc + "segment_embeddings.weight"] = token_types
-    fs[enc + "embed_positions.weight"] = positions
-    if family.embedding_layer_norm:
-        for param in ("weight", "bias"):
-            fs[f"{enc}layernorm_embedding.{param}"] = take(f"embeddings.LayerNorm.{param}")
-    if family.final_layer_norm:
-        for param in ("weight", "bias"):
-            fs[f"{enc}layer_norm.{param}"] = take(f"{family.final_layer_norm}.{param}")
-    for i in range(layers):
-        for hf_name, fs_name in family.layer_names.items():
-            for param in ("weight", "bias"):
-                fs[f"{LAYERS}{i}.{fs_name}.{param}"] = take(f"encoder.layer.{i}.{hf_name}.{param}")
-    if mlm:
-        for hf_name, fs_name in family.mlm_head.items():
-            for param in ("weight", "bias"):
-                fs[f"encoder.lm_head.{fs_name}.{param}"] = take(f"{hf_name}.{param}")
-        fs["encoder.lm_head.bias"] = take_rows(take(family.mlm_bias), rows)
-        for param in ("weight", "bias"):  # the bias: transformers' copy of the one above
-            if f"{family.mlm_decoder}.{param}" in hf:
-                take(f"{family.mlm_decoder}.{param}")
-        if untied_decoder(family, hf):
-            fs["encoder.lm_head.weight"] = take_rows(hf[f"{family.mlm_decoder}.weight"], rows)
-    fs.setdefault("encoder.lm_head.weight", fs[enc + "embed_tokens.weight"])  # tied
-    return fs, used
-
-
 def import_hf(hf_dir: str | os.PathLike, out_dir: str | os.PathLike) -> dict[str, Any]:
     """Write OUT: a vocabulary dir of the model's tokenizer plus model.pt, its fairseq checkpoint.
     Returns the manifest.
@@ -386,14 +272,7 @@ def import_hf(hf_dir: str | os.PathLike, out_dir: str | os.PathLike) -> dict[str
         if family.vocabulary == "wordpiece":
             warn_if_lowercasing_a_cased_vocabulary(hf_dir, tokenizer)
         hf = load_weights(checked)
-        if family.arch == hf_modernbert.ARCH:
-            args = hf_modernbert.fairseq_args(
-                hf_modernbert.hf_config(hf_dir),
-                hf_modernbert.untied_decoder(hf),
-                FAIRSEQ_ACTIVATIONS,
-            )
-        else:
-            args = fairseq_args(family, raw, untied_decoder(family, hf))
+        args = family.fairseq_args(hf_dir, raw, hf)
         blanks = []
         try:
             if family.vocabulary == "gpt2":
@@ -408,13 +287,7 @@ def import_hf(hf_dir: str | os.PathLike, out_dir: str | os.PathLike) -> dict[str
         )
         dictionary = load_model_dictionary(build.path / DICT_FILE)
         rows = hf_rows(dictionary, family.vocabulary, tokenizer, blanks)
-        if family.arch == hf_modernbert.ARCH:  # maps every weight read
-            state = hf_modernbert.fairseq_state(hf, rows, take_rows)
-        else:
-            state, used = fairseq_state(
-                family, hf, rows, raw["num_hidden_layers"], checked.has_mlm_head
-            )
-            assert used == set(hf), f"read but not mapped: {sorted(set(hf) - used)}"
+        state = family.fairseq_state(hf, rows, raw["num_hidden_layers"], checked.has_mlm_head)
         fairseq_model = build_fairseq_model(args, dictionary)
         expected = fairseq_model.state_dict()
         fresh = sorted(k for k in expected if k not in state and not k.endswith(".version"))

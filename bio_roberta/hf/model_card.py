@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from bio_roberta.hf.weights import MASKED_LM, TOKEN_CLASSIFICATION, option
+from bio_roberta.hf.family import MASKED_LM, TOKEN_CLASSIFICATION, option
 from bio_roberta.tasks.registry import TaskSpec
 
 logger = logging.getLogger(__name__)

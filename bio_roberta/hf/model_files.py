@@ -8,8 +8,8 @@ them with the weights its family's mapping reads (``expected_weights``), sized b
 
 - a weight the mapping reads that no file holds would start from random values: refused, except
   the MLM head of a model that has none (fairseq's starts fresh; the manifest lists it);
-- a weight a file holds that the mapping leaves unread would be lost: refused, except
-  KNOWN_LEFT_OUT (families.py; the manifest lists them);
+- a weight a file holds that the mapping leaves unread would be lost: refused, except the
+  family's ``left_out`` (family.py; the manifest lists them);
 - names that fit another family than config.json's model_type: refused as that contradiction;
 - config.json's num_hidden_layers against the layers the files hold, then every size against the
   shapes, so an absurd size is refused before anything of that size exists;
@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bio_roberta.hf import modernbert as hf_modernbert
-from bio_roberta.hf.families import FAMILIES, HF_LAYER_SHAPES, KNOWN_LEFT_OUT, Family
+from bio_roberta.hf.families import FAMILIES
+from bio_roberta.hf.family import Family
 from bio_roberta_core.errors import BioRobertaError
 
 
@@ -51,7 +51,6 @@ SIZE_FIELDS = (
     "max_position_embeddings",
 )
 SHOWN = 3  # names shown of a longer list
-LAYER = re.compile(r"^(?:encoder\.layer|layers)\.(\d+)\.")  # BERT's and ModernBERT's
 # LayerNorm parameters of old (TensorFlow-converted) BERT files, renamed as transformers does
 LEGACY_NAMES = ((".gamma", ".weight"), (".beta", ".bias"))
 GIT_LFS_POINTER = b"version https://git-lfs"
@@ -70,7 +69,7 @@ class StoredTensor:
 @dataclass(frozen=True)
 class CheckedWeights:
     """The weights the mapping reads (by their names without the base model's prefix), and the
-    file's weights it leaves out (KNOWN_LEFT_OUT, by the file's names)."""
+    file's weights it leaves out (the family's left_out, by the file's names)."""
 
     read: dict[str, StoredTensor]
     has_mlm_head: bool
@@ -83,8 +82,9 @@ def shown(names) -> str:
     return ", ".join(names[:SHOWN]) + more
 
 
-def check_sizes(config_json: Path, raw: dict[str, Any]) -> dict[str, int]:
-    """The model sizes of config.json, each a positive whole number."""
+def check_sizes(config_json: Path, raw: dict[str, Any], family: Family) -> dict[str, int]:
+    """The model sizes of config.json, each a positive whole number, and those the family's
+    weight shapes derive from them."""
     sizes = {}
     for field in SIZE_FIELDS:
         value = raw.get(field)
@@ -94,9 +94,7 @@ def check_sizes(config_json: Path, raw: dict[str, Any]) -> dict[str, int]:
                 "positive whole number there"
             )
         sizes[field] = value
-    # ModernBERT's fused query/key/value and GeGLU input projections
-    sizes[hf_modernbert.QKV] = 3 * sizes["hidden_size"]
-    sizes[hf_modernbert.GLU] = 2 * sizes["intermediate_size"]
+    sizes.update(family.derived_sizes(sizes))
     type_vocab_size = raw.get("type_vocab_size", 2)
     if type(type_vocab_size) is not int or type_vocab_size <= 0:
         raise HFImportError(f"{config_json}: type_vocab_size {type_vocab_size!r}: not a size")
@@ -234,48 +232,6 @@ def mapped_name(family: Family, name: str) -> str:
     return name
 
 
-def expected_weights(family: Family, layers: int, raw: dict) -> dict[str, tuple[str, ...]]:
-    """The encoder weights the mapping reads (import_hf.fairseq_state), with the config fields of
-    their shapes (config.json: raw)."""
-    if family.arch == hf_modernbert.ARCH:
-        return hf_modernbert.expected_weights(raw, layers)
-    hidden = "hidden_size"
-    weights = {
-        "embeddings.word_embeddings.weight": ("vocab_size", hidden),
-        "embeddings.position_embeddings.weight": ("max_position_embeddings", hidden),
-        "embeddings.token_type_embeddings.weight": ("type_vocab_size", hidden),
-    }
-    norms = ["embeddings.LayerNorm"] if family.embedding_layer_norm else []
-    norms += [family.final_layer_norm] if family.final_layer_norm else []
-    for norm in norms:
-        weights[f"{norm}.weight"] = weights[f"{norm}.bias"] = (hidden,)
-    for i in range(layers):
-        for module in family.layer_names:
-            weights[f"encoder.layer.{i}.{module}.weight"] = HF_LAYER_SHAPES[module]
-            weights[f"encoder.layer.{i}.{module}.bias"] = HF_LAYER_SHAPES[module][:1]
-    return weights
-
-
-def mlm_head_weights(family: Family, raw: dict) -> tuple[dict[str, tuple[str, ...]], set[str]]:
-    """(the MLM head weights the mapping reads, with their shapes' config fields; the optional ones
-    among them: an untied decoder, which a tied model's file leaves out, and its copy of the
-    bias)."""
-    if family.arch == hf_modernbert.ARCH:
-        return hf_modernbert.mlm_head_weights(raw)
-    if family.mlm_head is None:
-        return {}, set()
-    hidden, vocab = "hidden_size", "vocab_size"
-    weights = {family.mlm_bias: (vocab,)}
-    for module, fairseq_module in family.mlm_head.items():
-        weights[f"{module}.weight"] = (hidden, hidden) if fairseq_module == "dense" else (hidden,)
-        weights[f"{module}.bias"] = (hidden,)
-    optional = {
-        f"{family.mlm_decoder}.weight": (vocab, hidden),
-        f"{family.mlm_decoder}.bias": (vocab,),
-    }
-    return {**weights, **optional}, set(optional)
-
-
 @dataclass(frozen=True)
 class NameFit:
     """How a file's names fit one family's mapping."""
@@ -284,7 +240,7 @@ class NameFit:
     layers: list[int]
     missing: list[str]  # read by the mapping, in no file
     unread: list[str]  # in a file, read by nothing (file names)
-    left_out: list[str]  # KNOWN_LEFT_OUT (file names)
+    left_out: list[str]  # the family's left_out (file names)
     has_mlm_head: bool
 
 
@@ -297,9 +253,10 @@ def fit_names(family: Family, stored: dict[str, StoredTensor], raw: dict) -> Nam
                 f"{tensor.file}: holds both {mapped[key].name} and {name}, the same weight"
             )
         mapped[key] = tensor
-    layers = sorted({int(m.group(1)) for m in map(LAYER.match, mapped) if m})
-    expected = expected_weights(family, len(layers), raw)
-    head, optional = mlm_head_weights(family, raw)
+    layer = re.compile(re.escape(family.layer_prefix) + r"(\d+)\.")
+    layers = sorted({int(m.group(1)) for m in map(layer.match, mapped) if m})
+    expected = family.expected_weights(raw, len(layers))
+    head, optional = family.mlm_head_weights(raw)
     has_mlm_head = any(name in mapped for name in head if name not in optional)
     if has_mlm_head:
         expected.update(head)
@@ -307,7 +264,7 @@ def fit_names(family: Family, stored: dict[str, StoredTensor], raw: dict) -> Nam
     unread, left_out = [], []
     for name, tensor in mapped.items():
         if name not in expected:
-            known = any(name.startswith(prefix) for prefix in KNOWN_LEFT_OUT)
+            known = any(name.startswith(prefix) for prefix in family.left_out)
             (left_out if known else unread).append(tensor.name)
     return NameFit(mapped, layers, missing, sorted(unread), sorted(left_out), has_mlm_head)
 
@@ -318,7 +275,7 @@ def check_weights(
     """The weights the mapping reads, checked against config.json and the files (module
     docstring); one line naming what does not fit."""
     family = FAMILIES[model_type]
-    sizes = check_sizes(config_json, raw)
+    sizes = check_sizes(config_json, raw, family)
     stored = stored_tensors(hf_dir)
     fit = fit_names(family, stored, raw)
     if fit.missing or fit.unread:
@@ -348,9 +305,9 @@ def check_weights(
             f"{config_json}: num_hidden_layers {layers}, but the weights hold {held}; "
             "fix config.json or fetch the complete weights"
         )
-    expected = expected_weights(family, layers, raw)
+    expected = family.expected_weights(raw, layers)
     if fit.has_mlm_head:
-        expected.update(mlm_head_weights(family, raw)[0])
+        expected.update(family.mlm_head_weights(raw)[0])
     for name, fields in expected.items():
         tensor = fit.mapped.get(name)
         shape = tuple(sizes[field] for field in fields)

@@ -1,7 +1,6 @@
 """The ModernBERT family (transformers' ModernBertModel and its MLM / classification models) and the
-plugin's `modernbert` architecture (user_dir/models/modernbert.py), both ways: import-hf reads
-the weights it names here (model_files.check_weights, import_hf.fairseq_state), export-hf
-writes them back (weights.build_hf_model).
+plugin's `modernbert` architecture (user_dir/models/modernbert.py), both ways. Its byte-level BPE
+tokenizer.json is an hf_bpe vocabulary dir.
 
 The fairseq modules keep transformers' names inside the encoder (layers.<i>.attn.Wqkv, ...), so
 the mapping is a prefix per module: the token embeddings (rows in fairseq's dictionary order, as
@@ -9,17 +8,29 @@ every family's), the embedding norm, the final norm, and the heads. Which biases
 config's (norm_bias, attention_bias, mlp_bias, classifier_bias, decoder_bias). The attention
 pattern (layer_types, local_attention) and the RoPE thetas are read through transformers'
 ModernBertConfig, which also understands the older config.json fields the hub's copies hold
-(global_attn_every_n_layers, global_rope_theta, local_rope_theta).
+(global_attn_every_n_layers, global_rope_theta, local_rope_theta). Positions are rotary: the
+model reads as many tokens as its max_positions.
 """
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Optional
+
+from bio_roberta.hf.family import (
+    ENCODER,
+    FAIRSEQ_ACTIVATIONS,
+    HEAD_PREFIXES,
+    HF_ACTIVATIONS,
+    MASKED_LM,
+    Family,
+    Shapes,
+    option,
+    take_rows,
+)
 
 ARCH = "modernbert"
-ENCODER = "encoder.sentence_encoder."
 # transformers module (without the base model's "model.") -> fairseq module
 ENCODER_NAMES = {
     "embeddings.tok_embeddings": ENCODER + "embed_tokens",
@@ -31,119 +42,15 @@ MLM_NAMES = {"head.dense": "encoder.lm_head.dense", "head.norm": "encoder.lm_hea
 TIED_DECODER = "decoder.weight"
 # transformers' ModernBertPredictionHead inside a classification model -> our head's modules
 HEAD_NAMES = {"head.dense": "dense", "head.norm": "layer_norm", "classifier": "out_proj"}
-# derived sizes that weight shapes name (model_files.check_sizes adds them)
+# derived sizes that weight shapes name (derived_sizes)
 QKV, GLU = "3 x hidden_size", "2 x intermediate_size"
 
 
-def hf_config(hf_dir: Path):
+def transformers_config(hf_dir: Path):
     """transformers' reading of config.json (layer_types, rope_parameters, sliding window)."""
     from transformers import ModernBertConfig
 
     return ModernBertConfig.from_pretrained(hf_dir)
-
-
-def config_problem(config, fairseq_activations) -> Optional[str]:
-    """The ModernBERT config field the plugin's model cannot compute, said in one line (None: it
-    computes them all)."""
-    for field in ("hidden_activation", "classifier_activation"):
-        if getattr(config, field) not in fairseq_activations:
-            return (
-                f"{field} {getattr(config, field)!r} has no fairseq activation "
-                f"({', '.join(sorted(fairseq_activations))} do)"
-            )
-    for layer_type, rope in config.rope_parameters.items():
-        if rope.get("rope_type", "default") != "default":
-            return (
-                f"rope_parameters[{layer_type!r}] rope_type {rope['rope_type']!r}: the plugin's "
-                "ModernBERT has plain RoPE only"
-            )
-    if config.classifier_pooling not in ("cls", "mean"):
-        return f"classifier_pooling {config.classifier_pooling!r}: cls or mean"
-    return None
-
-
-def expected_weights(raw: dict[str, Any], layers: int) -> dict[str, tuple[str, ...]]:
-    """The encoder weights of config.json's model (names without "model."), with the config
-    fields of their shapes."""
-    hidden = "hidden_size"
-    norm = ("weight", "bias") if raw.get("norm_bias", False) else ("weight",)
-    linear = ("weight", "bias") if raw.get("attention_bias", False) else ("weight",)
-    mlp = ("weight", "bias") if raw.get("mlp_bias", False) else ("weight",)
-    weights = {"embeddings.tok_embeddings.weight": ("vocab_size", hidden)}
-    for module in ["embeddings.norm", "final_norm"]:
-        for param in norm:
-            weights[f"{module}.{param}"] = (hidden,)
-    for i in range(layers):
-        shapes = {
-            "attn.Wqkv": ((QKV, hidden), linear),
-            "attn.Wo": ((hidden, hidden), linear),
-            "mlp.Wi": ((GLU, hidden), mlp),
-            "mlp.Wo": ((hidden, "intermediate_size"), mlp),
-            "mlp_norm": ((hidden,), norm),
-            **({"attn_norm": ((hidden,), norm)} if i else {}),  # layer 0 has none
-        }
-        for module, (shape, params) in shapes.items():
-            for param in params:
-                weights[f"layers.{i}.{module}.{param}"] = shape if param == "weight" else shape[:1]
-    return weights
-
-
-def mlm_head_weights(raw: dict[str, Any]) -> tuple[dict[str, tuple[str, ...]], set[str]]:
-    """(ModernBertForMaskedLM's head weights with their shapes, the optional one: the decoder's
-    weight, which a tied model's file leaves out)."""
-    hidden = ("hidden_size",)
-    weights = {"head.dense.weight": ("hidden_size", "hidden_size"), "head.norm.weight": hidden}
-    if raw.get("classifier_bias", False):
-        weights["head.dense.bias"] = hidden
-    if raw.get("norm_bias", False):
-        weights["head.norm.bias"] = hidden
-    if raw.get("decoder_bias", True):
-        weights["decoder.bias"] = ("vocab_size",)
-    weights[TIED_DECODER] = ("vocab_size", "hidden_size")
-    return weights, {TIED_DECODER}
-
-
-def fairseq_args(config, untied: bool, fairseq_activations) -> argparse.Namespace:
-    """The plugin's modernbert options of a transformers ModernBertConfig (its architecture fills
-    RoBERTa's other options)."""
-    from fairseq.models import ARCH_CONFIG_REGISTRY
-
-    import user_dir  # noqa: F401  (registers modernbert)
-
-    args = argparse.Namespace(
-        arch=ARCH,
-        _name=ARCH,
-        encoder_layers=config.num_hidden_layers,
-        encoder_embed_dim=config.hidden_size,
-        encoder_ffn_embed_dim=config.intermediate_size,
-        encoder_attention_heads=config.num_attention_heads,
-        activation_fn=fairseq_activations[config.hidden_activation],
-        head_activation_fn=fairseq_activations[config.classifier_activation],
-        max_positions=config.max_position_embeddings,
-        layer_types=",".join(config.layer_types),
-        local_attention=config.local_attention,
-        global_rope_theta=float(config.rope_parameters["full_attention"]["rope_theta"]),
-        local_rope_theta=float(config.rope_parameters["sliding_attention"]["rope_theta"]),
-        norm_eps=config.norm_eps,
-        norm_bias=config.norm_bias,
-        attention_bias=config.attention_bias,
-        mlp_bias=config.mlp_bias,
-        classifier_bias=config.classifier_bias,
-        decoder_bias=config.decoder_bias,
-        classifier_pooling=config.classifier_pooling,
-        embedding_dropout=config.embedding_dropout,
-        attention_dropout=config.attention_dropout,
-        mlp_dropout=config.mlp_dropout,
-        pooler_dropout=config.classifier_dropout,
-        untie_weights_roberta=untied,
-    )
-    ARCH_CONFIG_REGISTRY[ARCH](args)
-    return args
-
-
-def untied_decoder(hf: dict[str, Any]) -> bool:
-    decoder = hf.get(TIED_DECODER)
-    return decoder is not None and not decoder.equal(hf["embeddings.tok_embeddings.weight"])
 
 
 def fairseq_name(name: str) -> str:
@@ -157,89 +64,224 @@ def fairseq_name(name: str) -> str:
     raise KeyError(name)
 
 
-def fairseq_state(hf: dict[str, Any], rows, take_rows) -> dict[str, Any]:
-    """The plugin's weights of every weight read (model_files.check_weights); vocabulary-sized
-    ones in fairseq's dictionary order (rows)."""
-    state = {}
-    for name, tensor in hf.items():
-        if name == TIED_DECODER:
-            continue
-        vocabulary_sized = name in ("embeddings.tok_embeddings.weight", "decoder.bias")
-        state[fairseq_name(name)] = take_rows(tensor, rows) if vocabulary_sized else tensor
-    if untied_decoder(hf):
-        state["encoder.lm_head.weight"] = take_rows(hf[TIED_DECODER], rows)
-    return state
+class ModernBertFamily(Family):
+    model_type = "modernbert"
+    arch = ARCH
+    vocabulary = "hf_bpe"
+    base_prefix = "model."
+    layer_prefix = "layers."
+    left_out = ()
+    hf_class_prefix = "ModernBert"
+    decoder_weight = TIED_DECODER
 
+    # import-hf
 
-def export_config(option: Callable[[str], Any], state: dict[str, Any], vocab_size: int, tied):
-    """transformers' ModernBertConfig of the plugin's model options (option: name -> value);
-    fairseq's specials are the ids (<s> = [CLS] 0, <pad> 1, </s> = [SEP] 2)."""
-    from transformers import ModernBertConfig
+    def config_problem(self, hf_dir: Path, raw: dict[str, Any]) -> Optional[str]:
+        """What transformers' ModernBertConfig refuses, or the field the plugin's model cannot
+        compute."""
+        from huggingface_hub.errors import StrictDataclassError
 
-    from bio_roberta.hf.families import HF_ACTIVATIONS
+        try:
+            config = transformers_config(hf_dir)
+        except (ValueError, TypeError, StrictDataclassError) as error:  # its fields' validation
+            reason = " ".join(str(error).split())
+            return f"transformers refuses it: {reason}"
+        for field in ("hidden_activation", "classifier_activation"):
+            if getattr(config, field) not in FAIRSEQ_ACTIVATIONS:
+                return (
+                    f"{field} {getattr(config, field)!r} has no fairseq activation "
+                    f"({', '.join(sorted(FAIRSEQ_ACTIVATIONS))} do)"
+                )
+        for layer_type, rope in config.rope_parameters.items():
+            if rope.get("rope_type", "default") != "default":
+                return (
+                    f"rope_parameters[{layer_type!r}] rope_type {rope['rope_type']!r}: the "
+                    "plugin's ModernBERT has plain RoPE only"
+                )
+        if config.classifier_pooling not in ("cls", "mean"):
+            return f"classifier_pooling {config.classifier_pooling!r}: cls or mean"
+        return None
 
-    layer_types = option("layer_types").split(",")
-    return ModernBertConfig(
-        vocab_size=vocab_size,
-        hidden_size=state[ENCODER + "embed_tokens.weight"].shape[1],
-        intermediate_size=state[ENCODER + "layers.0.mlp.Wo.weight"].shape[1],
-        num_hidden_layers=len(layer_types),
-        num_attention_heads=option("encoder_attention_heads"),
-        hidden_activation=HF_ACTIVATIONS[option("activation_fn")],
-        classifier_activation=HF_ACTIVATIONS[option("head_activation_fn")],
-        max_position_embeddings=option("max_positions"),
-        layer_types=layer_types,
-        local_attention=option("local_attention"),
-        rope_parameters={
-            "full_attention": {
-                "rope_type": "default",
-                "rope_theta": option("global_rope_theta"),
+    def derived_sizes(self, sizes: dict[str, int]) -> dict[str, int]:
+        """The fused query/key/value and GeGLU input projections."""
+        return {QKV: 3 * sizes["hidden_size"], GLU: 2 * sizes["intermediate_size"]}
+
+    def expected_weights(self, raw: dict[str, Any], layers: int) -> Shapes:
+        hidden = "hidden_size"
+        norm = ("weight", "bias") if raw.get("norm_bias", False) else ("weight",)
+        linear = ("weight", "bias") if raw.get("attention_bias", False) else ("weight",)
+        mlp = ("weight", "bias") if raw.get("mlp_bias", False) else ("weight",)
+        weights = {"embeddings.tok_embeddings.weight": ("vocab_size", hidden)}
+        for module in ["embeddings.norm", "final_norm"]:
+            for param in norm:
+                weights[f"{module}.{param}"] = (hidden,)
+        for i in range(layers):
+            shapes = {
+                "attn.Wqkv": ((QKV, hidden), linear),
+                "attn.Wo": ((hidden, hidden), linear),
+                "mlp.Wi": ((GLU, hidden), mlp),
+                "mlp.Wo": ((hidden, "intermediate_size"), mlp),
+                "mlp_norm": ((hidden,), norm),
+                **({"attn_norm": ((hidden,), norm)} if i else {}),  # layer 0 has none
+            }
+            for module, (shape, params) in shapes.items():
+                for param in params:
+                    weights[f"{self.layer_prefix}{i}.{module}.{param}"] = (
+                        shape if param == "weight" else shape[:1]
+                    )
+        return weights
+
+    def mlm_head_weights(self, raw: dict[str, Any]) -> tuple[Shapes, set[str]]:
+        """The optional one: the decoder's weight."""
+        hidden = ("hidden_size",)
+        weights = {"head.dense.weight": ("hidden_size", "hidden_size"), "head.norm.weight": hidden}
+        if raw.get("classifier_bias", False):
+            weights["head.dense.bias"] = hidden
+        if raw.get("norm_bias", False):
+            weights["head.norm.bias"] = hidden
+        if raw.get("decoder_bias", True):
+            weights["decoder.bias"] = ("vocab_size",)
+        weights[TIED_DECODER] = ("vocab_size", "hidden_size")
+        return weights, {TIED_DECODER}
+
+    def fairseq_args(
+        self, hf_dir: Path, raw: dict[str, Any], hf: dict[str, Any]
+    ) -> argparse.Namespace:
+        """The plugin's modernbert options of transformers' ModernBertConfig (its architecture
+        fills RoBERTa's other options)."""
+        from fairseq.models import ARCH_CONFIG_REGISTRY
+
+        import user_dir  # noqa: F401  (registers modernbert)
+
+        config = transformers_config(hf_dir)
+        args = argparse.Namespace(
+            arch=ARCH,
+            _name=ARCH,
+            encoder_layers=config.num_hidden_layers,
+            encoder_embed_dim=config.hidden_size,
+            encoder_ffn_embed_dim=config.intermediate_size,
+            encoder_attention_heads=config.num_attention_heads,
+            activation_fn=FAIRSEQ_ACTIVATIONS[config.hidden_activation],
+            head_activation_fn=FAIRSEQ_ACTIVATIONS[config.classifier_activation],
+            max_positions=config.max_position_embeddings,
+            layer_types=",".join(config.layer_types),
+            local_attention=config.local_attention,
+            global_rope_theta=float(config.rope_parameters["full_attention"]["rope_theta"]),
+            local_rope_theta=float(config.rope_parameters["sliding_attention"]["rope_theta"]),
+            norm_eps=config.norm_eps,
+            norm_bias=config.norm_bias,
+            attention_bias=config.attention_bias,
+            mlp_bias=config.mlp_bias,
+            classifier_bias=config.classifier_bias,
+            decoder_bias=config.decoder_bias,
+            classifier_pooling=config.classifier_pooling,
+            embedding_dropout=config.embedding_dropout,
+            attention_dropout=config.attention_dropout,
+            mlp_dropout=config.mlp_dropout,
+            pooler_dropout=config.classifier_dropout,
+            untie_weights_roberta=self.untied_decoder(hf),
+        )
+        ARCH_CONFIG_REGISTRY[ARCH](args)
+        return args
+
+    @staticmethod
+    def untied_decoder(hf: dict[str, Any]) -> bool:
+        decoder = hf.get(TIED_DECODER)
+        return decoder is not None and not decoder.equal(hf["embeddings.tok_embeddings.weight"])
+
+    def fairseq_state(
+        self, hf: dict[str, Any], rows: list[Optional[int]], layers: int, mlm: bool
+    ) -> dict[str, Any]:
+        """Every weight read maps by its prefix (the MLM head's too, where the file has it)."""
+        state = {}
+        for name, tensor in hf.items():
+            if name == TIED_DECODER:
+                continue
+            vocabulary_sized = name in ("embeddings.tok_embeddings.weight", "decoder.bias")
+            state[fairseq_name(name)] = take_rows(tensor, rows) if vocabulary_sized else tensor
+        if self.untied_decoder(hf):
+            state["encoder.lm_head.weight"] = take_rows(hf[TIED_DECODER], rows)
+        return state
+
+    # export-hf
+
+    def max_length(self, state: dict[str, Any], model_cfg) -> int:
+        return option(model_cfg, "max_positions")
+
+    def hf_config(self, state: dict[str, Any], model_cfg, vocab_size: int, kind: str):
+        """transformers' ModernBertConfig of the plugin's model options; fairseq's specials are
+        the ids (<s> = [CLS] 0, <pad> 1, </s> = [SEP] 2)."""
+        from transformers import ModernBertConfig
+
+        embed = state[ENCODER + "embed_tokens.weight"]
+        tied = kind != MASKED_LM or "encoder.lm_head.weight" not in state
+        tied = tied or bool(state["encoder.lm_head.weight"].equal(embed))
+        layer_types = option(model_cfg, "layer_types").split(",")
+        return ModernBertConfig(
+            vocab_size=vocab_size,
+            hidden_size=embed.shape[1],
+            intermediate_size=state[ENCODER + "layers.0.mlp.Wo.weight"].shape[1],
+            num_hidden_layers=len(layer_types),
+            num_attention_heads=option(model_cfg, "encoder_attention_heads"),
+            hidden_activation=HF_ACTIVATIONS[option(model_cfg, "activation_fn")],
+            classifier_activation=HF_ACTIVATIONS[option(model_cfg, "head_activation_fn")],
+            max_position_embeddings=option(model_cfg, "max_positions"),
+            layer_types=layer_types,
+            local_attention=option(model_cfg, "local_attention"),
+            rope_parameters={
+                "full_attention": {
+                    "rope_type": "default",
+                    "rope_theta": option(model_cfg, "global_rope_theta"),
+                },
+                "sliding_attention": {
+                    "rope_type": "default",
+                    "rope_theta": option(model_cfg, "local_rope_theta"),
+                },
             },
-            "sliding_attention": {
-                "rope_type": "default",
-                "rope_theta": option("local_rope_theta"),
+            norm_eps=option(model_cfg, "norm_eps"),
+            **{
+                name: bool(option(model_cfg, name))
+                for name in ("norm_bias", "attention_bias", "mlp_bias", "classifier_bias")
             },
-        },
-        norm_eps=option("norm_eps"),
-        **{
-            name: bool(option(name))
-            for name in ("norm_bias", "attention_bias", "mlp_bias", "classifier_bias")
-        },
-        decoder_bias=bool(option("decoder_bias")),
-        classifier_pooling=option("classifier_pooling"),
-        embedding_dropout=option("embedding_dropout") or 0.0,
-        attention_dropout=option("attention_dropout") or 0.0,
-        mlp_dropout=option("mlp_dropout") or 0.0,
-        classifier_dropout=option("pooler_dropout") or 0.0,
-        pad_token_id=1,
-        bos_token_id=0,
-        eos_token_id=2,
-        cls_token_id=0,
-        sep_token_id=2,
-        tie_word_embeddings=tied,
-    )
+            decoder_bias=bool(option(model_cfg, "decoder_bias")),
+            classifier_pooling=option(model_cfg, "classifier_pooling"),
+            embedding_dropout=option(model_cfg, "embedding_dropout") or 0.0,
+            attention_dropout=option(model_cfg, "attention_dropout") or 0.0,
+            mlp_dropout=option(model_cfg, "mlp_dropout") or 0.0,
+            classifier_dropout=option(model_cfg, "pooler_dropout") or 0.0,
+            pad_token_id=1,
+            bos_token_id=0,
+            eos_token_id=2,
+            cls_token_id=0,
+            sep_token_id=2,
+            tie_word_embeddings=tied,
+        )
 
-
-def export_state(state: dict[str, Any], head_prefix: Optional[str]) -> dict[str, Any]:
-    """transformers' weights of the encoder (under "model.") and of the head: the MLM head (no
-    head_prefix), or the classification head under head_prefix (classification_heads.<name>. or
-    token_classification_heads.<name>.)."""
-    hf = {}
-    for name, tensor in state.items():
-        for hf_prefix, fairseq_prefix in ENCODER_NAMES.items():
-            if name.startswith(fairseq_prefix):
-                hf["model." + hf_prefix + name[len(fairseq_prefix) :]] = tensor
-    if head_prefix is None:
-        for hf_prefix, fairseq_prefix in MLM_NAMES.items():
+    def hf_state(
+        self, state: dict[str, Any], model_cfg, kind: str, head: Optional[str]
+    ) -> dict[str, Any]:
+        """The encoder under "model.", and the MLM head or the named classification head
+        (transformers' ModernBertPredictionHead and classifier)."""
+        hf = {}
+        for name, tensor in state.items():
+            for hf_prefix, fairseq_prefix in ENCODER_NAMES.items():
+                if name.startswith(fairseq_prefix):
+                    hf["model." + hf_prefix + name[len(fairseq_prefix) :]] = tensor
+        if kind == MASKED_LM:
+            for hf_prefix, fairseq_prefix in MLM_NAMES.items():
+                for name in state:
+                    if name.startswith(fairseq_prefix + "."):
+                        hf[hf_prefix + name[len(fairseq_prefix) :]] = state[name]
+            hf[TIED_DECODER] = state["encoder.lm_head.weight"]
+            if "encoder.lm_head.bias" in state:
+                hf["decoder.bias"] = state["encoder.lm_head.bias"]
+            return hf
+        head_prefix = f"{HEAD_PREFIXES[kind]}{head}."
+        for hf_prefix, ours in HEAD_NAMES.items():
             for name in state:
-                if name.startswith(fairseq_prefix + "."):
-                    hf[hf_prefix + name[len(fairseq_prefix) :]] = state[name]
-        hf[TIED_DECODER] = state["encoder.lm_head.weight"]
-        if "encoder.lm_head.bias" in state:
-            hf["decoder.bias"] = state["encoder.lm_head.bias"]
+                if name.startswith(f"{head_prefix}{ours}."):
+                    hf[hf_prefix + name[len(head_prefix + ours) :]] = state[name]
         return hf
-    for hf_prefix, ours in HEAD_NAMES.items():
-        for name in state:
-            if name.startswith(f"{head_prefix}{ours}."):
-                hf[hf_prefix + name[len(head_prefix + ours) :]] = state[name]
-    return hf
+
+
+MODERNBERT = ModernBertFamily()

@@ -1,0 +1,129 @@
+"""What import-hf and export-hf ask of a transformers model family (``Family``), and the names every
+family's mapping shares: fairseq's encoder and heads, the activations both libraries compute, a
+model option read from either kind of checkpoint config.
+
+A family is a module: roberta.py, bert.py (BERT, ELECTRA's discriminator, Megatron-BERT),
+modernbert.py each define theirs; families.py lists them by config.json's model_type and by
+fairseq architecture. import_hf.py and model_files.py (import-hf), weights.py and export_hf.py
+(export-hf) call only this interface, so a new family is a new module plus its line there."""
+
+from __future__ import annotations
+
+import argparse
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import Any, Optional
+
+# fairseq's names: the sentence encoder's weights, and the named heads' by kind
+ENCODER = "encoder.sentence_encoder."
+MASKED_LM = "masked_lm"
+SEQUENCE_CLASSIFICATION = "sequence_classification"
+TOKEN_CLASSIFICATION = "token_classification"
+HEAD_PREFIXES = {
+    SEQUENCE_CLASSIFICATION: "classification_heads.",
+    TOKEN_CLASSIFICATION: "token_classification_heads.",
+}
+# transformers' task model of each kind: <family's class prefix><suffix>
+CLASS_SUFFIX = {
+    MASKED_LM: "ForMaskedLM",
+    SEQUENCE_CLASSIFICATION: "ForSequenceClassification",
+    TOKEN_CLASSIFICATION: "ForTokenClassification",
+}
+# fairseq activation -> transformers hidden_act with the same formula, and back
+HF_ACTIVATIONS = {"gelu": "gelu", "gelu_accurate": "gelu_new", "relu": "relu", "tanh": "tanh"}
+FAIRSEQ_ACTIVATIONS = {hf: fairseq for fairseq, hf in HF_ACTIVATIONS.items()}
+
+# A weight's shape as the config fields of its dimensions (model_files.check_weights sizes them)
+Shapes = dict[str, tuple[str, ...]]
+
+
+def option(model_cfg, name: str, default=None):
+    """One model option from an argparse Namespace or a DictConfig."""
+    if isinstance(model_cfg, argparse.Namespace):
+        value = getattr(model_cfg, name, default)
+    else:
+        value = model_cfg.get(name, default)
+    return default if value is None else value
+
+
+def take_rows(tensor, rows: list[Optional[int]]):
+    """tensor's rows in fairseq's dictionary order (import_hf.hf_rows); zero where a row has no
+    transformers counterpart."""
+    import torch
+
+    out = tensor.new_zeros((len(rows), *tensor.shape[1:]))
+    have = [i for i, row in enumerate(rows) if row is not None]
+    out[have] = tensor[torch.tensor([rows[i] for i in have])]
+    return out
+
+
+class Family(ABC):
+    """One transformers model family, both ways. Import reads a transformers dir: the family's
+    config.json (model_type), the weights its mapping reads, named without the base model's
+    prefix; export writes a fairseq checkpoint of the family's architecture as its transformers
+    classes."""
+
+    model_type: str  # config.json's model_type
+    arch: str  # the fairseq architecture it imports as
+    vocabulary: str  # the vocabulary dir kind of its tokenizer (preprocess/vocab_dir.py)
+    base_prefix: str  # what transformers' task models put before the base model's weights
+    layer_prefix: str  # the base model's name of its layers, before the layer number
+    left_out: tuple[str, ...]  # weights its files may hold that import reads nowhere (prefixes)
+    hf_class_prefix: str  # transformers' classes: <prefix>Config, <prefix>ForMaskedLM, ...
+    # transformers' MLM decoder weight (a tied model's file has none; None: no MLM head)
+    decoder_weight: Optional[str]
+
+    # import-hf
+
+    def config_problem(self, hf_dir: Path, raw: dict[str, Any]) -> Optional[str]:
+        """What of config.json (raw) the fairseq model cannot compute, in one line; None: all."""
+        return None
+
+    def derived_sizes(self, sizes: dict[str, int]) -> dict[str, int]:
+        """Sizes the weights' shapes name beyond config.json's fields (expected_weights)."""
+        return {}
+
+    @abstractmethod
+    def expected_weights(self, raw: dict[str, Any], layers: int) -> Shapes:
+        """The base model's weights the mapping reads, with their shapes."""
+
+    @abstractmethod
+    def mlm_head_weights(self, raw: dict[str, Any]) -> tuple[Shapes, set[str]]:
+        """(the MLM head's weights the mapping reads, with their shapes; the optional ones among
+        them: an untied decoder, which a tied model's file leaves out); empty: it has none."""
+
+    @abstractmethod
+    def fairseq_args(
+        self, hf_dir: Path, raw: dict[str, Any], hf: dict[str, Any]
+    ) -> argparse.Namespace:
+        """The fairseq model options of config.json (raw) and the weights (hf: an untied decoder
+        stays untied)."""
+
+    @abstractmethod
+    def fairseq_state(
+        self, hf: dict[str, Any], rows: list[Optional[int]], layers: int, mlm: bool
+    ) -> dict[str, Any]:
+        """The fairseq weights of every weight read (hf, by the mapping's names), vocabulary-sized
+        ones in fairseq's dictionary order (rows: take_rows); the MLM head's if mlm."""
+
+    # export-hf
+
+    @abstractmethod
+    def max_length(self, state: dict[str, Any], model_cfg) -> int:
+        """How many tokens, specials included, the model reads (the tokenizer's max length)."""
+
+    @abstractmethod
+    def hf_config(self, state: dict[str, Any], model_cfg, vocab_size: int, kind: str):
+        """transformers' config of the checkpoint's model (state, model options) with the task
+        model of kind; tie_word_embeddings says whether decoder_weight is the embeddings."""
+
+    @abstractmethod
+    def hf_state(
+        self, state: dict[str, Any], model_cfg, kind: str, head: Optional[str]
+    ) -> dict[str, Any]:
+        """transformers' weights of the encoder and of the head: the MLM head, or the
+        classification head of kind named head; one transformers has no place for is an
+        ExportError."""
+
+    def hf_class(self, kind: str) -> str:
+        return self.hf_class_prefix + CLASS_SUFFIX[kind]
