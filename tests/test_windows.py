@@ -8,15 +8,17 @@ from __future__ import annotations
 import math
 import random
 import re
+from pathlib import Path
 
 import pytest
 import torch
 
-from bio_roberta.finetuning.prediction_files import PredictionFileError, document_rows
-from bio_roberta.tasks.truncation import (
+from bio_roberta.tasks.truncation import window_spans
+from bio_roberta_core.windows import (
+    WindowsFileError,
     best_window_of_words,
+    document_rows,
     pool_logits,
-    window_spans,
 )
 
 
@@ -98,7 +100,7 @@ def test_a_word_no_window_holds_is_an_error():
 
 def test_documents_of_a_windows_file_run_in_order():
     assert document_rows([(0, 0, 5), (0, 3, 5), (2, 0, 2)]) == [[0, 1], [2]]
-    with pytest.raises(PredictionFileError, match="run in order"):
+    with pytest.raises(WindowsFileError, match="run in order"):
         document_rows([(0, 0, 5), (1, 0, 2), (0, 3, 5)])
 
 
@@ -231,7 +233,11 @@ def test_the_prediction_file_merges_a_documents_windows_word_by_word(tmp_path):
     """finetune-bin files as convert-task writes them for one 10-word document in 4 windows of 4
     words, 2 apart, and a short one: each word once, from the window the rule picks (worked out
     by hand: a word 1 from one window's edge and 0 from the other's goes to the first)."""
-    from bio_roberta.finetuning.prediction_files import TAGGED_WORDS, document_ids
+    from bio_roberta.finetuning.prediction_files import (
+        TAGGED_WORDS,
+        PredictionFileError,
+        document_ids,
+    )
 
     words = [f"w{i}" for i in range(10)]
     windows = [(0, 0, 4), (0, 2, 4), (0, 4, 4), (0, 6, 4), (1, 0, 2)]
@@ -253,3 +259,181 @@ def test_the_prediction_file_merges_a_documents_windows_word_by_word(tmp_path):
     assert document_ids(tmp_path, "test", 2) == [("doc:1", "doc:1"), ("doc:12", "doc:12")]
     with pytest.raises(PredictionFileError, match="holds 2 documents, the predictions 5"):
         document_ids(tmp_path, "test", 5)
+
+
+# --- validation over documents (user_dir/criterions/_document_validation.py) ------------------
+
+
+def validation_stats(criterion_class, logging_outputs: list[dict]) -> dict:
+    """What fairseq's validate() logs for these batches' logging outputs: each reduced as
+    trainer.valid_step does (in an aggregator of its own batch as well, whose values are read),
+    the whole set in validate's new root."""
+    from fairseq import metrics
+
+    with metrics.aggregate(new_root=True) as validation:
+        for logging_output in logging_outputs:
+            with metrics.aggregate() as batch:
+                criterion_class.reduce_metrics([logging_output])
+                batch.get_smoothed_values()
+    return validation.get_smoothed_values()
+
+
+def random_windowed_split(tmp_path, documents: int, width: int, stride: int, seed: int = 0):
+    """A tagged validation split as convert-task writes it with windows (valid.ids, .windows,
+    .conll) over random documents of random BIO entities; (windows, gold tags per window)."""
+    generator = random.Random(seed)
+    windows, gold_windows, ids, blocks = [], [], [], []
+    for document in range(documents):
+        tags: list[str] = []
+        while len(tags) < generator.randint(3, 30):
+            if generator.random() < 0.25:
+                tags += ["B-Disease"] + ["I-Disease"] * generator.randint(0, 3)
+            else:
+                tags.append("O")
+        for start, end in window_spans([1] * len(tags), width, stride):
+            windows.append((document, start, end - start))
+            gold_windows.append(tags[start:end])
+            ids.append(f"doc{document}")
+            blocks.append("".join(f"w{document}.{i}\t{tags[i]}\n" for i in range(start, end)))
+    (tmp_path / "valid.ids").write_text("".join(f"{i}\n" for i in ids))
+    (tmp_path / "valid.windows").write_text("".join("%d\t%d\t%d\n" % w for w in windows))
+    (tmp_path / "valid.conll").write_text("\n".join(blocks))
+    return windows, gold_windows
+
+
+def batches_of(windows, outputs, per_word: bool, seed: int = 0) -> list[dict]:
+    """Validation logging outputs of the windows in shuffled batches of 5, as a criterion writes
+    them, the first batch twice (fairseq's dummy batch)."""
+    from user_dir.criterions._document_validation import ValidationWindows, window_logging_output
+
+    pooling = None if per_word else "mean"
+    places = ValidationWindows(Path("valid.windows"), windows, pooling)
+    order = list(range(len(windows)))
+    random.Random(seed).shuffle(order)
+    batches = []
+    for start in range(0, len(order), 5):
+        ids = order[start : start + 5]
+        entries = window_logging_output(
+            places, {"id": torch.tensor(ids)}, [outputs[i] for i in ids], per_word
+        )
+        batches.append(
+            {"loss": torch.tensor(1.0), "sample_size": 1, "ntokens": 1, "nsentences": 1, **entries}
+        )
+    return [batches[0]] + batches
+
+
+def test_validation_scores_tagged_documents_as_their_prediction_file_scores(tmp_path):
+    """Noisy predictions of each window of 40 windowed documents, in shuffled batches: the
+    criterion's entity_f1 is the score of the prediction file the test-time merge writes from
+    the same predictions, not the windows' own; an entity whose words come from two windows
+    counts once, as the document holds it."""
+    from bio_roberta.finetuning.prediction_files import TAGGED_WORDS
+    from bio_roberta.tasks.registry import get_task
+    from bio_roberta_core.metrics import entity_f1
+    from user_dir.criterions.sequence_labeling import SequenceLabelingCriterion
+
+    windows, gold = random_windowed_split(tmp_path, 40, width=6, stride=2)
+    generator = random.Random(1)
+    tags = ("O", "B-Disease", "I-Disease")  # each window right on 3 words in 4, else a guess
+    predicted = [
+        [t if generator.random() < 0.75 else generator.choice(tags) for t in window]
+        for window in gold
+    ]
+    stats = validation_stats(
+        SequenceLabelingCriterion,
+        batches_of(windows, [list(zip(g, p)) for g, p in zip(gold, predicted)], per_word=True),
+    )
+    outputs = dict(enumerate(zip(gold, predicted)))
+    TAGGED_WORDS.write(tmp_path, "valid", outputs, tmp_path / "valid.conll.predicted")
+    document_score = get_task("ncbi-disease").score(
+        *TAGGED_WORDS.read(tmp_path / "valid.conll.predicted")
+    )
+    assert stats["documents"] == 40
+    assert stats["entity_f1"] == round(100 * document_score, 2)
+    assert stats["entity_f1"] != round(100 * entity_f1(gold, predicted), 2)  # the windows' score
+    merged = TAGGED_WORDS.sentences(tmp_path, "valid", outputs)
+    words = sum(len(rows) for _, rows, _ in merged)
+    right = sum(g == p for _, rows, tags in merged for (_, g), p in zip(rows, tags))
+    assert stats["tag_accuracy"] == round(100 * right / words, 2)
+
+
+def test_validation_classifies_a_document_from_its_windows_pooled_logits(tmp_path):
+    """Random logits of each window of 30 windowed texts: the criterion's accuracy and F1s are
+    those of the documents, each decided from its windows' mean logits, not of the windows."""
+    from bio_roberta.tasks.registry import get_task
+    from bio_roberta_core.metrics import accuracy
+    from user_dir.criterions.single_label_classification import (
+        SCORED_CLASSES,
+        SingleLabelClassificationCriterion,
+    )
+
+    spec = get_task("chemprot")
+    generator = torch.Generator().manual_seed(0)
+    windows = [
+        (document, start, end - start)
+        for document in range(30)
+        for start, end in window_spans([1] * (5 + (7 * document) % 23), 8, 4)
+    ]
+    targets = torch.randint(len(spec.labels), (30,), generator=generator).tolist()
+    logits = torch.randn(len(windows), len(spec.labels), generator=generator)
+    outputs = [(row, targets[document]) for row, (document, _, _) in zip(logits, windows)]
+    batches = batches_of(windows, outputs, per_word=False)
+    scored = [k for k, label in enumerate(spec.labels) if label in spec.labels_in_score]
+    for batch in batches:
+        batch[SCORED_CLASSES] = scored
+    stats = validation_stats(SingleLabelClassificationCriterion, batches)
+
+    def score(gold, predicted):
+        names = [spec.labels[k] for k in gold], [spec.labels[k] for k in predicted]
+        return round(100 * spec.score(*names), 2), round(100 * accuracy(*names), 2)
+
+    rows = document_rows(windows)
+    pooled = [pool_logits([logits[i] for i in indices], "mean").argmax() for indices in rows]
+    documents = score(targets, [int(p) for p in pooled])
+    per_window = score([targets[d] for d, _, _ in windows], logits.argmax(-1).tolist())
+    assert stats["documents"] == 30 and len(windows) > 60
+    assert (stats["macro_f1"], stats["accuracy"]) == documents != per_window
+
+
+def test_each_criterion_logs_its_metrics_over_documents():
+    """Windowed logging outputs of every fine-tuning criterion give every metric it logs
+    without windows (the registry's --best-checkpoint-metric), and the documents counted."""
+    from fairseq import metrics
+    from fairseq.criterions import CRITERION_REGISTRY
+
+    import user_dir  # noqa: F401  (registers the criteria)
+    from bio_roberta_core.metrics import METRICS
+    from user_dir.criterions._document_validation import OUTPUTS, PLACES, POOLING
+
+    pairs = [("B", "B"), ("I", "O"), ("O", "O")]
+    element_pairs = [("I-PAR", "I-PAR"), ("O", "I-INT"), ("I-OUT", "O")]
+    windows = {
+        "sequence_labeling": (None, [pairs, pairs]),
+        "multi_element_tagging": (None, [element_pairs, element_pairs]),
+        "single_label_classification": (
+            "max",
+            [(torch.tensor([0.2, 1.0]), 1), (torch.tensor([2.0, 0.0]), 0)],
+        ),
+        "regression": ("mean", [(torch.tensor([0.5]), 1.0), (torch.tensor([2.0]), 3.0)]),
+        "multilabel_classification": (
+            "mean",
+            [(torch.tensor([1.0, -1.0]), torch.tensor([True, False]), 0)] * 2,
+        ),
+    }
+    for criterion, (pooling, outputs) in windows.items():
+        logging_output = {
+            "loss": torch.tensor(1.0),
+            "sample_size": 2,
+            "ntokens": 4,
+            "nsentences": 2,
+            PLACES: [(0, 0, 3, 1), (1, 0, 3, 1)],
+            OUTPUTS: outputs,
+            POOLING: pooling,
+            "scored_classes": [1],
+        }
+        with metrics.aggregate() as validation:
+            CRITERION_REGISTRY[criterion].reduce_metrics([logging_output])
+        logged = validation.get_smoothed_values()
+        assert logged["documents"] == 2, criterion
+        names = {name for name, metric in METRICS.items() if metric.criterion == criterion}
+        assert names <= set(logged), (criterion, sorted(logged))
