@@ -5,6 +5,7 @@ the stated mean or max. End to end through a tiny fine-tuned model: tests/test_p
 
 from __future__ import annotations
 
+import json
 import math
 import random
 import re
@@ -19,6 +20,7 @@ from bio_roberta_core.windows import (
     best_window_of_words,
     document_rows,
     pool_logits,
+    read_windows,
 )
 
 
@@ -437,3 +439,139 @@ def test_each_criterion_logs_its_metrics_over_documents():
         assert logged["documents"] == 2, criterion
         names = {name for name, metric in METRICS.items() if metric.criterion == criterion}
         assert names <= set(logged), (criterion, sorted(logged))
+
+
+# --- end to end: tiny fine-tuning runs on windows (real fairseq, CPU) ---------------------------
+
+WINDOWED_TASKS = ("ncbi-disease", "chemprot")
+
+
+@pytest.fixture(scope="module")
+def windowed_runs(tmp_path_factory) -> dict[str, dict]:
+    """The sample's NER and ChemProt converted at 32 positions with windows 8 tokens apart (every
+    dev sentence is several windows), each fine-tuned one epoch by bio_roberta.finetuning.job with
+    validation every 8 updates; the result record of each."""
+    from bio_roberta.tasks.truncation import WINDOWS, LongInputs
+    from conftest import SAMPLE_DIR
+    from test_predict import sample_words
+    from tiny_finetune import fine_tune, tiny_vocab
+
+    records = {}
+    for task in WINDOWED_TASKS:
+        root = tmp_path_factory.mktemp(f"windowed_{task}")
+        pooling = {} if task == "ncbi-disease" else {"pooling": "mean"}
+        _, records[task] = fine_tune(
+            root,
+            task,
+            SAMPLE_DIR / "tasks" / task,
+            tiny_vocab(root, sample_words(task)),
+            LongInputs(WINDOWS, stride=8, **pooling),
+            "hparams.max_epoch=1",
+            "hparams.validate_interval_updates=8",
+        )
+    return records
+
+
+def logged_validations(record: dict) -> list[dict[str, str]]:
+    """The fields of each validation line of a run's train.log ("valid on 'valid' subset")."""
+    lines = Path(record["log"]).read_text().splitlines()
+    return [
+        dict(field.strip().split(" ", 1) for field in line.split("|")[5:] if " " in field.strip())
+        for line in lines
+        if "valid on 'valid' subset |" in line
+    ]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", WINDOWED_TASKS)
+def test_training_selects_its_checkpoint_by_the_dev_score_over_documents(
+    windowed_runs, task, tmp_path
+):
+    """Each validation logs the task's metric over the dev documents (all of them); the checkpoint
+    kept as best, and the record's valid_score, is the best of those; the test-time scorer
+    (`predict` on dev, the windows merged as for test) computes that same score from the
+    checkpoint's predictions, and the windows' own score of those predictions (what validation
+    logged before) is another number."""
+    from bio_roberta.finetuning.predictions import load_finetuned, model_outputs, predict
+    from bio_roberta.tasks.registry import get_task
+
+    record, spec = windowed_runs[task], get_task(task)
+    data = Path(record["data"]["dir"])
+    assert record["data"]["long_inputs"]["route"] == "windows"
+    windows = read_windows(data, "valid")
+    documents = len(document_rows(windows))
+    assert len(windows) > 2 * documents  # the dev documents are windows
+    validations = logged_validations(record)
+    assert len(validations) >= 3
+    assert {int(v["documents"]) for v in validations} == {documents}
+    scores = [float(v[spec.metric]) for v in validations]
+    assert 100 * record["valid_score"] == pytest.approx(max(scores))
+
+    checkpoint = Path(record["checkpoint"]["path"])
+    suffix = spec.task_kind.predictions.suffix
+    result = predict(checkpoint, data, tmp_path / f"valid.{suffix}", split="valid", spec=spec)
+    assert result.examples == documents
+    assert round(100 * result.score, 2) == pytest.approx(100 * record["valid_score"])
+    model, fairseq_task = load_finetuned(checkpoint, data)
+    rows = model_outputs(model, fairseq_task, spec.task_kind.predictions, "valid")
+    gold, predicted = zip(*(rows[index] for index in range(len(windows))))
+    per_window = spec.score(list(gold), list(predicted))
+    assert round(100 * per_window, 2) != round(100 * result.score, 2)
+
+
+def fairseq_validation(checkpoint: Path, data: Path) -> dict:
+    """What fairseq's validate() logs for `checkpoint` on data's valid split: its task and
+    criterion built from the checkpoint's config (data replaced), batches of 8 through
+    task.valid_step and the criterion's reduce_metrics as trainer.valid_step runs them."""
+    from fairseq import checkpoint_utils
+
+    import user_dir
+
+    overrides = {"data": str(data), "user_dir": str(Path(user_dir.__file__).parent)}
+    models, cfg, task = checkpoint_utils.load_model_ensemble_and_task(
+        [str(checkpoint)], arg_overrides=overrides
+    )
+    model, criterion = models[0].eval(), task.build_criterion(cfg.criterion)
+    task.load_dataset("valid")
+    batches = task.get_batch_iterator(task.dataset("valid"), max_sentences=8)
+    logging_outputs = []
+    with torch.no_grad():
+        for sample in batches.next_epoch_itr(shuffle=False):
+            logging_outputs.append(task.valid_step(sample, model, criterion)[2])
+    return validation_stats(type(criterion), logging_outputs)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", WINDOWED_TASKS)
+def test_a_split_without_windows_validates_over_its_examples_as_before(
+    windowed_runs, task, tmp_path
+):
+    """The same task converted by its kind's own route (NER cut into pieces, ChemProt truncated):
+    the checkpoint's validation logs no documents and the scores over the examples, the numbers
+    fairseq logged before windows had a route of their own (entity counts summed over pieces;
+    sentence_prediction's accuracy to 0.1)."""
+    from bio_roberta.convert import convert_task
+    from bio_roberta.finetuning.predictions import load_finetuned, model_outputs
+    from bio_roberta.tasks.registry import get_task
+    from bio_roberta_core.metrics import accuracy
+    from conftest import SAMPLE_DIR
+
+    record, spec = windowed_runs[task], get_task(task)
+    windowed = json.loads((Path(record["data"]["dir"]) / "manifest.json").read_text())
+    data = tmp_path / task
+    (manifest,) = convert_task(
+        spec, SAMPLE_DIR / "tasks" / task, windowed["vocab"]["path"], data, max_positions=32
+    )
+    assert manifest["long_inputs"]["route"] == spec.task_kind.long_inputs
+    checkpoint = Path(record["checkpoint"]["path"])
+    stats = fairseq_validation(checkpoint, data)
+    assert "documents" not in stats
+    model, fairseq_task = load_finetuned(checkpoint, data)
+    rows = model_outputs(model, fairseq_task, spec.task_kind.predictions, "valid")
+    gold, predicted = map(list, zip(*rows.values()))
+    assert stats[spec.metric] == round(100 * spec.score(gold, predicted), 2)
+    if task == "chemprot":
+        assert stats["accuracy"] == round(100 * accuracy(gold, predicted), 1)
+    else:
+        words = [(g, p) for sentence in zip(gold, predicted) for g, p in zip(*sentence)]
+        assert stats["tag_accuracy"] == round(100 * sum(g == p for g, p in words) / len(words), 2)
