@@ -280,6 +280,9 @@ def validation_stats(criterion_class, logging_outputs: list[dict]) -> dict:
     return validation.get_smoothed_values()
 
 
+TAGS = ("O", "B-Disease", "I-Disease")  # ncbi-disease's in BIO, class ids in this order
+
+
 def random_windowed_split(tmp_path, documents: int, width: int, stride: int, seed: int = 0):
     """A tagged validation split as convert-task writes it with windows (valid.ids, .windows,
     .conll) over random documents of random BIO entities; (windows, gold tags per window)."""
@@ -303,12 +306,13 @@ def random_windowed_split(tmp_path, documents: int, width: int, stride: int, see
     return windows, gold_windows
 
 
-def batches_of(windows, outputs, per_word: bool, seed: int = 0) -> list[dict]:
+def batches_of(windows, outputs, labels=None, seed: int = 0) -> list[dict]:
     """Validation logging outputs of the windows in shuffled batches of 5, as a criterion writes
-    them, the first batch twice (fairseq's dummy batch)."""
+    them (labels: a tagger's, else the outputs are logits pooled by their mean), the first batch
+    twice (fairseq's dummy batch)."""
     from user_dir.criterions._document_validation import ValidationWindows, window_logging_output
 
-    pooling = None if per_word else "mean"
+    pooling = None if labels else "mean"
     places = ValidationWindows(Path("valid.windows"), windows, pooling)
     order = list(range(len(windows)))
     random.Random(seed).shuffle(order)
@@ -316,7 +320,7 @@ def batches_of(windows, outputs, per_word: bool, seed: int = 0) -> list[dict]:
     for start in range(0, len(order), 5):
         ids = order[start : start + 5]
         entries = window_logging_output(
-            places, {"id": torch.tensor(ids)}, [outputs[i] for i in ids], per_word
+            places, {"id": torch.tensor(ids)}, [outputs[i] for i in ids], labels
         )
         batches.append(
             {"loss": torch.tensor(1.0), "sample_size": 1, "ntokens": 1, "nsentences": 1, **entries}
@@ -336,14 +340,21 @@ def test_validation_scores_tagged_documents_as_their_prediction_file_scores(tmp_
 
     windows, gold = random_windowed_split(tmp_path, 40, width=6, stride=2)
     generator = random.Random(1)
-    tags = ("O", "B-Disease", "I-Disease")  # each window right on 3 words in 4, else a guess
+    # each window right on 3 words in 4, else a guess
     predicted = [
-        [t if generator.random() < 0.75 else generator.choice(tags) for t in window]
+        [t if generator.random() < 0.75 else generator.choice(TAGS) for t in window]
         for window in gold
     ]
     stats = validation_stats(
         SequenceLabelingCriterion,
-        batches_of(windows, [list(zip(g, p)) for g, p in zip(gold, predicted)], per_word=True),
+        batches_of(
+            windows,
+            [
+                ([TAGS.index(t) for t in g], [TAGS.index(t) for t in p])
+                for g, p in zip(gold, predicted)
+            ],
+            TAGS,
+        ),
     )
     outputs = dict(enumerate(zip(gold, predicted)))
     TAGGED_WORDS.write(tmp_path, "valid", outputs, tmp_path / "valid.conll.predicted")
@@ -379,7 +390,7 @@ def test_validation_classifies_a_document_from_its_windows_pooled_logits(tmp_pat
     targets = torch.randint(len(spec.labels), (30,), generator=generator).tolist()
     logits = torch.randn(len(windows), len(spec.labels), generator=generator)
     outputs = [(row, targets[document]) for row, (document, _, _) in zip(logits, windows)]
-    batches = batches_of(windows, outputs, per_word=False)
+    batches = batches_of(windows, outputs)
     scored = [k for k, label in enumerate(spec.labels) if label in spec.labels_in_score]
     for batch in batches:
         batch[SCORED_CLASSES] = scored
@@ -405,32 +416,31 @@ def test_each_criterion_logs_its_metrics_over_documents():
 
     import user_dir  # noqa: F401  (registers the criteria)
     from bio_roberta_core.metrics import METRICS
-    from user_dir.criterions._document_validation import OUTPUTS, PLACES, POOLING
+    from user_dir.criterions._document_validation import ValidationWindows, window_logging_output
+    from user_dir.criterions.multi_element_tagging import SET_TAGS
 
-    pairs = [("B", "B"), ("I", "O"), ("O", "O")]
-    element_pairs = [("I-PAR", "I-PAR"), ("O", "I-INT"), ("I-OUT", "O")]
-    windows = {
-        "sequence_labeling": (None, [pairs, pairs]),
-        "multi_element_tagging": (None, [element_pairs, element_pairs]),
-        "single_label_classification": (
-            "max",
-            [(torch.tensor([0.2, 1.0]), 1), (torch.tensor([2.0, 0.0]), 0)],
-        ),
+    tagged = [([1, 2, 0], [1, 0, 0])] * 2  # (gold, predicted) ids of each window's 3 words
+    logits = [(torch.tensor([0.2, 1.0]), 1), (torch.tensor([2.0, 0.0]), 0)]
+    windows = {  # criterion: (labels or pooling, outputs of a window of each of 2 documents)
+        "sequence_labeling": (TAGS, tagged),
+        "multi_element_tagging": (SET_TAGS, [([1, 0, 6], [1, 2, 0])] * 2),
+        "single_label_classification": ("max", logits),
         "regression": ("mean", [(torch.tensor([0.5]), 1.0), (torch.tensor([2.0]), 3.0)]),
         "multilabel_classification": (
             "mean",
             [(torch.tensor([1.0, -1.0]), torch.tensor([True, False]), 0)] * 2,
         ),
     }
-    for criterion, (pooling, outputs) in windows.items():
+    for criterion, (labels_or_pooling, outputs) in windows.items():
+        labels = labels_or_pooling if isinstance(labels_or_pooling, tuple) else None
+        pooling = None if labels else labels_or_pooling
+        places = ValidationWindows(Path("valid.windows"), [(0, 0, 3), (1, 0, 3)], pooling)
         logging_output = {
             "loss": torch.tensor(1.0),
             "sample_size": 2,
             "ntokens": 4,
             "nsentences": 2,
-            PLACES: [(0, 0, 3, 1), (1, 0, 3, 1)],
-            OUTPUTS: outputs,
-            POOLING: pooling,
+            **window_logging_output(places, {"id": torch.tensor([0, 1])}, outputs, labels),
             "scored_classes": [1],
         }
         with metrics.aggregate() as validation:
@@ -575,3 +585,26 @@ def test_a_split_without_windows_validates_over_its_examples_as_before(
     else:
         words = [(g, p) for sentence in zip(gold, predicted) for g, p in zip(*sentence)]
         assert stats["tag_accuracy"] == round(100 * sum(g == p for g, p in words) / len(words), 2)
+
+
+def test_validation_windows_that_do_not_fit_the_run_are_refused(tmp_path):
+    """A windows file beside a manifest of another route, a classification's without its pooling,
+    several validation subsets, or a batch example beyond the file: each an error naming the file
+    and what to do."""
+    from user_dir.criterions._document_validation import ValidationWindows
+
+    assert ValidationWindows.of(str(tmp_path), "valid") is None  # no windows: as before
+    (tmp_path / "valid.windows").write_text("0\t0\t4\n0\t2\t4\n1\t0\t3\n")
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text(json.dumps({"long_inputs": {"route": "truncate"}}))
+    with pytest.raises(ValueError, match="records long inputs 'truncate', yet valid.windows"):
+        ValidationWindows.of(str(tmp_path), "valid")
+    manifest.write_text(json.dumps({"long_inputs": {"route": "windows", "stride": 2}}))
+    with pytest.raises(ValueError, match="pooling None of a classification's windows"):
+        ValidationWindows.of(str(tmp_path), "valid", pooled=True)
+    with pytest.raises(ValueError, match="--valid-subset valid,test: .* pass one"):
+        ValidationWindows.of(str(tmp_path), "valid,test")
+    windows = ValidationWindows.of(str(tmp_path), "valid")
+    assert windows.places == [(0, 0, 4, 2), (0, 2, 4, 2), (1, 0, 3, 1)]
+    with pytest.raises(ValueError, match="has 3 lines but validation reads example 7"):
+        windows.of_sample({"id": torch.tensor([1, 7])})

@@ -22,21 +22,31 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
+import torch
 from fairseq import metrics
 from fairseq.dataclass import FairseqDataclass
 from fairseq.logging.meters import Meter
 from omegaconf import II
 
-from bio_roberta_core.windows import document_rows, merge_word_windows, pool_logits, read_windows
+from bio_roberta_core.windows import (
+    POOLINGS,
+    document_rows,
+    merge_word_windows,
+    pool_logits,
+    read_windows,
+)
 from user_dir.criterions._finetune_metrics import log_percentage
 
 DOCUMENT_WINDOWS = "_document_windows"  # the meter's key (hidden: fairseq prints no "_" key)
 DOCUMENTS = "documents"  # the number of documents scored, logged beside their metrics
 # logging-output keys of a validation batch of a windowed split: each example's place
-# (document, first word or token, count, windows of its document), its outputs (tagging: a
-# (gold, predicted) pair per word; classification: its logits, then its target and whatever
-# else scoring needs) and the pooling of a classification's windows (None: tagging)
-PLACES, OUTPUTS, POOLING = "window_places", "window_outputs", "window_pooling"
+# (document, first word or token, count, windows of its document); its outputs, compact since
+# data-parallel validation gathers them through fairseq's --all-gather-list-size bytes (tagging:
+# the gold and the predicted label id of each word, as two bytes; classification: its logits as
+# floats, then its target and whatever else scoring needs); the label of each id (tagging) or
+# the pooling of a classification's windows
+PLACES, OUTPUTS = "window_places", "window_outputs"
+LABELS, POOLING = "window_labels", "window_pooling"
 
 
 @dataclass
@@ -59,9 +69,12 @@ class ValidationWindows:
         self.pooling = pooling
 
     @classmethod
-    def of(cls, data: str, valid_subset: str) -> Optional["ValidationWindows"]:
-        """The windows of the validation subset of a finetune-bin/<task> dir; None where it has
-        no {subset}.windows (truncated or cut into pieces: validation over examples)."""
+    def of(
+        cls, data: str, valid_subset: str, pooled: bool = False
+    ) -> Optional["ValidationWindows"]:
+        """The windows of the validation subset of a finetune-bin/<task> dir (pooled: of a
+        classification, whose manifest must say how its windows' logits are pooled); None where it
+        has no {subset}.windows (truncated or cut into pieces: validation over examples)."""
         subsets = valid_subset.split(",")
         windowed = [subset for subset in subsets if (Path(data) / f"{subset}.windows").is_file()]
         if not windowed:
@@ -85,10 +98,14 @@ class ValidationWindows:
                 f"{manifest} records long inputs {long_inputs.get('route')!r}, yet "
                 f"{valid_subset}.windows is there: convert the task again"
             )
+        pooling = long_inputs.get("pooling")
+        if pooled and pooling not in POOLINGS:
+            raise ValueError(
+                f"{manifest} records the pooling {pooling!r} of a classification's windows, not "
+                f"one of {', '.join(POOLINGS)}: convert the task again"
+            )
         return cls(
-            Path(data) / f"{valid_subset}.windows",
-            read_windows(data, valid_subset),
-            long_inputs.get("pooling"),
+            Path(data) / f"{valid_subset}.windows", read_windows(data, valid_subset), pooling
         )
 
     def of_sample(self, sample) -> list[tuple[int, int, int, int]]:
@@ -103,16 +120,17 @@ class ValidationWindows:
         return [self.places[i] for i in ids]
 
 
-def merged_words(windows: list[tuple[int, int]], outputs: list) -> tuple[list, list]:
-    """A tagged document's (gold, predicted) per word from its windows' pairs per word, each
-    word's from the window where it has the most context."""
-    pairs = merge_word_windows(windows, outputs)
-    return [gold for gold, _ in pairs], [predicted for _, predicted in pairs]
+def merged_words(windows: list[tuple[int, int]], outputs: list, labels: Sequence[str]) -> tuple:
+    """A tagged document's (gold labels, predicted labels) per word from its windows' label ids,
+    each word's from the window where it has the most context."""
+    pairs = merge_word_windows(windows, [list(zip(*output)) for output in outputs])
+    return [labels[gold] for gold, _ in pairs], [labels[predicted] for _, predicted in pairs]
 
 
 def pooled_text(outputs: list, pooling: str) -> tuple:
     """A text's (logits pooled over its windows, then the rest of its first window's output)."""
-    return (pool_logits([output[0] for output in outputs], pooling), *outputs[0][1:])
+    logits = [torch.tensor(output[0], dtype=torch.float32) for output in outputs]
+    return (pool_logits(logits, pooling), *outputs[0][1:])
 
 
 class DocumentWindows(Meter):
@@ -124,7 +142,8 @@ class DocumentWindows(Meter):
     holds few whole documents, the end all of them."""
 
     def __init__(self):
-        self.pooling: Optional[str] = None
+        self.labels: Optional[Sequence[str]] = None  # tagging: the label of each id
+        self.pooling: Optional[str] = None  # classification: how windows' logits are pooled
         self.reset()
 
     def reset(self):
@@ -132,8 +151,8 @@ class DocumentWindows(Meter):
         self.expected: dict[int, int] = {}  # document -> its number of windows
         self._merged: Optional[list] = None
 
-    def update(self, places, outputs, pooling: Optional[str]):
-        self.pooling = pooling
+    def update(self, places, outputs, labels: Optional[Sequence[str]], pooling: Optional[str]):
+        self.labels, self.pooling = labels, pooling
         for (document, first, count, windows), output in zip(places, outputs, strict=True):
             self.windows.setdefault(document, {})[first] = (count, output)
             self.expected[document] = windows
@@ -150,18 +169,26 @@ class DocumentWindows(Meter):
                 firsts = sorted(windows)
                 outputs = [windows[first][1] for first in firsts]
                 self._merged.append(
-                    merged_words([(first, windows[first][0]) for first in firsts], outputs)
-                    if self.pooling is None
+                    merged_words(
+                        [(first, windows[first][0]) for first in firsts], outputs, self.labels
+                    )
+                    if self.labels is not None
                     else pooled_text(outputs, self.pooling)
                 )
         return self._merged
 
     def state_dict(self):
-        return {"windows": self.windows, "expected": self.expected, "pooling": self.pooling}
+        return {
+            "windows": self.windows,
+            "expected": self.expected,
+            "labels": self.labels,
+            "pooling": self.pooling,
+        }
 
     def load_state_dict(self, state_dict):
         self.windows, self.expected = state_dict["windows"], state_dict["expected"]
-        self.pooling, self._merged = state_dict["pooling"], None
+        self.labels, self.pooling = state_dict["labels"], state_dict["pooling"]
+        self._merged = None
 
     @property
     def smoothed_value(self) -> int:
@@ -169,18 +196,31 @@ class DocumentWindows(Meter):
 
 
 def window_logging_output(
-    windows: ValidationWindows, sample, outputs: Sequence, per_word: bool = False
+    windows: ValidationWindows, sample, outputs: Sequence, labels: Optional[Sequence[str]] = None
 ) -> dict:
     """The logging-output entries of a validation batch of a windowed split: each example's place
-    and output (per_word: a list with one entry per word of the window, checked)."""
+    and outputs. Tagging (labels: the label of each id): (gold ids, predicted ids) of each word
+    of the window, checked to be one per word; classification: (logits, *what scoring needs)."""
     places = windows.of_sample(sample)
+    if labels is not None and len(labels) > 256:
+        raise ValueError(
+            f"{windows.path}: {len(labels)} labels; validation over windows keeps a label id "
+            "in a byte (at most 256 labels)"
+        )
+    compact = []
     for (document, first, count, _), output in zip(places, outputs, strict=True):
-        if per_word and len(output) != count:
+        if labels is None:
+            compact.append((output[0].tolist(), *output[1:]))
+            continue
+        gold, predicted = output
+        if len(gold) != count:
             raise ValueError(
                 f"{windows.path}: the window of document {document} from word {first} holds "
-                f"{count} words but its labels tag {len(output)}: convert the task again"
+                f"{count} words but its labels tag {len(gold)}: convert the task again"
             )
-    return {PLACES: places, OUTPUTS: list(outputs), POOLING: windows.pooling}
+        compact.append((bytes(gold), bytes(predicted)))
+    entries = {PLACES: places, OUTPUTS: compact, POOLING: windows.pooling}
+    return {**entries, LABELS: tuple(labels)} if labels is not None else entries
 
 
 def log_documents(logging_outputs) -> bool:
@@ -191,7 +231,12 @@ def log_documents(logging_outputs) -> bool:
         return False
     for log in windowed:
         metrics.log_custom(
-            DocumentWindows, DOCUMENT_WINDOWS, log[PLACES], log[OUTPUTS], log[POOLING]
+            DocumentWindows,
+            DOCUMENT_WINDOWS,
+            log[PLACES],
+            log[OUTPUTS],
+            log.get(LABELS),
+            log[POOLING],
         )
     metrics.log_derived(DOCUMENTS, lambda meters: meters[DOCUMENT_WINDOWS].smoothed_value)
     return True

@@ -48,6 +48,20 @@ def word_element_tags(decisions: torch.Tensor, target: torch.Tensor) -> list[lis
     ]
 
 
+# A word's element set as a number: bit k for PICO_ELEMENTS[k]; the tag of each number.
+ELEMENT_BITS = 1 << torch.arange(len(PICO_ELEMENTS))
+SET_TAGS = tuple(
+    pico_tag(e for k, e in enumerate(PICO_ELEMENTS) if number >> k & 1)
+    for number in range(1 << len(PICO_ELEMENTS))
+)
+
+
+def word_element_sets(decisions: torch.Tensor, target: torch.Tensor) -> list[list[int]]:
+    """Each word's element set as a number (SET_TAGS names it), one list per sequence."""
+    numbers = (decisions.long() * ELEMENT_BITS.to(decisions.device)).sum(-1)
+    return [row[mask].tolist() for row, mask in zip(numbers, target[..., 0] >= 0)]
+
+
 @register_criterion("multi_element_tagging", dataclass=DocumentValidationConfig)
 class MultiElementTaggingCriterion(FairseqCriterion):
     """BCE with logits summed over words and elements; the gradient is normalised by words."""
@@ -69,9 +83,8 @@ class MultiElementTaggingCriterion(FairseqCriterion):
         sample_size = int(tagged.sum())
         logging_output = finetune_logging_output(loss, sample, sample_size)
         if not model.training and self.windows is not None:
-            tags = zip(word_element_tags(target > 0, target), word_element_tags(logits > 0, target))
-            pairs = [list(zip(gold_tags, predicted_tags)) for gold_tags, predicted_tags in tags]
-            logging_output.update(window_logging_output(self.windows, sample, pairs, per_word=True))
+            sets = zip(word_element_sets(target > 0, target), word_element_sets(logits > 0, target))
+            logging_output.update(window_logging_output(self.windows, sample, list(sets), SET_TAGS))
         elif not model.training:
             predicted, gold = word_logits > 0, gold > 0
             for keys, counts in zip(

@@ -54,7 +54,7 @@ class MultilabelClassificationCriterion(FairseqCriterion):
     def __init__(self, cfg: DocumentValidationConfig, task):
         super().__init__(task)
         self.head_name = task.cfg.classification_head_name
-        self.windows = ValidationWindows.of(task.cfg.data, cfg.valid_subset)
+        self.windows = ValidationWindows.of(task.cfg.data, cfg.valid_subset, pooled=True)
 
     def forward(self, model, sample, reduce=True):
         logits, _ = model(

@@ -46,7 +46,7 @@ class RegressionCriterion(SentencePredictionCriterion):
         super().__init__(cfg, task)
         # the parent then logs every validation prediction and target ("pred", "targ")
         self.keep_pred_and_targ = True
-        self.windows = ValidationWindows.of(task.cfg.data, cfg.valid_subset)
+        self.windows = ValidationWindows.of(task.cfg.data, cfg.valid_subset, pooled=True)
 
     def forward(self, model, sample, reduce=True):
         if model.training or self.windows is None:

@@ -31,10 +31,14 @@ ENTITY_COUNTS = ("entity_tp", "entity_predicted", "entity_gold")
 TAG_ACCURACY = "tag_accuracy"
 
 
+def word_ids(class_ids: torch.Tensor, target: torch.Tensor) -> list[list[int]]:
+    """The class ids of each sequence's tagged positions (target >= 0), one list per sequence."""
+    return [row[mask].tolist() for row, mask in zip(class_ids, target >= 0)]
+
+
 def word_tags(class_ids: torch.Tensor, target: torch.Tensor, tags: list[str]) -> list[list[str]]:
     """The tags of each sequence's tagged positions (target >= 0), one list per sequence."""
-    tagged = target >= 0
-    return [[tags[i] for i in row[mask].tolist()] for row, mask in zip(class_ids, tagged)]
+    return [[tags[i] for i in ids] for ids in word_ids(class_ids, target)]
 
 
 @register_criterion("sequence_labeling", dataclass=DocumentValidationConfig)
@@ -63,16 +67,17 @@ class SequenceLabelingCriterion(FairseqCriterion):
         logging_output = finetune_logging_output(loss, sample, sample_size)
         if not model.training:
             predicted = logits.argmax(dim=-1)
-            gold_tags = word_tags(target, target, self.tags)
-            predicted_tags = word_tags(predicted, target, self.tags)
             if self.windows is not None:
-                pairs = [list(zip(g, p)) for g, p in zip(gold_tags, predicted_tags)]
+                ids = zip(word_ids(target, target), word_ids(predicted, target))
                 logging_output.update(
-                    window_logging_output(self.windows, sample, pairs, per_word=True)
+                    window_logging_output(self.windows, sample, list(ids), self.tags)
                 )
             else:
                 logging_output["ncorrect"] = int((predicted[tagged] == target[tagged]).sum())
-                logging_output.update(zip(ENTITY_COUNTS, entity_counts(gold_tags, predicted_tags)))
+                counts = entity_counts(
+                    word_tags(target, target, self.tags), word_tags(predicted, target, self.tags)
+                )
+                logging_output.update(zip(ENTITY_COUNTS, counts))
         return loss, sample_size, logging_output
 
     @staticmethod

@@ -75,7 +75,7 @@ class SingleLabelClassificationCriterion(SentencePredictionCriterion):
             )
         self.scored_classes = [k for k, label in enumerate(labels) if label != cfg.negative_label]
         self.num_classes = len(labels)
-        self.windows = ValidationWindows.of(task.cfg.data, cfg.valid_subset)
+        self.windows = ValidationWindows.of(task.cfg.data, cfg.valid_subset, pooled=True)
 
     def forward(self, model, sample, reduce=True):
         if model.training:
