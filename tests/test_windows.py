@@ -458,9 +458,9 @@ WINDOWED_TASKS = ("ncbi-disease", "chemprot")
 
 @pytest.fixture(scope="module")
 def windowed_runs(tmp_path_factory) -> dict[str, dict]:
-    """The sample's NER and ChemProt converted at 32 positions with windows 8 tokens apart (every
-    dev sentence is several windows), each fine-tuned one epoch by bio_roberta.finetuning.job with
-    validation every 8 updates; the result record of each."""
+    """The sample's NER and ChemProt converted at 32 positions with windows half a window apart
+    (the default stride; every dev sentence is two windows or more), each fine-tuned one epoch by
+    bio_roberta.finetuning.job with validation every 8 updates; the result record of each."""
     from bio_roberta.tasks.truncation import WINDOWS, LongInputs
     from conftest import SAMPLE_DIR
     from test_predict import sample_words
@@ -475,9 +475,8 @@ def windowed_runs(tmp_path_factory) -> dict[str, dict]:
             task,
             SAMPLE_DIR / "tasks" / task,
             tiny_vocab(root, sample_words(task)),
-            LongInputs(WINDOWS, stride=8, **pooling),
-            "hparams.max_epoch=1",
-            "hparams.validate_interval_updates=8",
+            LongInputs(WINDOWS, **pooling),
+            ("hparams.max_epoch=1", "hparams.validate_interval_updates=8"),
         )
     return records
 

@@ -31,7 +31,9 @@ def tiny_vocab(tmp_path: Path, text: str) -> Path:
     return tmp_path / "vocab"
 
 
-def fine_tune(tmp_path: Path, task: str, data: Path, vocab: Path, long_inputs=None, *overrides):
+def fine_tune(
+    tmp_path: Path, task: str, data: Path, vocab: Path, long_inputs=None, overrides: tuple = ()
+):
     """convert (long_inputs: convert-task's route, default the kind's) -> pretrain on its text ->
     one fine-tuning run (overrides: more sweep-config settings); (manifest, result record)."""
     root = tmp_path / "finetune-bin"
