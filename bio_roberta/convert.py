@@ -44,7 +44,7 @@ from bio_roberta.readers import read_task
 from bio_roberta.readers.source_files import SPLITS, TaggedSentence, TaskData, TextExample
 from bio_roberta.tasks.kinds import SCHEME_TAGS, SCORES_PER_LINE, label_symbols
 from bio_roberta.tasks.registry import TaskSpec
-from bio_roberta.tasks.truncation import POOLINGS, WINDOWS, LongInputs, window_spans
+from bio_roberta.tasks.truncation import WINDOWS, LongInputs, window_spans
 from bio_roberta_core.checkpoints import check_max_positions
 from bio_roberta_core.errors import BioRobertaError
 from bio_roberta_core.output_dir import new_output_dir
@@ -57,6 +57,7 @@ from bio_roberta_core.provenance import (
 )
 from bio_roberta_core.tagging import BIO, check_scheme, convert_tags
 from bio_roberta_core.vocab_files import IMPORTED_KINDS
+from bio_roberta_core.windows import POOLINGS
 from preprocess.vocab_dir import VocabularyDir, read_vocab_dir, write_padded_dict
 
 logger = logging.getLogger(__name__)

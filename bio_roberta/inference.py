@@ -318,7 +318,7 @@ class Predictor:
         if self.spec.is_sequence_labelling:
             return self.entities(record, outputs)
         if len(outputs) > 1:  # windows
-            from bio_roberta.tasks.truncation import pool_logits
+            from bio_roberta_core.windows import pool_logits
 
             logits = pool_logits([logits for _row, logits in outputs], self.long_inputs.pooling)
         else:
@@ -341,17 +341,17 @@ class Predictor:
         }
 
     def entities(self, record: dict, outputs: list) -> dict:
-        from bio_roberta.tasks.truncation import best_window_of_words
         from bio_roberta_core.tagging import tag_spans
+        from bio_roberta_core.windows import merge_word_windows
 
         outputs = sorted(outputs, key=lambda output: output[0].words.start)
         windows = [(row.words.start, len(row.words)) for row, _logits in outputs]
-        chosen = best_window_of_words(windows, record["words"])
         if self.is_multi_element:
-            per_window = [logits[row.word_starts].sigmoid().tolist() for row, logits in outputs]
-            probabilities = [
-                per_window[window][word - windows[window][0]] for word, window in enumerate(chosen)
-            ]
+            probabilities = merge_word_windows(
+                windows,
+                [logits[row.word_starts].sigmoid().tolist() for row, logits in outputs],
+                record["words"],
+            )
             tags, entities = element_entities(
                 probabilities, record.pop("_spans"), record.pop("_text")
             )
@@ -360,11 +360,9 @@ class Predictor:
         for row, logits in outputs:
             probabilities, indices = logits[row.word_starts].softmax(-1).max(-1)
             best.append(list(zip(indices.tolist(), probabilities.tolist())))
-        tags, scores = [], []
-        for word, window in enumerate(chosen):
-            label, probability = best[window][word - windows[window][0]]
-            tags.append(self.labels[label])
-            scores.append(probability)
+        merged = merge_word_windows(windows, best, record["words"])
+        tags = [self.labels[label] for label, _probability in merged]
+        scores = [probability for _label, probability in merged]
         # in BIO, as the run's prediction file writes them (conlleval: an I- after O begins one)
         tags = self.spec.task_kind.predictions.written_tags(tags)
         spans = record.pop("_spans")

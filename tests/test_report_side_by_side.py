@@ -1,7 +1,8 @@
 """`bio-roberta report` over several result dirs, side by side (issue 22): hand-made records for
 the layout and the CSV; then a toy sweep of an imported BERT (named BioBERT by the user), of an
-imported RoBERTa (named by its checkpoint, found to be RoBERTa-base by its import source) and of a
-tiny fairseq RoBERTa of ours, and one report comparing them."""
+imported RoBERTa (named by its checkpoint, found to be RoBERTa-base by its import source), of an
+imported ModernBERT (found to be ModernBERT-base by its hub download's folder) and of a tiny fairseq
+RoBERTa of ours, and one report comparing them."""
 
 import csv
 import json
@@ -30,6 +31,8 @@ from tiny_training import pretrain_tiny_roberta
 BIN = Path(sys.executable).parent
 TASKS_SWEPT = ("ncbi-disease", "chemprot")
 POSITIONS = 64
+# where transformers' hub cache keeps a download of answerdotai/ModernBERT-base
+MODERNBERT_DOWNLOAD = "hub/models--answerdotai--ModernBERT-base/snapshots/" + "8949b9" * 6 + "ab12"
 
 
 def sweep(env, pretrained: Path, vocab: Path, tasks, seeds, out: Path) -> Path:
@@ -331,13 +334,15 @@ def test_each_model_shows_its_own_split_check_and_the_flag_scores_both(
 
 @pytest.fixture(scope="module")
 def swept(tmp_path_factory, without_parse_dependencies):
-    """name -> results dir: an imported BERT and RoBERTa (transformers dirs named as a hub download
-    names them), and a tiny RoBERTa of ours pretrained on the converted task text."""
+    """name -> results dir: an imported BERT, RoBERTa and ModernBERT (transformers dirs named as a
+    hub download names them: its repository's name, or the hub cache's folder and snapshot), and a
+    tiny RoBERTa of ours pretrained on the converted task text."""
     root = tmp_path_factory.mktemp("side-by-side")
     dirs = {}
     for family, hf_name, tasks, seeds in (
         ("bert-cased", "biobert-v1.1", TASKS_SWEPT, (1, 2)),
         ("roberta", "roberta-base", TASKS_SWEPT[1:], (1,)),
+        ("modernbert", MODERNBERT_DOWNLOAD, TASKS_SWEPT[1:], (1,)),
     ):
         hf_dir = save_hf_model(root / family / hf_name, family)
         imported = root / family / "imported"
@@ -377,7 +382,10 @@ def medians(results: Path) -> dict[str, float]:
 def test_a_report_compares_imported_models_and_ours(swept, tmp_path, without_parse_dependencies):
     """Issue 22's evidence: BioBERT=DIR beside Table 2's BioBERT, the imported RoBERTa found to be
     RoBERTa-base by its import source (a folder named as its hub id's repository), ours beside
-    no paper column; each model's medians its own records', summary rows per model."""
+    no paper column; each model's medians its own records', summary rows per model. Issue 30's:
+    an imported ModernBERT, named by the user with a name no paper uses, found to be the
+    registry's ModernBERT-base by its import source (the hub cache's folder), said to have no
+    published BLURB or Table 2 results, beside no paper column."""
     out = tmp_path / "report"
     run = subprocess.run(
         [
@@ -386,6 +394,7 @@ def test_a_report_compares_imported_models_and_ours(swept, tmp_path, without_par
             f"BioBERT={swept['bert-cased']}",
             str(swept["roberta"]),
             f"ours={swept['ours']}",
+            f"tiny-modernbert={swept['modernbert']}",
             "--out",
             str(out),
             "--suite",
@@ -405,8 +414,22 @@ def test_a_report_compares_imported_models_and_ours(swept, tmp_path, without_par
         "min-max | seeds |" in markdown
     )
     assert "imported/model.pt comes from" in markdown and "roberta/roberta-base)" in markdown
+    assert "| ours (median) | min-max | seeds | tiny-modernbert (median) | min-max | seeds |\n" in (
+        markdown
+    )
+    modernbert = swept["modernbert"].parent / "imported" / "model.pt"
+    assert (
+        f"- tiny-modernbert: {swept['modernbert']}; pretrained {modernbert}; paper model: "
+        "ModernBERT-base (no published BLURB or Table 2 results; "
+        f"{modernbert} comes from {swept['modernbert'].parent / MODERNBERT_DOWNLOAD})"
+    ) in markdown
     rows = csv_rows(out / "report.csv")
-    names = {"BioBERT": "bert-cased", "imported/model.pt": "roberta", "ours": "ours"}
+    names = {
+        "BioBERT": "bert-cased",
+        "imported/model.pt": "roberta",
+        "ours": "ours",
+        "tiny-modernbert": "modernbert",
+    }
     for model, key in names.items():
         own = medians(swept[key])
         assert own
@@ -428,12 +451,17 @@ def test_a_report_compares_imported_models_and_ours(swept, tmp_path, without_par
         )
     assert rows["imported/model.pt", "ChemProt"]["paper_model"] == "RoBERTa-base"
     assert rows["ours", "ChemProt"]["paper_model"] == ""
+    assert (
+        rows["tiny-modernbert", "ChemProt"]["paper_model"],
+        rows["tiny-modernbert", "All"]["paper"],
+    ) == ("", "")
     assert float(rows["BioBERT", "All"]["paper"]) == pytest.approx(
         statistics.mean(TASKS[t].paper["BioBERT"] for t in TASKS_SWEPT), abs=0.01
     )
     blurb = csv_rows(out / "blurb.csv")
     assert blurb["BioBERT", "BLURB score"]["paper"] == "80.29"
     assert blurb["imported/model.pt", "BLURB score"]["paper"] == "76.33"
+    assert blurb["tiny-modernbert", "BLURB score"]["paper"] == ""
     assert (out / "scores.png").stat().st_size > 0
 
 

@@ -31,10 +31,15 @@ def tiny_vocab(tmp_path: Path, text: str) -> Path:
     return tmp_path / "vocab"
 
 
-def fine_tune(tmp_path: Path, task: str, data: Path, vocab: Path):
-    """convert -> pretrain on its text -> one fine-tuning run; (manifest, result record)."""
+def fine_tune(
+    tmp_path: Path, task: str, data: Path, vocab: Path, long_inputs=None, overrides: tuple = ()
+):
+    """convert (long_inputs: convert-task's route, default the kind's) -> pretrain on its text ->
+    one fine-tuning run (overrides: more sweep-config settings); (manifest, result record)."""
     root = tmp_path / "finetune-bin"
-    (manifest,) = convert_task(get_task(task), data, vocab, root / task, max_positions=POSITIONS)
+    (manifest,) = convert_task(
+        get_task(task), data, vocab, root / task, max_positions=POSITIONS, long_inputs=long_inputs
+    )
     # a tiny RoBERTa with the converted task's vocabulary: masked-LM updates on its input0/
     pretrained = pretrain_tiny_roberta(
         root / task / "input0", tmp_path / "pretrained", max_update=3, tokens_per_sample=POSITIONS
@@ -47,6 +52,7 @@ def fine_tune(tmp_path: Path, task: str, data: Path, vocab: Path):
             f"data_root={root}",
             f"results_dir={tmp_path / 'results'}",
             *TINY,
+            *overrides,
         ]
     )
     (record,) = finetune.run_task_seed(cfg)

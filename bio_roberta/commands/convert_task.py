@@ -14,7 +14,8 @@ def add_arguments(parser):
     from bio_roberta.commands._task_files import add_task_file_argument
     from bio_roberta.convert import MAX_UNKNOWN_RATE
     from bio_roberta.tasks.registry import TASKS
-    from bio_roberta.tasks.truncation import PIECES, POOLINGS, TRUNCATE, WINDOWS
+    from bio_roberta.tasks.truncation import PIECES, TRUNCATE, WINDOWS
+    from bio_roberta_core.windows import POOLINGS
 
     parser.add_argument(
         "task",

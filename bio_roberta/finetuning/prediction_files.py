@@ -20,7 +20,7 @@ Rows come from the fine-tuning plugin's tasks (user_dir); like the finetune-bin 
 is in label symbols. A split converted with --long-inputs windows (its {split}.windows, written by
 convert-task) holds several examples per document: every file here is of whole documents, a
 word's tag taken from the window where it has the most context, a class from the windows' pooled
-logits (bio_roberta/tasks/truncation.py; the pooling in predictions.py).
+logits (the merge rule of bio_roberta_core/windows.py; the pooling in predictions.py).
 
 Each kind also says what a run's test predictions are keyed by the release's own example ids
 (``by_id``: the values of a submission file, bio_roberta/submission.py), how such a value is
@@ -47,6 +47,7 @@ from bio_roberta_core.errors import BioRobertaError
 from bio_roberta_core.metrics import group_label_sets
 from bio_roberta_core.provenance import atomic_write_text
 from bio_roberta_core.tagging import BIO, convert_tags, entity_types, pico_tags, scheme_tags
+from bio_roberta_core.windows import document_rows, merge_word_windows, read_windows
 
 CLASSIFICATION_COLUMNS = ("id", "group", "gold", "predicted")
 MULTILABEL_SEPARATOR = ","
@@ -106,50 +107,6 @@ def read_conll(path: Path, columns: int) -> list[list[list[str]]]:
                 )
             block.append(fields)
     return blocks + ([block] if block else [])
-
-
-def read_windows(
-    data_dir: Path, split: str, rows: Optional[int] = None
-) -> Optional[list[tuple[int, int, int]]]:
-    """(document, first word or token, count) of each example of a split converted with
-    --long-inputs windows ({split}.windows), checked to be `rows` when given; None for a split
-    without windows."""
-    path = Path(data_dir) / f"{split}.windows"
-    if not path.is_file():
-        return None
-    windows = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            fields = line.rstrip("\n").split("\t")
-            if len(fields) != 3 or not all(field.isdigit() for field in fields):
-                raise PredictionFileError(
-                    f"{path}:{number}: expected '<document><TAB><first><TAB><count>' "
-                    "(convert-task writes it); convert the task again"
-                )
-            windows.append(tuple(map(int, fields)))
-    if rows is not None and len(windows) != rows:
-        raise PredictionFileError(
-            f"{path} has {len(windows)} lines but the split holds {rows} examples"
-        )
-    return windows
-
-
-def document_rows(windows: list[tuple[int, int, int]]) -> list[list[int]]:
-    """The example indices of each document, in order (a document's windows are consecutive; a
-    source example without words has none)."""
-    documents: list[list[int]] = []
-    previous = -1
-    for index, (document, _first, _count) in enumerate(windows):
-        if document < previous:
-            raise PredictionFileError(
-                f"example {index} is of document {document} after document {previous}: a "
-                "windows file's documents run in order"
-            )
-        if document > previous:
-            documents.append([])
-        documents[-1].append(index)
-        previous = document
-    return documents
 
 
 def document_ids(data_dir: Path, split: str, documents: int) -> list[tuple[str, str]]:
@@ -272,23 +229,17 @@ class TaggedWords(PredictionFile):
 
 def merged_windows(ids, blocks, outputs, windows, indices) -> tuple[str, list, list]:
     """(id, (word, gold) rows, predicted tags) of one document from its windows (example
-    indices), each word from the window best_window_of_words picks."""
-    from bio_roberta.tasks.truncation import best_window_of_words
-
+    indices), each word from the window the merge rule picks (bio_roberta_core.windows)."""
     spans = [windows[index][1:] for index in indices]
-    words = max(first + count for first, count in spans)
     try:
-        chosen = best_window_of_words(spans, words)
+        merged = merge_word_windows(
+            spans, [list(zip(blocks[index], outputs[index][1])) for index in indices]
+        )
     except ValueError as error:
         raise PredictionFileError(
             f"document {windows[indices[0]][0]} ({ids[indices[0]][0]}): {error}"
         ) from None
-    rows, predicted = [], []
-    for word, window in enumerate(chosen):
-        index = indices[window]
-        rows.append(blocks[index][word - spans[window][0]])
-        predicted.append(outputs[index][1][word - spans[window][0]])
-    return ids[indices[0]][0], rows, predicted
+    return ids[indices[0]][0], [row for row, _ in merged], [tag for _, tag in merged]
 
 
 class ClassificationTable(PredictionFile, abc.ABC):

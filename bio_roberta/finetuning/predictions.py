@@ -30,8 +30,9 @@ from bio_roberta.submission import dataset_name, write_predictions_file
 from bio_roberta.tasks.kinds import label_symbols
 from bio_roberta.tasks.registry import TaskSpec, find_task
 from bio_roberta.tasks.task_file import as_converted
-from bio_roberta.tasks.truncation import LongInputs, pool_logits
+from bio_roberta.tasks.truncation import LongInputs
 from bio_roberta_core.provenance import file_record
+from bio_roberta_core.windows import pool_logits
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,6 @@ budget, example id) and returns the two token lists kept.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
@@ -52,10 +51,10 @@ def truncate_context(
 # pieces: a tagged sentence cut at word boundaries into consecutive pieces, each word in one
 #   (the default of the word-tagging kinds, as convert-task has always cut them);
 # windows: overlapping windows --window-stride tokens apart, every window an example to train on;
-#   a word is predicted from the window where it has the most context (best_window_of_words), a
-#   text's class from its windows' logits pooled (pool_logits).
+#   a word is predicted from the window where it has the most context, a text's class from its
+#   windows' logits pooled (the merge rule: bio_roberta_core/windows.py, which predictions and the
+#   criteria's validation both read).
 TRUNCATE, PIECES, WINDOWS = "truncate", "pieces", "windows"
-POOLINGS = ("mean", "max")
 
 
 @dataclass(frozen=True)
@@ -114,38 +113,3 @@ def window_spans(lengths: Sequence[int], width: int, stride: int) -> list[tuple[
             following += 1
         start = following
     return spans
-
-
-def best_window_of_words(windows: Sequence[tuple[int, int]], words: int) -> list[int]:
-    """The window each word of a document is predicted from: of the windows (first word, word
-    count) that hold it, the one where it has the most context, i.e. where the smaller of its
-    distances (in words) to the window's two edges is largest, an edge that is the document's own
-    counting as full context; a tie goes to the earlier window. ValueError for a word that no
-    window holds (a mapping that does not cover the document)."""
-    chosen: list[Optional[int]] = [None] * words
-    best = [-1.0] * words
-    for index, (first, count) in enumerate(windows):
-        last = first + count - 1
-        for word in range(first, min(first + count, words)):
-            left = word - first if first > 0 else math.inf
-            right = last - word if last < words - 1 else math.inf
-            context = min(left, right)
-            if context > best[word]:
-                chosen[word], best[word] = index, context
-    missing = [word for word, window in enumerate(chosen) if window is None]
-    if missing:
-        raise ValueError(f"word {missing[0]} of {words} is in no window")
-    return chosen  # type: ignore[return-value]
-
-
-def pool_logits(logits: Sequence, pooling: str):
-    """One example's logits from its windows' (tensors of one shape): their mean or elementwise
-    max."""
-    import torch
-
-    stacked = torch.stack(list(logits))
-    if pooling == "mean":
-        return stacked.mean(0)
-    if pooling == "max":
-        return stacked.max(0).values
-    raise ValueError(f"pooling {pooling!r} is not one of {', '.join(POOLINGS)}")

@@ -45,3 +45,21 @@ def summed_counts(meters, keys) -> list:
 def log_percentage(name: str, score_of_meters) -> None:
     """Log score_of_meters(meters), a fraction, as a percentage to 2 decimals, derived when read."""
     metrics.log_derived(name, lambda meters: round(100 * score_of_meters(meters), 2))
+
+
+def forward_keeping_head_logits(criterion, model, sample, reduce=True):
+    """fairseq's sentence_prediction forward of `criterion` (a SentencePredictionCriterion) plus
+    the classification head's logits it scored, kept by a hook instead of a second pass:
+    (loss, sample_size, logging_output, logits)."""
+    from fairseq.criterions.sentence_prediction import SentencePredictionCriterion
+
+    captured = []
+    head = model.classification_heads[criterion.classification_head_name]
+    hook = head.register_forward_hook(lambda _module, _inputs, output: captured.append(output))
+    try:
+        loss, sample_size, logging_output = SentencePredictionCriterion.forward(
+            criterion, model, sample, reduce
+        )
+    finally:
+        hook.remove()
+    return loss, sample_size, logging_output, captured[0]

@@ -4,16 +4,25 @@ word-level F1 at validation.
 A word is predicted in an element when its logit is > 0 (sigmoid >= 0.5), independently of the
 other elements. Validation counts words per element (true positives, predicted, gold), summed
 over the whole set, and derives ``pico_macro_word_f1`` (bio_roberta_core.metrics: each element's
-F1, then their mean; a word in two elements counts for each).
+F1, then their mean; a word in two elements counts for each). A validation split converted with
+--long-inputs windows is scored over documents, each word from the window where it has the most
+context, as test is (user_dir/criterions/_document_validation.py).
 """
 
 import torch
 import torch.nn.functional as F
 from fairseq.criterions import FairseqCriterion, register_criterion
-from fairseq.dataclass import FairseqDataclass
 
-from bio_roberta_core.metrics import PICO_MACRO_WORD_F1, macro_f1_from_counts
+from bio_roberta_core.metrics import PICO_MACRO_WORD_F1, macro_f1_from_counts, pico_macro_word_f1
 from bio_roberta_core.tagging import PICO_ELEMENTS, pico_tag
+from user_dir.criterions._document_validation import (
+    DocumentValidationConfig,
+    ValidationWindows,
+    gold_and_predicted,
+    log_document_score,
+    log_documents,
+    window_logging_output,
+)
 from user_dir.criterions._finetune_metrics import (
     finetune_logging_output,
     log_loss,
@@ -39,13 +48,28 @@ def word_element_tags(decisions: torch.Tensor, target: torch.Tensor) -> list[lis
     ]
 
 
-@register_criterion("multi_element_tagging", dataclass=FairseqDataclass)
+# A word's element set as a number: bit k for PICO_ELEMENTS[k]; the tag of each number.
+ELEMENT_BITS = 1 << torch.arange(len(PICO_ELEMENTS))
+SET_TAGS = tuple(
+    pico_tag(e for k, e in enumerate(PICO_ELEMENTS) if number >> k & 1)
+    for number in range(1 << len(PICO_ELEMENTS))
+)
+
+
+def word_element_sets(decisions: torch.Tensor, target: torch.Tensor) -> list[list[int]]:
+    """Each word's element set as a number (SET_TAGS names it), one list per sequence."""
+    numbers = (decisions.long() * ELEMENT_BITS.to(decisions.device)).sum(-1)
+    return [row[mask].tolist() for row, mask in zip(numbers, target[..., 0] >= 0)]
+
+
+@register_criterion("multi_element_tagging", dataclass=DocumentValidationConfig)
 class MultiElementTaggingCriterion(FairseqCriterion):
     """BCE with logits summed over words and elements; the gradient is normalised by words."""
 
-    def __init__(self, task):
+    def __init__(self, cfg: DocumentValidationConfig, task):
         super().__init__(task)
         self.head_name = task.cfg.classification_head_name
+        self.windows = ValidationWindows.of(task.cfg.data, cfg.valid_subset)
 
     def forward(self, model, sample, reduce=True):
         logits = token_classification_logits(
@@ -58,7 +82,10 @@ class MultiElementTaggingCriterion(FairseqCriterion):
         loss = F.binary_cross_entropy_with_logits(word_logits, gold, reduction="sum")
         sample_size = int(tagged.sum())
         logging_output = finetune_logging_output(loss, sample, sample_size)
-        if not model.training:
+        if not model.training and self.windows is not None:
+            sets = zip(word_element_sets(target > 0, target), word_element_sets(logits > 0, target))
+            logging_output.update(window_logging_output(self.windows, sample, list(sets), SET_TAGS))
+        elif not model.training:
             predicted, gold = word_logits > 0, gold > 0
             for keys, counts in zip(
                 ELEMENT_COUNTS, ((predicted & gold).sum(0), predicted.sum(0), gold.sum(0))
@@ -69,7 +96,12 @@ class MultiElementTaggingCriterion(FairseqCriterion):
     @staticmethod
     def reduce_metrics(logging_outputs) -> None:
         log_loss(logging_outputs)
-        if any(ELEMENT_COUNTS[0][0] in log for log in logging_outputs):
+        if log_documents(logging_outputs):
+            log_document_score(
+                PICO_MACRO_WORD_F1,
+                lambda documents: pico_macro_word_f1(*gold_and_predicted(documents)),
+            )
+        elif any(ELEMENT_COUNTS[0][0] in log for log in logging_outputs):
             for keys in ELEMENT_COUNTS:
                 log_summed_counts(logging_outputs, keys)
             log_percentage(
@@ -79,6 +111,5 @@ class MultiElementTaggingCriterion(FairseqCriterion):
                 ),
             )
 
-    @staticmethod
-    def logging_outputs_can_be_summed() -> bool:
-        return True
+    def logging_outputs_can_be_summed(self) -> bool:
+        return self.windows is None  # a window's tags are not summed

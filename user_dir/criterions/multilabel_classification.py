@@ -3,14 +3,15 @@
 HOC is scored per abstract (the union of its sentences' labels), which is not a sum of per-batch
 counts: validation keeps every example's group, gold and predicted labels (concatenated over the
 validation set) and derives from them ``hoc_abstract_f1`` (BLUE's, the recipe's) and
-``hoc_micro_f1`` (BLURB's), both of bio_roberta_core.metrics.
+``hoc_micro_f1`` (BLURB's), both of bio_roberta_core.metrics. A validation split converted with
+--long-inputs windows is scored over documents, each sentence's labels from its windows' pooled
+logits, as test is (user_dir/criterions/_document_validation.py).
 """
 
 import torch
 import torch.nn.functional as F
 from fairseq import metrics
 from fairseq.criterions import FairseqCriterion, register_criterion
-from fairseq.dataclass import FairseqDataclass
 
 from bio_roberta_core.metrics import (
     HOC_ABSTRACT_F1,
@@ -18,6 +19,13 @@ from bio_roberta_core.metrics import (
     group_label_sets,
     hoc_abstract_f1,
     hoc_micro_f1,
+)
+from user_dir.criterions._document_validation import (
+    DocumentValidationConfig,
+    ValidationWindows,
+    log_document_score,
+    log_documents,
+    window_logging_output,
 )
 from user_dir.criterions._finetune_metrics import finetune_logging_output, log_loss, log_percentage
 
@@ -39,13 +47,14 @@ def abstract_score_of_tensors(
     )
 
 
-@register_criterion("multilabel_classification", dataclass=FairseqDataclass)
+@register_criterion("multilabel_classification", dataclass=DocumentValidationConfig)
 class MultilabelClassificationCriterion(FairseqCriterion):
     """Sum over labels of BCE with logits; the gradient is normalised by the number of examples."""
 
-    def __init__(self, task):
+    def __init__(self, cfg: DocumentValidationConfig, task):
         super().__init__(task)
         self.head_name = task.cfg.classification_head_name
+        self.windows = ValidationWindows.of(task.cfg.data, cfg.valid_subset, pooled=True)
 
     def forward(self, model, sample, reduce=True):
         logits, _ = model(
@@ -55,7 +64,12 @@ class MultilabelClassificationCriterion(FairseqCriterion):
         loss = F.binary_cross_entropy_with_logits(logits.float(), target.float(), reduction="sum")
         sample_size = target.size(0)
         logging_output = finetune_logging_output(loss, sample, sample_size)
-        if not model.training:
+        if not model.training and self.windows is not None:
+            outputs = zip(
+                logits.detach().float().cpu(), target.bool().cpu(), sample["group"].tolist()
+            )
+            logging_output.update(window_logging_output(self.windows, sample, list(outputs)))
+        elif not model.training:
             logging_output.update(
                 group=sample["group"].cpu(), gold=target.bool().cpu(), predicted=(logits > 0).cpu()
             )
@@ -64,6 +78,15 @@ class MultilabelClassificationCriterion(FairseqCriterion):
     @staticmethod
     def reduce_metrics(logging_outputs) -> None:
         log_loss(logging_outputs)
+        if log_documents(logging_outputs):
+            for name, score in ((HOC_ABSTRACT_F1, hoc_abstract_f1), (HOC_MICRO_F1, hoc_micro_f1)):
+                log_document_score(
+                    name,
+                    lambda documents, score=score: abstract_score_of_tensors(
+                        score, *document_tensors(documents)
+                    ),
+                )
+            return
         validation = [log for log in logging_outputs if "group" in log]
         if validation:
             for key in VALIDATION_TENSORS:
@@ -79,3 +102,13 @@ class MultilabelClassificationCriterion(FairseqCriterion):
     @staticmethod
     def logging_outputs_can_be_summed() -> bool:
         return False
+
+
+def document_tensors(documents) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(group, gold, predicted) of the documents (HOC's sentences), each predicted from its
+    windows' pooled logits (> 0), as abstract_score_of_tensors reads them."""
+    return (
+        torch.tensor([group for _, _, group in documents]),
+        torch.stack([gold for _, gold, _ in documents]),
+        torch.stack([pooled > 0 for pooled, _, _ in documents]),
+    )

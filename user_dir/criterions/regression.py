@@ -5,8 +5,13 @@ The stock criterion logs Pearson only with --report-pearson-and-spearman, rounde
 too coarse to choose a checkpoint on BIOSSES' 16 dev pairs. Here every validation prediction and
 target is kept (concatenated over the whole set) and ``pearson`` is derived from them as a
 percentage to 2 decimals (bio_roberta_core.metrics.pearson, scipy's r), for
-``--best-checkpoint-metric pearson --maximize-best-checkpoint-metric``.
+``--best-checkpoint-metric pearson --maximize-best-checkpoint-metric``. A validation split converted
+with --long-inputs windows is scored over documents, each pair's score pooled over its windows,
+as test is (user_dir/criterions/_document_validation.py).
 """
+
+import math
+from dataclasses import dataclass
 
 from fairseq.criterions import register_criterion
 from fairseq.criterions.sentence_prediction import (
@@ -15,12 +20,24 @@ from fairseq.criterions.sentence_prediction import (
 )
 
 from bio_roberta_core.metrics import PEARSON, pearson
-from user_dir.criterions._finetune_metrics import log_percentage
+from user_dir.criterions._document_validation import (
+    DocumentValidationConfig,
+    ValidationWindows,
+    log_document_score,
+    log_documents,
+    window_logging_output,
+)
+from user_dir.criterions._finetune_metrics import forward_keeping_head_logits, log_percentage
 
 
-@register_criterion("regression", dataclass=SentencePredictionConfig)
+@dataclass
+class RegressionConfig(SentencePredictionConfig, DocumentValidationConfig):
+    pass
+
+
+@register_criterion("regression", dataclass=RegressionConfig)
 class RegressionCriterion(SentencePredictionCriterion):
-    def __init__(self, cfg: SentencePredictionConfig, task):
+    def __init__(self, cfg: RegressionConfig, task):
         if not cfg.regression_target:
             raise ValueError(
                 "the regression criterion scores numbers read from label/{split}.label: "
@@ -29,11 +46,26 @@ class RegressionCriterion(SentencePredictionCriterion):
         super().__init__(cfg, task)
         # the parent then logs every validation prediction and target ("pred", "targ")
         self.keep_pred_and_targ = True
+        self.windows = ValidationWindows.of(task.cfg.data, cfg.valid_subset, pooled=True)
+
+    def forward(self, model, sample, reduce=True):
+        if model.training or self.windows is None:
+            return super().forward(model, sample, reduce)
+        loss, sample_size, logging_output, logits = forward_keeping_head_logits(
+            self, model, sample, reduce
+        )
+        del logging_output["pred"], logging_output["targ"]  # the windows': documents instead
+        gold = model.get_targets(sample, [logits]).view(-1).float().tolist()
+        outputs = list(zip(logits.detach().float().cpu(), gold))
+        logging_output.update(window_logging_output(self.windows, sample, outputs))
+        return loss, sample_size, logging_output
 
     @staticmethod
     def reduce_metrics(logging_outputs) -> None:
         SentencePredictionCriterion.reduce_metrics(logging_outputs)
-        if any("pred" in log for log in logging_outputs):
+        if log_documents(logging_outputs):
+            log_document_score(PEARSON, document_pearson)
+        elif any("pred" in log for log in logging_outputs):
             log_percentage(
                 PEARSON,
                 lambda meters: pearson(
@@ -44,3 +76,14 @@ class RegressionCriterion(SentencePredictionCriterion):
     @staticmethod
     def logging_outputs_can_be_summed() -> bool:
         return False  # lists of predictions, not sums
+
+
+def document_pearson(documents) -> float:
+    """Pearson's r of the documents' pooled scores; NaN where it is undefined (fewer than two
+    documents whole, as a validation batch alone may have, or constant scores)."""
+    gold = [target for _, target in documents]
+    predicted = [float(pooled[0]) for pooled, _ in documents]
+    try:
+        return pearson(gold, predicted)
+    except ValueError:
+        return math.nan

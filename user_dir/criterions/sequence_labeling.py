@@ -1,12 +1,23 @@
-"""Cross-entropy over the tagged positions (word starts) and entity counts for validation F1."""
+"""Cross-entropy over the tagged positions (word starts) and entity counts for validation F1.
+
+A validation split converted with --long-inputs windows is scored over documents, each word from
+the window where it has the most context, as test is (user_dir/criterions/_document_validation.py).
+"""
 
 import torch
 import torch.nn.functional as F
 from fairseq import metrics
 from fairseq.criterions import FairseqCriterion, register_criterion
-from fairseq.dataclass import FairseqDataclass
 
-from bio_roberta_core.metrics import ENTITY_F1, entity_counts, f1_from_counts
+from bio_roberta_core.metrics import ENTITY_F1, entity_counts, entity_f1, f1_from_counts
+from user_dir.criterions._document_validation import (
+    DocumentValidationConfig,
+    ValidationWindows,
+    gold_and_predicted,
+    log_document_score,
+    log_documents,
+    window_logging_output,
+)
 from user_dir.criterions._finetune_metrics import (
     finetune_logging_output,
     log_loss,
@@ -17,26 +28,33 @@ from user_dir.criterions._finetune_metrics import (
 from user_dir.models.token_classification_head import token_classification_logits
 
 ENTITY_COUNTS = ("entity_tp", "entity_predicted", "entity_gold")
+TAG_ACCURACY = "tag_accuracy"
+
+
+def word_ids(class_ids: torch.Tensor, target: torch.Tensor) -> list[list[int]]:
+    """The class ids of each sequence's tagged positions (target >= 0), one list per sequence."""
+    return [row[mask].tolist() for row, mask in zip(class_ids, target >= 0)]
 
 
 def word_tags(class_ids: torch.Tensor, target: torch.Tensor, tags: list[str]) -> list[list[str]]:
     """The tags of each sequence's tagged positions (target >= 0), one list per sequence."""
-    tagged = target >= 0
-    return [[tags[i] for i in row[mask].tolist()] for row, mask in zip(class_ids, tagged)]
+    return [[tags[i] for i in ids] for ids in word_ids(class_ids, target)]
 
 
-@register_criterion("sequence_labeling", dataclass=FairseqDataclass)
+@register_criterion("sequence_labeling", dataclass=DocumentValidationConfig)
 class SequenceLabelingCriterion(FairseqCriterion):
     """Loss summed over tagged words (the gradient is normalised by their number).
 
     At validation it also counts entities (conlleval rules, bio_roberta_core.metrics) so that
-    reduce_metrics derives ``entity_f1`` from counts summed over the whole validation set.
+    reduce_metrics derives ``entity_f1`` from counts summed over the whole validation set; over
+    windows, it logs each window's tags and the documents are scored when whole.
     """
 
-    def __init__(self, task):
+    def __init__(self, cfg: DocumentValidationConfig, task):
         super().__init__(task)
         self.head_name = task.cfg.classification_head_name
         self.tags = task.tags
+        self.windows = ValidationWindows.of(task.cfg.data, cfg.valid_subset)
 
     def forward(self, model, sample, reduce=True):
         logits = token_classification_logits(
@@ -49,26 +67,43 @@ class SequenceLabelingCriterion(FairseqCriterion):
         logging_output = finetune_logging_output(loss, sample, sample_size)
         if not model.training:
             predicted = logits.argmax(dim=-1)
-            logging_output["ncorrect"] = int((predicted[tagged] == target[tagged]).sum())
-            counts = entity_counts(
-                word_tags(target, target, self.tags), word_tags(predicted, target, self.tags)
-            )
-            logging_output.update(zip(ENTITY_COUNTS, counts))
+            if self.windows is not None:
+                ids = zip(word_ids(target, target), word_ids(predicted, target))
+                logging_output.update(
+                    window_logging_output(self.windows, sample, list(ids), self.tags)
+                )
+            else:
+                logging_output["ncorrect"] = int((predicted[tagged] == target[tagged]).sum())
+                counts = entity_counts(
+                    word_tags(target, target, self.tags), word_tags(predicted, target, self.tags)
+                )
+                logging_output.update(zip(ENTITY_COUNTS, counts))
         return loss, sample_size, logging_output
 
     @staticmethod
     def reduce_metrics(logging_outputs) -> None:
         sample_size = log_loss(logging_outputs)
-        if any("ncorrect" in log for log in logging_outputs):
+        if log_documents(logging_outputs):
+            log_document_score(TAG_ACCURACY, word_accuracy)
+            log_document_score(
+                ENTITY_F1, lambda documents: entity_f1(*gold_and_predicted(documents))
+            )
+        elif any("ncorrect" in log for log in logging_outputs):
             ncorrect = sum(log.get("ncorrect", 0) for log in logging_outputs)
             metrics.log_scalar(
-                "tag_accuracy", 100.0 * ncorrect / max(sample_size, 1), sample_size, round=2
+                TAG_ACCURACY, 100.0 * ncorrect / max(sample_size, 1), sample_size, round=2
             )
             log_summed_counts(logging_outputs, ENTITY_COUNTS)
             log_percentage(
                 ENTITY_F1, lambda meters: f1_from_counts(*summed_counts(meters, ENTITY_COUNTS))
             )
 
-    @staticmethod
-    def logging_outputs_can_be_summed() -> bool:
-        return True
+    def logging_outputs_can_be_summed(self) -> bool:
+        return self.windows is None  # a window's tags are not summed
+
+
+def word_accuracy(documents: list[tuple[list, list]]) -> float:
+    """The fraction of the documents' words tagged as gold."""
+    words = sum(len(gold) for gold, _ in documents)
+    right = sum(g == p for gold, predicted in documents for g, p in zip(gold, predicted))
+    return right / max(words, 1)

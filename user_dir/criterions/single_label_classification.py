@@ -4,7 +4,9 @@ validation.
 Use with ``--task sentence_prediction``. Per-label counts (true positives, predicted, gold) are
 summed over the whole validation set; ``macro_f1`` and ``micro_f1`` are derived over every label
 except ``--negative-label`` (the registry's scored labels), and ``binary_f1`` when one label is
-left. fairseq's own ``accuracy`` is logged as before.
+left. fairseq's own ``accuracy`` is logged as before. A validation split converted with
+--long-inputs windows is scored over documents, each from its windows' pooled logits, as test is
+(user_dir/criterions/_document_validation.py); ``accuracy`` is then of documents too.
 """
 
 from dataclasses import dataclass, field
@@ -18,19 +20,37 @@ from fairseq.criterions.sentence_prediction import (
 )
 
 from bio_roberta_core.metrics import (
+    ACCURACY,
     BINARY_F1,
     MACRO_F1,
     MICRO_F1,
+    accuracy,
+    binary_f1,
+    macro_f1,
     macro_f1_from_counts,
+    micro_f1,
     micro_f1_from_counts,
 )
-from user_dir.criterions._finetune_metrics import log_percentage, log_summed_counts, summed_counts
+from user_dir.criterions._document_validation import (
+    DocumentValidationConfig,
+    ValidationWindows,
+    log_document_score,
+    log_documents,
+    window_logging_output,
+)
+from user_dir.criterions._finetune_metrics import (
+    forward_keeping_head_logits,
+    log_percentage,
+    log_summed_counts,
+    summed_counts,
+)
 
 COUNTS = ("tp", "predicted", "gold")
+SCORED_CLASSES = "scored_classes"  # a windowed validation batch's: the classes the F1s score
 
 
 @dataclass
-class SingleLabelClassificationConfig(SentencePredictionConfig):
+class SingleLabelClassificationConfig(SentencePredictionConfig, DocumentValidationConfig):
     negative_label: Optional[str] = field(
         default=None,
         metadata={"help": "label symbol left out of the F1s (TaskSpec.negative_label)"},
@@ -55,20 +75,22 @@ class SingleLabelClassificationCriterion(SentencePredictionCriterion):
             )
         self.scored_classes = [k for k, label in enumerate(labels) if label != cfg.negative_label]
         self.num_classes = len(labels)
+        self.windows = ValidationWindows.of(task.cfg.data, cfg.valid_subset, pooled=True)
 
     def forward(self, model, sample, reduce=True):
         if model.training:
             return super().forward(model, sample, reduce)
-        # The head's output is the logits the parent scores: keep them instead of a second pass.
-        captured = []
-        head = model.classification_heads[self.classification_head_name]
-        hook = head.register_forward_hook(lambda _module, _inputs, output: captured.append(output))
-        try:
-            loss, sample_size, logging_output = super().forward(model, sample, reduce)
-        finally:
-            hook.remove()
-        predicted = captured[0].argmax(dim=-1)
-        target = model.get_targets(sample, [captured[0]]).view(-1)
+        loss, sample_size, logging_output, logits = forward_keeping_head_logits(
+            self, model, sample, reduce
+        )
+        target = model.get_targets(sample, [logits]).view(-1)
+        if self.windows is not None:
+            del logging_output["ncorrect"]  # the windows' accuracy: documents are scored instead
+            outputs = list(zip(logits.detach().float().cpu(), target.tolist()))
+            logging_output.update(window_logging_output(self.windows, sample, outputs))
+            logging_output[SCORED_CLASSES] = self.scored_classes
+            return loss, sample_size, logging_output
+        predicted = logits.argmax(dim=-1)
         counts = {
             "tp": torch.bincount(target[predicted == target], minlength=self.num_classes),
             "predicted": torch.bincount(predicted, minlength=self.num_classes),
@@ -81,6 +103,10 @@ class SingleLabelClassificationCriterion(SentencePredictionCriterion):
     @staticmethod
     def reduce_metrics(logging_outputs) -> None:
         SentencePredictionCriterion.reduce_metrics(logging_outputs)
+        if log_documents(logging_outputs):
+            scored = next(log[SCORED_CLASSES] for log in logging_outputs if SCORED_CLASSES in log)
+            log_document_classes(scored)
+            return
         classes = sorted(
             {int(key[3:]) for log in logging_outputs for key in log if key.startswith("tp_")}
         )
@@ -97,3 +123,22 @@ class SingleLabelClassificationCriterion(SentencePredictionCriterion):
         log_percentage(MICRO_F1, lambda meters: micro_f1_from_counts(*count_arrays(meters)))
         if len(classes) == 1:
             log_percentage(BINARY_F1, lambda meters: micro_f1_from_counts(*count_arrays(meters)))
+
+    def logging_outputs_can_be_summed(self) -> bool:
+        return self.windows is None  # a window's logits are not summed
+
+
+def log_document_classes(scored: list[int]) -> None:
+    """The metrics of single-label classification over whole documents, each predicted from its
+    windows' pooled logits: accuracy, and the F1s over the scored classes."""
+
+    def decided(documents) -> tuple[list[int], list[int]]:
+        return [target for _, target in documents], [
+            int(pooled.argmax()) for pooled, _ in documents
+        ]
+
+    log_document_score(ACCURACY, lambda documents: accuracy(*decided(documents)))
+    log_document_score(MACRO_F1, lambda documents: macro_f1(*decided(documents), scored))
+    log_document_score(MICRO_F1, lambda documents: micro_f1(*decided(documents), scored))
+    if len(scored) == 1:
+        log_document_score(BINARY_F1, lambda documents: binary_f1(*decided(documents), scored[0]))
