@@ -138,6 +138,8 @@ MODERNBERT = {
     "lr_scheduler._name": "warmup_stable_decay",
     "lr_scheduler.warmup_ratio": 0.001746,  # 3B tokens = 636 of 364,309 updates
     "lr_scheduler.decay_ratio": 0.0,
+    "lr_scheduler.decay_shape": "linear",
+    "lr_scheduler.end_lr_ratio": 0.0,
     "optimization.lr": [8e-4],
     "optimization.max_update": 364_309,
     "optimization.update_freq": [6],

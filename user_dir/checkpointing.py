@@ -56,8 +56,7 @@ from bio_roberta_core.model_dictionary import (
     load_model_dictionary,
     training_dictionary,
 )
-from bio_roberta_core.provenance import sha256_file
-from bio_roberta_core.provenance import NO_ROOM, atomic_file, kill_point
+from bio_roberta_core.provenance import NO_ROOM, atomic_file, kill_point, sha256_file
 
 logger = logging.getLogger(__name__)
 
