@@ -9,6 +9,7 @@ pairs that cannot be (another vocabulary, fewer positions than the blocks)."""
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -199,6 +200,8 @@ def imported_modernbert(tmp_path_factory) -> Path:
     randomised(transformers.ModernBertForMaskedLM(config)).save_pretrained(hf_dir)
     tokenizer.save_pretrained(hf_dir)
     assert cli_main(["import-hf", str(hf_dir), str(root / "imported")]) == 0
+    manifest = json.loads((root / "imported" / "manifest.json").read_text())
+    assert manifest["kind"] == "hf_bpe" and manifest["options"]["fresh"] == []  # decoder tied
     return root / "imported"
 
 
