@@ -66,10 +66,10 @@ def logged(run: subprocess.CompletedProcess, key: str) -> list[float]:
 
 
 def test_a_fresh_modernbert_is_initialised_as_modernbert_was(tmp_path):
-    """FlexBERT's full_megatron init (user_dir/models/_modernbert_init.py): N(0, 0.02) truncated
-    at 2 sigma, 0.02 / sqrt(2 x layers) for what writes into the residual stream; so the untrained
-    model's MLM loss is a uniform guess's, ln(vocabulary), not the far higher loss of PyTorch's
-    N(0, 1) embeddings tied to the decoder."""
+    """FlexBERT's full_megatron init (user_dir/models/_modernbert_init.py), not fairseq's
+    init_bert_params (untruncated N(0, 0.02) everywhere): N(0, 0.02) truncated at 2 sigma,
+    0.02 / sqrt(2 x layers) for what writes into the residual stream; the untrained model's MLM
+    loss is a uniform guess's, ln(vocabulary)."""
     from fairseq.data import Dictionary
 
     from bio_roberta.hf.import_hf import build_fairseq_model

@@ -4,10 +4,12 @@ init_weights; the configs' init_std 0.02 and init_cutoff_factor 2.0). Every weig
 normal truncated at 2 standard deviations: 0.02 for the token embeddings and the input projections
 (Wqkv, Wi), 0.02 / sqrt(2 x layers) for the projections that write into the residual stream (the
 attention's and the MLP's Wo, the MLM head's dense), hidden_size ** -0.5 for an untied decoder;
-biases are zero, norms one. PyTorch's own defaults (N(0, 1) embeddings, uniform linears) are not
-it: tied to the decoder, N(0, 1) embeddings start the MLM loss far above log(vocabulary).
-transformers' ModernBertPreTrainedModel._init_weights draws the same, but for the decoder (its
-"out" deviation), which FlexBERT leaves tied to the embeddings."""
+biases are zero, norms one. fairseq's RobertaModel, which the plugin's model extends, applies
+BERT's init_bert_params instead: N(0, 0.02) everywhere, untruncated, the output projections of a
+22-layer model 6.6 times larger than ModernBERT's (0.02 against 0.003), which is what its deep
+pre-norm residual stream was trained from. transformers' ModernBertPreTrainedModel._init_weights
+draws the same as FlexBERT, but for the decoder (its "out" deviation), which FlexBERT leaves tied
+to the embeddings."""
 
 from __future__ import annotations
 
