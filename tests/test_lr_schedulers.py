@@ -118,3 +118,21 @@ def test_a_resumed_schedule_takes_the_lr_of_an_uninterrupted_one(build):
     assert resumed.optimizer.get_lr() == pytest.approx(straight.optimizer.get_lr())
     fresh = build()  # a first launch keeps the warmup's first step
     assert fresh.step_begin_epoch(1) == pytest.approx(0.1)
+
+
+def test_fairseq_train_s_options_build_the_schedule():
+    """fairseq-train's route: options generated from the config's fields (which string
+    annotations would break), total_num_update unset so max_update spans the schedule."""
+    from argparse import ArgumentParser
+
+    from fairseq.dataclass.utils import gen_parser_from_dataclass
+
+    parser = ArgumentParser()
+    gen_parser_from_dataclass(parser, WarmupStableDecayConfig())
+    options = ["--warmup-ratio", "0.25", "--decay-ratio", "0.5", "--decay-shape", "one_minus_sqrt"]
+    args = parser.parse_args([*options, "--end-lr-ratio", "0.1"])
+    args.max_update, args.lr = 4, [1e-3]
+    schedule = WarmupStableDecaySchedule(WarmupStableDecayConfig.from_namespace(args), optimizer())
+    assert learning_rates(schedule, 4) == pytest.approx(
+        [1e-3, 1e-3, 1e-4 * (1 + 9 * (1 - 0.5**0.5)), 1e-4]
+    )

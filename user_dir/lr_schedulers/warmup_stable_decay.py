@@ -13,9 +13,8 @@ D = round(decay_ratio * T), peak = lr, f = end_lr_ratio, after n updates:
 
 The learning rate is a function of n alone, so a resumed run goes on exactly where it stopped
 (fairseq sets it again at every epoch's start, from the last n). Ratios, as in
-warmup_ratio_linear_decay, so that warmup and decay move with max_update."""
-
-from __future__ import annotations
+warmup_ratio_linear_decay, so that warmup and decay move with max_update. (No `from __future__
+import annotations`: fairseq builds fairseq-train's options from the config's field types.)"""
 
 import math
 from dataclasses import dataclass, field
