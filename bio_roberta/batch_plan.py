@@ -1,6 +1,8 @@
 """Per-GPU micro-batch and update_freq of a pretraining or distillation launch.
 
-The recipe's batch is 8,192 sequences per update = micro-batch x update_freq x processes. On GPUs
+The recipe's batch is its sequences per update = micro-batch x update_freq x processes, which its
+config states for one node of CONFIG_GPUS GPUs (dataset.batch_size x optimization.update_freq x 8:
+8,192 for the paper's, 4,608 for ModernBERT's, 576 at its 8,192 tokens). On GPUs
 the micro-batch is the largest power of two whose training memory (estimated below) fits 80% of the
 card, at most 65,536 tokens: on an H100, roberta-base at 512 tokens trained at 341k tokens/s with
 32 sequences per micro-batch, 488k with 64, 511k with 128 and 439k with 256 (bf16, our route). On
@@ -16,6 +18,7 @@ from pathlib import Path
 from bio_roberta.errors import UsageError
 
 MASK_PROB = 0.15
+CONFIG_GPUS = 8  # the configs' batch_size x update_freq is their batch on one 8-GPU node
 MEMORY_SHARE = 0.8  # of the card: the allocator's cache, CUDA context, cuDNN workspaces
 MAX_TOKENS_PER_MICRO_BATCH = 65_536
 # bf16/fp16 weights and gradients, fp32 master weights and gradients, two fp32 Adam moments
@@ -151,6 +154,11 @@ def dictionary_size(data: str) -> int:
     if not path.is_file():
         raise UsageError(f"{path}: no dict.txt in task.data; binarize the corpus first")
     return len(Dictionary.load(str(path))) + 1
+
+
+def configured_batch(job: dict) -> int:
+    """The sequences per update a composed config states: its batch on one CONFIG_GPUS node."""
+    return job["dataset"]["batch_size"] * job["optimization"]["update_freq"][0] * CONFIG_GPUS
 
 
 def plan(

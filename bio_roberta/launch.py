@@ -30,7 +30,7 @@ from bio_roberta_core.processes import owner_environment
 # pretrain/ and distill/, package data beside this module (a checkout's configs/ links here)
 CONFIGS = Path(__file__).resolve().parent / "configs"
 BASE_RECIPE = "base"  # the config as it is, no +recipe
-TINY_RECIPE = "tiny"  # keeps its own batch and update_freq
+TINY_RECIPES = ("tiny", "modernbert_tiny")  # keep their own batch and update_freq
 
 
 # The launch options scripts/pretrain.sh documented as environment variables, each defaulting to
@@ -92,10 +92,11 @@ ENVIRONMENT_OPTIONS = (
         "EFFECTIVE_BATCH",
         "N",
         int,
-        "8192",
+        None,
         (
-            "sequences per update = micro-batch x update_freq x world size; the tiny recipe "
-            "keeps its own update_freq (default: $EFFECTIVE_BATCH, else 8192)"
+            "sequences per update = micro-batch x update_freq x world size; the tiny recipes "
+            "keep their own update_freq (default: $EFFECTIVE_BATCH, else the recipe's: its "
+            "batch_size x update_freq x 8 GPUs, 8192 for the paper's, 4608 for modernbert)"
         ),
     ),
     (
@@ -235,12 +236,13 @@ def processes(args) -> tuple[int, int]:
 
 def planned_batch(args, compose: list[str], gpus: int, world: int, fixed: bool) -> tuple:
     """(the plan in words, the overrides that set it) for the config `compose` prints."""
-    effective_batch = 0 if args.recipe == TINY_RECIPE else args.effective_batch
-    if gpus == 0 and effective_batch == 0:
+    tiny = args.recipe in TINY_RECIPES
+    if gpus == 0 and tiny:
         return f"world size {world} x the recipe's own batch and update_freq (CPU)", []
-    from bio_roberta.batch_plan import dictionary_file, plan
+    from bio_roberta.batch_plan import configured_batch, dictionary_file, plan
 
     job = composed_job(compose, args.config_dir)
+    effective_batch = 0 if tiny else args.effective_batch or configured_batch(job)
     gpu_bytes = gpu_memory_bytes(args.gpu_memory_gb) if gpus else 0
     # fitting the micro-batch to the GPU needs the vocabulary's size, from the data-bin's
     # dict.txt: a dry run without a data-bin keeps the configured micro-batch and says so

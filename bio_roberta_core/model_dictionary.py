@@ -1,5 +1,6 @@
 """The dictionary a RoBERTa model is trained with: the fairseq Dictionary its embedding rows index,
-where a task's data keeps its dict.txt, and the record of it that checkpoints carry."""
+where a task's data keeps its dict.txt, the record of it that checkpoints carry, and where the
+dict.txt of a given checkpoint is."""
 
 from __future__ import annotations
 
@@ -40,3 +41,27 @@ def dictionary_record(data: str) -> Optional[dict[str, str]]:
     given."""
     path = training_dictionary(data)
     return {"path": str(path.resolve()), "sha256": sha256_file(path)} if path.is_file() else None
+
+
+def checkpoint_dictionaries(checkpoint: str | os.PathLike, state: dict) -> list[Path]:
+    """Where the dict.txt whose entries a checkpoint's embedding rows are may be, in the order to
+    look: beside it (fairseq's from_pretrained layout; import-hf and learn-vocab --checkpoint
+    write model.pt there), the one its extra_state records (our training runs' checkpoints), its
+    training data's (cfg.task.data)."""
+    candidates = [Path(checkpoint).parent / "dict.txt"]
+    recorded = (state.get("extra_state") or {}).get("dictionary")
+    if recorded:
+        candidates.append(Path(recorded["path"]))
+    task = (state.get("cfg") or {}).get("task") or {}
+    data = task.get("data") if hasattr(task, "get") else getattr(task, "data", None)
+    if data:
+        candidates.append(training_dictionary(str(data)))
+    return list(dict.fromkeys(candidates))
+
+
+def first_difference(ours, theirs) -> str:
+    """Where two fairseq dictionaries stop agreeing, for an error message."""
+    for index, (a, b) in enumerate(zip(ours.symbols, theirs.symbols)):
+        if a != b:
+            return f"entry {index} is {a!r} in the data but {b!r} in the model's"
+    return f"the data has {len(ours)} entries, the model's {len(theirs)}"

@@ -4,11 +4,13 @@
 #
 #   scripts/pretrain.sh DATA_BIN SAVE_DIR [RECIPE] [hydra overrides...]
 #     RECIPE: base (default) | large | continue_roberta | train_longer | tiny
+#             | modernbert | modernbert_long | continue_modernbert | modernbert_tiny
 #   e.g. scripts/pretrain.sh data-bin/pm:data-bin/m3 ckpt/pm-m3 base task.corpus_sampling_ratios=0.9,0.1
 #        scripts/pretrain.sh data-bin/pm ckpt/pm-wwm base task.mask_whole_words=true task.bpe_dir=vocab/pm
 #
-# The effective batch is 8,192 sequences = batch_size x update_freq x world size; update_freq is
-# computed from the world size at hand (EFFECTIVE_BATCH overrides 8192), the per-GPU micro-batch
+# The effective batch is the recipe's (8,192 sequences for the paper's, 4,608 for modernbert) =
+# batch_size x update_freq x world size; update_freq is computed from the world size at hand
+# (EFFECTIVE_BATCH overrides the recipe's), the per-GPU micro-batch
 # from the GPU's memory (MICRO_BATCH=N fixes it; CHECKPOINT_ACTIVATIONS=1 makes room for more).
 #
 # Launch, one node (GPUS = local GPUs; data parallel over NCCL):

@@ -27,7 +27,12 @@ from user_dir.checkpointing import WEIGHTS_REQUIRED
 
 CONFIGS = REPO_ROOT / "configs"
 GPUS_PER_NODE = 8  # the configs' batch_size x update_freq is for one 8-GPU node
-SEQUENCES_PER_UPDATE = 8192
+SEQUENCES_PER_UPDATE = 8192  # the paper's batch; ModernBERT's recipes state their own
+MODERNBERT_SEQUENCES_PER_UPDATE = {
+    "modernbert": 4608,  # ModernBERT-base at 1,024 tokens
+    "modernbert_long": 576,  # at 8,192 tokens
+    "continue_modernbert": 576,  # BioClinical ModernBERT
+}
 
 
 def fairseq_hydra_job(config_dir: str, recipes: tuple[str, ...]) -> list[str]:
@@ -89,9 +94,7 @@ PRETRAIN = {
     "optimizer.adam_eps": 1e-6,
     "optimizer.weight_decay": 0.01,
     "lr_scheduler._name": "warmup_ratio_linear_decay",
-    "lr_scheduler.warmup_ratio": 0.05,
-    "lr_scheduler.end_learning_rate": 0.0,
-    "lr_scheduler.power": 1.0,
+    "lr_scheduler.warmup_ratio": 0.05,  # then to 0, linearly: the schedule's own defaults
     "optimization.lr": [6e-4],
     "optimization.max_update": 500_000,
     "dataset.batch_size": 32,
@@ -125,6 +128,43 @@ TINY = {
     "model._name": "roberta_tiny",
     "model.max_positions": 32,
 }
+# ModernBERT (Warner et al. 2024; configs/pretrain/recipe/modernbert.yaml cites each value's source)
+MODERNBERT = {
+    "common.fp16": False,
+    "common.bf16": True,
+    "task.tokens_per_sample": 1024,
+    "task.mask_prob": 0.3,
+    "optimizer.weight_decay": 0.0125,  # 1e-5 fully decoupled at the peak lr 8e-4
+    "lr_scheduler._name": "warmup_stable_decay",
+    "lr_scheduler.warmup_ratio": 0.001746,  # 3B tokens = 636 of 364,309 updates
+    "lr_scheduler.decay_ratio": 0.0,
+    "lr_scheduler.decay_shape": "linear",
+    "lr_scheduler.end_lr_ratio": 0.0,
+    "optimization.lr": [8e-4],
+    "optimization.max_update": 364_309,
+    "optimization.update_freq": [6],
+    "dataset.batch_size": 96,
+    "model._name": "modernbert",
+    "model.max_positions": 1024,
+    "model.global_rope_theta": 10_000.0,
+    "model.local_rope_theta": 10_000.0,
+}
+# 8,192 tokens at 576 sequences, lr 3e-4 held then decayed by 1-sqrt to 0.001 of it, from weights
+MODERNBERT_8192 = {
+    **MODERNBERT,
+    **FROM_WEIGHTS,
+    "task.tokens_per_sample": 8192,
+    "optimizer.weight_decay": 0.033333,  # 1e-5 fully decoupled at lr 3e-4
+    "lr_scheduler.warmup_ratio": 0.01,
+    "lr_scheduler.decay_shape": "one_minus_sqrt",
+    "lr_scheduler.end_lr_ratio": 0.001,
+    "optimization.lr": [3e-4],
+    "dataset.batch_size": 12,
+    "model.max_positions": 8192,
+    "model.global_rope_theta": 160_000.0,
+}
+# the tiny recipe with modernbert_tiny, in fp32 also after a ModernBERT recipe (bf16 there)
+MODERNBERT_TINY = {**TINY, "common.bf16": False, "model._name": "modernbert_tiny"}
 # Distillation (paper §7): pretraining with train_longer's schedule, the teacher and the loss.
 DISTILL_FROM_PRETRAIN = {
     **TRAIN_LONGER,
@@ -167,6 +207,20 @@ RECIPE_CHANGES = {
     ("pretrain", "continue_roberta"): FROM_WEIGHTS,
     ("pretrain", "train_longer"): TRAIN_LONGER,
     ("pretrain", "tiny"): TINY,
+    ("pretrain", "modernbert"): MODERNBERT,
+    # context extension (250B tokens) and decay (the last 50B) in one run of 300B tokens
+    ("pretrain", "modernbert_long"): {
+        **MODERNBERT_8192,
+        "lr_scheduler.decay_ratio": 0.166667,
+        "optimization.max_update": 63_578,
+    },
+    # BioClinical ModernBERT's 168.7B tokens, the last 8.2B of them decaying
+    ("pretrain", "continue_modernbert"): {
+        **MODERNBERT_8192,
+        "lr_scheduler.decay_ratio": 0.0489,
+        "optimization.max_update": 35_752,
+    },
+    ("pretrain", "modernbert_tiny"): MODERNBERT_TINY,
     ("distill", "align"): {"criterion.alpha_cos": 1.0},
     # the one tiny recipe, with a student narrower than the 64-wide tiny teacher, and 6 updates
     ("distill", "tiny"): {
@@ -177,7 +231,12 @@ RECIPE_CHANGES = {
     },
 }
 # Recipes that are chosen together (+recipe=[a,b]) in tests and the demo.
-COMBINED = [("pretrain", ("tiny", "continue_roberta")), ("distill", ("tiny", "align"))]
+COMBINED = [
+    ("pretrain", ("tiny", "continue_roberta")),
+    ("pretrain", ("modernbert", "modernbert_tiny")),
+    ("pretrain", ("continue_modernbert", "modernbert_tiny")),
+    ("distill", ("tiny", "align")),
+]
 CASES = (
     [(config_dir, ()) for config_dir in COMPOSE]
     + [(config_dir, (recipe,)) for config_dir, recipe in RECIPE_CHANGES]
@@ -238,30 +297,50 @@ def test_distillation_is_pretraining_with_the_teacher(composed):
     assert changes(composed[("pretrain", ())], composed[("distill", ())]) == DISTILL_FROM_PRETRAIN
 
 
+def expected_changes(base: dict, config_dir: str, recipes: tuple[str, ...]) -> dict:
+    """What RECIPE_CHANGES says the recipes change, each over the one before; a value the base
+    config already has is no change."""
+    expected = {}
+    for recipe in recipes:
+        expected |= RECIPE_CHANGES[(config_dir, recipe)]
+    return {key: value for key, value in expected.items() if base.get(key, object()) != value}
+
+
 @pytest.mark.parametrize("config_dir,recipe", list(RECIPE_CHANGES))
 def test_recipe_changes_exactly_what_it_says(composed, config_dir, recipe):
-    assert (
-        changes(composed[(config_dir, ())], composed[(config_dir, (recipe,))])
-        == RECIPE_CHANGES[(config_dir, recipe)]
+    base = composed[(config_dir, ())]
+    assert changes(base, composed[(config_dir, (recipe,))]) == expected_changes(
+        base, config_dir, (recipe,)
     )
 
 
 @pytest.mark.parametrize("config_dir,recipes", COMBINED)
 def test_recipes_combine(composed, config_dir, recipes):
-    expected = {}
-    for recipe in recipes:
-        expected |= RECIPE_CHANGES[(config_dir, recipe)]
-    assert changes(composed[(config_dir, ())], composed[(config_dir, recipes)]) == expected
+    base = composed[(config_dir, ())]
+    assert changes(base, composed[(config_dir, recipes)]) == expected_changes(
+        base, config_dir, recipes
+    )
 
 
 @pytest.mark.parametrize("case", FAIRSEQ_CASES, ids=case_id)
-def test_gpu_configs_update_on_8192_sequences_per_node(composed, case):
-    """`bio-roberta pretrain` recomputes update_freq for the GPUs at hand; the configured
-    values are the paper's batch on one node. The CPU (tiny) recipes keep their own."""
+def test_gpu_configs_update_on_their_paper_s_sequences_per_node(composed, case):
+    """`bio-roberta pretrain` recomputes update_freq for the GPUs at hand from the configured
+    batch on one node (bio_roberta/batch_plan.py: configured_batch), which is the paper's: 8,192
+    sequences, or ModernBERT's own. The CPU (tiny) recipes keep their own."""
     job = composed[case]
     if not job.get("common.cpu"):
         per_node = job["dataset.batch_size"] * job["optimization.update_freq"][0] * GPUS_PER_NODE
-        assert per_node == SEQUENCES_PER_UPDATE
+        recipe = case[1][0] if case[1] else None
+        assert per_node == MODERNBERT_SEQUENCES_PER_UPDATE.get(recipe, SEQUENCES_PER_UPDATE)
+
+
+def test_the_linear_decay_s_end_and_shape_are_the_schedule_s_defaults():
+    """base.yaml leaves them to the schedule (so that a recipe can name another): to 0, linearly,
+    as the paper's."""
+    from user_dir.lr_schedulers.warmup_ratio_linear_decay import WarmupRatioLinearDecayConfig
+
+    defaults = WarmupRatioLinearDecayConfig()
+    assert (defaults.end_learning_rate, defaults.power) == (0.0, 1.0)
 
 
 def section(job: dict, name: str) -> dict:

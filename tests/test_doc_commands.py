@@ -122,6 +122,26 @@ ELSEWHERE = {
     ),
     "bio-roberta import-hf hf/biobert-v1.1 data/vocab/biobert": "tests/test_import_hf.py, on a "
     "small BERT built from BertConfig (BioBERT's own weights are a download)",
+    **dict.fromkeys(
+        [
+            (
+                "bio-roberta import-hf hf/BioClinical-ModernBERT-base "
+                "data/vocab/bioclinical-modernbert"
+            ),
+            (
+                "bio-roberta binarize data/text/pubmed data/text/pmc --vocab "
+                "data/vocab/bioclinical-modernbert --out data/bin/pm-bcmb"
+            ),
+            (
+                "bio-roberta binarize data/text/mimic --vocab data/vocab/bioclinical-modernbert "
+                "--out data/bin/m3-bcmb"
+            ),
+        ],
+        "tests/test_modernbert_pretrain.py (imported_modernbert and "
+        "test_continue_modernbert_starts_from_the_import_on_its_vocabulary_and_refuses_another): "
+        "import-hf of a tiny ModernBertForMaskedLM made with transformers, then `bio-roberta "
+        "binarize TEXT --vocab IMPORT --out BIN` (BioClinical ModernBERT's weights are a download)",
+    ),
 }
 # (command prefix, why it does not run here)
 NOT_RUN = [
@@ -130,6 +150,21 @@ NOT_RUN = [
         "the checkout's .venv; here each command runs with bin/ first on PATH, as activating does",
     ),
     ("bio-roberta download", "fetches from NCBI; tests/test_download.py runs it on a local server"),
+    (
+        "GPUS=8 scripts/pretrain.sh data/bin/pm ckpt/modernbert-base",
+        (
+            "GPUs and weeks; tests/test_modernbert_pretrain.py runs +recipe=[modernbert,"
+            "modernbert_tiny] (killed and resumed), tests/test_configs.py composes "
+            "modernbert_long"
+        ),
+    ),
+    (
+        "GPUS=8 scripts/pretrain.sh data/bin/pm-bcmb",
+        (
+            "GPUs and days; tests/test_modernbert_pretrain.py continues an imported tiny "
+            "ModernBERT with +recipe=[continue_modernbert,modernbert_tiny]"
+        ),
+    ),
     ("GPUS=8 scripts/pretrain.sh", "GPUs and days; the tiny recipe runs in tests/test_pretrain.py"),
     (
         "bio-roberta pretrain data/bin/lab",

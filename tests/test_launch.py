@@ -166,8 +166,9 @@ def test_a_dry_run_needs_no_data_bin(tmp_path):
     assert f"task.data={data}" in command and "dataset.batch_size=32" in command
 
 
+@pytest.mark.parametrize("recipe", launch.TINY_RECIPES)
 def test_the_cpu_tiny_recipe_starts_without_composing_the_config(
-    tiny_databin, tmp_path, monkeypatch, capsys, no_launch_variables
+    tiny_databin, tmp_path, monkeypatch, capsys, no_launch_variables, recipe
 ):
     """Composing only to read the tiny recipe's own batch back would cost two starts of
     fairseq: no subprocess runs before the launch."""
@@ -176,13 +177,28 @@ def test_the_cpu_tiny_recipe_starts_without_composing_the_config(
         raise AssertionError(f"composed the config: {args}")
 
     monkeypatch.setattr(launch.subprocess, "run", no_subprocess)
-    argv = [tiny_databin, tmp_path, "--recipe", "tiny", "--gpus", "0", "--procs", "2"]
+    argv = [tiny_databin, tmp_path, "--recipe", recipe, "--gpus", "0", "--procs", "2"]
     assert main(["pretrain", *map(str, argv), "--dry-run"]) == 0
     plan_line, command_line = capsys.readouterr().out.splitlines()
     assert plan_line == "world size 2 x the recipe's own batch and update_freq (CPU)"
     command = shlex.split(command_line)
     assert command[command.index("--nproc_per_node") + 1] == "2"
-    assert "+recipe=tiny" in command and not any("batch_size" in part for part in command)
+    assert f"+recipe={recipe}" in command and not any("batch_size" in part for part in command)
+
+
+def test_a_modernbert_recipe_is_planned_for_its_own_batch(tiny_databin, tmp_path):
+    """The effective batch is the recipe's (batch_size x update_freq x 8 in its config): 4,608
+    sequences of 1,024 tokens for ModernBERT-base, not the paper's 8,192."""
+    plan_line, command = dry_run(
+        sys.executable, "-m", "bio_roberta", "pretrain", tiny_databin, tmp_path / "ckpt",
+        "--recipe", "modernbert", "--gpus", "8", "--gpu-memory-gb", "80",
+    )  # fmt: skip
+    assert plan_line.startswith(
+        "world size 8 x batch 64 x update_freq 9 = 4608 sequences per update (micro-batch: fits "
+        "80 GiB: about "
+    )
+    assert plan_line.endswith(" GiB for 64 x 1024 tokens)")
+    assert "+recipe=modernbert" in command and "optimization.update_freq=[9]" in command
 
 
 def test_a_save_dir_is_held_by_its_run(tiny_databin, tmp_path):
@@ -226,7 +242,8 @@ def test_an_unknown_recipe_or_config_dir_is_one_line(tmp_path, capsys, no_launch
     assert main(["pretrain", "data", "ckpt", "--recipe", "huge", "--gpus", "0"]) == 2
     assert capsys.readouterr().err == (
         f"bio-roberta pretrain: error: no recipe 'huge' in {launch.CONFIGS}/pretrain/recipe; "
-        "choose one of base, continue_roberta, large, tiny, train_longer\n"
+        "choose one of base, continue_modernbert, continue_roberta, large, modernbert, "
+        "modernbert_long, modernbert_tiny, tiny, train_longer\n"
     )
     assert main(["distill", "d", "s", "t", "u", "--config-dir", str(tmp_path), "--gpus", "0"]) == 2
     assert capsys.readouterr().err.startswith(f"bio-roberta distill: error: {tmp_path}: no base")

@@ -24,8 +24,12 @@ places only:
   * load_checkpoint_to_cpu reports a file it cannot load as a one-line CheckpointError naming it;
   * checkpoint_utils.load_checkpoint refuses a first launch whose checkpoint.finetune_from_model is
     still WEIGHTS_REQUIRED, the value of recipes that start from another model's weights
-    (continue_roberta, train_longer, distillation): Hydra's `???` cannot mark it, since OmegaConf
-    keeps fairseq's default null over it, and the run would start from random weights.
+    (continue_roberta, train_longer, continue_modernbert, modernbert_long, distillation): Hydra's
+    `???` cannot mark it, since OmegaConf keeps fairseq's default null over it, and the run would
+    start from random weights; and one whose data's dict.txt is not the dictionary of the weights
+    it starts from (bio_roberta_core.model_dictionary.checkpoint_dictionaries), in one line naming
+    both: the embedding rows would be read as other tokens (a vocabulary of another size fails
+    to load anyway, one of the same size would train on).
 For tests: BIO_ROBERTA_KILL_AT=checkpoint-written:<file name> makes the process SIGKILL itself while
 it writes that checkpoint file, all its bytes written but not yet in place (provenance.kill_point).
 """
@@ -45,8 +49,14 @@ from fairseq.trainer import Trainer
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from bio_roberta_core.checkpoints import CheckpointError, read_checkpoint
-from bio_roberta_core.model_dictionary import dictionary_record
-from bio_roberta_core.provenance import NO_ROOM, atomic_file, kill_point
+from bio_roberta_core.model_dictionary import (
+    checkpoint_dictionaries,
+    dictionary_record,
+    first_difference,
+    load_model_dictionary,
+    training_dictionary,
+)
+from bio_roberta_core.provenance import NO_ROOM, atomic_file, kill_point, sha256_file
 
 logger = logging.getLogger(__name__)
 
@@ -288,6 +298,35 @@ def load_checkpoint(
     return extra_state
 
 
+def check_start_dictionary(checkpoint: str, data: str) -> None:
+    """Refuse to start from checkpoint's weights on data whose dict.txt is another dictionary
+    than the checkpoint's (the same entries with other counts pass); say so when the checkpoint's
+    cannot be found."""
+    ours = training_dictionary(data)
+    if not ours.is_file():
+        return  # fairseq's task says so itself
+    candidates = checkpoint_dictionaries(checkpoint, read_checkpoint(checkpoint, mmap=True))
+    theirs = next((path for path in candidates if path.is_file()), None)
+    if theirs is None:
+        logger.warning(
+            "%s: its dictionary is not here (looked at %s): %s is not checked against it",
+            checkpoint,
+            ", ".join(map(str, candidates)),
+            ours,
+        )
+        return
+    if sha256_file(ours) == sha256_file(theirs):
+        return
+    data_dictionary, model_dictionary = load_model_dictionary(ours), load_model_dictionary(theirs)
+    if data_dictionary.symbols != model_dictionary.symbols:
+        raise CheckpointError(
+            f"{ours} is not the dictionary of {checkpoint} ({theirs}): "
+            f"{first_difference(data_dictionary, model_dictionary)}; its embedding rows would be "
+            "read as other tokens: binarize the corpus with the checkpoint's vocabulary dir "
+            "(bio-roberta binarize --vocab; for an import-hf model, its output dir)"
+        )
+
+
 def load_training_checkpoint(cfg, trainer, **passthrough_args):
     """checkpoint_utils.load_checkpoint, refusing a first launch without the weights its recipe
     starts from. A restart resumes from save_dir's checkpoint_last.pt, as fairseq does, or, when a
@@ -303,9 +342,13 @@ def load_training_checkpoint(cfg, trainer, **passthrough_args):
         raise CheckpointError(
             "this recipe starts from another model's weights: give "
             "checkpoint.finetune_from_model=<checkpoint.pt> (continue_roberta: the model.pt of "
-            "`bio-roberta learn-vocab --checkpoint`; train_longer and distillation: the base "
+            "`bio-roberta learn-vocab --checkpoint`; continue_modernbert: of `bio-roberta "
+            "import-hf`; modernbert_long: the modernbert run's checkpoint_last.pt; "
+            "train_longer and distillation: the base "
             f"model's checkpoint_best.pt); {last} does not exist, so this is not a restart"
         )
+    if cfg.finetune_from_model and first_launch and os.path.isfile(cfg.finetune_from_model):
+        check_start_dictionary(cfg.finetune_from_model, trainer.cfg.task.data)
     if cfg.restore_file == "checkpoint_last.pt" and not first_launch and cfg.finetune_from_model:
         cfg = copy.deepcopy(cfg)
         with open_dict(cfg):

@@ -199,8 +199,13 @@ class ModernBertFamily(Family):
                 continue
             vocabulary_sized = name in ("embeddings.tok_embeddings.weight", "decoder.bias")
             state[fairseq_name(name)] = take_rows(tensor, rows) if vocabulary_sized else tensor
-        if self.untied_decoder(hf):
-            state["encoder.lm_head.weight"] = take_rows(hf[TIED_DECODER], rows)
+        # the decoder: its own weight when untied, else the embeddings (import-hf listed a tied
+        # one among the weights that "start fresh")
+        state["encoder.lm_head.weight"] = (
+            take_rows(hf[TIED_DECODER], rows)
+            if self.untied_decoder(hf)
+            else state[ENCODER + "embed_tokens.weight"]
+        )
         return state
 
     # export-hf

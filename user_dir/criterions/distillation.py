@@ -9,7 +9,10 @@ and the two logit terms share one closed-form gradient (MaskedLogitLoss), which 
 distillation step near the cost of a student step plus a teacher forward. α_cos = 0
 is the paper's "distill", α_cos > 0 its "distill + align". The projection W (student width to
 teacher width, identity when equal) belongs to this criterion: the trainer optimises it and
-stores it under the checkpoint's "criterion" key, apart from the student model.
+stores it under the checkpoint's "criterion" key, apart from the student model. h is each
+model's output, its last layer's states through its final norm where it has one (ModernBERT and
+other pre-norm encoders: what their heads read), so the student and teacher may be of different
+architectures and widths; their vocabulary is one (the distillation task refuses another).
 """
 
 import math
@@ -93,6 +96,20 @@ def real_rows(states: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
     return states.transpose(0, 1).flatten(0, 1).index_select(0, positions)
 
 
+def final_norm(model) -> torch.nn.Module:
+    """The norm a pre-norm encoder applies after its last layer (ModernBERT's final_norm, a
+    pre-norm fairseq encoder's layer_norm; none in RoBERTa), which inner_states leave out."""
+    encoder = model.encoder.sentence_encoder
+    norm = getattr(encoder, "final_norm", None) or getattr(encoder, "layer_norm", None)
+    return norm if norm is not None else torch.nn.Identity()
+
+
+def last_hidden_states(model, extra: dict, positions: torch.Tensor) -> torch.Tensor:
+    """The encoder's output at POSITIONS: the last inner state, through the final norm where the
+    encoder has one, so that a pre-norm model (ModernBERT) is aligned on what its heads read."""
+    return final_norm(model)(real_rows(extra["inner_states"][-1], positions))
+
+
 @dataclass
 class DistillationLossConfig(FairseqDataclass):
     alpha_mlm: float = field(
@@ -171,10 +188,9 @@ class DistillationLoss(FairseqCriterion):
             self.cfg.alpha_kl,
         )
         if self.cfg.alpha_cos > 0:
-            # inner_states are T x B x C; the last one is the final layer (RoBERTa has no final
-            # norm)
-            student_states = self.projection(real_rows(student_extra["inner_states"][-1], real))
-            teacher_states = real_rows(teacher_extra["inner_states"][-1], real)
+            student_states = self.projection(last_hidden_states(model, student_extra, real))
+            with torch.no_grad():
+                teacher_states = last_hidden_states(teacher, teacher_extra, real)
             cos_mean = (
                 1 - F.cosine_similarity(student_states.float(), teacher_states.float(), dim=-1)
             ).mean()

@@ -37,6 +37,7 @@ from fairseq.models import FairseqEncoder, register_model, register_model_archit
 from fairseq.models.roberta.model import RobertaEncoder, RobertaModel, base_architecture
 from torch import nn
 
+from user_dir.models._modernbert_init import init_modernbert_weights
 from user_dir.models.bert_encoder import build_one_separator_model
 
 logger = logging.getLogger(__name__)
@@ -301,9 +302,11 @@ class ModernBertModel(RobertaModel):
 
     @classmethod
     def build_model(cls, args, task):
-        return build_one_separator_model(
+        model = build_one_separator_model(
             cls, args, task, "ModernBERT", modernbert_architecture, ModernBertEncoder
         )
+        init_modernbert_weights(model, args)  # ModernBERT's own, for pretraining from scratch
+        return model
 
     def forward(
         self,
@@ -363,3 +366,39 @@ def modernbert_architecture(args):
     default("pooler_dropout", 0.0)
     default("untie_weights_roberta", False)
     base_architecture(args)
+
+
+def architecture_defaults(args, **values) -> None:
+    """Set each option the command line or config left unset (None or absent)."""
+    for name, value in values.items():
+        if getattr(args, name, None) is None:
+            setattr(args, name, value)
+
+
+@register_model_architecture("modernbert", "modernbert_large")
+def modernbert_large_architecture(args):
+    """ModernBERT-large (answerdotai/ModernBERT-large; AnswerDotAI/ModernBERT
+    yamls/modernbert/modernbert-large-pretrain.yaml): 28 layers, 1024 wide, 16 heads, GeGLU 2624."""
+    architecture_defaults(
+        args,
+        encoder_layers=28,
+        encoder_embed_dim=1024,
+        encoder_ffn_embed_dim=2624,
+        encoder_attention_heads=16,
+    )
+    modernbert_architecture(args)
+
+
+@register_model_architecture("modernbert", "modernbert_tiny")
+def modernbert_tiny_architecture(args):
+    """Test size: 3 layers (full, sliding, sliding: base's global layer every third), 32 wide,
+    2 heads, GeGLU 64, a window of 8 tokens (4 either side), so 32-token sequences reach past it."""
+    architecture_defaults(
+        args,
+        encoder_layers=3,
+        encoder_embed_dim=32,
+        encoder_ffn_embed_dim=64,
+        encoder_attention_heads=2,
+        local_attention=8,
+    )
+    modernbert_architecture(args)

@@ -2,7 +2,13 @@
 
 The teacher lives on the task, not inside the student model, so the trainer never hands its
 parameters to the optimizer and never writes them into a checkpoint: the student checkpoint stays
-a plain RoBERTa checkpoint.
+a plain checkpoint of its architecture.
+
+Teacher and student may be of different architectures (RoBERTa, the BERT family, ModernBERT) and
+widths (the criterion's projection aligns the hidden states), but not of different vocabularies:
+both read the data's token ids, and the KL term compares their distributions over one dictionary;
+a teacher with another dict.txt is refused, and so is one with fewer positions than the blocks
+it must read (task.tokens_per_sample), each in one line.
 """
 
 import logging
@@ -11,12 +17,15 @@ from dataclasses import dataclass, field
 
 import torch
 from fairseq import checkpoint_utils
-from fairseq.data import Dictionary
 from fairseq.tasks import register_task
 from omegaconf import MISSING
 
 from bio_roberta_core.checkpoints import CheckpointError
-from bio_roberta_core.model_dictionary import load_model_dictionary
+from bio_roberta_core.model_dictionary import (
+    checkpoint_dictionaries,
+    first_difference,
+    load_model_dictionary,
+)
 from user_dir.tasks.corpora_masked_lm import CorporaMaskedLMConfig, CorporaMaskedLMTask
 
 logger = logging.getLogger(__name__)
@@ -31,14 +40,6 @@ class DistillationConfig(CorporaMaskedLMConfig):
             "help": "teacher dict.txt; default: beside the checkpoint, else its training data's"
         },
     )
-
-
-def first_difference(ours: Dictionary, theirs: Dictionary) -> str:
-    """Where two dictionaries stop agreeing, for the error message."""
-    for index, (a, b) in enumerate(zip(ours.symbols, theirs.symbols)):
-        if a != b:
-            return f"entry {index} is {a!r} in the data but {b!r} in the teacher's"
-    return f"the data has {len(ours)} entries, the teacher's {len(theirs)}"
 
 
 @register_task("distillation", dataclass=DistillationConfig)
@@ -60,15 +61,12 @@ class DistillationTask(CorporaMaskedLMTask):
         return self.teacher.encoder.sentence_encoder.embed_tokens.embedding_dim
 
     def teacher_dictionary_path(self, state) -> str:
-        """task.teacher_dict, else dict.txt beside the checkpoint, else the teacher's own training
-        data's."""
+        """task.teacher_dict, else the checkpoint's own (beside it, recorded, its training
+        data's: checkpoint_dictionaries)."""
         candidates = (
             [self.cfg.teacher_dict]
             if self.cfg.teacher_dict
-            else [
-                os.path.join(os.path.dirname(self.cfg.teacher_path), "dict.txt"),
-                os.path.join(state["cfg"].task.data.split(":")[0], "dict.txt"),
-            ]
+            else [str(path) for path in checkpoint_dictionaries(self.cfg.teacher_path, state)]
         )
         for candidate in candidates:
             if os.path.isfile(candidate):
@@ -91,11 +89,21 @@ class DistillationTask(CorporaMaskedLMTask):
             raise ValueError(
                 f"the teacher {path} was trained with another vocabulary than the data "
                 f"{self.cfg.data}: {first_difference(self.source_dictionary, teacher_dictionary)}. "
-                f"Distillation compares output distributions token by token, so binarize the data "
-                f"with the teacher's dict.txt"
+                "Teacher and student read the same token ids and distillation compares their "
+                "output distributions token by token, so both need the data's vocabulary: "
+                "binarize the data with the teacher's (an imported model's is its import dir: "
+                "binarize --vocab <import dir>), and pretrain the student on that vocabulary"
             )
         teacher = super().build_model(state["cfg"].model)
         teacher.load_state_dict(state["model"], strict=True, model_cfg=state["cfg"].model)
+        if teacher.max_positions() < self.cfg.tokens_per_sample:
+            raise ValueError(
+                f"the teacher {path} takes {teacher.max_positions()} positions, fewer than the "
+                f"task.tokens_per_sample={self.cfg.tokens_per_sample} tokens of the student's "
+                f"blocks: the teacher must read every block whole (a 512-position RoBERTa cannot "
+                f"teach at a ModernBERT's 8,192 tokens): give task.tokens_per_sample="
+                f"{teacher.max_positions()} or less"
+            )
         teacher.eval()
         teacher.requires_grad_(False)
         logger.info(
