@@ -11,8 +11,9 @@ next to its train.log, predictions and checkpoint (<setting>: the hyperparameter
 from the registry's, so each setting of a grid has its own dir). A run whose record says "ok" for
 the same config hash is skipped; a run that fails is recorded as failed with its error and log;
 while fairseq-train runs the record says "started", which a killed run keeps. For tests:
-BIO_ROBERTA_KILL_AT=fine_tune:training-started:parent SIGKILLs the job's parent (`bio-roberta
-sweep`) as fairseq-train starts.
+BIO_ROBERTA_KILL_AT=fine_tune:training-started:command SIGKILLs the command that owns the job
+(`bio-roberta sweep`: the job's own process under Hydra's basic launcher, the launcher's under
+joblib) as fairseq-train starts.
 
 Cross-validation tasks (TaskSpec.folds): the model-selection fold (fold 1) is trained with
 validation and early stopping like any task; the number of updates of its best validation step
@@ -59,6 +60,7 @@ from bio_roberta.finetuning.results import (
 )
 from bio_roberta.finetuning.sweep_config import SweepConfig
 from bio_roberta.tasks.registry import TaskSpec, get_task
+from bio_roberta_core.processes import owner_pid
 from bio_roberta_core.provenance import (
     atomic_write_json,
     environment_record,
@@ -274,7 +276,7 @@ def train(options: list[str], log_path: Path) -> None:
             args = fairseq_arguments.parse_args_and_arch(
                 fairseq_arguments.get_training_parser(), input_args=options
             )
-            kill_point("fine_tune:training-started:parent", os.getppid())
+            kill_point("fine_tune:training-started:command", owner_pid())
             distributed_utils.call_main(convert_namespace_to_omegaconf(args), fairseq_train.main)
             failure = None
         except SystemExit as exit:  # fairseq's argparse refusing an option, as the command exits
