@@ -10,20 +10,25 @@ sample; sentence classification: the sample's ChemProt; or --task NAME=DIR) are 
 with convert-task. The Trainer gets the examples as our fairseq task reads them from that
 conversion (the same token ids, <s> first, and class ids), so neither route tokenizes in its run.
 
-A run, on either route, is one command from start to result: --updates updates of the
-registry's batch size (or --batch-size), learning rate, warmup ratio, weight decay and dropout,
-Adam as our sweep config has it, validation once at the end, the best checkpoint kept, test
-predictions scored and written. Ours: `bio-roberta finetune`. Theirs: this script with
---transformers-run, a new Python process that loads the export with a new head into a Trainer
-(load_best_model_at_end; its selection metric and test score: accuracy of the labelled
-positions) and predicts test. transformers' Trainer needs the `accelerate` package (setup.py's
-`benchmark` extra). The routes alternate, --repeats runs each.
+A run, on either route, is one command from start to result: --updates updates of the registry's
+batch size (or --batch-size), learning rate, warmup ratio, weight decay and dropout, Adam as our
+sweep config has it, validation once at the end (ours: fairseq's validation and checkpoint at each
+epoch's end put off past the last epoch), the best checkpoint kept, test predictions scored and
+written. Ours: `bio-roberta finetune`; with --baseline REV also `bio-roberta finetune` of this
+repository's revision REV (git archive), alternating with the others, so that a change's before and
+after are measured under the same load. Theirs: this script with --transformers-run, a new Python
+process that loads the export with a new head into a Trainer (load_best_model_at_end; its selection
+metric and test score: accuracy of the labelled positions) and predicts test. transformers' Trainer
+needs the `accelerate` package (setup.py's `benchmark` extra). The routes alternate, --repeats runs
+each.
 
 Per run: whole-run wall (process start to exit), examples/s in the update loop from the end of
 update --log-interval to the end of the last (ours from fairseq's per-interval updates/s, theirs
 from the Trainer's step ends), fixed seconds (wall - updates x the loop's seconds per update) and
-the 1-minute load average before the run. Medians of each, and ours over theirs.
+the 1-minute load average before the run. Medians of each, and ours over theirs (and over the
+baseline's).
     python scripts/benchmark_finetune.py [--updates 100 --repeats 5 --threads N --batch-size N]
+        [--baseline REV]
 """
 
 import argparse
@@ -94,17 +99,20 @@ def pretrained_model(tasks: dict[str, Path], root: Path) -> tuple[Path, Path, Pa
 
 def run_overrides(task: str, data_root: Path, args) -> list[str]:
     """Our run's Hydra overrides: the registry's hyperparameters, --updates updates (enough epochs
-    for them), validation once, at the end."""
+    for them), validation once, at the end: fairseq's validation and checkpoint at each epoch's
+    end come every max_epoch + 1 epochs, so never."""
     from bio_roberta.finetuning.command_line import train_examples
     from bio_roberta.tasks.registry import get_task
 
     batch_size = args.batch_size or get_task(task).hparams.batch_size
     per_epoch = -(-train_examples(data_root / task) // batch_size)
+    epochs = -(-args.updates // per_epoch)
     return [
         f"hparams.batch_size={batch_size}",
-        f"hparams.max_epoch={-(-args.updates // per_epoch)}",
+        f"hparams.max_epoch={epochs}",
         f"max_update={args.updates}",
         f"hparams.validate_interval_updates={args.updates}",
+        f"extra_args=[--validate-interval,{epochs + 1},--save-interval,{epochs + 1}]",
         f"log_interval={args.log_interval}",
         "cpu=true",
     ]
@@ -172,6 +180,7 @@ def loop_seconds_per_update(log: Path, log_interval: int) -> tuple[float, int]:
 
 
 def run_ours(task: str, pretrained: Path, data_root: Path, results: Path, overrides, env, args):
+    """`bio-roberta finetune` of the code on env's PYTHONPATH (this tree's, or the baseline's)."""
     started = time.perf_counter()
     done = subprocess.run(
         [Path(sys.executable).parent / "bio-roberta", "finetune", "--task", task, "--seed",
@@ -301,8 +310,11 @@ def summary(runs: list[dict], batch_size: int, updates: int) -> dict:
     }
 
 
-def compare(task: str, data_root: Path, pretrained: Path, root: Path, args) -> dict:
-    """Both routes on one task, alternating --repeats times."""
+def compare(
+    task: str, data_root: Path, pretrained: Path, root: Path, args, baseline: Path | None
+) -> dict:
+    """The routes on one task (ours, the baseline's if given, the Trainer), alternating --repeats
+    times."""
     import dataclasses
 
     from bio_roberta.finetuning.command_line import hyperparameters
@@ -330,13 +342,16 @@ def compare(task: str, data_root: Path, pretrained: Path, root: Path, args) -> d
     env = dict(os.environ)
     if args.threads:
         env["OMP_NUM_THREADS"] = str(args.threads)
-    runs = {"ours": [], "transformers": []}
+    code = {"ours": source_path(REPO, env)}
+    if baseline is not None:
+        code["baseline"] = source_path(baseline, env)
+    runs = {route: [] for route in [*code, "transformers"]}
     for repeat in range(args.repeats):
         for route in runs:
             load = round(os.getloadavg()[0], 2)
             out = work / f"{route}{repeat}"
-            if route == "ours":
-                run = run_ours(task, pretrained, data_root, out, overrides, env, args)
+            if route in code:
+                run = run_ours(task, pretrained, data_root, out, overrides, code[route], args)
             else:
                 out.mkdir()
                 path = out / "settings.json"
@@ -344,18 +359,61 @@ def compare(task: str, data_root: Path, pretrained: Path, root: Path, args) -> d
                 run = run_transformers(path, env)
             runs[route].append({**run, "load": load})
     routes = {route: summary(found, hp.batch_size, args.updates) for route, found in runs.items()}
-    ours, theirs = routes["ours"], routes["transformers"]
     return {
         "batch_size": hp.batch_size,
         "updates": args.updates,
         **routes,
-        "ours_over_transformers": {
-            "wall": round(ours["wall_seconds"] / theirs["wall_seconds"], 3),
-            "loop_examples_per_second": round(
-                ours["loop_examples_per_second"] / theirs["loop_examples_per_second"], 3
-            ),
+        **{
+            f"ours_over_{other}": ratios(routes["ours"], routes[other])
+            for other in ("transformers", "baseline")
+            if other in routes
         },
     }
+
+
+def ratios(ours: dict, other: dict) -> dict:
+    """Ours over another route: wall, loop examples/s and fixed seconds."""
+    return {
+        "wall": round(ours["wall_seconds"] / other["wall_seconds"], 3),
+        "loop_examples_per_second": round(
+            ours["loop_examples_per_second"] / other["loop_examples_per_second"], 3
+        ),
+        "fixed": round(ours["fixed_seconds"] / other["fixed_seconds"], 3),
+    }
+
+
+def source_path(tree: Path, env: dict) -> dict:
+    """env with `tree`'s code first on the Python path (bio-roberta then runs that tree's)."""
+    return {**env, "PYTHONPATH": os.pathsep.join([str(tree), env.get("PYTHONPATH", "")])}
+
+
+def baseline_tree(revision: str, root: Path) -> tuple[Path, str]:
+    """(this repository's `revision`, extracted under root; its commit hash)."""
+    commit = subprocess.run(
+        ["git", "-C", REPO, "rev-parse", "--verify", f"{revision}^{{commit}}"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    if commit.returncode != 0:
+        raise SystemExit(f"--baseline {revision}: not a revision of {REPO}: {commit.stderr}")
+    tree = root / "baseline"
+    tree.mkdir()
+    archive = subprocess.Popen(["git", "-C", REPO, "archive", commit.stdout.strip()],
+                               stdout=subprocess.PIPE)  # fmt: skip
+    subprocess.run(["tar", "-x", "-C", tree], stdin=archive.stdout, check=True)
+    if archive.wait() != 0:
+        raise SystemExit(f"--baseline {revision}: git archive failed")
+    return tree, commit.stdout.strip()
+
+
+def revision(tree: Path) -> str:
+    """The commit of a git checkout, "+dirty" with uncommitted changes to tracked files."""
+    commit = subprocess.run(
+        ["git", "-C", tree, "rev-parse", "HEAD"], capture_output=True, text=True
+    )
+    if commit.returncode != 0:
+        return "unknown"
+    dirty = subprocess.run(["git", "-C", tree, "diff", "--quiet", "HEAD"]).returncode != 0
+    return commit.stdout.strip() + ("+dirty" if dirty else "")
 
 
 def main():
@@ -368,6 +426,10 @@ def main():
     parser.add_argument(
         "--task", action="append", metavar="NAME=DIR", help="a registry task and its release "
         "folder, instead of the default two (repeatable)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--baseline", metavar="REV", help="also run `bio-roberta finetune` of this repository's "
+        "revision REV (e.g. main), alternating with the others",
     )  # fmt: skip
     parser.add_argument("--transformers-run", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -396,13 +458,17 @@ def main():
         "model": "roberta 4 layers x 256, 4 heads, 128 positions",
         "repeats": args.repeats,
         "data": {task: str(folder) for task, folder in tasks.items()},
+        "commit": revision(REPO),
     }
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
+        baseline = None
+        if args.baseline:
+            baseline, result["baseline_commit"] = baseline_tree(args.baseline, root)
         vocab, data_root, pretrained = pretrained_model(tasks, root)
         export(pretrained, root / "hf", vocab)
         for task in tasks:
-            result[task] = compare(task, data_root, pretrained, root, args)
+            result[task] = compare(task, data_root, pretrained, root, args, baseline)
     print(json.dumps(result, indent=1))
 
 
