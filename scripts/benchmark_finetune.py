@@ -358,6 +358,8 @@ def compare(
                 path.write_text(json.dumps({**settings, "out": str(out / "trainer")}))
                 run = run_transformers(path, env)
             runs[route].append({**run, "load": load})
+            print(f"{task} {route} run {repeat + 1}/{args.repeats}: {json.dumps(run)}, load "
+                  f"{load}", file=sys.stderr, flush=True)  # fmt: skip
     routes = {route: summary(found, hp.batch_size, args.updates) for route, found in runs.items()}
     return {
         "batch_size": hp.batch_size,
