@@ -22,10 +22,11 @@ metric and test score: accuracy of the labelled positions) and predicts test. tr
 needs the `accelerate` package (setup.py's `benchmark` extra). The routes alternate, --repeats runs
 each.
 
-Per run: whole-run wall (process start to exit), examples/s in the update loop from the end of
-update --log-interval to the end of the last (ours from fairseq's per-interval updates/s, theirs
-from the Trainer's step ends), fixed seconds (wall - updates x the loop's seconds per update) and
-the 1-minute load average before the run. Medians of each, and ours over theirs (and over the
+Per run: whole-run wall (process start to exit), its CPU seconds (user + system, of every process of
+the run: a loaded machine inflates them far less than the wall), examples/s in the update loop from
+the end of update --log-interval to the end of the last (ours from fairseq's per-interval updates/s,
+theirs from the Trainer's step ends), fixed seconds (wall - updates x the loop's seconds per update)
+and the 1-minute load average before the run. Medians of each, and ours over theirs (and over the
 baseline's).
     python scripts/benchmark_finetune.py [--updates 100 --repeats 5 --threads N --batch-size N]
         [--baseline REV]
@@ -37,6 +38,7 @@ import importlib.util
 import json
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -179,35 +181,38 @@ def loop_seconds_per_update(log: Path, log_interval: int) -> tuple[float, int]:
     return seconds / (len(intervals) * log_interval), len(intervals) * log_interval
 
 
+def timed(command: list, env: dict, what: str) -> dict:
+    """Run a command to its end: its wall seconds and the CPU seconds (user + system) of it and
+    every process it waited for, which a loaded machine inflates far less than the wall."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"{what} failed: {done.stderr[-3000:]}")
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return {"wall": wall, "cpu": cpu}
+
+
 def run_ours(task: str, pretrained: Path, data_root: Path, results: Path, overrides, env, args):
     """`bio-roberta finetune` of the code on env's PYTHONPATH (this tree's, or the baseline's)."""
-    started = time.perf_counter()
-    done = subprocess.run(
+    run = timed(
         [Path(sys.executable).parent / "bio-roberta", "finetune", "--task", task, "--seed",
          str(SEED), "--pretrained", pretrained, "--data-root", data_root, "--results", results,
          *overrides],
-        capture_output=True, text=True, env=env,
+        env, "bio-roberta finetune",
     )  # fmt: skip
-    wall = time.perf_counter() - started
-    if done.returncode != 0:
-        raise SystemExit(f"bio-roberta finetune failed: {done.stderr[-3000:]}")
     (path,) = results.rglob("result.json")
     record = json.loads(path.read_text())
     per_update, _ = loop_seconds_per_update(Path(record["log"]), args.log_interval)
-    return {"wall": wall, "per_update": per_update, "score": record["test_score"]}
+    return {**run, "per_update": per_update, "score": record["test_score"]}
 
 
 def run_transformers(settings: Path, env) -> dict:
-    started = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, __file__, "--transformers-run", settings],
-        capture_output=True, text=True, env=env,
-    )  # fmt: skip
-    wall = time.perf_counter() - started
-    if done.returncode != 0:
-        raise SystemExit(f"the Trainer run failed: {done.stderr[-3000:]}")
+    run = timed([sys.executable, __file__, "--transformers-run", settings], env, "the Trainer run")
     result = json.loads((settings.parent / "result.json").read_text())
-    return {"wall": wall, "per_update": result["per_update"], "score": result["score"]}
+    return {**run, "per_update": result["per_update"], "score": result["score"]}
 
 
 def transformers_run(settings_path: Path) -> None:
@@ -289,10 +294,11 @@ def transformers_run(settings_path: Path) -> None:
 
 
 def summary(runs: list[dict], batch_size: int, updates: int) -> dict:
-    """Medians of a route's runs: wall, loop examples/s, fixed seconds; and the runs."""
+    """Medians of a route's runs: wall, CPU, loop examples/s, fixed seconds; and the runs."""
     fixed = [run["wall"] - updates * run["per_update"] for run in runs]
     return {
         "wall_seconds": round(statistics.median(run["wall"] for run in runs), 3),
+        "cpu_seconds": round(statistics.median(run["cpu"] for run in runs), 3),
         "loop_examples_per_second": round(
             statistics.median(batch_size / run["per_update"] for run in runs), 1
         ),
@@ -300,6 +306,7 @@ def summary(runs: list[dict], batch_size: int, updates: int) -> dict:
         "runs": [
             {
                 "wall": round(run["wall"], 3),
+                "cpu": round(run["cpu"], 3),
                 "loop_seconds_per_update": round(run["per_update"], 4),
                 "fixed": round(seconds, 3),
                 "load": run["load"],
@@ -374,9 +381,10 @@ def compare(
 
 
 def ratios(ours: dict, other: dict) -> dict:
-    """Ours over another route: wall, loop examples/s and fixed seconds."""
+    """Ours over another route: wall, CPU, loop examples/s and fixed seconds."""
     return {
         "wall": round(ours["wall_seconds"] / other["wall_seconds"], 3),
+        "cpu": round(ours["cpu_seconds"] / other["cpu_seconds"], 3),
         "loop_examples_per_second": round(
             ours["loop_examples_per_second"] / other["loop_examples_per_second"], 3
         ),
