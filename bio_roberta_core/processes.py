@@ -6,13 +6,15 @@ writes its output dir"), whichever way it was started:
 - a process further down, started by a launcher the command does not control (Hydra's joblib/loky
   workers, submitit's local jobs, torchrun's processes), calls `end_with_owner` before its work:
   a watchdog thread SIGKILLs it as soon as the owner, the command named in $BIO_ROBERTA_OWNER
-  (`owner_environment`), is gone, and a job given to it after the owner died does not start.
+  (`owner_environment`, or `owning` for a launcher running in the command's own process), is
+  gone, and a job given to it after the owner died does not start.
   (Not the parent rule there: PR_SET_PDEATHSIG follows the launcher's thread that started the
   worker, which may end before the worker does.)
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
@@ -21,7 +23,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import Optional
+from typing import Iterator, Optional
 
 OWNER_ENV = "BIO_ROBERTA_OWNER"
 OWNER_POLL_SECONDS = 0.1
@@ -55,6 +57,32 @@ def owner_environment(environment: Optional[dict[str, str]] = None) -> dict[str,
     started with it, however far down: host, pid and start time."""
     identity = f"{socket.gethostname()}:{os.getpid()}:{_start_time(os.getpid())}"
     return {**(os.environ if environment is None else environment), OWNER_ENV: identity}
+
+
+@contextlib.contextmanager
+def owning() -> Iterator[None]:
+    """This process named as the owner in its own environment for the block, so every process a
+    launcher running in it starts (Hydra's joblib workers, submitit's local jobs) inherits it and
+    ends with this process (end_with_owner); the environment as it was after the block."""
+    before = os.environ.get(OWNER_ENV)
+    os.environ[OWNER_ENV] = owner_environment({})[OWNER_ENV]
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(OWNER_ENV, None)
+        else:
+            os.environ[OWNER_ENV] = before
+
+
+def owner_pid() -> int:
+    """The pid of the command that owns this process ($BIO_ROBERTA_OWNER on this host; this
+    process' own where none is named), for the kill points of tests that kill the command while
+    its jobs run."""
+    identity = os.environ.get(OWNER_ENV)
+    if not identity or identity.rsplit(":", 2)[0] != socket.gethostname():
+        return os.getpid()
+    return int(identity.rsplit(":", 2)[1])
 
 
 def owner_alive(identity: str) -> bool:

@@ -10,20 +10,26 @@ sample; sentence classification: the sample's ChemProt; or --task NAME=DIR) are 
 with convert-task. The Trainer gets the examples as our fairseq task reads them from that
 conversion (the same token ids, <s> first, and class ids), so neither route tokenizes in its run.
 
-A run, on either route, is one command from start to result: --updates updates of the
-registry's batch size (or --batch-size), learning rate, warmup ratio, weight decay and dropout,
-Adam as our sweep config has it, validation once at the end, the best checkpoint kept, test
-predictions scored and written. Ours: `bio-roberta finetune`. Theirs: this script with
---transformers-run, a new Python process that loads the export with a new head into a Trainer
-(load_best_model_at_end; its selection metric and test score: accuracy of the labelled
-positions) and predicts test. transformers' Trainer needs the `accelerate` package (setup.py's
-`benchmark` extra). The routes alternate, --repeats runs each.
+A run, on either route, is one command from start to result: --updates updates of the registry's
+batch size (or --batch-size), learning rate, warmup ratio, weight decay and dropout, Adam as our
+sweep config has it, validation once at the end (ours: fairseq's validation and checkpoint at each
+epoch's end put off past the last epoch), the best checkpoint kept, test predictions scored and
+written. Ours: `bio-roberta finetune`; with --baseline REV also `bio-roberta finetune` of this
+repository's revision REV (git archive), alternating with the others, so that a change's before and
+after are measured under the same load. Theirs: this script with --transformers-run, a new Python
+process that loads the export with a new head into a Trainer (load_best_model_at_end; its selection
+metric and test score: accuracy of the labelled positions) and predicts test. transformers' Trainer
+needs the `accelerate` package (setup.py's `benchmark` extra). The routes alternate, --repeats runs
+each.
 
-Per run: whole-run wall (process start to exit), examples/s in the update loop from the end of
-update --log-interval to the end of the last (ours from fairseq's per-interval updates/s, theirs
-from the Trainer's step ends), fixed seconds (wall - updates x the loop's seconds per update) and
-the 1-minute load average before the run. Medians of each, and ours over theirs.
+Per run: whole-run wall (process start to exit), its CPU seconds (user + system, of every process of
+the run: a loaded machine inflates them far less than the wall), examples/s in the update loop from
+the end of update --log-interval to the end of the last (ours from fairseq's per-interval updates/s,
+theirs from the Trainer's step ends), fixed seconds (wall - updates x the loop's seconds per update)
+and the 1-minute load average before the run. Medians of each, and ours over theirs (and over the
+baseline's).
     python scripts/benchmark_finetune.py [--updates 100 --repeats 5 --threads N --batch-size N]
+        [--baseline REV]
 """
 
 import argparse
@@ -32,6 +38,7 @@ import importlib.util
 import json
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -97,17 +104,20 @@ def pretrained_model(
 
 def run_overrides(task: str, data_root: Path, args) -> list[str]:
     """Our run's Hydra overrides: the registry's hyperparameters, --updates updates (enough epochs
-    for them), validation once, at the end."""
+    for them), validation once, at the end: fairseq's validation and checkpoint at each epoch's
+    end come every max_epoch + 1 epochs, so never."""
     from bio_roberta.finetuning.command_line import train_examples
     from bio_roberta.tasks.registry import get_task
 
     batch_size = args.batch_size or get_task(task).hparams.batch_size
     per_epoch = -(-train_examples(data_root / task) // batch_size)
+    epochs = -(-args.updates // per_epoch)
     return [
         f"hparams.batch_size={batch_size}",
-        f"hparams.max_epoch={-(-args.updates // per_epoch)}",
+        f"hparams.max_epoch={epochs}",
         f"max_update={args.updates}",
         f"hparams.validate_interval_updates={args.updates}",
+        f"extra_args=[--validate-interval,{epochs + 1},--save-interval,{epochs + 1}]",
         f"log_interval={args.log_interval}",
         "cpu=true",
     ]
@@ -174,34 +184,38 @@ def loop_seconds_per_update(log: Path, log_interval: int) -> tuple[float, int]:
     return seconds / (len(intervals) * log_interval), len(intervals) * log_interval
 
 
-def run_ours(task: str, pretrained: Path, data_root: Path, results: Path, overrides, env, args):
+def timed(command: list, env: dict, what: str) -> dict:
+    """Run a command to its end: its wall seconds and the CPU seconds (user + system) of it and
+    every process it waited for, which a loaded machine inflates far less than the wall."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    done = subprocess.run(
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"{what} failed: {done.stderr[-3000:]}")
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return {"wall": wall, "cpu": cpu}
+
+
+def run_ours(task: str, pretrained: Path, data_root: Path, results: Path, overrides, env, args):
+    """`bio-roberta finetune` of the code on env's PYTHONPATH (this tree's, or the baseline's)."""
+    run = timed(
         [Path(sys.executable).parent / "bio-roberta", "finetune", "--task", task, "--seed",
          str(SEED), "--pretrained", pretrained, "--data-root", data_root, "--results", results,
          *overrides],
-        capture_output=True, text=True, env=env,
+        env, "bio-roberta finetune",
     )  # fmt: skip
-    wall = time.perf_counter() - started
-    if done.returncode != 0:
-        raise SystemExit(f"bio-roberta finetune failed: {done.stderr[-3000:]}")
     (path,) = results.rglob("result.json")
     record = json.loads(path.read_text())
     per_update, _ = loop_seconds_per_update(Path(record["log"]), args.log_interval)
-    return {"wall": wall, "per_update": per_update, "score": record["test_score"]}
+    return {**run, "per_update": per_update, "score": record["test_score"]}
 
 
 def run_transformers(settings: Path, env) -> dict:
-    started = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, __file__, "--transformers-run", settings],
-        capture_output=True, text=True, env=env,
-    )  # fmt: skip
-    wall = time.perf_counter() - started
-    if done.returncode != 0:
-        raise SystemExit(f"the Trainer run failed: {done.stderr[-3000:]}")
+    run = timed([sys.executable, __file__, "--transformers-run", settings], env, "the Trainer run")
     result = json.loads((settings.parent / "result.json").read_text())
-    return {"wall": wall, "per_update": result["per_update"], "score": result["score"]}
+    return {**run, "per_update": result["per_update"], "score": result["score"]}
 
 
 def transformers_run(settings_path: Path) -> None:
@@ -283,10 +297,11 @@ def transformers_run(settings_path: Path) -> None:
 
 
 def summary(runs: list[dict], batch_size: int, updates: int) -> dict:
-    """Medians of a route's runs: wall, loop examples/s, fixed seconds; and the runs."""
+    """Medians of a route's runs: wall, CPU, loop examples/s, fixed seconds; and the runs."""
     fixed = [run["wall"] - updates * run["per_update"] for run in runs]
     return {
         "wall_seconds": round(statistics.median(run["wall"] for run in runs), 3),
+        "cpu_seconds": round(statistics.median(run["cpu"] for run in runs), 3),
         "loop_examples_per_second": round(
             statistics.median(batch_size / run["per_update"] for run in runs), 1
         ),
@@ -294,6 +309,7 @@ def summary(runs: list[dict], batch_size: int, updates: int) -> dict:
         "runs": [
             {
                 "wall": round(run["wall"], 3),
+                "cpu": round(run["cpu"], 3),
                 "loop_seconds_per_update": round(run["per_update"], 4),
                 "fixed": round(seconds, 3),
                 "load": run["load"],
@@ -304,8 +320,11 @@ def summary(runs: list[dict], batch_size: int, updates: int) -> dict:
     }
 
 
-def compare(task: str, data_root: Path, pretrained: Path, root: Path, args) -> dict:
-    """Both routes on one task, alternating --repeats times."""
+def compare(
+    task: str, data_root: Path, pretrained: Path, root: Path, args, baseline: Path | None
+) -> dict:
+    """The routes on one task (ours, the baseline's if given, the Trainer), alternating --repeats
+    times."""
     import dataclasses
 
     from bio_roberta.finetuning.command_line import hyperparameters
@@ -333,32 +352,81 @@ def compare(task: str, data_root: Path, pretrained: Path, root: Path, args) -> d
     env = dict(os.environ)
     if args.threads:
         env["OMP_NUM_THREADS"] = str(args.threads)
-    runs = {"ours": [], "transformers": []}
+    code = {"ours": source_path(REPO, env)}
+    if baseline is not None:
+        code["baseline"] = source_path(baseline, env)
+    runs = {route: [] for route in [*code, "transformers"]}
     for repeat in range(args.repeats):
         for route in runs:
             load = round(os.getloadavg()[0], 2)
             out = work / f"{route}{repeat}"
-            if route == "ours":
-                run = run_ours(task, pretrained, data_root, out, overrides, env, args)
+            if route in code:
+                run = run_ours(task, pretrained, data_root, out, overrides, code[route], args)
             else:
                 out.mkdir()
                 path = out / "settings.json"
                 path.write_text(json.dumps({**settings, "out": str(out / "trainer")}))
                 run = run_transformers(path, env)
             runs[route].append({**run, "load": load})
+            print(f"{task} {route} run {repeat + 1}/{args.repeats}: {json.dumps(run)}, load "
+                  f"{load}", file=sys.stderr, flush=True)  # fmt: skip
     routes = {route: summary(found, hp.batch_size, args.updates) for route, found in runs.items()}
-    ours, theirs = routes["ours"], routes["transformers"]
     return {
         "batch_size": hp.batch_size,
         "updates": args.updates,
         **routes,
-        "ours_over_transformers": {
-            "wall": round(ours["wall_seconds"] / theirs["wall_seconds"], 3),
-            "loop_examples_per_second": round(
-                ours["loop_examples_per_second"] / theirs["loop_examples_per_second"], 3
-            ),
+        **{
+            f"ours_over_{other}": ratios(routes["ours"], routes[other])
+            for other in ("transformers", "baseline")
+            if other in routes
         },
     }
+
+
+def ratios(ours: dict, other: dict) -> dict:
+    """Ours over another route: wall, CPU, loop examples/s and fixed seconds."""
+    return {
+        "wall": round(ours["wall_seconds"] / other["wall_seconds"], 3),
+        "cpu": round(ours["cpu_seconds"] / other["cpu_seconds"], 3),
+        "loop_examples_per_second": round(
+            ours["loop_examples_per_second"] / other["loop_examples_per_second"], 3
+        ),
+        "fixed": round(ours["fixed_seconds"] / other["fixed_seconds"], 3),
+    }
+
+
+def source_path(tree: Path, env: dict) -> dict:
+    """env with `tree`'s code first on the Python path (bio-roberta then runs that tree's)."""
+    return {**env, "PYTHONPATH": os.pathsep.join([str(tree), env.get("PYTHONPATH", "")])}
+
+
+def baseline_tree(revision: str, root: Path) -> tuple[Path, str]:
+    """(this repository's `revision`, extracted under root; its commit hash)."""
+    commit = subprocess.run(
+        ["git", "-C", REPO, "rev-parse", "--verify", f"{revision}^{{commit}}"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    if commit.returncode != 0:
+        raise SystemExit(f"--baseline {revision}: not a revision of {REPO}: {commit.stderr}")
+    tree = root / "baseline"
+    tree.mkdir()
+    archive = subprocess.Popen(["git", "-C", REPO, "archive", commit.stdout.strip()],
+                               stdout=subprocess.PIPE)  # fmt: skip
+    subprocess.run(["tar", "-x", "-C", tree], stdin=archive.stdout, check=True)
+    if archive.wait() != 0:
+        raise SystemExit(f"--baseline {revision}: git archive failed")
+    return tree, commit.stdout.strip()
+
+
+def revision(tree: Path) -> str:
+    """The commit of a git checkout, "+dirty" with uncommitted changes to tracked files."""
+    commit = subprocess.run(
+        ["git", "-C", tree, "rev-parse", "HEAD"], capture_output=True, text=True
+    )
+    if commit.returncode != 0:
+        return "unknown"
+    dirty = subprocess.run(["git", "-C", tree, "diff", "--quiet", "HEAD"]).returncode != 0
+    return commit.stdout.strip() + ("+dirty" if dirty else "")
 
 
 def main():
@@ -371,6 +439,10 @@ def main():
     parser.add_argument(
         "--task", action="append", metavar="NAME=DIR", help="a registry task and its release "
         "folder, instead of the default two (repeatable)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--baseline", metavar="REV", help="also run `bio-roberta finetune` of this repository's "
+        "revision REV (e.g. main), alternating with the others",
     )  # fmt: skip
     parser.add_argument("--transformers-run", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -399,13 +471,17 @@ def main():
         "model": "roberta 4 layers x 256, 4 heads, 128 positions",
         "repeats": args.repeats,
         "data": {task: str(folder) for task, folder in tasks.items()},
+        "commit": revision(REPO),
     }
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
+        baseline = None
+        if args.baseline:
+            baseline, result["baseline_commit"] = baseline_tree(args.baseline, root)
         vocab, data_root, pretrained = pretrained_model(tasks, root)
         export(pretrained, root / "hf", vocab)
         for task in tasks:
-            result[task] = compare(task, data_root, pretrained, root, args)
+            result[task] = compare(task, data_root, pretrained, root, args, baseline)
     print(json.dumps(result, indent=1))
 
 

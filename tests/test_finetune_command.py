@@ -1,6 +1,7 @@
 """`bio-roberta finetune` as docs/finetune.md shows it, on a tiny pretrained RoBERTa (roberta_tiny,
 not the default roberta_base) and a tiny ncbi-disease finetune-bin: it fine-tunes the checkpoint's
-own architecture with the registry's hyperparameters, writes an ok result record and exits 0."""
+own architecture with the registry's hyperparameters, writes an ok result record and exits 0, in one
+process that imports torch once and never torch._dynamo."""
 
 import json
 import os
@@ -25,10 +26,21 @@ def test_finetune_runs_as_documented(tmp_path, tiny_roberta_checkpoint):
     # CKPT is the page's placeholder for the pretrained checkpoint
     argv = [arg.replace("CKPT", str(tiny_roberta_checkpoint)) for arg in shlex.split(command)]
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    env["PYTHONPROFILEIMPORTTIME"] = "1"  # each import of each process, on its stderr
     run = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True)
     assert run.returncode == 0, (run.stdout + run.stderr)[-4000:]
     (path,) = (tmp_path / "results").rglob("result.json")
     record = json.loads(path.read_text())
+    # the command's stderr, its Hydra app's and the run's own output (where each went meanwhile)
+    (hydra_log,) = (tmp_path / "results" / "hydra").glob("finetune-*.log")
+    output = run.stderr + hydra_log.read_text() + Path(record["log"]).read_text()
+    imported = [
+        line.rsplit("|", 1)[1].strip()
+        for line in output.splitlines()
+        if line.startswith("import time:")
+    ]
+    assert imported.count("torch") == 1 and imported.count("fairseq") == 1, imported.count("torch")
+    assert "torch._dynamo" not in imported
     assert record["status"] == "ok" and (record["task"], record["seed"]) == ("ncbi-disease", 10)
     args = record["config"]["fairseq_args"]
     assert args[args.index("--arch") + 1] == "roberta_tiny"

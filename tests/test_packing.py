@@ -1,7 +1,7 @@
-"""Several fine-tuning runs on one device at once (bio_roberta/finetuning/packing.py): a packed
-sweep gives each run the record it gets alone, bit for bit on the CPU at the same thread count;
-N from the memory estimate; bad options are one line; the launchers' configs for packs; a killed
-packed sweep leaves no run training."""
+"""Several fine-tuning runs on one device at once (bio_roberta/commands/_packing.py plans the packs,
+bio_roberta/finetuning/packing.py runs them): a packed sweep gives each run the record it gets
+alone, bit for bit on the CPU at the same thread count; N from the memory estimate; bad options are
+one line; the launchers' configs for packs; a killed packed sweep leaves no run training."""
 
 import json
 import os
@@ -18,21 +18,20 @@ from omegaconf import OmegaConf
 
 from bio_roberta.batch_plan import parameter_count
 from bio_roberta.cli import main as cli_main
-from bio_roberta.errors import UsageError
-from bio_roberta.finetuning import packing
-from bio_roberta.finetuning.packing import (
+from bio_roberta.commands import _packing as packing
+from bio_roberta.commands._packing import (
     BASIC_LAUNCHER,
     JOBLIB_LAUNCHER,
     SLURM_LAUNCHER,
-    PackError,
     Packing,
-    claimed_device,
     first_pack_job,
     launcher_route,
     plan_packing,
     run_bytes,
     runs_that_fit,
 )
+from bio_roberta.errors import UsageError
+from bio_roberta.finetuning.packing import PackError, claimed_device
 from bio_roberta.finetuning.sweep import compose_config, hparams_grid
 from conftest import REPO_ROOT
 from finetune_data import build_ner

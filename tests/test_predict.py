@@ -161,15 +161,17 @@ def recorded_command_line(run: Path, out: Path) -> tuple[dict, list[str]]:
     return record, args
 
 
-def best_checkpoint_predictions(record: dict, out: Path) -> tuple[bytes, float]:
-    """(test prediction file bytes, score) of out/checkpoints/checkpoint_best.pt."""
+def best_checkpoint_predictions(record: dict, out: Path, loaded=None) -> tuple[bytes, float]:
+    """(test prediction file bytes, score) of out/checkpoints/checkpoint_best.pt (its model and
+    task `loaded` already, or read from the file)."""
     from bio_roberta.finetuning.predictions import predict
     from bio_roberta.tasks.registry import get_task
 
     spec = get_task(record["task"])
     output = out / f"test.predictions.{spec.task_kind.predictions.suffix}"
     data = Path(record["data"]["dir"])
-    result = predict(out / "checkpoints" / "checkpoint_best.pt", data, output, spec=spec)
+    checkpoint = out / "checkpoints" / "checkpoint_best.pt"
+    result = predict(checkpoint, data, output, spec=spec, loaded=loaded)
     return output.read_bytes(), result.score
 
 
@@ -203,11 +205,25 @@ def test_a_run_keeps_its_own_best_checkpoint_after_another_in_the_same_process(n
     record, args = recorded_command_line(ner_run, tmp_path)
     checkpoint_utils.save_checkpoint.best = fairseq_train.should_stop_early.best = math.inf
     fairseq_train.should_stop_early.num_runs = 0
-    train(args, tmp_path / "train.log")
+    trainer = train(args, tmp_path / "train.log")
     predictions, score = best_checkpoint_predictions(record, tmp_path)
     assert (ner_run / "test.predictions.conll").read_bytes() == predictions
     assert record["test_score"] == score
     assert not hasattr(checkpoint_utils.save_checkpoint, "best")  # nor for the next one
+
+    # the trainer's own model, past the selected checkpoint (its weights changed since): the
+    # checkpoint's weights are loaded into it, and it predicts as the file does
+    import torch
+
+    from bio_roberta.finetuning.predictions import trained_model
+
+    with torch.no_grad():
+        for parameter in trainer.get_model().parameters():
+            parameter.add_(1.0)
+    trainer.set_num_updates(trainer.get_num_updates() + 1)
+    checkpoint = tmp_path / "checkpoints" / "checkpoint_best.pt"
+    loaded = trained_model(trainer, checkpoint, record["num_updates"])
+    assert best_checkpoint_predictions(record, tmp_path, loaded) == (predictions, score)
 
 
 def test_an_export_dir_predicts_with_the_checkpoint_it_was_exported_from(ner_run, tmp_path):

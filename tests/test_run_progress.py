@@ -143,22 +143,42 @@ def test_quiet_shows_nothing(tmp_path):
 
 
 @pytest.mark.parametrize("verbose", [False, True])
-def test_a_failed_hydra_run_names_its_last_line_and_where_its_output_is(tmp_path, capfd, verbose):
-    """Hydra's own output goes to RESULTS/hydra/<command>-<time>.log (with -v: the console); a
-    Hydra run that fails says what it said last and where the rest is."""
-    from bio_roberta.commands._finetune_runs import runs_shown
+def test_a_failed_hydra_run_names_its_last_line_and_where_its_output_is(
+    tmp_path, capfd, monkeypatch, verbose
+):
+    """The Hydra app runs in the command's process; its output (Hydra's lines, what Python and C
+    code write, what the processes it starts write) goes to RESULTS/hydra/<command>-<time>.log
+    (with -v: the console); a Hydra run that fails says what it said last and where the rest
+    is, and the command's own lines still reach the console meanwhile."""
+    import os
+    import subprocess
 
+    from bio_roberta.commands._finetune_runs import runs_shown
+    from bio_roberta.finetuning import sweep
+
+    run_app = sweep.run_app
+
+    def noisy_app(arguments):
+        print("from python", flush=True)
+        os.write(2, b"from C\n")
+        subprocess.run([sys.executable, "-c", "print('from a worker')"], check=True)
+        return run_app(arguments)
+
+    monkeypatch.setattr(sweep, "run_app", noisy_app)
     args = argparse.Namespace(results=str(tmp_path), verbose=verbose, quiet=False)
-    say = "import sys; print('[HYDRA] Launching', flush=True); sys.exit('Error: no such launcher')"
-    with runs_shown(args, "sweep", [], []) as run_hydra:
-        assert run_hydra([sys.executable, "-c", say]) == 1
-    err = capfd.readouterr().err
+    with runs_shown(args, "sweep", [], []) as (run_hydra, say):
+        assert run_hydra(["--multirun", "hydra/launcher=nope"]) == 1
+        say("after the run")
+    out, err = capfd.readouterr()
+    said = ("from python", "from C", "from a worker", "Could not find 'hydra/launcher/nope'")
     if verbose:
-        assert "Error: no such launcher" in err and not (tmp_path / "hydra").exists()
+        assert all(line in out + err for line in said) and not (tmp_path / "hydra").exists()
         return
     (output,) = (tmp_path / "hydra").glob("sweep-*.log")
-    assert output.read_text() == "[HYDRA] Launching\nError: no such launcher\n"
+    logged = output.read_text()
+    assert all(line in logged for line in said) and not any(line in out + err for line in said)
+    last = logged.strip().splitlines()[-1]
     assert (
-        "bio-roberta sweep: the Hydra run exited with status 1: Error: no such launcher "
-        f"(all its output: {output})"
+        f"bio-roberta sweep: the Hydra run exited with status 1: {last} (all its output: {output})"
     ) in err.splitlines()
+    assert "bio-roberta sweep: after the run" in err.splitlines()

@@ -484,27 +484,31 @@ def test_a_run_dir_is_held_for_the_whole_command(
     assert not list(results.rglob("result.json")) and not list(results.rglob("train.log"))
 
 
+def command_line_of(pid: int | str) -> str:
+    """The command line of process pid ("" once it ended)."""
+    try:
+        line = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:  # ended
+        return ""
+    return line.replace(b"\0", b" ").decode(errors="replace")
+
+
 def processes_mentioning(text: str) -> list[str]:
     """The command lines of the running processes that hold `text`."""
-    found = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            line = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:  # ended meanwhile
-            continue
-        if text in line:
-            found.append(line)
-    return found
+    lines = (command_line_of(path.parent.name) for path in Path("/proc").glob("[0-9]*/cmdline"))
+    return [line for line in lines if text in line]
 
 
 def test_a_killed_sweep_takes_its_runs_with_it_and_the_report_lists_them_unfinished(
     data_root, tiny_roberta_checkpoint, tmp_path, without_parse_dependencies
 ):
-    """kill -9 of `bio-roberta sweep` once fairseq-train runs (the kill-point hook kills the job's
-    parent): its Hydra job and fairseq-train went on running, racing the next sweep in the same
-    run dirs, and the report showed "Failed runs (0)" without the task."""
+    """kill -9 of `bio-roberta sweep` once fairseq-train runs (the kill-point hook kills the command
+    that owns the job; under Hydra's basic launcher the job runs in the command's own process):
+    its Hydra job and fairseq-train went on running, racing the next sweep in the same run dirs,
+    and the report showed "Failed runs (0)" without the task."""
     results = tmp_path / "results"
-    env = {**without_parse_dependencies, "BIO_ROBERTA_KILL_AT": "fine_tune:training-started:parent"}
+    kill_at = "fine_tune:training-started:command"
+    env = {**without_parse_dependencies, "BIO_ROBERTA_KILL_AT": kill_at}
     run, log = sweep_chemprot_seed_7(env, tiny_roberta_checkpoint, data_root, results)
     assert run.returncode == -signal.SIGKILL, log[-3000:]
     deadline = time.monotonic() + 60  # the kernel kills them at once; an orphan would train on
@@ -581,11 +585,13 @@ def test_kill_9_of_a_joblib_sweep_leaves_no_worker_and_frees_its_run_dirs(
             break
         time.sleep(0.2)
     tree = process_tree(sweep.pid)
+    workers = [pid for pid, _ in tree if "LokyProcess" in command_line_of(pid)]
     sweep.kill()
     sweep.wait()
     killed_at = time.time()
-    # the Hydra job and its loky workers, each training in its own process
-    assert sweep.returncode == -signal.SIGKILL and len(tree) >= 3, tree
+    # joblib's loky workers, started by the command itself, each training a run (beside them
+    # loky's and multiprocessing's resource trackers)
+    assert sweep.returncode == -signal.SIGKILL and len(workers) == 2, tree
     deadline = time.monotonic() + 30  # the watchdogs poll every 0.1 s
     while time.monotonic() < deadline:
         left = [pid for pid, started in tree if _start_time(pid) == started]
@@ -632,18 +638,20 @@ def sweep_args(tmp_path, tasks, seeds=None, seed_list=None):
 
 @pytest.fixture
 def fake_multirun(monkeypatch):
-    """`bio-roberta sweep` with each multirun replaced by one that writes an ok record for every
-    (task, seed) of its command line (or a failed one for the pairs in `fail`); returns the
-    (task, seed) pairs each multirun got."""
+    """`bio-roberta sweep` with each multirun of the Hydra app replaced by one that writes an ok
+    record for every (task, seed) of its command line (or a failed one for the pairs in `fail`);
+    returns the (task, seed) pairs each multirun got."""
     from bio_roberta.commands import sweep as command
     from bio_roberta.finetuning import command_line as finetune_command
+    from bio_roberta.finetuning import sweep as sweep_app
     from bio_roberta.finetuning.results import RESULT_SCHEMA, run_dir
     from bio_roberta_core.provenance import atomic_write_json
 
     multiruns, fail = [], set()
 
-    def multirun(argv, **popen_options):
-        options = dict(arg.split("=", 1) for arg in argv if "=" in arg)
+    def multirun(arguments):
+        assert arguments[0] == "--multirun"
+        options = dict(arg.split("=", 1) for arg in arguments if "=" in arg)
         pairs = [
             (task, int(seed))
             for task in options["task_name"].split(",")
@@ -654,10 +662,10 @@ def fake_multirun(monkeypatch):
             status = "failed" if (task, seed) in fail else "ok"
             record = {"schema": RESULT_SCHEMA, "status": status, "error": "boom", "log": None}
             atomic_write_json(run_dir(options["results_dir"], task, seed) / "result.json", record)
-        return subprocess.CompletedProcess(argv, 0)
+        return 0
 
     monkeypatch.setattr(finetune_command, "check_pretrained", lambda *checked: None)
-    monkeypatch.setattr(subprocess, "run", multirun)
+    monkeypatch.setattr(sweep_app, "run_app", multirun)
     return command, multiruns, fail
 
 

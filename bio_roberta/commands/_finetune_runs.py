@@ -1,16 +1,17 @@
 """What the finetune and sweep commands share: choosing registry tasks, checking the converted data
-before any job starts, holding the run dirs, the command line of a Hydra run of
-bio_roberta/finetuning/sweep.py, running it with its runs shown as they go, and the exit status with
-the failed runs listed."""
+before any job starts, holding the run dirs, the Hydra command line of the sweep app
+(bio_roberta/finetuning/sweep.py), running it in the command's own process with its runs shown as
+they go, and the exit status with the failed runs listed."""
 
 from __future__ import annotations
 
 import contextlib
-import subprocess
+import io
+import os
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Iterator, Optional
+from typing import Callable, Iterator, Optional, TextIO
 
 from bio_roberta.errors import UsageError
 
@@ -46,8 +47,8 @@ def run_dirs_held(
 ) -> Iterator[None]:
     """Hold the lock of every run dir the plan's jobs write (results.run_dir of each task x seed x
     setting of the grid) for the whole command, so a second finetune or sweep writing one of them
-    is refused at once, naming this one; the jobs write under it, and end with the command
-    (processes.run_owned)."""
+    is refused at once, naming this one; the jobs write under it, in the command's process or in
+    processes that end with it (processes.owning)."""
     from bio_roberta.finetuning.results import grid_settings, run_dir
     from bio_roberta.tasks.registry import get_task
     from bio_roberta_core.output_dir import output_lock
@@ -72,51 +73,87 @@ def add_console_options(parser) -> None:
 
 
 @contextlib.contextmanager
+def output_into(log: TextIO) -> Iterator[None]:
+    """Everything written to this process' stdout and stderr during the block, by Python or by C
+    code, and by every process started in it (a launcher's workers), goes to `log` instead."""
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    kept = [os.dup(1), os.dup(2)]
+    try:
+        os.dup2(log.fileno(), 1)
+        os.dup2(log.fileno(), 2)
+        with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+            yield
+    finally:
+        for stream in (log, sys.stdout, sys.stderr):
+            stream.flush()
+        for fd, copy in zip((1, 2), kept):
+            os.dup2(copy, fd)
+            os.close(copy)
+
+
+def console(stack: contextlib.ExitStack) -> TextIO:
+    """A stream to this process' stderr as it is now, which output_into does not take away."""
+    try:
+        fd = sys.stderr.fileno()
+    except (AttributeError, OSError, io.UnsupportedOperation):  # not a file (tests capture it)
+        return sys.stderr
+    stream = open(os.dup(fd), "w", buffering=1, encoding="utf-8", errors="backslashreplace")
+    return stack.enter_context(stream)
+
+
+@contextlib.contextmanager
 def runs_shown(
     args, command: str, plan: list[tuple[list[str], list[int]]], grid: list[dict]
-) -> Iterator[Callable[[list[str]], int]]:
-    """A function running a Hydra command line (hydra_command) to its exit status, while each run
-    of the plan x grid is shown on stderr as it starts, trains and ends (_run_progress.RunsConsole),
-    then the table of them all. The Hydra runs' own output (Hydra's lines, the jobs' logging,
-    fairseq's while loading a model) goes to RESULTS/hydra/<command>-<time>.log, unless -v."""
+) -> Iterator[tuple[Callable[[list[str]], int], Callable[[str], None]]]:
+    """(run, say): run(hydra_arguments(...)) runs the sweep's Hydra app in this process to its exit
+    status, while each run of the plan x grid is shown on stderr as it starts, trains and ends
+    (_run_progress.RunsConsole), then the table of them all; say(text) is a line of the command's
+    own beside them. The app's own output (Hydra's lines, the jobs' logging, fairseq's while
+    loading a model, a launcher's workers) goes to RESULTS/hydra/<command>-<time>.log, unless -v."""
     from bio_roberta.commands._run_progress import RunsConsole
+    from bio_roberta.finetuning import sweep
     from bio_roberta.finetuning.results import planned_runs
     from bio_roberta.tasks.registry import get_task
-    from bio_roberta_core.processes import run_owned
+    from bio_roberta_core.processes import owning
 
     runs = [run for tasks, seeds in plan for run in planned_runs(args.results, tasks, seeds, grid)]
-    console = RunsConsole(
-        f"bio-roberta {command}", runs, lambda task: get_task(task).metric, sys.stderr, args.quiet
-    )
     with contextlib.ExitStack() as stack:
-        output_path, output = None, {}
+        shown = RunsConsole(
+            f"bio-roberta {command}",
+            runs,
+            lambda task: get_task(task).metric,
+            sys.stderr if args.verbose else console(stack),
+            args.quiet,
+        )
+        output_path = None
         if not args.verbose:
             output_path = (
                 Path(args.results) / "hydra" / f"{command}-{time.strftime('%Y%m%d-%H%M%S')}.log"
             )
             output_path.parent.mkdir(parents=True, exist_ok=True)
-            handle = stack.enter_context(open(output_path, "a", encoding="utf-8"))
-            output = {"stdout": handle, "stderr": subprocess.STDOUT}
-            console.say(f"Hydra's and its jobs' output: {output_path} (bio-roberta -v shows it)")
+            handle = stack.enter_context(open(output_path, "a", encoding="utf-8", buffering=1))
+            shown.say(f"Hydra's and its jobs' output: {output_path} (bio-roberta -v shows it)")
 
-        def run(hydra_command: list[str]) -> int:
-            # killed, the command takes its Hydra jobs and their fairseq-train with it
-            status = run_owned(hydra_command, **output).returncode
+        def run(arguments: list[str]) -> int:
+            # a launcher's workers end with this command (processes.owning, end_with_owner)
+            output = contextlib.nullcontext() if output_path is None else output_into(handle)
+            with output, owning():
+                status = sweep.run_app(arguments)
             if status and output_path is not None:
                 from bio_roberta.finetuning.job import tail
 
-                handle.flush()
                 print(
                     f"bio-roberta {command}: the Hydra run exited with status {status}: "
                     f"{tail(output_path, lines=1)} (all its output: {output_path})",
-                    file=sys.stderr,
+                    file=shown.out,
                     flush=True,
                 )
             return status
 
-        with console:
-            yield run
-    console.print_table()
+        with shown:
+            yield run, shown.say
+        shown.print_table()
 
 
 def check_converted(data_root: str, tasks: list[str]) -> None:
@@ -149,13 +186,10 @@ def model_overrides(args) -> list[str]:
     ]
 
 
-def hydra_command(args, tasks: list[str], seeds: list[int], multirun: bool) -> list[str]:
-    """The command line of bio_roberta/finetuning/sweep.py for tasks x seeds with the command's
-    options and its further overrides."""
+def hydra_arguments(args, tasks: list[str], seeds: list[int], multirun: bool) -> list[str]:
+    """The Hydra command line of the sweep app (bio_roberta/finetuning/sweep.py) for tasks x seeds
+    with the command's options and its further overrides."""
     return [
-        sys.executable,
-        "-m",
-        "bio_roberta.finetuning.sweep",
         *(["--multirun"] if multirun else []),
         *command_overrides(args, tasks, seeds),
         *args.overrides,

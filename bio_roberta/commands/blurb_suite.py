@@ -19,7 +19,7 @@ HELP = "convert, sweep and report BLURB's 13 datasets from one data root (resuma
 def add_arguments(parser):
     from bio_roberta.commands._blurb_options import add_score_any_split
     from bio_roberta.commands._finetune_runs import add_console_options
-    from bio_roberta.finetuning.packing import add_packing_arguments
+    from bio_roberta.commands._packing import add_packing_arguments
 
     parser.add_argument(
         "--data", required=True, help="BLURB data root: LinkBERT's release, or <root>/<task>/"
@@ -54,7 +54,7 @@ def add_arguments(parser):
 
 def run(args):
     from bio_roberta.blurb_run import run_suite
-    from bio_roberta.finetuning.packing import devices_option, runs_per_device_option
+    from bio_roberta.commands._packing import devices_option, runs_per_device_option
     from bio_roberta_core.output_dir import output_lock
 
     runs_per_device_option(args.runs_per_device)  # refused before any conversion

@@ -1,17 +1,17 @@
 """Fine-tune one task with one seed (every fold for cross-validation tasks) from a pretrained
 checkpoint and write its result record(s): a single Hydra run of
-bio_roberta/configs/finetune/sweep.yaml, so extra arguments are the same Hydra overrides as for
-`bio-roberta sweep`. Shown on stderr: each run as it starts, its updates with an ETA, its dev and
-test score and log as it ends, then a table of the runs (--quiet: none of it); the Hydra run's
-own output goes to RESULTS/hydra/finetune-<time>.log (bio-roberta -v finetune: to the console).
-Exit status 1 when a run failed."""
+bio_roberta/configs/finetune/sweep.yaml in this process, so extra arguments are the same Hydra
+overrides as for `bio-roberta sweep`. Shown on stderr: each run as it starts, its updates with an
+ETA, its dev and test score and log as it ends, then a table of the runs (--quiet: none of it); the
+Hydra run's own output goes to RESULTS/hydra/finetune-<time>.log (bio-roberta -v finetune: to the
+console). Exit status 1 when a run failed."""
 
 from bio_roberta.commands._finetune_runs import (
     add_console_options,
     check_converted,
     composed_sweep_job,
     exit_status,
-    hydra_command,
+    hydra_arguments,
     run_dirs_held,
     runs_shown,
     selected_tasks,
@@ -59,7 +59,7 @@ def run(args):
     plan = [(tasks, seeds)]
     with (
         run_dirs_held(args.results, plan, grid),  # the run dirs are this command's
-        runs_shown(args, "finetune", plan, grid) as run_hydra,
+        runs_shown(args, "finetune", plan, grid) as (run_hydra, _),
     ):
-        status = run_hydra(hydra_command(args, tasks, seeds, multirun=False))
+        status = run_hydra(hydra_arguments(args, tasks, seeds, multirun=False))
     return exit_status([status], args.results, plan, grid)

@@ -1,6 +1,7 @@
 """Fine-tune tasks x seeds from a pretrained checkpoint as Hydra multiruns
-(bio_roberta/configs/finetune/sweep.yaml) and write one result record per run; finished runs are
-skipped on re-run, failed runs are recorded as failed, listed on stderr and make the exit status
+(bio_roberta/configs/finetune/sweep.yaml; Hydra's basic launcher runs the jobs in this process,
+another launcher from it) and write one result record per run; finished runs are skipped on
+re-run, failed runs are recorded as failed, listed on stderr and make the exit status
 1. Each task runs its own seeds (five; ten for BIOSSES, PubMedQA and BioASQ): tasks with the same
 seed list share one multirun over task x seed, so no job runs a seed outside its task's list. A
 grid of hparams (hparams.lr=1e-5,3e-5) multiplies the jobs; each setting has its own run dirs.
@@ -12,21 +13,19 @@ its updates with an ETA, its dev and test score and log as it ends (failed: its 
 then a table of every run (--quiet: none of it); the Hydra runs' own output goes to
 RESULTS/hydra/sweep-<time>.log (bio-roberta -v sweep: to the console)."""
 
-import sys
-
 from bio_roberta.commands._finetune_runs import (
     add_console_options,
     check_converted,
     composed_sweep_job,
     exit_status,
-    hydra_command,
+    hydra_arguments,
     run_dirs_held,
     runs_shown,
     selected_tasks,
 )
+from bio_roberta.commands._packing import add_packing_arguments
 from bio_roberta.commands._task_files import add_task_file_argument, declare_task_files
 from bio_roberta.errors import UsageError
-from bio_roberta.finetuning.packing import add_packing_arguments
 
 HELP = "fine-tune tasks x seeds (Hydra multirun) and write result records"
 
@@ -124,8 +123,8 @@ def job_config_yaml(job, seeds: list[int]) -> str:
 def run(args):
     from omegaconf import OmegaConf
 
+    from bio_roberta.commands._packing import first_pack_job, pack_arguments, plan_packing
     from bio_roberta.finetuning.command_line import check_pretrained
-    from bio_roberta.finetuning.packing import first_pack_job, pack_command, plan_packing
     from bio_roberta.finetuning.sweep import hparams_grid
     from bio_roberta_core.output_dir import output_lock
 
@@ -151,27 +150,21 @@ def run(args):
     with (
         output_lock(args.results),
         run_dirs_held(args.results, plan, grid),
-        runs_shown(args, "sweep", plan, grid) as run_hydra,
+        runs_shown(args, "sweep", plan, grid) as (run_hydra, say),
     ):
         if packing:
-            if not args.quiet:
-                print(
-                    f"bio-roberta sweep: one multirun of packs: {packing.summary()}"
-                    + (f" x {len(grid)} hparams settings" if len(grid) > 1 else ""),
-                    file=sys.stderr,
-                    flush=True,
-                )
-            statuses.append(run_hydra(pack_command(args, packing)))
+            say(
+                f"one multirun of packs: {packing.summary()}"
+                + (f" x {len(grid)} hparams settings" if len(grid) > 1 else "")
+            )
+            statuses.append(run_hydra(pack_arguments(args, packing)))
         else:
             for number, (group, seeds) in enumerate(plan, 1):
-                if not args.quiet:
-                    print(
-                        f"bio-roberta sweep: multirun {number}/{len(plan)}: {', '.join(group)} x "
-                        f"seeds {','.join(map(str, seeds))}"
-                        + (f" x {len(grid)} hparams settings" if len(grid) > 1 else "")
-                        + f" ({len(group) * len(seeds) * len(grid)} jobs)",
-                        file=sys.stderr,
-                        flush=True,
-                    )
-                statuses.append(run_hydra(hydra_command(args, group, seeds, multirun=True)))
+                say(
+                    f"multirun {number}/{len(plan)}: {', '.join(group)} x "
+                    f"seeds {','.join(map(str, seeds))}"
+                    + (f" x {len(grid)} hparams settings" if len(grid) > 1 else "")
+                    + f" ({len(group) * len(seeds) * len(grid)} jobs)"
+                )
+                statuses.append(run_hydra(hydra_arguments(args, group, seeds, multirun=True)))
     return exit_status(statuses, args.results, plan, grid)

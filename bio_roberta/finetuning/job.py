@@ -11,8 +11,9 @@ next to its train.log, predictions and checkpoint (<setting>: the hyperparameter
 from the registry's, so each setting of a grid has its own dir). A run whose record says "ok" for
 the same config hash is skipped; a run that fails is recorded as failed with its error and log;
 while fairseq-train runs the record says "started", which a killed run keeps. For tests:
-BIO_ROBERTA_KILL_AT=fine_tune:training-started:parent SIGKILLs the job's parent (`bio-roberta
-sweep`) as fairseq-train starts.
+BIO_ROBERTA_KILL_AT=fine_tune:training-started:command SIGKILLs the command that owns the job
+(`bio-roberta sweep`: the job's own process under Hydra's basic launcher, the launcher's under
+joblib) as fairseq-train starts.
 
 Cross-validation tasks (TaskSpec.folds): the model-selection fold (fold 1) is trained with
 validation and early stopping like any task; the number of updates of its best validation step
@@ -55,10 +56,13 @@ from bio_roberta.finetuning.results import (
     STARTED,
     ResultRecord,
     run_dir,
+    run_name,
     run_setting,
+    setting_name,
 )
 from bio_roberta.finetuning.sweep_config import SweepConfig
 from bio_roberta.tasks.registry import TaskSpec, get_task
+from bio_roberta_core.processes import owner_pid
 from bio_roberta_core.provenance import (
     atomic_write_json,
     environment_record,
@@ -104,7 +108,7 @@ def fine_tune(
     pretrained: PretrainedModel,
 ) -> dict[str, Any]:
     """Train, predict and score one run (or reuse its finished record); always returns a record."""
-    from bio_roberta.finetuning.predictions import predict
+    from bio_roberta.finetuning.predictions import predict, trained_model
 
     out = run_dir(cfg.results_dir, spec.name, cfg.seed, fold, setting_of(cfg, spec))
     log_path = out / "train.log"
@@ -134,7 +138,7 @@ def fine_tune(
         # what a killed sweep leaves: a run the report lists as unfinished, not one left out
         started_record = dataclasses.replace(record, status=STARTED, **environment_record())
         atomic_write_json(out / RESULT_FILE, started_record.to_json())
-        train(options, log_path)
+        trainer = train(options, log_path)
         record.timings["train_seconds"] = round(time.monotonic() - started, 3)
         selected = "checkpoint_last.pt" if fixed_updates else "checkpoint_best.pt"
         checkpoint = out / "checkpoints" / selected
@@ -149,8 +153,16 @@ def fine_tune(
         )
         predict_started = time.monotonic()
         suffix = spec.task_kind.predictions.suffix
+        # the model and task the run trained, where they give what the checkpoint file would
+        loaded = trainer and trained_model(trainer, checkpoint, record.num_updates)
+        del trainer
         result = predict(
-            checkpoint, data_dir, out / f"test.predictions.{suffix}", split="test", spec=spec
+            checkpoint,
+            data_dir,
+            out / f"test.predictions.{suffix}",
+            split="test",
+            spec=spec,
+            loaded=loaded,
         )
         record.timings["predict_seconds"] = round(time.monotonic() - predict_started, 3)
         record.test_score = result.score
@@ -259,10 +271,63 @@ def fairseqs_hydra() -> Iterator[None]:
             Singleton._instances[GlobalHydra] = held
 
 
-def train(options: list[str], log_path: Path) -> None:
+# torch.optim.Optimizer's methods that torch wraps in torch._compile._disable_dynamo
+OPTIMIZER_METHODS_WITHOUT_DYNAMO = ("add_param_group", "zero_grad", "state_dict", "load_state_dict")
+DYNAMO_DISABLED = "__dynamo_disable"  # where that wrapper keeps the function it calls
+
+
+@contextlib.contextmanager
+def optimizers_without_dynamo() -> Iterator[None]:
+    """torch.optim.Optimizer's dynamo-disabled methods call themselves during the block, in a
+    process that has not imported torch._dynamo: their wrapper imports torch._dynamo at its first
+    call (with sympy, scipy and sklearn: about as long as importing fairseq) only to mark them not
+    to be traced, which nothing does in a process without dynamo; the arithmetic is the same. Where
+    torch._dynamo is imported already, or torch's wrapper has another form, nothing changes."""
+    import sys
+
+    from torch.optim import Optimizer
+
+    seeded = []
+    if "torch._dynamo" not in sys.modules:
+        for name in OPTIMIZER_METHODS_WITHOUT_DYNAMO:
+            function = getattr(getattr(Optimizer, name, None), "__wrapped__", None)
+            if function is not None and not hasattr(function, DYNAMO_DISABLED):
+                setattr(function, DYNAMO_DISABLED, function)
+                seeded.append(function)
+    try:
+        yield
+    finally:
+        for function in seeded:
+            if getattr(function, DYNAMO_DISABLED, None) is function:
+                delattr(function, DYNAMO_DISABLED)
+
+
+@contextlib.contextmanager
+def trainers_kept(kept: list) -> Iterator[None]:
+    """Each fairseq Trainer that fairseq-train's main builds in this process during the block
+    appended to `kept` (main keeps its trainer to itself; a run predicts test with its model)."""
+    from fairseq_cli import train as fairseq_train
+
+    build = fairseq_train.Trainer
+
+    def keep(*args, **kwargs):
+        trainer = build(*args, **kwargs)
+        kept.append(trainer)
+        return trainer
+
+    fairseq_train.Trainer = keep
+    try:
+        yield
+    finally:
+        fairseq_train.Trainer = build
+
+
+def train(options: list[str], log_path: Path):
     """fairseq-train with the command line `options`, in this process (torch, fairseq and the
     plugin are imported once for every run of a job, not once more per run), its output written to
-    log_path; a FinetuneError with the log's tail when it fails."""
+    log_path; its fairseq Trainer (None where it trained in processes of its own: several devices),
+    or a FinetuneError with the log's tail when it fails."""
+    kept: list = []
     with open(log_path, "w") as log, output_to(log), fairseqs_hydra():
         from fairseq import options as fairseq_arguments
         from fairseq.dataclass.utils import convert_namespace_to_omegaconf
@@ -274,8 +339,11 @@ def train(options: list[str], log_path: Path) -> None:
             args = fairseq_arguments.parse_args_and_arch(
                 fairseq_arguments.get_training_parser(), input_args=options
             )
-            kill_point("fine_tune:training-started:parent", os.getppid())
-            distributed_utils.call_main(convert_namespace_to_omegaconf(args), fairseq_train.main)
+            kill_point("fine_tune:training-started:command", owner_pid())
+            with trainers_kept(kept), optimizers_without_dynamo():
+                distributed_utils.call_main(
+                    convert_namespace_to_omegaconf(args), fairseq_train.main
+                )
             failure = None
         except SystemExit as exit:  # fairseq's argparse refusing an option, as the command exits
             failure = None if exit.code in (None, 0) else f"exited with status {exit.code}"
@@ -286,6 +354,7 @@ def train(options: list[str], log_path: Path) -> None:
             fresh_fairseq_state()
     if failure:
         raise FinetuneError(f"fairseq-train {failure}: {tail(log_path)}")
+    return kept[0] if len(kept) == 1 else None
 
 
 def tail(path: Path, lines: int = 5) -> str:
@@ -294,6 +363,33 @@ def tail(path: Path, lines: int = 5) -> str:
         return " | ".join(path.read_text(errors="replace").strip().splitlines()[-lines:])
     except FileNotFoundError:
         return "(no log)"
+
+
+def run_and_report(cfg) -> int:
+    """A job of one (task, seed) (cfg: its SweepConfig as Hydra gives it): every run, the failed
+    ones logged with their error and log; returns the number that failed. The unpacked sweep's job
+    (bio_roberta.finetuning.sweep.run_job) and a packed run's own process
+    (bio_roberta.finetuning.packing) both run this."""
+    from omegaconf import OmegaConf
+
+    from bio_roberta.tasks.task_file import declare_inherited_task_files
+
+    declare_inherited_task_files()  # the tasks of the sweep's --task-file, by name
+    records = run_task_seed(OmegaConf.to_object(cfg))
+    failed = [r for r in records if r["status"] != OK]
+    for record in failed:
+        logger.error(
+            "failed: %s: %s (log %s)",
+            run_name(
+                record["task"], setting_name(record.get("setting")), record["seed"], record["fold"]
+            ),
+            record["error"],
+            record["log"],
+        )
+    logger.info(
+        "%s seed %s: %d runs, %d failed", cfg.task_name, cfg.seed, len(records), len(failed)
+    )
+    return len(failed)
 
 
 def run_task_seed(cfg: SweepConfig) -> list[dict[str, Any]]:

@@ -1,498 +1,47 @@
-"""Several fine-tuning runs on one device at once: `bio-roberta sweep --runs-per-device N|auto
-[--devices 0,1]`.
-
-A BLURB-sized run (a few thousand examples, batch 16-32) keeps a large GPU mostly idle; a tuned
-BLURB protocol is ~780 of them. So the sweep packs its runs: the Hydra job's unit becomes a pack
-of up to N (task, seed) runs of one hparams setting (a grid still multiplies the jobs), formed
-task by task in the sweep's order, so a pack mostly holds seeds of one task, which take about the
-same time (a pack lasts as long as its longest run).
+"""The pack jobs of a sweep that packs several fine-tuning runs on one device (`bio-roberta sweep
+--runs-per-device N|auto`, planned by bio_roberta/commands/_packing.py), and each run's own process.
 
 A pack job (`run_pack`, the hook in bio_roberta.finetuning.sweep.run_job) claims one device and
-starts each of its runs in a process of its own at once: `python -m
-bio_roberta.finetuning.packing RUN_CONFIG`, a fresh interpreter (fairseq keeps per-process module
-state, so one process per concurrent run; and nothing is forked from a process that may hold CUDA
-state), pinned to the device by CUDA_VISIBLE_DEVICES, with its share of the CPU cores as
-OMP_NUM_THREADS unless that is set. The run's process is the job of one run it would have been
-(run_job on the same config but its task and seed): the same fairseq command line, seed, run dir,
-record and config hash, so a packed run's result is the one it gets alone (tests/test_packing.py:
-bit-identical on CPU at the same thread count), a finished run is kept on re-run whichever way it
-ran, and the progress lines and locks of the command, which watch run dirs, are unchanged. Each
-run's process ends with the pack job (processes.end_with_parent) and with the command
-(processes.end_with_owner), so a killed sweep leaves no run training.
-
-Devices. Local launchers (basic, joblib): the pack job claims (flock) one of `devices` no other
-pack of the sweep holds, under RESULTS/hydra/devices/; the command runs one pack per device at a
-time (joblib, n_jobs = the number of devices; the basic launcher for one device). SLURM
-(submitit_slurm): each pack job is a SLURM job of one GPU, and its runs share that allocation.
-
-N. Given, or `auto`: the device's memory (the smallest free memory of the local GPUs, the host's
-available memory on CPU, or --device-memory-gb) over the estimated peak of the sweep's largest run
-(`run_bytes`: the model's parameters with gradients and Adam state, and the activations of a batch
-of the task's batch size at its longest training example, from bio_roberta.batch_plan's
-pretraining estimate, plus each process' own fixed cost).
+starts each of its runs in a process of its own at once: `python -m bio_roberta.finetuning.packing
+RUN_CONFIG`, a fresh interpreter (fairseq keeps per-process module state, so one process per
+concurrent run; and nothing is forked from a process that may hold CUDA state), pinned to the device
+by CUDA_VISIBLE_DEVICES, with its share of the CPU cores as OMP_NUM_THREADS unless that is set. The
+run's process is the job of one run it would have been (job.run_and_report on the same config but
+its task and seed): the same fairseq command line, seed, run dir, record and config hash, so a
+packed run's result is the one it gets alone (tests/test_packing.py: bit-identical on CPU at the
+same thread count), a finished run is kept on re-run whichever way it ran, and the progress lines
+and locks of the command, which watch run dirs, are unchanged. Each run's process ends with the pack
+job (processes.end_with_parent) and with the command (processes.end_with_owner), so a killed sweep
+leaves no run training.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import fcntl
 import json
 import logging
-import math
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
-from bio_roberta.batch_plan import (
-    BYTES_PER_PARAMETER,
-    MEMORY_SHARE,
-    activation_bytes_per_token,
-    checkpoint_shape,
-    model_shape,
-)
-from bio_roberta.errors import UsageError
 from bio_roberta_core.errors import BioRobertaError
-from bio_roberta_core.processes import end_with_parent
+from bio_roberta_core.processes import end_with_owner, end_with_parent
 
 logger = logging.getLogger(__name__)
 
-AUTO = "auto"
 CPU = "cpu"
-GIB = 2**30
-# fp32 training (the sweep's default, and any run on the CPU): weights, gradients, Adam's two
-# moments, 4 bytes each; batch_plan.BYTES_PER_PARAMETER is mixed precision's (fp16=true)
-FP32_BYTES_PER_PARAMETER = 4 + 4 + 8
-# batch_plan's activations are measured in bf16; fp32 keeps the same values at 4 bytes
-FP32_ACTIVATION_FACTOR = 2
-# What each run's process holds besides its model and batch. CUDA context and the kernels loaded:
-# assumed 0.5 GiB, not measured here (no GPU). CPU: the process with torch, fairseq and the plugin
-# imported, measured 366 MiB max RSS (torch 2.13 CPU).
-CUDA_PROCESS_BYTES = 0.5 * GIB
-CPU_PROCESS_BYTES = 0.4 * GIB
-# Hydra launchers (hydra.launcher._target_) a packed sweep runs under
-BASIC_LAUNCHER = "hydra._internal.core_plugins.basic_launcher.BasicLauncher"
-JOBLIB_LAUNCHER = "hydra_plugins.hydra_joblib_launcher.joblib_launcher.JoblibLauncher"
-SLURM_LAUNCHER = "hydra_plugins.hydra_submitit_launcher.submitit_launcher.SlurmLauncher"
-# a device as CUDA_VISIBLE_DEVICES names it: an index, or a GPU / MIG UUID
-DEVICE_ID = re.compile(r"^(\d+|(GPU|MIG)-[0-9A-Za-z/-]+)$")
 
 
 class PackError(BioRobertaError):
     """A pack job cannot run its runs (no device free for it)."""
 
 
-# ---------------------------------------------------------------- the command: options and plan
-
-
-def add_packing_arguments(parser) -> None:
-    """--runs-per-device, --devices and --device-memory-gb (sweep, blurb-suite)."""
-    parser.add_argument(
-        "--runs-per-device",
-        metavar="N|auto",
-        default=None,
-        help="fine-tune N runs at once on each device, each in a process of its own; 'auto': as "
-        "many as the estimated memory of the sweep's largest run fits (default: one run per job, "
-        "in the job's process; docs/finetune.md, 'Several runs per device')",
-    )
-    parser.add_argument(
-        "--devices",
-        metavar="LIST",
-        default=None,
-        help="the devices packs run on: comma-separated CUDA ids (0,1) or 'cpu' (default: "
-        "$CUDA_VISIBLE_DEVICES, else every GPU torch sees, else cpu; on SLURM each pack job's "
-        "own GPU)",
-    )
-    parser.add_argument(
-        "--device-memory-gb",
-        metavar="GB",
-        type=float,
-        default=None,
-        help="plan --runs-per-device auto for devices of this memory (default: the devices' free "
-        "memory; needed on SLURM, whose GPUs this host does not see)",
-    )
-
-
-def runs_per_device_option(text: Optional[str]) -> Optional[int | str]:
-    """--runs-per-device as given: None (not given), a count of at least 1, or AUTO."""
-    if text is None or text == AUTO:
-        return text
-    if not re.fullmatch(r"\d+", text.strip()) or int(text) < 1:
-        raise UsageError(
-            f"--runs-per-device {text!r}: expected a whole number of at least 1, or auto"
-        )
-    return int(text)
-
-
-def devices_option(text: Optional[str]) -> Optional[list[str]]:
-    """--devices as given: None (not given), ['cpu'], or distinct CUDA device ids."""
-    if text is None:
-        return None
-    devices = [device.strip() for device in text.split(",")]
-    if devices == [CPU]:
-        return devices
-    bad = [device for device in devices if not DEVICE_ID.match(device)]
-    if bad or len(set(devices)) != len(devices):
-        why = f"not a device: {', '.join(map(repr, bad))}" if bad else "a device named twice"
-        if CPU in devices:
-            why = "cpu is a device list of its own"
-        raise UsageError(
-            f"--devices {text!r}: {why}; expected comma-separated CUDA device ids as "
-            "CUDA_VISIBLE_DEVICES names them (0,1 or GPU-<uuid>), or cpu"
-        )
-    return devices
-
-
-@dataclasses.dataclass(frozen=True)
-class Packing:
-    """How a sweep packs its runs: N and why, the devices (None: each job's own, SLURM), the
-    packs of (task, seed) runs, and the Hydra overrides of its multirun besides the command's
-    model options and the user's overrides."""
-
-    runs_per_device: int
-    why: str
-    devices: Optional[list[str]]
-    packs: list[list[tuple[str, int]]]
-    launcher: str
-    overrides: list[str]
-
-    def summary(self) -> str:
-        """One line: runs, packs, N and why, devices, launcher."""
-        runs = sum(map(len, self.packs))
-        where = "each job's own GPU (SLURM)" if self.devices is None else ",".join(self.devices)
-        return (
-            f"{runs} (task, seed) runs in {len(self.packs)} packs of up to "
-            f"{self.runs_per_device} per device ({self.why}); devices: {where}; {self.launcher}"
-        )
-
-    def as_yaml(self, launcher_config: dict) -> str:
-        """The packs and the launcher config their jobs get, for --cfg job."""
-        from omegaconf import OmegaConf
-
-        return "# the packs (each a Hydra job per hparams setting) and their launcher\n" + (
-            OmegaConf.to_yaml(
-                {
-                    "packing": {
-                        "summary": self.summary(),
-                        "packs": [[f"{task} seed {seed}" for task, seed in p] for p in self.packs],
-                        "hydra_launcher": launcher_config,
-                    }
-                }
-            )
-        )
-
-
-def plan_packing(
-    args, plan: list[tuple[list[str], list[int]]], grid: list[dict], job
-) -> Optional[Packing]:
-    """The packing of a sweep (plan: its (tasks, seeds) groups, grid: its hparams settings, job:
-    the composed SweepConfig of its first job), or None for one run per job as without the
-    options: --runs-per-device 1 (or auto finding 1 on one default device) without --devices."""
-    from bio_roberta.commands._finetune_runs import one_job_override
-
-    asked = runs_per_device_option(args.runs_per_device)
-    given = devices_option(args.devices)
-    if args.device_memory_gb is not None and (asked != AUTO or args.device_memory_gb <= 0):
-        raise UsageError(
-            f"--device-memory-gb {args.device_memory_gb:g}: plans --runs-per-device auto, "
-            "with a memory above 0"
-        )
-    if given is None and asked in (None, 1):
-        return None
-    user = [one_job_override(override) for override in args.overrides]
-    target = composed(user).hydra.launcher._target_
-    if target not in (BASIC_LAUNCHER, JOBLIB_LAUNCHER, SLURM_LAUNCHER):
-        raise UsageError(
-            f"--runs-per-device runs packs under Hydra's basic, joblib or submitit_slurm "
-            f"launcher, not {target}"
-        )
-    if target == SLURM_LAUNCHER and given is not None:
-        raise UsageError(
-            "--devices: on SLURM each pack job runs on its own allocation's GPU; leave --devices "
-            "out"
-        )
-    devices = None if target == SLURM_LAUNCHER else given or default_devices()
-    free = checked_gpus(devices) if devices and devices != [CPU] else None
-    runs = [(task, seed) for tasks, seeds in plan for task in tasks for seed in seeds]
-    if asked == AUTO:
-        runs_per_device, why = auto_runs_per_device(args, plan, grid, job, devices, free)
-        if runs_per_device > len(runs):
-            runs_per_device, why = len(runs), f"{why}; the sweep has {len(runs)} runs"
-        if runs_per_device == 1 and given is None and (devices is None or len(devices) == 1):
-            return None
-    else:
-        runs_per_device = asked or 1
-        why = "given" if asked else "one run per device: --devices without --runs-per-device"
-    packs = [
-        runs[start : start + runs_per_device] for start in range(0, len(runs), runs_per_device)
-    ]
-    launcher, launcher_overrides = launcher_route(target, args.overrides, devices, runs_per_device)
-    overrides = [
-        "pack=" + ",".join(pack_value(pack) for pack in packs),
-        *([f"devices=[{','.join(repr(device) for device in devices)}]"] if devices else []),
-        "hydra.sweep.subdir=${hydra.job.num}_pack",
-        *launcher_overrides,
-    ]
-    return Packing(runs_per_device, why, devices, packs, launcher, overrides)
-
-
-def pack_value(pack: list[tuple[str, int]]) -> str:
-    """A pack as the value of the `pack` override: [{task_name:'a',seed:1},...] (names quoted, so
-    one that looks like a number stays a name)."""
-    return "[" + ",".join(f"{{task_name:'{task}',seed:{seed}}}" for task, seed in pack) + "]"
-
-
-def composed(overrides: list[str]):
-    """The sweep's config with its `hydra` node for these (one job's) overrides; a one-line
-    UsageError for overrides Hydra refuses."""
-    import hydra
-
-    from bio_roberta.finetuning.sweep import (
-        CONFIG_DIR,
-        CONFIG_NAME,
-        HYDRA_VERSION_BASE,
-        hydra_errors_as_usage,
-        hydra_version_base_kept,
-    )
-
-    with (
-        hydra_errors_as_usage(overrides),
-        hydra_version_base_kept(),
-        hydra.initialize_config_dir(config_dir=CONFIG_DIR, version_base=HYDRA_VERSION_BASE),
-    ):
-        return hydra.compose(CONFIG_NAME, overrides, return_hydra_config=True)
-
-
-def first_pack_job(args, packing: Packing):
-    """The config (with `hydra`, its launcher) the first pack job of the sweep gets."""
-    from bio_roberta.commands._finetune_runs import model_overrides, one_job_override
-
-    overrides = [*model_overrides(args), *packing.overrides, *args.overrides]
-    return composed([one_job_override(override) for override in overrides])
-
-
-def pack_command(args, packing: Packing) -> list[str]:
-    """The command line of the sweep's Hydra multirun of packs (bio_roberta.finetuning.sweep)."""
-    from bio_roberta.commands._finetune_runs import model_overrides
-
-    return [
-        sys.executable,
-        "-m",
-        "bio_roberta.finetuning.sweep",
-        "--multirun",
-        *model_overrides(args),
-        *packing.overrides,
-        *args.overrides,
-    ]
-
-
-def launcher_route(
-    target: str, overrides: list[str], devices: Optional[list[str]], runs_per_device: int
-) -> tuple[str, list[str]]:
-    """(the launcher in words, its overrides) running one pack per device at a time: joblib with
-    n_jobs = devices (chosen for the basic launcher when there are several devices); on SLURM a
-    job of one node, one task and one GPU per pack, and a CPU per run unless cpus_per_task is
-    given. A user's launcher value that breaks this is a UsageError."""
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-
-    given = {
-        override.key_or_group: override.value()
-        for override in OverridesParser.create().parse_overrides(list(overrides))
-    }
-    if target == SLURM_LAUNCHER:
-        route, launcher = [], "hydra.launcher."
-        for key, value in (("nodes", 1), ("tasks_per_node", 1), ("gpus_per_node", 1)):
-            if given.get(launcher + key, value) != value:
-                raise UsageError(
-                    f"{launcher}{key}={given[launcher + key]}: a pack job is one process on one "
-                    f"GPU, so {key} is {value} with --runs-per-device"
-                )
-            # a GPU asked for otherwise (gres=gpu:1, gpus_per_task=1) is not asked for twice
-            if key != "gpus_per_node" or not {f"{launcher}gres", f"{launcher}gpus_per_task"} & set(
-                given
-            ):
-                route.append(f"{launcher}{key}={value}")
-        if not {f"{launcher}cpus_per_task", f"{launcher}cpus_per_gpu"} & set(given):
-            route.append(f"{launcher}cpus_per_task={runs_per_device}")
-        return "submitit_slurm: one SLURM job of one GPU per pack", route
-    count = len(devices)
-    if target == BASIC_LAUNCHER and count == 1:
-        return "basic launcher: one pack at a time", []
-    jobs = given.get("hydra.launcher.n_jobs")
-    if target == JOBLIB_LAUNCHER and jobs is not None and jobs != count:
-        raise UsageError(
-            f"hydra.launcher.n_jobs={jobs}: with --runs-per-device joblib runs one pack per "
-            f"device at a time, n_jobs {count} for {count} device(s); leave n_jobs out"
-        )
-    route = [] if target == JOBLIB_LAUNCHER else ["hydra/launcher=joblib"]
-    return f"joblib: one pack per device at a time (n_jobs={count})", [
-        *route,
-        f"hydra.launcher.n_jobs={count}",
-    ]
-
-
-def default_devices() -> list[str]:
-    """$CUDA_VISIBLE_DEVICES's devices (none: cpu), else every GPU torch sees, else cpu."""
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if visible is not None:
-        return [device.strip() for device in visible.split(",") if device.strip()] or [CPU]
-    count = len(gpu_memory(None))
-    return [str(index) for index in range(count)] or [CPU]
-
-
-GPU_QUERY = (
-    "import json, torch\n"
-    "print(json.dumps([torch.cuda.mem_get_info(i) for i in range(torch.cuda.device_count())]))"
-)
-
-
-def gpu_memory(devices: Optional[list[str]]) -> list[tuple[int, int]]:
-    """(free, total) bytes of each device (None: every GPU torch sees), asked of torch in a
-    process of its own: this command holds no CUDA context on the devices its runs use."""
-    environment = dict(os.environ)
-    if devices is not None:
-        environment["CUDA_VISIBLE_DEVICES"] = ",".join(devices)
-    done = subprocess.run(
-        [sys.executable, "-c", GPU_QUERY], capture_output=True, text=True, env=environment
-    )
-    if done.returncode != 0:
-        raise UsageError(
-            "could not ask torch for the GPUs' memory: "
-            f"{(done.stderr.strip().splitlines() or ['?'])[-1]}"
-        )
-    return [tuple(memory) for memory in json.loads(done.stdout)]
-
-
-def checked_gpus(devices: list[str]) -> list[int]:
-    """The free bytes of each device, every one a GPU torch sees (else its runs would train on
-    the CPU unasked)."""
-    memory = gpu_memory(devices)
-    if len(memory) != len(devices):
-        raise UsageError(
-            f"--devices {','.join(devices)}: torch sees {len(memory)} of these {len(devices)} "
-            f"GPU(s) (CUDA_VISIBLE_DEVICES={','.join(devices)}); name GPUs this host has, or cpu"
-        )
-    return [free for free, _ in memory]
-
-
 def cpu_count() -> int:
     """The CPU cores this process may run on."""
     return len(os.sched_getaffinity(0))
-
-
-def available_host_bytes() -> int:
-    """The host memory available to new processes (/proc/meminfo MemAvailable)."""
-    for line in Path("/proc/meminfo").read_text().splitlines():
-        if line.startswith("MemAvailable:"):
-            return int(line.split()[1]) * 1024
-    return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-
-
-# ---------------------------------------------------------------- N from the memory estimate
-
-
-def run_bytes(
-    shape: dict, parameters: int, positions: int, batch_size: int, fp16: bool, gpu: bool
-) -> float:
-    """Estimated peak memory of one fine-tuning run's process: its parameters with gradients and
-    Adam's moments (mixed precision: batch_plan.BYTES_PER_PARAMETER, with fp32 masters), the
-    activations a batch of batch_size x positions tokens keeps for the backward
-    (batch_plan.activation_bytes_per_token, twice that in fp32), and the process' own fixed cost
-    (a CUDA context on a GPU, the imported libraries on the CPU). A task head's parameters and
-    logits are small beside the encoder's and not counted; an upper bound in that the longest
-    example sets every batch's length."""
-    mixed = fp16 and gpu  # fp16=true trains in fp32 on the CPU
-    per_parameter = BYTES_PER_PARAMETER if mixed else FP32_BYTES_PER_PARAMETER
-    per_token = activation_bytes_per_token(shape) * (1 if mixed else FP32_ACTIVATION_FACTOR)
-    process = CUDA_PROCESS_BYTES if gpu else CPU_PROCESS_BYTES
-    return per_parameter * parameters + batch_size * positions * per_token + process
-
-
-def runs_that_fit(per_run: float, device_bytes: float) -> int:
-    """How many runs of per_run bytes fit MEMORY_SHARE of a device (at least 1)."""
-    return max(1, math.floor(MEMORY_SHARE * device_bytes / per_run))
-
-
-def longest_example(data_dir: Path) -> int:
-    """Tokens of the longest training example of a converted task (input0, plus input1 for
-    pairs), <s> and the pair separator included."""
-    from fairseq.data.indexed_dataset import MMapIndexedDataset
-
-    lengths = None
-    for part in ("input0", "input1"):
-        path = data_dir / part / "train.idx"
-        if path.is_file():
-            index = MMapIndexedDataset.Index(str(path))  # held while its sizes are copied: its
-            sizes = index.sizes.astype("int64")  # end unmaps them
-            lengths = sizes if lengths is None else lengths + sizes + 1
-    if lengths is None:
-        raise UsageError(f"{data_dir / 'input0' / 'train.idx'} not found: convert the task first")
-    return int(lengths.max()) + 1
-
-
-def auto_runs_per_device(
-    args,
-    plan: list[tuple[list[str], list[int]]],
-    grid: list[dict],
-    job,
-    devices: Optional[list[str]],
-    free: Optional[list[int]],
-) -> tuple[int, str]:
-    """(N, why) for --runs-per-device auto: the device's memory (free: each GPU's free bytes)
-    over the largest run's estimate (run_bytes) of the sweep's tasks x hparams settings; on the
-    CPU at most one run per core."""
-    import torch
-
-    from bio_roberta.finetuning.command_line import hyperparameters, task_data_dir
-    from bio_roberta.finetuning.sweep_config import HparamsOverrides
-    from bio_roberta.tasks.registry import get_task
-    from bio_roberta_core.checkpoints import model_option, read_checkpoint
-
-    gpu = devices != [CPU]
-    if args.device_memory_gb is not None:
-        device_bytes, of = args.device_memory_gb * GIB, f"{args.device_memory_gb:g} GiB given"
-    elif devices is None:
-        raise UsageError(
-            "--runs-per-device auto on SLURM: give --device-memory-gb GB, the GPU memory of the "
-            "partition's nodes (this host does not see the jobs' GPUs), or N"
-        )
-    elif not gpu:
-        device_bytes, of = available_host_bytes(), "the host's available memory"
-    else:
-        device_bytes = min(free)
-        of = "the least free memory of the GPUs"
-    state = read_checkpoint(args.pretrained, mmap=True)
-    shape = model_shape({"_name": args.arch}) if args.arch else checkpoint_shape(state)
-    parameters = sum(t.numel() for t in state["model"].values() if isinstance(t, torch.Tensor))
-    positions = model_option(state)("max_positions")
-    largest, name = 0.0, None
-    for tasks, _ in plan:
-        for task in tasks:
-            spec = get_task(task)
-            folds = [spec.model_selection_fold, *spec.evaluation_folds] if spec.folds else [None]
-            longest = min(
-                positions,
-                max(longest_example(task_data_dir(args.data_root, spec, f)) for f in folds),
-            )
-            for setting in grid:
-                batch = hyperparameters(spec, HparamsOverrides(**setting)).batch_size
-                estimate = run_bytes(shape, parameters, longest, batch, job.fp16, gpu)
-                if estimate > largest:
-                    largest, name = estimate, f"{task}, batch {batch} x {longest} tokens"
-    fit = runs_that_fit(largest, device_bytes)
-    why = (
-        f"auto: {MEMORY_SHARE:.0%} of {device_bytes / GIB:.1f} GiB ({of}) over about "
-        f"{largest / GIB:.2f} GiB for the largest run ({name})"
-    )
-    if not gpu and fit > cpu_count():
-        fit, why = cpu_count(), f"{why}; at most one run per CPU core ({cpu_count()})"
-    return fit, why
-
-
-# ---------------------------------------------------------------- the pack job and its runs
 
 
 def run_pack(cfg) -> int:
@@ -595,11 +144,12 @@ def claimed_device(devices: Optional[list[str]], results_dir: Path) -> Iterator[
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    """One run of a pack, in its own process: the job of that run alone (sweep.run_job) on the
-    config (JSON) its pack job gives; exit status: its failed runs."""
+    """One run of a pack, in its own process: the job of that run alone (job.run_and_report) on
+    the config (JSON) its pack job gives, ending with the command as a job does; exit status: its
+    failed runs."""
     from omegaconf import OmegaConf
 
-    from bio_roberta.finetuning.sweep import run_job
+    from bio_roberta.finetuning.job import run_and_report
     from bio_roberta.finetuning.sweep_config import SweepConfig
 
     logging.basicConfig(
@@ -609,7 +159,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     )
     (config,) = sys.argv[1:] if argv is None else argv
     cfg = OmegaConf.merge(OmegaConf.structured(SweepConfig), json.loads(config))
-    return min(run_job(cfg), 125)
+    end_with_owner()
+    return min(run_and_report(cfg), 125)
 
 
 if __name__ == "__main__":

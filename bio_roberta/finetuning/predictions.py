@@ -88,6 +88,26 @@ def load_finetuned(checkpoint: Path, data_dir: Path):
     return (model.cuda() if torch.cuda.is_available() else model), task
 
 
+def trained_model(trainer, checkpoint: Path, updates: int):
+    """(model in eval mode, fairseq task) of a checkpoint from the fairseq Trainer that wrote it
+    after `updates` updates, as load_finetuned gives them, without building either again: the model
+    as trained when the checkpoint holds its last state, else with the checkpoint's weights loaded
+    into it. None where load_finetuned's model could differ: weights not fp32 (load_finetuned's
+    are), or not on the device it chooses."""
+    import torch
+    from fairseq import checkpoint_utils
+
+    model = trainer.get_model()
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if any(p.dtype != torch.float32 or p.device.type != device.type for p in model.parameters()):
+        return None
+    if updates != trainer.get_num_updates():
+        state = checkpoint_utils.load_checkpoint_to_cpu(str(checkpoint))
+        model.set_num_updates(updates)
+        model.load_state_dict(state["model"], strict=True, model_cfg=state["cfg"].model)
+    return model.eval(), trainer.task
+
+
 def _batches(task, split: str, batch_size: int):
     task.load_dataset(split)
     dataset = task.dataset(split)
@@ -160,13 +180,15 @@ def predict(
     split: str = "test",
     spec: Optional[TaskSpec] = None,
     batch_size: int = 32,
+    loaded: Optional[tuple] = None,
 ) -> PredictionResult:
     """Write ``output`` from ``checkpoint`` on ``split`` of ``data_dir`` and score it; write the
-    predictions keyed by example id beside it (``output`` with the suffix .json)."""
+    predictions keyed by example id beside it (``output`` with the suffix .json). ``loaded``: the
+    checkpoint's (model, task) where they are at hand (trained_model), else load_finetuned's."""
     data_dir, output = Path(data_dir), Path(output)
     spec = spec or task_spec_of(data_dir)
     prediction_file = spec.task_kind.predictions
-    model, task = load_finetuned(Path(checkpoint), data_dir)
+    model, task = loaded or load_finetuned(Path(checkpoint), data_dir)
     long_inputs = long_inputs_of(data_dir, spec)
     if long_inputs.pooling is not None:
         task.load_dataset(split)

@@ -3,13 +3,15 @@
 
 The same sweep runs sequentially (Hydra's basic launcher), as parallel local processes
 (hydra/launcher=joblib) or on SLURM (hydra/launcher=submitit_slurm, extra `slurm`); each job is
-bio_roberta.finetuning.job.run_task_seed, which trains its runs in the job's process and writes
-one result record per run, or a pack, each of its runs in a process of its own
-(bio_roberta.finetuning.packing). Config: bio_roberta/configs/finetune/sweep.yaml, package data,
-so an installed package runs sweeps from any directory; every value, including the tiny overrides
-of tests and demos (hparams.max_epoch=1, max_update=4, ...), is a Hydra override. A grid
-(hparams.lr=1e-5,3e-5) runs each setting into its own run dirs
-(bio_roberta.finetuning.results.run_dir).
+bio_roberta.finetuning.job.run_task_seed, which trains and predicts its runs in its own process and
+writes one result record per run, or a pack of runs sharing one device, each run in a process of
+its own (bio_roberta.finetuning.packing). `bio-roberta finetune` and `sweep` run this Hydra app in
+their own process (run_app): with the basic launcher a run costs one process and one import of
+torch, fairseq and the plugin, with the others the command is the launcher. Config:
+bio_roberta/configs/finetune/sweep.yaml, package data, so an installed package runs sweeps from any
+directory; every value, including the tiny overrides of tests and demos (hparams.max_epoch=1,
+max_update=4, ...), is a Hydra override. A grid (hparams.lr=1e-5,3e-5) runs each setting into its
+own run dirs (bio_roberta.finetuning.results.run_dir).
 """
 
 from __future__ import annotations
@@ -17,17 +19,16 @@ from __future__ import annotations
 import contextlib
 import itertools
 import logging
+import sys
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 import hydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, OmegaConf
 
-from bio_roberta.finetuning.job import run_task_seed
-from bio_roberta.finetuning.results import OK, run_name, setting_name
+from bio_roberta.finetuning.job import run_and_report
 from bio_roberta.finetuning.sweep_config import SweepConfig
-from bio_roberta.tasks.task_file import declare_inherited_task_files
 from bio_roberta_core.processes import end_with_owner
 
 logger = logging.getLogger(__name__)
@@ -130,30 +131,52 @@ def run_job(cfg: DictConfig) -> int:
         from bio_roberta.finetuning.packing import run_pack
 
         return run_pack(cfg)
-    declare_inherited_task_files()  # the tasks of the sweep's --task-file, by name
-    records = run_task_seed(OmegaConf.to_object(cfg))
-    failed = [r for r in records if r["status"] != OK]
-    for record in failed:
-        logger.error(
-            "failed: %s: %s (log %s)",
-            run_name(
-                record["task"], setting_name(record.get("setting")), record["seed"], record["fold"]
-            ),
-            record["error"],
-            record["log"],
-        )
-    logger.info(
-        "%s seed %s: %d runs, %d failed", cfg.task_name, cfg.seed, len(records), len(failed)
-    )
-    return len(failed)
+    return run_and_report(cfg)
+
+
+@contextlib.contextmanager
+def logging_kept() -> Iterator[None]:
+    """The root logger's handlers and level as they were before the block: a Hydra app configures
+    logging for the process (its own lines, then each job's), which a command running the app in
+    its own process keeps only for the app's run."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    try:
+        yield
+    finally:
+        for handler in root.handlers:
+            if handler not in handlers:
+                handler.close()
+        root.handlers, root.level = handlers, level
+
+
+def run_app(arguments: Sequence[str]) -> int:
+    """The sweep's Hydra app on a Hydra command line ([--multirun] OVERRIDES) in this process, and
+    its exit status: 0, or non-zero where Hydra reported an error (on stderr, as it does). Hydra's
+    process-wide version base and the root logger are as they were after it."""
+    from hydra import version
+    from hydra._internal.utils import _run_hydra, get_args_parser
+
+    parser = get_args_parser()
+    with hydra_version_base_kept(), logging_kept():
+        version.setbase(HYDRA_VERSION_BASE)
+        try:
+            _run_hydra(
+                args=parser.parse_args(list(arguments)),
+                args_parser=parser,
+                task_function=run_job,
+                config_path=CONFIG_DIR,
+                config_name=CONFIG_NAME,
+            )
+        except SystemExit as exit:  # Hydra's error, reported (or its --help): the command's status
+            return exit.code if isinstance(exit.code, int) else int(exit.code is not None)
+    return 0
 
 
 def main() -> None:
-    """The sweep's Hydra app (`python -m bio_roberta.finetuning.sweep`). Decorated when it runs, not
-    at import: hydra.main sets Hydra's process-wide version base as it decorates."""
-    hydra.main(config_path=CONFIG_DIR, config_name=CONFIG_NAME, version_base=HYDRA_VERSION_BASE)(
-        run_job
-    )()
+    """The sweep's Hydra app as a command: `python -m bio_roberta.finetuning.sweep [--multirun]
+    OVERRIDES`."""
+    sys.exit(run_app(sys.argv[1:]))
 
 
 if __name__ == "__main__":
