@@ -11,7 +11,9 @@ import pytest
 from conftest import REPO_ROOT
 
 PAGES = sorted((REPO_ROOT / "docs").glob("*.md")) + [REPO_ROOT / "README.md"]
-REPO_PATH = re.compile(r"\b((?:bio_roberta|configs|preprocess|scripts|tests|user_dir)/[\w/.-]*\w)")
+REPO_PATH = re.compile(  # not the tail of another repository's path (x/configs/y.yaml)
+    r"(?<![\w/.-])((?:bio_roberta|configs|preprocess|scripts|tests|user_dir)/[\w/.-]*\w)"
+)
 LINK = re.compile(r"\]\((?!https?://)([^)#]*)(?:#([^)]+))?\)")
 PLACEHOLDER = re.compile(r"[A-Z]{2,}")  # configs/pretrain/recipe/NAME.yaml
 SOURCE_FOLDERS = ("bio_roberta", "configs", "docs", "preprocess", "scripts", "tests", "user_dir")

@@ -341,7 +341,7 @@ def test_a_padded_roberta_keeps_its_logits_and_continues_pretraining(
     padded_data = tmp_path / "data"
     shutil.copytree(tiny_databin, padded_data)
     added = write_padded_dict(tiny_databin / "dict.txt", padded_data / "dict.txt")
-    padded_checkpoint = tmp_path / "model.pt"
+    padded_checkpoint = padded_data / "model.pt"  # beside its dict.txt, as learn-vocab writes it
     assert (
         pad_checkpoint_vocabulary(
             tiny_roberta_checkpoint, tiny_databin / "dict.txt", padded_checkpoint
