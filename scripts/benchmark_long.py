@@ -18,9 +18,13 @@ Per measurement: seconds per example (median of its steps); on the CPU the peak 
 (the peak restarted after the model was built, /proc/self/clear_refs) and the steps' share of it
 (less the RSS then), on a GPU torch's peak allocated memory and its rise over the first step's
 start; the load average at its end. Per length and mode: medians, ours over transformers'; and
-what the longest length costs over the shortest (growth).
+what the longest length costs over the shortest (growth). --attention-dropout P trains both
+with attention dropout (the published configs have none; the sweep gives 0.1): torch's CPU
+flash kernel takes no dropout, so SDPA's math path holds T x T probabilities per layer where
+ours computes its full layers in recomputed chunks of queries (user_dir/models/modernbert.py).
     python scripts/benchmark_long.py [--shape small --lengths 512,2048,8192 --steps 2 --repeats 2]
     python scripts/benchmark_long.py --shape base --device cuda     (a real machine)
+    python scripts/benchmark_long.py --lengths 512,2048 --modes train --attention-dropout 0.1
 """
 
 import argparse
@@ -115,8 +119,9 @@ def prepare(work: Path, shape: str, max_positions: int) -> dict:
     }
 
 
-def load_route(route: str, work: Path, device: str):
-    """(model, function of ids giving batch x positions x classes logits) of one route."""
+def load_route(route: str, work: Path, device: str, attention_dropout: float = 0.0):
+    """(model, function of ids giving batch x positions x classes logits) of one route, its
+    attention dropout (ModernBERT's attention_dropout, 0 in the published configs) set."""
     import torch
 
     if route == "ours":
@@ -124,12 +129,14 @@ def load_route(route: str, work: Path, device: str):
 
         model = build_ours(work)
         model.load_state_dict(torch.load(work / "ours.pt", weights_only=True))
+        for layer in model.encoder.sentence_encoder.layers:
+            layer.attn.dropout = attention_dropout
         model.to(device)
         return model, lambda ids: token_classification_logits(model, HEAD, ids)
     from transformers import ModernBertForTokenClassification
 
     model = ModernBertForTokenClassification.from_pretrained(
-        work / "hf", attn_implementation="sdpa"
+        work / "hf", attn_implementation="sdpa", attention_dropout=attention_dropout
     ).to(device)
     return model, lambda ids: model(input_ids=ids).logits
 
@@ -156,7 +163,7 @@ def measure(args) -> dict:
     if args.threads:
         torch.set_num_threads(args.threads)
     work = Path(args.measure)
-    model, logits_of = load_route(args.route, work, args.device)
+    model, logits_of = load_route(args.route, work, args.device, args.attention_dropout)
     vocab = len((work / "dict.txt").read_text().splitlines()) + 5
     generator = torch.Generator().manual_seed(SEED)
     # ids of words (no specials, so no padding), labels of every position
@@ -210,6 +217,7 @@ def child(work: Path, route: str, length: int, mode: str, args) -> dict:
         sys.executable, __file__, "--measure", str(work), "--route", route,
         "--length", str(length), "--mode", mode, "--steps", str(args.steps),
         "--batch", str(args.batch), "--device", args.device,
+        "--attention-dropout", str(args.attention_dropout),
     ]  # fmt: skip
     if args.threads:
         command += ["--threads", str(args.threads)]
@@ -303,6 +311,11 @@ def main():
     parser.add_argument("--batch", type=int, default=1, help="examples per step")
     parser.add_argument("--threads", type=int, help="torch threads (default: torch's)")
     parser.add_argument("--device", default="cpu", help="cpu, or cuda on a GPU machine")
+    parser.add_argument(
+        "--attention-dropout", type=float, default=0.0,
+        help="both routes' attention dropout in the training step (the sweep trains with 0.1; "
+        "torch's CPU flash kernel has none)",
+    )  # fmt: skip
     parser.add_argument("--measure", help=argparse.SUPPRESS)  # a child: its work dir
     parser.add_argument("--route", choices=("ours", "transformers"), help=argparse.SUPPRESS)
     parser.add_argument("--length", type=int, help=argparse.SUPPRESS)
@@ -328,6 +341,7 @@ def main():
         "transformers": transformers.__version__,
         "commit": commit(),
         "batch": args.batch,
+        "attention_dropout": args.attention_dropout,
         "steps": args.steps,
         "repeats": args.repeats,
         "load_average_before_1_5_15min": [round(load, 2) for load in os.getloadavg()],

@@ -117,7 +117,7 @@ def test_full_attention_with_dropout_on_the_cpu_keeps_chunks_not_t_squared(monke
     def gradients(output):
         return [output] + list(torch.autograd.grad((output * weights).sum(), (q, k, v)))
 
-    exact = gradients(modernbert.chunked_attention(q, k, v, keys, 0.0, 0.35))
+    exact = gradients(modernbert.ChunkedAttention.apply(q, k, v, keys, 0.0, 0.35))
     sdpa = gradients(F.scaled_dot_product_attention(q, k, v, attn_mask=keys, scale=0.35))
     for found, wanted in zip(exact, sdpa):
         assert (found - wanted).abs().max() < 1e-6
@@ -269,21 +269,25 @@ def test_an_imported_modernbert_fine_tunes_at_8192_positions(tmp_path):
     print(f"8,192-position fine-tune test: {time.perf_counter() - started:.1f} s")
 
 
+@pytest.mark.slow
 def test_benchmark_long_prints_both_routes_at_each_length():
-    """scripts/benchmark_long.py at its tiny shape, two lengths, one step: each route, length and
-    mode measured in its own process, the same weights (logits within 1e-4)."""
+    """scripts/benchmark_long.py at its tiny shape, two lengths, the training step only, one
+    step: each route and length measured in a process of its own, on the same weights (logits
+    within 1e-4), the step's memory and the growth from the shorter length to the longer."""
     done = subprocess.run(
         [sys.executable, REPO / "scripts" / "benchmark_long.py", "--shape", "tiny",
-         "--lengths", "40,100", "--steps", "1", "--repeats", "1"],
+         "--lengths", "40,100", "--modes", "train", "--steps", "1", "--repeats", "1"],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     result = json.loads(done.stdout)
     assert result["shape"]["name"] == "tiny" and result["max_abs_logit_difference"] < TOLERANCE
     for length in ("40", "100"):
-        for mode in ("train", "infer"):
-            routes = result["lengths"][length][mode]
-            for route in ("ours", "transformers"):
-                (run,) = routes[route]["runs"]
-                assert run["seconds_per_example"] > 0 and run["peak_rss_mb"] > 0
-            assert set(routes["ours_over_transformers"]) == {"seconds", "memory"}
-    assert result["growth"]["from_to_tokens"] == [40, 100]
+        routes = result["lengths"][length]
+        assert set(routes) == {"train"}
+        for route in ("ours", "transformers"):
+            (run,) = routes["train"][route]["runs"]
+            assert run["seconds_per_example"] > 0 and run["peak_rss_mb"] >= run["step_rss_mb"]
+        assert set(routes["train"]["ours_over_transformers"]) == {"seconds", "memory"}
+    growth = result["growth"]
+    assert growth["from_to_tokens"] == [40, 100]
+    assert set(growth) == {"from_to_tokens", "train_ours", "train_transformers"}

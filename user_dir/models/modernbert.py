@@ -153,31 +153,55 @@ CHUNK_SCORES = 2**24
 
 
 def query_chunk(batch: int, heads: int, length: int) -> int:
-    """Queries per chunk of chunked_attention: CHUNK_SCORES' worth, at least one."""
+    """Queries per chunk of ChunkedAttention: CHUNK_SCORES' worth, at least one."""
     return max(1, CHUNK_SCORES // (batch * heads * length))
 
 
-def chunked_attention(q, k, v, keys, dropout_p: float, scale: float) -> torch.Tensor:
-    """SDPA over chunks of the queries, each recomputed in the backward pass
-    (torch.utils.checkpoint, its dropout drawn again from the same random state) rather than
-    kept: memory chunk x T for any T. For attention dropout on the CPU, where torch's flash
-    kernel takes no dropout and SDPA's math path would hold the T x T probabilities and dropout
-    mask of every layer until the backward pass."""
-    from torch.utils.checkpoint import checkpoint
+class ChunkedAttention(torch.autograd.Function):
+    """SDPA over chunks of the queries, each recomputed in the backward pass rather than kept,
+    its dropout drawn again from the random state the forward pass started from: memory
+    chunk x T for any T. For attention dropout on the CPU, where torch's flash kernel takes no
+    dropout and SDPA's math path would hold every layer's T x T probabilities and dropout mask
+    until the backward pass. (torch.utils.checkpoint does the same, but it, as torch.autograd.grad
+    given grad_outputs, imports sympy on its first call: ~800 modules, seconds and 40-76 MB.)"""
 
-    def attend(queries, k, v):
+    @staticmethod
+    def attend(q, k, v, keys, dropout_p, scale):
         return F.scaled_dot_product_attention(
-            queries, k, v, attn_mask=keys, dropout_p=dropout_p, scale=scale
+            q, k, v, attn_mask=keys, dropout_p=dropout_p, scale=scale
         )
 
-    size = query_chunk(q.shape[0], q.shape[1], k.shape[2])
-    return torch.cat(
-        [
-            checkpoint(attend, q[:, :, start : start + size], k, v, use_reentrant=False)
+    @staticmethod
+    def forward(ctx, q, k, v, keys, dropout_p: float, scale: float):
+        ctx.random_state = torch.get_rng_state()
+        ctx.options = keys, dropout_p, scale
+        ctx.save_for_backward(q, k, v)
+        size = query_chunk(q.shape[0], q.shape[1], k.shape[2])
+        chunks = [
+            ChunkedAttention.attend(q[:, :, start : start + size], k, v, *ctx.options)
             for start in range(0, q.shape[2], size)
-        ],
-        dim=2,
-    )
+        ]
+        return torch.cat(chunks, dim=2)
+
+    @staticmethod
+    def backward(ctx, grad):
+        q, k, v = ctx.saved_tensors
+        k, v = k.detach().requires_grad_(), v.detach().requires_grad_()
+        size = query_chunk(q.shape[0], q.shape[1], k.shape[2])
+        grad_q, grad_k, grad_v = [], torch.zeros_like(k), torch.zeros_like(v)
+        with torch.random.fork_rng(devices=[]), torch.enable_grad():
+            torch.set_rng_state(ctx.random_state)
+            for start in range(0, q.shape[2], size):
+                chunk = q[:, :, start : start + size].detach().requires_grad_()
+                out = ChunkedAttention.attend(chunk, k, v, *ctx.options)
+                # the chunk's share of the loss: d/d out is grad itself (torch.autograd.grad
+                # given grad_outputs would import sympy, see above)
+                share = (out * grad[:, :, start : start + size]).sum()
+                dq, dk, dv = torch.autograd.grad(share, (chunk, k, v))
+                grad_q.append(dq)
+                grad_k += dk
+                grad_v += dv
+        return torch.cat(grad_q, dim=2), grad_k, grad_v, None, None, None
 
 
 class FullAttention:
@@ -185,14 +209,14 @@ class FullAttention:
     row of keys per sequence (B x 1 x 1 x T, broadcast over queries), which its flash (CPU) and
     memory-efficient (GPU) kernels take without a T x T matrix; none when nothing is padded.
     A padding query sees the real keys (a row always holds [CLS]), so no row is empty. Attention
-    dropout on the CPU goes through chunked_attention (torch's CPU flash kernel has none)."""
+    dropout on the CPU goes through ChunkedAttention (torch's CPU flash kernel has none)."""
 
     def __init__(self, padding_mask: torch.Tensor):
         self.keys = ~padding_mask[:, None, None, :] if padding_mask.any() else None
 
     def __call__(self, q, k, v, dropout_p: float, scale: float) -> torch.Tensor:
         if dropout_p > 0 and q.device.type == "cpu":
-            return chunked_attention(q, k, v, self.keys, dropout_p, scale)
+            return ChunkedAttention.apply(q, k, v, self.keys, dropout_p, scale)
         return F.scaled_dot_product_attention(
             q, k, v, attn_mask=self.keys, dropout_p=dropout_p, scale=scale
         )
