@@ -103,9 +103,10 @@ def test_no_attention_mask_grows_with_t_squared():
 
 def test_full_attention_with_dropout_on_the_cpu_keeps_chunks_not_t_squared(monkeypatch):
     """Attention dropout on the CPU (the sweep's --attention-dropout; torch's CPU flash kernel has
-    no dropout) runs the full layer over chunks of queries recomputed in the backward pass: each
-    chunk's dropout is drawn again from the same random state, so outputs and gradients are
-    those of the chunks kept in memory; without dropout the chunks are SDPA exactly."""
+    no dropout) runs a full layer whose scores exceed a chunk over chunks of queries recomputed
+    in the backward pass: each chunk's dropout is drawn again from the same random state, so
+    outputs and gradients are those of the chunks kept in memory; without dropout the chunks
+    are SDPA exactly."""
     monkeypatch.setattr(modernbert, "CHUNK_SCORES", 2 * 3 * 8 * 23)  # chunks of 8 queries
     generator = torch.Generator().manual_seed(0)
     q, k, v = (torch.randn(2, 3, 23, 8, generator=generator).requires_grad_() for _ in range(3))

@@ -148,8 +148,8 @@ class ModernBertLayer(nn.Module):
 
 
 # the most attention scores (batch x heads x queries x keys) one chunk of queries of a full
-# layer computes when SDPA has no fused kernel for it (attention dropout on the CPU): 64 MB fp32
-CHUNK_SCORES = 2**24
+# layer computes when SDPA has no fused kernel for it (attention dropout on the CPU): 16 MB fp32
+CHUNK_SCORES = 2**22
 
 
 def query_chunk(batch: int, heads: int, length: int) -> int:
@@ -209,13 +209,15 @@ class FullAttention:
     row of keys per sequence (B x 1 x 1 x T, broadcast over queries), which its flash (CPU) and
     memory-efficient (GPU) kernels take without a T x T matrix; none when nothing is padded.
     A padding query sees the real keys (a row always holds [CLS]), so no row is empty. Attention
-    dropout on the CPU goes through ChunkedAttention (torch's CPU flash kernel has none)."""
+    dropout on the CPU (torch's CPU flash kernel has none) goes through ChunkedAttention once the
+    layer's scores exceed one chunk (CHUNK_SCORES); below, SDPA's math path holds them."""
 
     def __init__(self, padding_mask: torch.Tensor):
         self.keys = ~padding_mask[:, None, None, :] if padding_mask.any() else None
 
     def __call__(self, q, k, v, dropout_p: float, scale: float) -> torch.Tensor:
-        if dropout_p > 0 and q.device.type == "cpu":
+        batch, heads, length, _ = q.shape
+        if dropout_p > 0 and q.device.type == "cpu" and query_chunk(batch, heads, length) < length:
             return ChunkedAttention.apply(q, k, v, self.keys, dropout_p, scale)
         return F.scaled_dot_product_attention(
             q, k, v, attn_mask=self.keys, dropout_p=dropout_p, scale=scale
