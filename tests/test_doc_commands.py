@@ -243,7 +243,8 @@ NOT_RUN = [
         ".venv/bin/python scripts/benchmark_",
         (
             "minutes, or a GPU; tests/test_benchmark_train.py, tests/test_predict.py, "
-            "tests/test_benchmark_finetune.py, tests/test_packing.py (benchmark_packing.py)"
+            "tests/test_benchmark_finetune.py, tests/test_packing.py (benchmark_packing.py), "
+            "tests/test_modernbert_long.py"
         ),
     ),
 ]

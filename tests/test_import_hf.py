@@ -189,8 +189,10 @@ FAMILIES = {
 }
 
 
-def save_hf_model(folder: Path, family: str) -> Path:
+def save_hf_model(folder: Path, family: str, **config) -> Path:
+    """A random model of the family, its config's options and these, with its tokenizer."""
     config_class, model_class, make_tokenizer, options = FAMILIES[family]
+    options = dict(options, **config)
     tokenizer = make_tokenizer(folder)
     if config_class == "ModernBertConfig":  # its special ids are in its config
         cls, sep = tokenizer.cls_token_id, tokenizer.sep_token_id
@@ -203,7 +205,7 @@ def save_hf_model(folder: Path, family: str) -> Path:
             eos_token_id=sep,
         )
     config = getattr(transformers, config_class)(
-        vocab_size=len(tokenizer), hidden_dropout_prob=0.0, **SHAPE, **options
+        vocab_size=len(tokenizer), hidden_dropout_prob=0.0, **dict(SHAPE, **options)
     )
     randomised(getattr(transformers, model_class)(config)).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
