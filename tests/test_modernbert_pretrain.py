@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy
@@ -23,39 +21,12 @@ import torch
 
 import user_dir  # noqa: F401  (registers the plugin; checkpoint allowlist)
 from bio_roberta.cli import main as cli_main
-from conftest import REPO_ROOT, USER_DIR, write_text_manifest
+from conftest import write_text_manifest
 from test_checkpoint_resume import killed_writes, updates_of
 from test_distill import distill, distill_task
+from tiny_training import hydra_pretrain
 
 transformers = pytest.importorskip("transformers")
-
-
-def hydra_pretrain(recipes: str, data: Path, save_dir: Path, *overrides, env=None):
-    """fairseq-hydra-train of configs/pretrain with the recipes, as `bio-roberta pretrain` starts
-    it; the CompletedProcess whatever its exit."""
-    command = [
-        sys.executable,
-        "-m",
-        "user_dir.distributed_launch",
-        "fairseq-hydra-train",
-        "--config-dir",
-        REPO_ROOT / "configs/pretrain",
-        "--config-name",
-        "base",
-        f"+recipe=[{recipes}]",
-        f"task.data={data}",
-        f"common.user_dir={USER_DIR}",
-        f"checkpoint.save_dir={save_dir}",
-        "dataset.disable_validation=true",
-        *overrides,
-    ]
-    return subprocess.run(
-        [str(part) for part in command],
-        capture_output=True,
-        text=True,
-        cwd=REPO_ROOT,
-        env={**os.environ, **(env or {})},
-    )
 
 
 def logged(run: subprocess.CompletedProcess, key: str) -> list[float]:

@@ -5,10 +5,8 @@ one line; the launchers' configs for packs; a killed packed sweep leaves no run 
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 from argparse import Namespace
 from pathlib import Path
 
@@ -40,10 +38,9 @@ from test_sweep import (
     TINY_SETTING,
     bio_roberta,
     build_relation,
-    process_tree,
-    processes_mentioning,
+    kill_and_check_every_run_ends,
     records,
-    run_statuses,
+    tree_once_a_run_started,
 )
 
 GIB = 2**30
@@ -365,7 +362,6 @@ def test_kill_9_of_a_packed_sweep_ends_every_run(
     from bio_roberta.finetuning.results import grid_settings, run_dir
     from bio_roberta.tasks.registry import get_task
     from bio_roberta_core.output_dir import output_lock
-    from bio_roberta_core.processes import _start_time
 
     results = tmp_path / "results"
     arguments = ["sweep", "--tasks", "chemprot", "--seed-list", "1,2", "--results", results]
@@ -377,27 +373,10 @@ def test_kill_9_of_a_packed_sweep_ends_every_run(
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    deadline = time.monotonic() + 300
-    while sweep.poll() is None and time.monotonic() < deadline:
-        if any(status == "started" for status in run_statuses(results)):
-            break
-        time.sleep(0.2)
-    tree = process_tree(sweep.pid)
-    sweep.kill()
-    sweep.wait()
-    killed_at = time.time()
+    tree = tree_once_a_run_started(sweep, results)
     # the two runs' processes (the Hydra app and its pack job run in the command's own process)
-    assert sweep.returncode == -signal.SIGKILL and len(tree) >= 2, tree
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        left = [pid for pid, started in tree if _start_time(pid) == started]
-        left += processes_mentioning(str(results))
-        if not left:
-            break
-        time.sleep(0.2)
-    assert not left
-    finished = {p: json.loads(p.read_text())["status"] for p in results.rglob("result.json")}
-    assert not [p for p, s in finished.items() if s == "ok" and p.stat().st_mtime > killed_at]
+    assert len(tree) >= 2, tree
+    kill_and_check_every_run_ends(sweep, tree, results)
     (setting,) = grid_settings(get_task("chemprot").hparams, hparams_grid(TINY)).values()
     for seed in (1, 2):
         with output_lock(run_dir(results, "chemprot", seed, None, setting)):

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from bio_roberta.cli import main as cli_main
-from conftest import REPO_ROOT, USER_DIR
+from conftest import REPO_ROOT
 from preprocess.plain_text import parse_text
 from preprocess.text_shards import ShardOptions, iter_shard_documents
 from tiny_finetune import tiny_vocab
@@ -286,7 +286,7 @@ def test_lab_corpus_to_continued_pretraining(tmp_path, capsys):
     updates of +recipe=continue_roberta from that model. The "model" is a roberta_tiny trained
     one update on the same vocabulary (the session's tiny checkpoint has a word-level
     dictionary, which no BPE vocabulary dir can binarize for)."""
-    from tiny_training import pretrain_tiny_roberta
+    from tiny_training import hydra_pretrain, pretrain_tiny_roberta
 
     corpus = tmp_path / "lab-corpus"
     corpus.mkdir()
@@ -306,26 +306,16 @@ def test_lab_corpus_to_continued_pretraining(tmp_path, capsys):
     assert cli_main(["binarize", str(text), "--vocab", str(vocab), "--out", str(databin)]) == 0
     general = pretrain_tiny_roberta(databin, tmp_path / "general", max_update=1)
 
-    launch = [
-        sys.executable,
-        "-m",
-        "user_dir.distributed_launch",
-        "fairseq-hydra-train",
-        "--config-dir",
-        REPO_ROOT / "configs/pretrain",
-        "--config-name",
-        "base",
-        "+recipe=[tiny,continue_roberta]",
-        f"task.data={databin}",
-        f"common.user_dir={USER_DIR}",
-        f"checkpoint.save_dir={tmp_path / 'continued'}",
+    # fairseq finds this small valid split empty under the tiny recipe (every packed 32-token
+    # block dropped as too long for its 32 positions, it seems): hydra_pretrain disables
+    # validation; the updates are the point
+    done = hydra_pretrain(
+        "tiny,continue_roberta",
+        databin,
+        tmp_path / "continued",
         f"checkpoint.finetune_from_model={general}",
         "optimization.max_update=2",
-        # fairseq finds this small valid split empty under the tiny recipe (every packed 32-token
-        # block dropped as too long for its 32 positions, it seems); the updates are the point
-        "dataset.disable_validation=true",
-    ]
-    done = subprocess.run([str(c) for c in launch], capture_output=True, text=True, cwd=REPO_ROOT)
+    )
     assert done.returncode == 0, done.stderr[-4000:]
     log = done.stdout + done.stderr
     assert f"loading pretrained model from {general}" in log

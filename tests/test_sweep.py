@@ -559,40 +559,28 @@ def process_tree(root: int) -> set[tuple[int, str]]:
     return found
 
 
-def test_kill_9_of_a_joblib_sweep_leaves_no_worker_and_frees_its_run_dirs(
-    data_root, tiny_roberta_checkpoint, tmp_path, without_parse_dependencies
-):
-    """kill -9 of `bio-roberta sweep ... hydra/launcher=joblib hydra.launcher.n_jobs=2` (3 jobs)
-    once a run trains (its record says started): joblib's loky workers and their fairseq-train
-    went on training, took the third job and wrote ok records after the kill; the identical next
-    sweep then ran into the same run dirs. Now every process of the sweep ends with it
-    (processes.end_with_owner) and the next sweep is the only writer."""
-    from bio_roberta_core.processes import _start_time
-
-    results = tmp_path / "results"
-    arguments = ["sweep", "--tasks", "chemprot", "--seed-list", "1,2,3", "--results", results]
-    arguments += ["--pretrained", tiny_roberta_checkpoint, "--data-root", data_root, *TINY]
-    arguments += ["hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]
-    sweep = subprocess.Popen(
-        [str(BIN / "bio-roberta"), *map(str, arguments)],
-        env=without_parse_dependencies,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+def tree_once_a_run_started(sweep: subprocess.Popen, results: Path) -> set[tuple[int, str]]:
+    """The process tree of a running sweep once one of its runs records itself started."""
     deadline = time.monotonic() + 300
     while sweep.poll() is None and time.monotonic() < deadline:
         if any(status == "started" for status in run_statuses(results)):
             break
         time.sleep(0.2)
-    tree = process_tree(sweep.pid)
-    workers = [pid for pid, _ in tree if "LokyProcess" in command_line_of(pid)]
+    return process_tree(sweep.pid)
+
+
+def kill_and_check_every_run_ends(
+    sweep: subprocess.Popen, tree: set[tuple[int, str]], results: Path
+) -> None:
+    """kill -9 the sweep: each process of its tree ends within 30 s (the watchdogs poll every
+    0.1 s), as does any other process naming its results dir, and no run turns ok after."""
+    from bio_roberta_core.processes import _start_time
+
     sweep.kill()
     sweep.wait()
     killed_at = time.time()
-    # joblib's loky workers, started by the command itself, each training a run (beside them
-    # loky's and multiprocessing's resource trackers)
-    assert sweep.returncode == -signal.SIGKILL and len(workers) == 2, tree
-    deadline = time.monotonic() + 30  # the watchdogs poll every 0.1 s
+    assert sweep.returncode == -signal.SIGKILL
+    deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         left = [pid for pid, started in tree if _start_time(pid) == started]
         left += processes_mentioning(str(results))
@@ -604,6 +592,33 @@ def test_kill_9_of_a_joblib_sweep_leaves_no_worker_and_frees_its_run_dirs(
     assert not [
         p for p, status in finished.items() if status == "ok" and p.stat().st_mtime > killed_at
     ]
+
+
+def test_kill_9_of_a_joblib_sweep_leaves_no_worker_and_frees_its_run_dirs(
+    data_root, tiny_roberta_checkpoint, tmp_path, without_parse_dependencies
+):
+    """kill -9 of `bio-roberta sweep ... hydra/launcher=joblib hydra.launcher.n_jobs=2` (3 jobs)
+    once a run trains (its record says started): joblib's loky workers and their fairseq-train
+    went on training, took the third job and wrote ok records after the kill; the identical next
+    sweep then ran into the same run dirs. Now every process of the sweep ends with it
+    (processes.end_with_owner) and the next sweep is the only writer."""
+
+    results = tmp_path / "results"
+    arguments = ["sweep", "--tasks", "chemprot", "--seed-list", "1,2,3", "--results", results]
+    arguments += ["--pretrained", tiny_roberta_checkpoint, "--data-root", data_root, *TINY]
+    arguments += ["hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]
+    sweep = subprocess.Popen(
+        [str(BIN / "bio-roberta"), *map(str, arguments)],
+        env=without_parse_dependencies,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    tree = tree_once_a_run_started(sweep, results)
+    # joblib's loky workers, started by the command itself, each training a run (beside them
+    # loky's and multiprocessing's resource trackers)
+    workers = [pid for pid, _ in tree if "LokyProcess" in command_line_of(pid)]
+    assert len(workers) == 2, tree
+    kill_and_check_every_run_ends(sweep, tree, results)
 
     rerun, log = bio_roberta(without_parse_dependencies, *arguments)
     assert rerun.returncode == 0, log[-3000:]

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import USER_DIR
+from conftest import REPO_ROOT, USER_DIR
 
 BIN = Path(sys.executable).parent
 
@@ -160,3 +160,31 @@ def pretrain_tiny_roberta(
         tokens_per_sample=tokens_per_sample,
     )
     return save_dir / "checkpoint_last.pt"
+
+
+def hydra_pretrain(recipes: str, data: Path, save_dir: Path, *overrides, env=None):
+    """fairseq-hydra-train of configs/pretrain with the recipes, as `bio-roberta pretrain` starts
+    it; the CompletedProcess whatever its exit."""
+    command = [
+        sys.executable,
+        "-m",
+        "user_dir.distributed_launch",
+        "fairseq-hydra-train",
+        "--config-dir",
+        REPO_ROOT / "configs/pretrain",
+        "--config-name",
+        "base",
+        f"+recipe=[{recipes}]",
+        f"task.data={data}",
+        f"common.user_dir={USER_DIR}",
+        f"checkpoint.save_dir={save_dir}",
+        "dataset.disable_validation=true",
+        *overrides,
+    ]
+    return subprocess.run(
+        [str(part) for part in command],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        env={**os.environ, **(env or {})},
+    )
