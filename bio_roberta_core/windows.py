@@ -17,6 +17,7 @@ from typing import Optional, Sequence, TypeVar
 
 from bio_roberta_core.errors import BioRobertaError
 
+WINDOWS = "windows"  # the long-inputs route (a manifest's long_inputs.route) these files serve
 POOLINGS = ("mean", "max")
 Value = TypeVar("Value")
 

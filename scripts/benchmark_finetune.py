@@ -72,6 +72,13 @@ def default_tasks() -> dict[str, Path]:
     return {"ncbi-disease": ner, "chemprot": SAMPLE_TASKS / "chemprot"}
 
 
+def chosen_tasks(task_options: list[str]) -> dict[str, Path]:
+    """The --task NAME=DIR options as {name: release folder}; none given: default_tasks()."""
+    if not task_options:
+        return default_tasks()
+    return {name: Path(folder) for name, folder in (item.split("=", 1) for item in task_options)}
+
+
 def pretrained_model(
     tasks: dict[str, Path], root: Path, model: list = MODEL, positions: int = POSITIONS
 ) -> tuple[Path, Path, Path]:
@@ -457,11 +464,7 @@ def main():
 
     from bio_roberta.hf.export_hf import export
 
-    tasks = (
-        {name: Path(folder) for name, folder in (item.split("=", 1) for item in args.task)}
-        if args.task
-        else default_tasks()
-    )
+    tasks = chosen_tasks(args.task)
     result = {
         "device": "cpu",
         "threads": args.threads or torch.get_num_threads(),

@@ -33,12 +33,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "scripts"))
+from benchmark_finetune import MODEL, POSITIONS  # noqa: E402  (scripts/ on the path above)
+
 SHAPES = {
-    "tiny": (["--arch", "roberta", "--encoder-layers", "4", "--encoder-embed-dim", "256",
-              "--encoder-ffn-embed-dim", "1024", "--encoder-attention-heads", "4",
-              "--max-positions", "128"], 128),
+    "tiny": (MODEL, POSITIONS),
     "base": (["--arch", "roberta_base", "--max-positions", "512"], 512),
-}  # fmt: skip
+}
 PACKING_LINE = re.compile(r"one multirun of packs: (.*)")
 
 
@@ -95,15 +95,11 @@ def main():
     args = parser.parse_args()
     args.devices = args.devices or ("cpu" if args.device == "cpu" else "0")
     import torch
-    from benchmark_finetune import default_tasks, pretrained_model
+    from benchmark_finetune import chosen_tasks, pretrained_model
 
     if args.device == "cuda" and not torch.cuda.is_available():
         parser.error("--device cuda: torch sees no GPU")
-    tasks = (
-        {name: Path(folder) for name, folder in (item.split("=", 1) for item in args.task)}
-        if args.task
-        else default_tasks()
-    )
+    tasks = chosen_tasks(args.task)
     model, positions = SHAPES[args.shape]
     result = {
         "device": torch.cuda.get_device_name(0) if args.device == "cuda" else "cpu",

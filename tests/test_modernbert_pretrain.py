@@ -149,27 +149,16 @@ def imported_modernbert(tmp_path_factory) -> Path:
     """import-hf's output dir of a ModernBertForMaskedLM of modernbert_tiny's shape (random
     weights, a BPE vocabulary learned on the sample task text: tests/test_import_hf.py's), whose
     RoPE thetas are ModernBERT-base's, as continue_modernbert's."""
-    from test_import_hf import modernbert_tokenizer, randomised
+    from test_import_hf import save_hf_model
 
     root = tmp_path_factory.mktemp("modernbert")
-    hf_dir = root / "hf"
-    tokenizer = modernbert_tokenizer(hf_dir)
-    cls, sep = tokenizer.cls_token_id, tokenizer.sep_token_id
-    config = transformers.ModernBertConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
+    hf_dir = save_hf_model(
+        root / "hf",
+        "modernbert",
         num_hidden_layers=3,
         num_attention_heads=2,
-        intermediate_size=64,
-        local_attention=8,
-        pad_token_id=tokenizer.pad_token_id,
-        cls_token_id=cls,
-        bos_token_id=cls,
-        sep_token_id=sep,
-        eos_token_id=sep,
+        max_position_embeddings=8192,
     )
-    randomised(transformers.ModernBertForMaskedLM(config)).save_pretrained(hf_dir)
-    tokenizer.save_pretrained(hf_dir)
     assert cli_main(["import-hf", str(hf_dir), str(root / "imported")]) == 0
     manifest = json.loads((root / "imported" / "manifest.json").read_text())
     assert manifest["kind"] == "hf_bpe" and manifest["options"]["fresh"] == []  # decoder tied

@@ -96,7 +96,7 @@ def sweep_args(tmp_path, pretrained, data_root, **options) -> Namespace:
 def test_auto_runs_per_device_from_the_estimate_and_the_device_memory(
     tiny_roberta_checkpoint, data_root, tmp_path, monkeypatch
 ):
-    monkeypatch.setattr(packing, "cpu_count", lambda: 8)
+    monkeypatch.setattr(packing, "usable_cores", lambda: 8)
     plan = [(["chemprot", "ncbi-disease"], [1, 2, 3])]
     grid = hparams_grid([*TINY, "hparams.batch_size=8,16"])  # the largest batch sets the run
     job = compose_config(
@@ -128,7 +128,7 @@ def test_auto_runs_per_device_from_the_estimate_and_the_device_memory(
     assert f"batch 16 x {longest} tokens" in found.why
     assert [len(pack) for pack in found.packs] == [3, 3]
     # more than the CPU's cores: one run per core
-    monkeypatch.setattr(packing, "cpu_count", lambda: 2)
+    monkeypatch.setattr(packing, "usable_cores", lambda: 2)
     assert (
         planned(runs_per_device="auto", devices="cpu", device_memory_gb=20.0).runs_per_device == 2
     )

@@ -411,7 +411,6 @@ def test_validation_classifies_a_document_from_its_windows_pooled_logits(tmp_pat
 def test_each_criterion_logs_its_metrics_over_documents():
     """Windowed logging outputs of every fine-tuning criterion give every metric it logs
     without windows (the registry's --best-checkpoint-metric), and the documents counted."""
-    from fairseq import metrics
     from fairseq.criterions import CRITERION_REGISTRY
 
     import user_dir  # noqa: F401  (registers the criteria)
@@ -443,9 +442,7 @@ def test_each_criterion_logs_its_metrics_over_documents():
             **window_logging_output(places, {"id": torch.tensor([0, 1])}, outputs, labels),
             "scored_classes": [1],
         }
-        with metrics.aggregate() as validation:
-            CRITERION_REGISTRY[criterion].reduce_metrics([logging_output])
-        logged = validation.get_smoothed_values()
+        logged = validation_stats(CRITERION_REGISTRY[criterion], [logging_output])
         assert logged["documents"] == 2, criterion
         names = {name for name, metric in METRICS.items() if metric.criterion == criterion}
         assert names <= set(logged), (criterion, sorted(logged))

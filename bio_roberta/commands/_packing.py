@@ -42,7 +42,8 @@ from bio_roberta.batch_plan import (
 )
 from bio_roberta.commands._finetune_runs import model_overrides, one_job_override
 from bio_roberta.errors import UsageError
-from bio_roberta.finetuning.packing import CPU, cpu_count
+from bio_roberta.finetuning.packing import CPU
+from preprocess.text_shards import usable_cores
 
 AUTO = "auto"
 GIB = 2**30
@@ -222,28 +223,15 @@ def pack_value(pack: list[tuple[str, int]]) -> str:
 def composed(overrides: list[str]):
     """The sweep's config with its `hydra` node for these (one job's) overrides; a one-line
     UsageError for overrides Hydra refuses."""
-    import hydra
+    from bio_roberta.finetuning.sweep import composed_config, hydra_errors_as_usage
 
-    from bio_roberta.finetuning.sweep import (
-        CONFIG_DIR,
-        CONFIG_NAME,
-        HYDRA_VERSION_BASE,
-        hydra_errors_as_usage,
-        hydra_version_base_kept,
-    )
-
-    with (
-        hydra_errors_as_usage(overrides),
-        hydra_version_base_kept(),
-        hydra.initialize_config_dir(config_dir=CONFIG_DIR, version_base=HYDRA_VERSION_BASE),
-    ):
-        return hydra.compose(CONFIG_NAME, overrides, return_hydra_config=True)
+    with hydra_errors_as_usage(overrides):
+        return composed_config(overrides, return_hydra_config=True)
 
 
 def first_pack_job(args, packing: Packing):
     """The config (with `hydra`, its launcher) the first pack job of the sweep gets."""
-    overrides = [*model_overrides(args), *packing.overrides, *args.overrides]
-    return composed([one_job_override(override) for override in overrides])
+    return composed([one_job_override(override) for override in pack_arguments(args, packing)[1:]])
 
 
 def pack_arguments(args, packing: Packing) -> list[str]:
@@ -430,11 +418,8 @@ def auto_runs_per_device(
     for tasks, _ in plan:
         for task in tasks:
             spec = get_task(task)
-            folds = [spec.model_selection_fold, *spec.evaluation_folds] if spec.folds else [None]
-            longest = min(
-                positions,
-                max(longest_example(task_data_dir(args.data_root, spec, f)) for f in folds),
-            )
+            data = [task_data_dir(args.data_root, spec, fold) for fold in spec.run_folds]
+            longest = min(positions, max(map(longest_example, data)))
             for setting in grid:
                 batch = hyperparameters(spec, HparamsOverrides(**setting)).batch_size
                 estimate = run_bytes(shape, parameters, longest, batch, job.fp16, gpu)
@@ -445,6 +430,6 @@ def auto_runs_per_device(
         f"auto: {MEMORY_SHARE:.0%} of {device_bytes / GIB:.1f} GiB ({of}) over about "
         f"{largest / GIB:.2f} GiB for the largest run ({name})"
     )
-    if not gpu and fit > cpu_count():
-        fit, why = cpu_count(), f"{why}; at most one run per CPU core ({cpu_count()})"
+    if not gpu and fit > usable_cores():
+        fit, why = usable_cores(), f"{why}; at most one run per CPU core ({usable_cores()})"
     return fit, why

@@ -166,7 +166,7 @@ def check_data_dictionary(
     from preprocess.gpt2_encoder import read_dictionary_indices
 
     rows, recorded = embedding_rows(state), (state.get("extra_state") or {}).get("dictionary")
-    for fold in [spec.model_selection_fold, *spec.evaluation_folds] if spec.folds else [None]:
+    for fold in spec.run_folds:
         dict_txt = task_data_dir(data_root, spec, fold) / "input0" / "dict.txt"
         if not dict_txt.is_file():
             raise FinetuneError(

@@ -29,6 +29,7 @@ from typing import Any, Iterator, Optional
 
 from bio_roberta_core.errors import BioRobertaError
 from bio_roberta_core.processes import end_with_owner, end_with_parent
+from preprocess.text_shards import usable_cores
 
 logger = logging.getLogger(__name__)
 
@@ -37,11 +38,6 @@ CPU = "cpu"
 
 class PackError(BioRobertaError):
     """A pack job cannot run its runs (no device free for it)."""
-
-
-def cpu_count() -> int:
-    """The CPU cores this process may run on."""
-    return len(os.sched_getaffinity(0))
 
 
 def run_pack(cfg) -> int:
@@ -110,7 +106,7 @@ def run_environment(device: Optional[str], runs: int, devices: int) -> dict[str,
     environment = dict(os.environ)
     if device is not None:
         environment["CUDA_VISIBLE_DEVICES"] = "" if device == CPU else device
-    threads = max(1, cpu_count() // (runs * devices))
+    threads = max(1, usable_cores() // (runs * devices))
     environment.setdefault("OMP_NUM_THREADS", str(threads))
     return environment
 

@@ -55,13 +55,19 @@ def hydra_version_base_kept():
         version.VersionBase.instance().version_base = previous
 
 
-def compose_config(overrides: list[str]) -> SweepConfig:
-    """The config one job of the sweep gets (for running a job in-process)."""
+def composed_config(overrides: list[str], return_hydra_config: bool = False):
+    """The sweep's config (a DictConfig; with its `hydra` node if asked) for one job's
+    overrides."""
     with (
         hydra_version_base_kept(),
         hydra.initialize_config_dir(config_dir=CONFIG_DIR, version_base=HYDRA_VERSION_BASE),
     ):
-        return OmegaConf.to_object(hydra.compose(CONFIG_NAME, overrides))
+        return hydra.compose(CONFIG_NAME, overrides, return_hydra_config=return_hydra_config)
+
+
+def compose_config(overrides: list[str]) -> SweepConfig:
+    """The config one job of the sweep gets (for running a job in-process)."""
+    return OmegaConf.to_object(composed_config(overrides))
 
 
 HPARAMS = "hparams."

@@ -20,6 +20,7 @@ from typing import Any, Optional
 from bio_roberta.hf.bert_layout import (
     HF_DEFAULT_EPS,
     HF_LAYER_NAMES,
+    POSITION_IDS,
     POSITION_OFFSET,
     BertLayoutFamily,
 )
@@ -27,7 +28,6 @@ from bio_roberta.hf.family import ENCODER, option
 
 SEGMENTS = ENCODER + "segment_embeddings.weight"
 # a buffer: 0..max_position_embeddings - 1
-POSITION_IDS = "embeddings.position_ids"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,8 +70,7 @@ class BertFamily(BertLayoutFamily):
 
     def config_options(self, state: dict[str, Any], model_cfg, kind: str) -> dict[str, Any]:
         return dict(
-            max_position_embeddings=state[ENCODER + "embed_positions.weight"].shape[0]
-            - POSITION_OFFSET,
+            max_position_embeddings=self.max_length(state, model_cfg),
             type_vocab_size=state[SEGMENTS].shape[0],
             layer_norm_eps=option(model_cfg, "layer_norm_eps"),
             tie_word_embeddings=False,

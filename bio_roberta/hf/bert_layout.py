@@ -17,6 +17,7 @@ from bio_roberta.hf.family import (
     FAIRSEQ_ACTIVATIONS,
     HEAD_PREFIXES,
     HF_ACTIVATIONS,
+    LM_HEAD,
     MASKED_LM,
     SEQUENCE_CLASSIFICATION,
     Family,
@@ -52,8 +53,8 @@ HF_LAYER_SHAPES = {
 }
 # fairseq's learned positions start at padding_idx + 1
 POSITION_OFFSET = 2
+POSITION_IDS = "embeddings.position_ids"  # a buffer some files hold; import reads none
 HF_DEFAULT_EPS = 1e-12  # transformers' configs' layer_norm_eps when config.json has none
-LM_HEAD = "encoder.lm_head."
 # a token head's one linear layer: fairseq module -> transformers'
 TOKEN_HEAD = {"out_proj": "classifier"}
 
@@ -82,6 +83,7 @@ class BertLayoutFamily(Family):
     final_layer_norm: Optional[str] = None  # transformers' final LayerNorm (pre-LN models)
     embedding_layer_norm: bool = True  # embeddings.LayerNorm (Megatron-BERT has none)
     layer_prefix: str = "encoder.layer."
+    token_embeddings: str = "embeddings.word_embeddings.weight"
     # fairseq sentence head module -> transformers' (export: where its dense and out_proj go)
     sentence_head: ClassVar[dict[str, str]]
 
@@ -110,7 +112,7 @@ class BertLayoutFamily(Family):
     def expected_weights(self, raw: dict[str, Any], layers: int) -> Shapes:
         hidden = "hidden_size"
         weights = {
-            "embeddings.word_embeddings.weight": ("vocab_size", hidden),
+            self.token_embeddings: ("vocab_size", hidden),
             "embeddings.position_embeddings.weight": ("max_position_embeddings", hidden),
             "embeddings.token_type_embeddings.weight": ("type_vocab_size", hidden),
         }
@@ -134,12 +136,6 @@ class BertLayoutFamily(Family):
             weights[f"{module}.bias"] = (hidden,)
         optional = {self.decoder_weight: (vocab, hidden), f"{self.mlm_decoder}.bias": (vocab,)}
         return {**weights, **optional}, set(optional)
-
-    def untied_decoder(self, hf: dict[str, Any]) -> bool:
-        """Whether the MLM head's output projection is its own (a tied model's file leaves it
-        out)."""
-        decoder = hf.get(self.decoder_weight) if self.decoder_weight else None
-        return decoder is not None and not decoder.equal(hf["embeddings.word_embeddings.weight"])
 
     def fairseq_args(
         self, hf_dir: Path, raw: dict[str, Any], hf: dict[str, Any]
@@ -173,7 +169,7 @@ class BertLayoutFamily(Family):
             used.add(name)
             return hf[name]
 
-        embed = take_rows(take("embeddings.word_embeddings.weight"), rows)
+        embed = take_rows(take(self.token_embeddings), rows)
         fs = {ENCODER + "embed_tokens.weight": embed}
         fs.update(
             self.fairseq_positions(
@@ -242,7 +238,7 @@ class BertLayoutFamily(Family):
     def hf_state(
         self, state: dict[str, Any], model_cfg, kind: str, head: Optional[str]
     ) -> dict[str, Any]:
-        hf = {"embeddings.word_embeddings.weight": state[ENCODER + "embed_tokens.weight"]}
+        hf = {self.token_embeddings: state[ENCODER + "embed_tokens.weight"]}
         hf.update(self.hf_positions(state))
         for fairseq_norm, hf_norm in self.norm_names().items():
             for param in ("weight", "bias"):

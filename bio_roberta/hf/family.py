@@ -16,6 +16,7 @@ from typing import Any, Optional
 
 # fairseq's names: the sentence encoder's weights, and the named heads' by kind
 ENCODER = "encoder.sentence_encoder."
+LM_HEAD = "encoder.lm_head."  # fairseq's masked-LM head
 MASKED_LM = "masked_lm"
 SEQUENCE_CLASSIFICATION = "sequence_classification"
 TOKEN_CLASSIFICATION = "token_classification"
@@ -72,8 +73,15 @@ class Family(ABC):
     hf_class_prefix: str  # transformers' classes: <prefix>Config, <prefix>ForMaskedLM, ...
     # transformers' MLM decoder weight (a tied model's file has none; None: no MLM head)
     decoder_weight: Optional[str]
+    token_embeddings: str  # transformers' token embedding weight (a tied decoder's)
 
     # import-hf
+
+    def untied_decoder(self, hf: dict[str, Any]) -> bool:
+        """Whether the MLM head's output projection is its own (a tied model's file leaves it
+        out, or holds the embeddings again)."""
+        decoder = hf.get(self.decoder_weight) if self.decoder_weight else None
+        return decoder is not None and not decoder.equal(hf[self.token_embeddings])
 
     def config_problem(self, hf_dir: Path, raw: dict[str, Any]) -> Optional[str]:
         """What of config.json (raw) the fairseq model cannot compute, in one line; None: all."""

@@ -23,6 +23,7 @@ from bio_roberta.hf.family import (
     FAIRSEQ_ACTIVATIONS,
     HEAD_PREFIXES,
     HF_ACTIVATIONS,
+    LM_HEAD,
     MASKED_LM,
     Family,
     Shapes,
@@ -38,7 +39,7 @@ ENCODER_NAMES = {
     "final_norm": ENCODER + "final_norm",
     "layers.": ENCODER + "layers.",
 }
-MLM_NAMES = {"head.dense": "encoder.lm_head.dense", "head.norm": "encoder.lm_head.layer_norm"}
+MLM_NAMES = {"head.dense": LM_HEAD + "dense", "head.norm": LM_HEAD + "layer_norm"}
 TIED_DECODER = "decoder.weight"
 # transformers' ModernBertPredictionHead inside a classification model -> our head's modules
 HEAD_NAMES = {"head.dense": "dense", "head.norm": "layer_norm", "classifier": "out_proj"}
@@ -60,7 +61,7 @@ def fairseq_name(name: str) -> str:
             if name.startswith(hf_prefix):
                 return fairseq_prefix + name[len(hf_prefix) :]
     if name == "decoder.bias":
-        return "encoder.lm_head.bias"
+        return LM_HEAD + "bias"
     raise KeyError(name)
 
 
@@ -73,6 +74,7 @@ class ModernBertFamily(Family):
     left_out = ()
     hf_class_prefix = "ModernBert"
     decoder_weight = TIED_DECODER
+    token_embeddings = "embeddings.tok_embeddings.weight"
 
     # import-hf
 
@@ -111,7 +113,7 @@ class ModernBertFamily(Family):
         norm = ("weight", "bias") if raw.get("norm_bias", False) else ("weight",)
         linear = ("weight", "bias") if raw.get("attention_bias", False) else ("weight",)
         mlp = ("weight", "bias") if raw.get("mlp_bias", False) else ("weight",)
-        weights = {"embeddings.tok_embeddings.weight": ("vocab_size", hidden)}
+        weights = {self.token_embeddings: ("vocab_size", hidden)}
         for module in ["embeddings.norm", "final_norm"]:
             for param in norm:
                 weights[f"{module}.{param}"] = (hidden,)
@@ -184,11 +186,6 @@ class ModernBertFamily(Family):
         ARCH_CONFIG_REGISTRY[ARCH](args)
         return args
 
-    @staticmethod
-    def untied_decoder(hf: dict[str, Any]) -> bool:
-        decoder = hf.get(TIED_DECODER)
-        return decoder is not None and not decoder.equal(hf["embeddings.tok_embeddings.weight"])
-
     def fairseq_state(
         self, hf: dict[str, Any], rows: list[Optional[int]], layers: int, mlm: bool
     ) -> dict[str, Any]:
@@ -197,11 +194,11 @@ class ModernBertFamily(Family):
         for name, tensor in hf.items():
             if name == TIED_DECODER:
                 continue
-            vocabulary_sized = name in ("embeddings.tok_embeddings.weight", "decoder.bias")
+            vocabulary_sized = name in (self.token_embeddings, "decoder.bias")
             state[fairseq_name(name)] = take_rows(tensor, rows) if vocabulary_sized else tensor
         # the decoder: its own weight when untied, else the embeddings (import-hf listed a tied
         # one among the weights that "start fresh")
-        state["encoder.lm_head.weight"] = (
+        state[LM_HEAD + "weight"] = (
             take_rows(hf[TIED_DECODER], rows)
             if self.untied_decoder(hf)
             else state[ENCODER + "embed_tokens.weight"]
@@ -219,8 +216,8 @@ class ModernBertFamily(Family):
         from transformers import ModernBertConfig
 
         embed = state[ENCODER + "embed_tokens.weight"]
-        tied = kind != MASKED_LM or "encoder.lm_head.weight" not in state
-        tied = tied or bool(state["encoder.lm_head.weight"].equal(embed))
+        tied = kind != MASKED_LM or LM_HEAD + "weight" not in state
+        tied = tied or bool(state[LM_HEAD + "weight"].equal(embed))
         layer_types = option(model_cfg, "layer_types").split(",")
         return ModernBertConfig(
             vocab_size=vocab_size,
@@ -277,9 +274,9 @@ class ModernBertFamily(Family):
                 for name in state:
                     if name.startswith(fairseq_prefix + "."):
                         hf[hf_prefix + name[len(fairseq_prefix) :]] = state[name]
-            hf[TIED_DECODER] = state["encoder.lm_head.weight"]
-            if "encoder.lm_head.bias" in state:
-                hf["decoder.bias"] = state["encoder.lm_head.bias"]
+            hf[TIED_DECODER] = state[LM_HEAD + "weight"]
+            if LM_HEAD + "bias" in state:
+                hf["decoder.bias"] = state[LM_HEAD + "bias"]
             return hf
         head_prefix = f"{HEAD_PREFIXES[kind]}{head}."
         for hf_prefix, ours in HEAD_NAMES.items():

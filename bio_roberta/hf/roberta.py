@@ -16,11 +16,11 @@ from typing import Any, Optional
 from bio_roberta.errors import ExportError
 from bio_roberta.hf.bert_layout import (
     HF_DEFAULT_EPS,
-    LM_HEAD,
+    POSITION_IDS,
     POSITION_OFFSET,
     BertLayoutFamily,
 )
-from bio_roberta.hf.family import ENCODER, MASKED_LM, option
+from bio_roberta.hf.family import ENCODER, LM_HEAD, MASKED_LM, option
 
 # fairseq's LayerNorm eps, which its RoBERTa has
 FAIRSEQ_EPS = 1e-5
@@ -85,7 +85,7 @@ ROBERTA = RobertaFamily(
     base_prefix="roberta.",
     hf_class_prefix="Roberta",
     # RobertaModel's pooler (fine-tuning's sentence head starts fresh); a buffer: 0..positions - 1
-    left_out=("pooler.", "embeddings.position_ids"),
+    left_out=("pooler.", POSITION_IDS),
     mlm_head={"lm_head.dense": "dense", "lm_head.layer_norm": "layer_norm"},
     mlm_bias="lm_head.bias",
     mlm_decoder="lm_head.decoder",

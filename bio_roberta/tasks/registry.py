@@ -215,6 +215,12 @@ class TaskSpec:
             return ()
         return tuple(f for f in range(1, self.folds + 1) if f != self.model_selection_fold)
 
+    @property
+    def run_folds(self) -> tuple[Optional[int], ...]:
+        """The folds a run of the task trains on, the model-selection fold first; (None,) for a
+        task with one train/dev/test split."""
+        return (self.model_selection_fold, *self.evaluation_folds) if self.folds else (None,)
+
 
 # LinkBERT's BLURB release (bio_roberta/readers/formats/linkbert_hf.py): every BLURB dataset.
 LINKBERT = ("linkbert_hf",)

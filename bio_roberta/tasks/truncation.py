@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
+from bio_roberta_core.windows import WINDOWS
+
 
 def truncate_longest_first(
     first: Sequence[int], second: Sequence[int], budget: int, example_id: str
@@ -54,7 +56,7 @@ def truncate_context(
 #   a word is predicted from the window where it has the most context, a text's class from its
 #   windows' logits pooled (the merge rule: bio_roberta_core/windows.py, which predictions and the
 #   criteria's validation both read).
-TRUNCATE, PIECES, WINDOWS = "truncate", "pieces", "windows"
+TRUNCATE, PIECES = "truncate", "pieces"  # WINDOWS: bio_roberta_core/windows.py
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from omegaconf import II
 
 from bio_roberta_core.windows import (
     POOLINGS,
+    WINDOWS,
     document_rows,
     merge_word_windows,
     pool_logits,
@@ -93,7 +94,7 @@ class ValidationWindows:
                 f"{manifest}: not readable ({error}); a windowed split's pooling is recorded "
                 "there: convert the task again"
             ) from None
-        if long_inputs.get("route") != "windows":
+        if long_inputs.get("route") != WINDOWS:
             raise ValueError(
                 f"{manifest} records long inputs {long_inputs.get('route')!r}, yet "
                 f"{valid_subset}.windows is there: convert the task again"

@@ -38,16 +38,6 @@ ELEMENT_COUNTS = tuple(
 )
 
 
-def word_element_tags(decisions: torch.Tensor, target: torch.Tensor) -> list[list[str]]:
-    """The element-set tag of each word (positions whose target is not UNLABELLED) of each
-    sequence, from 0/1 decisions (batch x positions x elements)."""
-    tagged = target[..., 0] >= 0
-    return [
-        [pico_tag(e for e, on in zip(PICO_ELEMENTS, word) if on) for word in row[mask].tolist()]
-        for row, mask in zip(decisions, tagged)
-    ]
-
-
 # A word's element set as a number: bit k for PICO_ELEMENTS[k]; the tag of each number.
 ELEMENT_BITS = 1 << torch.arange(len(PICO_ELEMENTS))
 SET_TAGS = tuple(
@@ -57,9 +47,15 @@ SET_TAGS = tuple(
 
 
 def word_element_sets(decisions: torch.Tensor, target: torch.Tensor) -> list[list[int]]:
-    """Each word's element set as a number (SET_TAGS names it), one list per sequence."""
+    """Each word's (position whose target is not UNLABELLED) element set as a number (SET_TAGS
+    names it), one list per sequence, from 0/1 decisions (batch x positions x elements)."""
     numbers = (decisions.long() * ELEMENT_BITS.to(decisions.device)).sum(-1)
     return [row[mask].tolist() for row, mask in zip(numbers, target[..., 0] >= 0)]
+
+
+def word_element_tags(decisions: torch.Tensor, target: torch.Tensor) -> list[list[str]]:
+    """The element-set tag of each word of each sequence."""
+    return [[SET_TAGS[number] for number in row] for row in word_element_sets(decisions, target)]
 
 
 @register_criterion("multi_element_tagging", dataclass=DocumentValidationConfig)

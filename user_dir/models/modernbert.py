@@ -459,45 +459,48 @@ class ModernBertModel(RobertaModel):
         return ModernBertClassificationHead(self.args, num_classes, pooling=None)
 
 
-@register_model_architecture("modernbert", "modernbert")
-def modernbert_architecture(args):
-    """transformers' ModernBertConfig() defaults: ModernBERT-base's shape."""
-
-    def default(name, value):
-        if getattr(args, name, None) is None:
-            setattr(args, name, value)
-
-    default("encoder_layers", 22)
-    default("encoder_embed_dim", 768)
-    default("encoder_ffn_embed_dim", 1152)
-    default("encoder_attention_heads", 12)
-    default("activation_fn", "gelu")
-    default("head_activation_fn", "gelu")
-    default("max_positions", 8192)
-    # a global layer every third, as global_attn_every_n_layers=3
-    layers = range(args.encoder_layers)
-    default("layer_types", ",".join(FULL if i % 3 == 0 else SLIDING for i in layers))
-    default("local_attention", 128)
-    default("global_rope_theta", 160000.0)
-    default("local_rope_theta", 10000.0)
-    default("norm_eps", 1e-5)
-    for name in ("norm_bias", "attention_bias", "mlp_bias", "classifier_bias"):
-        default(name, False)
-    default("decoder_bias", True)
-    default("classifier_pooling", "cls")
-    default("embedding_dropout", 0.0)
-    default("mlp_dropout", 0.0)
-    default("attention_dropout", 0.0)
-    default("pooler_dropout", 0.0)
-    default("untie_weights_roberta", False)
-    base_architecture(args)
-
-
 def architecture_defaults(args, **values) -> None:
     """Set each option the command line or config left unset (None or absent)."""
     for name, value in values.items():
         if getattr(args, name, None) is None:
             setattr(args, name, value)
+
+
+@register_model_architecture("modernbert", "modernbert")
+def modernbert_architecture(args):
+    """transformers' ModernBertConfig() defaults: ModernBERT-base's shape."""
+    architecture_defaults(
+        args,
+        encoder_layers=22,
+        encoder_embed_dim=768,
+        encoder_ffn_embed_dim=1152,
+        encoder_attention_heads=12,
+        activation_fn="gelu",
+        head_activation_fn="gelu",
+        max_positions=8192,
+    )
+    # a global layer every third, as global_attn_every_n_layers=3
+    layers = range(args.encoder_layers)
+    architecture_defaults(
+        args,
+        layer_types=",".join(FULL if i % 3 == 0 else SLIDING for i in layers),
+        local_attention=128,
+        global_rope_theta=160000.0,
+        local_rope_theta=10000.0,
+        norm_eps=1e-5,
+        norm_bias=False,
+        attention_bias=False,
+        mlp_bias=False,
+        classifier_bias=False,
+        decoder_bias=True,
+        classifier_pooling="cls",
+        embedding_dropout=0.0,
+        mlp_dropout=0.0,
+        attention_dropout=0.0,
+        pooler_dropout=0.0,
+        untie_weights_roberta=False,
+    )
+    base_architecture(args)
 
 
 @register_model_architecture("modernbert", "modernbert_large")
