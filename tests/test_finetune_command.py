@@ -1,7 +1,7 @@
 """`bio-roberta finetune` as docs/finetune.md shows it, on a tiny pretrained RoBERTa (roberta_tiny,
 not the default roberta_base) and a tiny ncbi-disease finetune-bin: it fine-tunes the checkpoint's
-own architecture with the registry's hyperparameters, writes an ok result record and exits 0, in one
-process that imports torch once and never torch._dynamo."""
+own architecture with the registry's hyperparameters (its encoder unpadded, as on any CPU), writes an
+ok result record and exits 0, in one process that imports torch once and never torch._dynamo."""
 
 import json
 import os
@@ -41,6 +41,8 @@ def test_finetune_runs_as_documented(tmp_path, tiny_roberta_checkpoint):
     ]
     assert imported.count("torch") == 1 and imported.count("fairseq") == 1, imported.count("torch")
     assert "torch._dynamo" not in imported
+    # on the CPU a RoBERTa fine-tunes with the GEMMs on its real tokens only (auto)
+    assert "RoBERTa encoder: unpadded implementation" in Path(record["log"]).read_text()
     assert record["status"] == "ok" and (record["task"], record["seed"]) == ("ncbi-disease", 10)
     args = record["config"]["fairseq_args"]
     assert args[args.index("--arch") + 1] == "roberta_tiny"

@@ -22,7 +22,11 @@ import user_dir  # noqa: F401
 from conftest import USER_DIR
 from host_waits import HostWaits
 from tiny_training import train_masked_lm
-from user_dir.models.fused_roberta_encoder import FusedRobertaEncoder, use_fused_encoder
+from user_dir.models.fused_roberta_encoder import (
+    FusedRobertaEncoder,
+    fine_tuning_implementation,
+    use_fused_encoder,
+)
 
 TOLERANCE = 1e-5
 
@@ -81,7 +85,7 @@ def assert_close_to_largest(actual, expected):
     )
 
 
-@pytest.mark.parametrize("implementation", ["fused", "compiled"])
+@pytest.mark.parametrize("implementation", ["fused", "compiled", "unpadded"])
 @pytest.mark.parametrize("padded", [False, True])
 def test_loss_logits_states_and_gradients_equal_fairseq(implementation, padded):
     stock = tiny_roberta()
@@ -106,6 +110,24 @@ def test_loss_logits_states_and_gradients_equal_fairseq(implementation, padded):
     assert grads.keys() == fused_grads.keys()
     for name, grad in grads.items():
         assert (fused_grads[name] - grad).abs().max() <= TOLERANCE * largest_gradient, name
+
+
+def test_fine_tuning_runs_a_roberta_unpadded_on_the_cpu_and_anything_else_as_fairseq_does(
+    monkeypatch,
+):
+    """The fine-tuning tasks' encoder_implementation=auto: unpadded where it is measured faster
+    (the CPU, scripts/benchmark_finetune.py), fairseq's own on a GPU (not measured) and for an
+    encoder the fused forward does not implement; a choice other than auto is kept."""
+    roberta = tiny_roberta()
+    assert fine_tuning_implementation(roberta, "auto", cpu=True) == "unpadded"
+    assert fine_tuning_implementation(roberta, "fused", cpu=True) == "fused"
+    assert fine_tuning_implementation(tiny_roberta(encoder_layerdrop=0.1), "auto", True) == (
+        "fairseq"
+    )
+    assert fine_tuning_implementation(argparse.Namespace(encoder=None), "auto", True) == "fairseq"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert fine_tuning_implementation(roberta, "auto", cpu=False) == "fairseq"
+    assert fine_tuning_implementation(roberta, "auto", cpu=True) == "unpadded"
 
 
 def test_compiled_layers_run_one_static_graph_per_batch_size_and_length_bucket():

@@ -116,7 +116,7 @@ def test_a_new_kind_is_one_row(tmp_path, monkeypatch):
     assert manifest["kind"] == "toy_pair" and (out / "input1" / "train.bin").is_file()
     assert task_options(spec, 64)[:4] == [
         "--task",
-        "sentence_prediction",
+        "sentence_classification",
         "--criterion",
         "single_label_classification",
     ]

@@ -342,6 +342,7 @@ def fairseq_options(
         ]
         if hp.patience is not None:
             options += ["--patience", str(hp.patience)]
+    options += ["--encoder-implementation", cfg.encoder_implementation]
     use_cpu = cfg.cpu
     if use_cpu is None:
         use_cpu = not torch.cuda.is_available()
@@ -394,6 +395,7 @@ def run_config(
         "max_update": cfg.max_update,
         "max_positions": pretrained.max_positions,
         "fp16": bool(cfg.fp16),
+        "encoder_implementation": cfg.encoder_implementation,
         "extra_args": list(cfg.extra_args or []),
         "pretrained_sha256": pretrained.record["sha256"],
         "data_manifest_hash": data["manifest_hash"],

@@ -122,6 +122,13 @@ class SweepConfig:
         default=None, metadata={"help": "None: CPU only when no GPU is visible"}
     )
     fp16: bool = field(default=False, metadata={"help": "fp16 training on a GPU"})
+    encoder_implementation: str = field(
+        default="auto",
+        metadata={
+            "help": "how a RoBERTa encoder runs: auto (unpadded on the CPU, fairseq's own on a "
+            "GPU), fairseq, fused, compiled or unpadded (user_dir/models/fused_roberta_encoder.py)"
+        },
+    )
     # 0: batches are loaded in the run's own process. A loader worker, in a run trained in the
     # job's process, made the run's end wait about 10 s for the worker to stop (a tiny run: 17 s
     # with 1 worker, 9 s without); a fine-tuning batch costs little to load.

@@ -128,7 +128,7 @@ class TaskKind:
 
 
 _SENTENCE_PREDICTION = TaskKind(
-    "sentence_prediction",
+    "sentence_classification",
     "single_label_classification",
     inputs=1,
     label_encoding=CLASS_SYMBOLS,
@@ -159,7 +159,7 @@ KINDS: dict[str, TaskKind] = {
     NLI: dataclasses.replace(_SENTENCE_PREDICTION, inputs=2),
     # fairseq's sentence_prediction with --regression-target (MSE); the criterion adds Pearson.
     REGRESSION: TaskKind(
-        "sentence_prediction",
+        "sentence_classification",
         "regression",
         inputs=2,
         label_encoding=SCORES_PER_LINE,
@@ -190,11 +190,16 @@ KINDS: dict[str, TaskKind] = {
 }
 
 
+# the fairseq task a kind trained with before, and the one it trains with now (same data and heads)
+FAIRSEQ_TASK_NOW = {"sentence_prediction": "sentence_classification"}
+
+
 def kind_trained_by(fairseq_task: str, criterion: str) -> Optional[TaskKind]:
     """The row of KINDS a model fine-tuned with this fairseq task and criterion (its checkpoint's
     cfg) belongs to, as far as reading its head goes: kinds that share both (sentence_prediction
     with single_label_classification: relations, NLI, QA pairs) export alike. None for another
     pair."""
+    fairseq_task = FAIRSEQ_TASK_NOW.get(fairseq_task, fairseq_task)
     matches = [
         kind
         for kind in KINDS.values()

@@ -20,6 +20,13 @@ LENGTH_BUCKET tokens (masked like any padding, cut off again after the layers: t
 real positions do not change) and compiles with dynamic=False: at most tokens_per_sample /
 LENGTH_BUCKET lengths, each compiled once as a static graph.
 
+``unpadded`` runs the fused layers on the real tokens only: the batch's tokens are gathered into
+one N x C matrix, every projection, GELU, dropout, residual and LayerNorm runs on those N rows and
+only attention sees the B x T layout (scattered into it, masked as before, gathered back). A batch
+of sentences of varied lengths, as fine-tuning draws them, is mostly padding past its shortest rows:
+the GEMMs, the dominant cost, then do the work of the real tokens only. Finding the real tokens
+takes one wait for the GPU per batch (their number); features at padding positions are zeros.
+
 It only replaces forward code: ``use_fused_encoder`` switches an existing RobertaEncoder's class
 to FusedRobertaEncoder, which reads the parameters of fairseq's own submodules. State dicts,
 parameter names and checkpoints are exactly stock fairseq's, in both directions. Returned hidden
@@ -36,7 +43,7 @@ from fairseq.models.roberta.model import RobertaEncoder
 
 logger = logging.getLogger(__name__)
 
-IMPLEMENTATIONS = ("fairseq", "fused", "compiled")
+IMPLEMENTATIONS = ("fairseq", "fused", "compiled", "unpadded")
 # The compiled layers run on lengths that are multiples of this (one static graph each).
 LENGTH_BUCKET = 64
 
@@ -59,9 +66,11 @@ def encoder_layer(
     activation_fn,
     normalize_before,
     training,
+    rows=None,
 ):
     """fairseq's TransformerEncoderLayer on batch-major x (B x T x C); ``keep`` is None or the
-    B x 1 x 1 x T mask of the keys to attend to; ``params`` as ``layer_params`` returns them."""
+    B x 1 x 1 x T mask of the keys to attend to; ``params`` as ``layer_params`` returns them.
+    With ``rows`` (RealTokens), x is the N x C matrix of the batch's real tokens."""
     (
         q_w,
         q_b,
@@ -80,16 +89,19 @@ def encoder_layer(
         final_ln_w,
         final_ln_b,
     ) = params
-    batch, length, width = x.shape
+    batch, length, width = rows.shape if rows is not None else x.shape
     residual = x
     if normalize_before:
         x = F.layer_norm(x, (width,), attn_ln_w, attn_ln_b, eps)
     qkv = F.linear(x, torch.cat([q_w, k_w, v_w]), torch.cat([q_b, k_b, v_b]))
+    if rows is not None:
+        qkv = rows.scatter(qkv)
     q, k, v = qkv.view(batch, length, 3, heads, width // heads).permute(2, 0, 3, 1, 4).unbind(0)
     attention = F.scaled_dot_product_attention(
         q, k, v, attn_mask=keep, dropout_p=attention_dropout_p if training else 0.0
     )
-    x = F.linear(attention.transpose(1, 2).reshape(batch, length, width), out_w, out_b)
+    attention = attention.transpose(1, 2).reshape(batch, length, width)
+    x = F.linear(rows.gather(attention) if rows is not None else attention, out_w, out_b)
     x = residual + dropout(x, dropout_p, training)
     if not normalize_before:
         x = F.layer_norm(x, (width,), attn_ln_w, attn_ln_b, eps)
@@ -101,6 +113,23 @@ def encoder_layer(
     if not normalize_before:
         x = F.layer_norm(x, (width,), final_ln_w, final_ln_b, eps)
     return x
+
+
+class RealTokens:
+    """Where a padded B x T batch's real tokens are: ``gather`` takes their rows out of a
+    B x T x C tensor as N x C, ``scatter`` puts N x C rows back, zeros at padding."""
+
+    def __init__(self, padding: torch.Tensor, width: int):
+        self.shape = (*padding.shape, width)
+        self.index = (~padding).flatten().nonzero().squeeze(1)
+
+    def gather(self, x: torch.Tensor) -> torch.Tensor:
+        return x.flatten(0, 1).index_select(0, self.index)
+
+    def scatter(self, rows: torch.Tensor) -> torch.Tensor:
+        batch, length, _ = self.shape
+        padded = rows.new_zeros(batch * length, rows.size(-1))
+        return padded.index_copy(0, self.index, rows).view(batch, length, -1)
 
 
 @functools.cache
@@ -211,7 +240,11 @@ class FusedRobertaEncoder(RobertaEncoder):
         # flash attention takes no mask: it only runs when the batch has no padding
         keep = ~padding[:, None, None, :] if has_padding else None
         x, _ = encoder.forward_embedding(src_tokens, token_embeddings)
-        if keep is not None:
+        rows = None
+        if keep is not None and self.implementation == "unpadded":
+            rows = RealTokens(padding, x.size(-1))
+            x = rows.gather(x)
+        elif keep is not None:
             x = x.masked_fill(padding.unsqueeze(-1), 0)
         states = [x] if return_all_hiddens else []
         layer_fn = compiled_encoder_layer if compiled else encoder_layer
@@ -226,6 +259,7 @@ class FusedRobertaEncoder(RobertaEncoder):
                 activation_fn=layer.activation_fn,
                 normalize_before=layer.normalize_before,
                 training=self.training,
+                rows=rows,
             )
             if checkpointing:
                 x = torch.utils.checkpoint.checkpoint(
@@ -237,6 +271,8 @@ class FusedRobertaEncoder(RobertaEncoder):
                 states.append(x)
         if encoder.layer_norm is not None:
             x = encoder.layer_norm(x)
+        if rows is not None:
+            x, states = rows.scatter(x), [rows.scatter(state) for state in states]
         # the batch's own length again; fairseq's inner_states are T x B x C
         return x[:, :length], {
             "inner_states": [state[:, :length].transpose(0, 1) for state in states]
@@ -257,6 +293,34 @@ class FusedRobertaEncoder(RobertaEncoder):
         return F.linear(x, head.weight, head.bias)
 
 
+def fairseq_class(encoder) -> type:
+    """The encoder's class before use_fused_encoder changed it."""
+    return encoder.fairseq_class if isinstance(encoder, FusedRobertaEncoder) else type(encoder)
+
+
+def replaceable(encoder_class: type) -> bool:
+    """Whether the fused forward replaces this class's: fairseq's RobertaEncoder, or a subclass
+    that only builds it otherwise (bert_encoder.py's)."""
+    return issubclass(encoder_class, RobertaEncoder) and all(
+        getattr(encoder_class, name) is getattr(RobertaEncoder, name)
+        for name in ("forward", "extract_features", "output_layer")
+    )
+
+
+def fine_tuning_implementation(model, choice: str, cpu: bool) -> str:
+    """The implementation a fine-tuning task's ``encoder_implementation`` choice means for this
+    model: 'auto' is unpadded on the CPU where the fused forward implements the encoder (batches
+    of sentences of varied lengths: measured in scripts/benchmark_finetune.py), fairseq's own
+    elsewhere (other encoders; on a GPU, not measured yet)."""
+    if choice != "auto":
+        return choice
+    encoder = getattr(model, "encoder", None)
+    on_cpu = cpu or not torch.cuda.is_available()
+    if on_cpu and replaceable(fairseq_class(encoder)) and not unsupported(encoder):
+        return "unpadded"
+    return "fairseq"
+
+
 def use_fused_encoder(model, implementation: str) -> None:
     """Run a fairseq RoBERTa model's encoder through IMPLEMENTATION: 'fairseq' (unchanged), 'fused'
     or 'compiled' (fused, each layer through torch.compile). Parameters and state dict are
@@ -267,12 +331,8 @@ def use_fused_encoder(model, implementation: str) -> None:
             f"encoder implementation {implementation!r}: choose one of {', '.join(IMPLEMENTATIONS)}"
         )
     encoder = model.encoder
-    # fairseq's RobertaEncoder, or a subclass that only builds it otherwise (bert_encoder.py's)
-    own = encoder.fairseq_class if isinstance(encoder, FusedRobertaEncoder) else type(encoder)
-    if not issubclass(own, RobertaEncoder) or any(
-        getattr(own, name) is not getattr(RobertaEncoder, name)
-        for name in ("forward", "extract_features", "output_layer")
-    ):
+    own = fairseq_class(encoder)
+    if not replaceable(own):
         raise TypeError(
             f"the fused encoder replaces fairseq's RobertaEncoder, not {type(encoder).__name__}"
         )

@@ -1,5 +1,6 @@
 """What the fine-tuning tasks share: reading a finetune-bin/<task> directory (layout:
-docs/artifacts.md) and ``FinetuneBinTask``, the base of the tasks that read one.
+docs/artifacts.md), ``FinetuneBinTask``, the base of the tasks that read one, and the choice of
+encoder implementation (``EncoderChoiceConfig``), which sentence_classification shares.
 
 Not registered itself (the leading underscore keeps user_dir/__init__.py from importing it as a
 component); the plugin's fine-tuning tasks subclass it.
@@ -24,17 +25,50 @@ from fairseq.data import (
     SortDataset,
     data_utils,
 )
-from fairseq.dataclass import FairseqDataclass
+from fairseq.dataclass import ChoiceEnum, FairseqDataclass
 from fairseq.tasks import FairseqTask
 from omegaconf import II, MISSING, OmegaConf, open_dict
 
 from bio_roberta_core.model_dictionary import load_model_dictionary
+from user_dir.models.fused_roberta_encoder import (
+    IMPLEMENTATIONS,
+    fine_tuning_implementation,
+    use_fused_encoder,
+)
 
 logger = logging.getLogger(__name__)
 
 
 @dataclass
-class FinetuneBinConfig(FairseqDataclass):
+class EncoderChoiceConfig(FairseqDataclass):
+    """How every fine-tuning task (these and sentence_classification) runs a RoBERTa encoder."""
+
+    encoder_implementation: ChoiceEnum(["auto", *IMPLEMENTATIONS]) = field(
+        default="auto",
+        metadata={
+            "help": "how a RoBERTa encoder runs (parameters and checkpoints are the same; "
+            "user_dir/models/fused_roberta_encoder.py): fairseq's own; fused; compiled; "
+            "unpadded (fused, its GEMMs on the real tokens only); auto: unpadded on the CPU, "
+            "fairseq's own on a GPU and for encoders the fused forward does not implement"
+        },
+    )
+    cpu: bool = II("common.cpu")
+
+
+def run_encoder_as_chosen(model, cfg) -> None:
+    """Give the built model the encoder implementation cfg (an EncoderChoiceConfig) chooses; a
+    checkpoint's task config written before the choice existed means the defaults."""
+    implementation = fine_tuning_implementation(
+        model,
+        str(getattr(cfg, "encoder_implementation", "auto")),
+        bool(getattr(cfg, "cpu", False)),
+    )
+    if implementation != "fairseq":
+        use_fused_encoder(model, implementation)
+
+
+@dataclass
+class FinetuneBinConfig(EncoderChoiceConfig):
     """Options of every finetune-bin task; each adds its head's ``classification_head_name``."""
 
     data: str = field(default=MISSING, metadata={"help": "a finetune-bin/<task> directory"})
@@ -128,6 +162,7 @@ class FinetuneBinTask(FairseqTask, metaclass=abc.ABCMeta):
             cfg.max_positions = self.cfg.max_positions
         model = models.build_model(cfg, self, from_checkpoint)
         self.add_head(model)
+        run_encoder_as_chosen(model, self.cfg)
         return model
 
     def max_positions(self):
