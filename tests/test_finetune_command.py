@@ -1,7 +1,7 @@
 """`bio-roberta finetune` as docs/finetune.md shows it, on a tiny pretrained RoBERTa (roberta_tiny,
 not the default roberta_base) and a tiny ncbi-disease finetune-bin: it fine-tunes the checkpoint's
-own architecture with the registry's hyperparameters (its encoder unpadded, as on any CPU), writes an
-ok result record and exits 0, in one process that imports torch once and never torch._dynamo."""
+own architecture with the registry's hyperparameters (its encoder unpadded, as on any CPU), writes
+an ok result record and exits 0, in one process that imports torch once and never torch._dynamo."""
 
 import json
 import os
