@@ -31,16 +31,7 @@ MODEL = [
     "--encoder-ffn-embed-dim", "1024", "--encoder-attention-heads", "4",
     "--max-positions", str(POSITIONS), "--optimizer", "adam", "--lr", "1e-4",
 ]  # fmt: skip
-TASKS = {  # task -> (fairseq task and criterion options, transformers pipeline)
-    "ncbi-disease": (
-        ["--task", "sequence_labeling", "--criterion", "sequence_labeling"],
-        "token-classification",
-    ),
-    "chemprot": (
-        ["--task", "sentence_prediction", "--criterion", "single_label_classification"],
-        "text-classification",
-    ),
-}
+TASKS = {"ncbi-disease": "token-classification", "chemprot": "text-classification"}  # pipelines
 
 
 def build_model(task: str, vocab: Path, root: Path) -> tuple[Path, Path]:
@@ -52,10 +43,11 @@ def build_model(task: str, vocab: Path, root: Path) -> tuple[Path, Path]:
     spec = get_task(task)
     data = root / "finetune-bin" / task
     convert_task(spec, SAMPLE_TASKS / task, vocab, data, max_positions=POSITIONS)
-    flags, _ = TASKS[task]
+    kind = spec.task_kind
+    flags = ["--task", kind.fairseq_task, "--criterion", kind.criterion]
     subprocess.run(
         [sys.executable, "-m", "fairseq_cli.train", data, "--user-dir", REPO / "user_dir",
-         "--cpu", "--num-workers", "0", *flags, *spec.task_kind.fairseq_options(spec), *MODEL,
+         "--cpu", "--num-workers", "0", *flags, *kind.fairseq_options(spec), *MODEL,
          "--batch-size", "8", "--max-update", "3", "--disable-validation",
          "--save-dir", root / task],
         check=True, capture_output=True,
@@ -87,7 +79,7 @@ def compare(task: str, checkpoint: Path, export_dir: Path, args) -> dict:
 
     import bio_roberta
 
-    _, name = TASKS[task]
+    name = TASKS[task]
     load_ours, ours = timed(lambda: bio_roberta.load(checkpoint))
     options = {"aggregation_strategy": "simple"} if name == "token-classification" else {}
     load_theirs, theirs = timed(lambda: pipeline(name, model=str(export_dir), device=-1, **options))

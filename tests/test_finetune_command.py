@@ -41,6 +41,7 @@ def test_finetune_runs_as_documented(tmp_path, tiny_roberta_checkpoint):
     ]
     assert imported.count("torch") == 1 and imported.count("fairseq") == 1, imported.count("torch")
     assert "torch._dynamo" not in imported
+    assert "scipy.stats" not in imported and "sklearn" not in imported  # deferred_imports.py
     # on the CPU a RoBERTa fine-tunes with the GEMMs on its real tokens only (auto)
     assert "RoBERTa encoder: unpadded implementation" in Path(record["log"]).read_text()
     assert record["status"] == "ok" and (record["task"], record["seed"]) == ("ncbi-disease", 10)

@@ -6,6 +6,8 @@ weights_only default (bio_roberta_core/checkpoints.py), appear whole or not at a
 past a damaged checkpoint_last.pt (checkpointing.py). It also makes fairseq's data-parallel
 launch work on CPU and under torchrun (distributed.py), gives bf16 on GPUs flat fp32 master
 weights (precision.py) and fairseq's Adam a fused kernel without apex (optim/fused_adam.py).
+fairseq itself is imported without scikit-learn and SciPy until they are used
+(bio_roberta_core/deferred_imports.py).
 """
 
 import importlib
@@ -13,6 +15,10 @@ import pkgutil
 from pathlib import Path
 
 import bio_roberta_core.checkpoints  # noqa: F401  (installs the checkpoint allowlist)
+from bio_roberta_core.deferred_imports import fairseq_without_scipy
+
+with fairseq_without_scipy():  # 1.6 s of every process for names no path of ours calls
+    import fairseq.criterions  # noqa: F401  (imports all of fairseq)
 
 for _package in ("models", "tasks", "criterions", "lr_schedulers"):
     for _module in pkgutil.iter_modules([str(Path(__file__).parent / _package)]):
