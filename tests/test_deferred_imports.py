@@ -10,7 +10,8 @@ from conftest import REPO_ROOT
 CHECK = """
 import sys
 import user_dir  # imports all of fairseq
-loaded = sorted(m for m in ("sklearn", "sklearn.metrics", "scipy", "scipy.stats") if m in sys.modules)
+deferred = ("sklearn", "sklearn.metrics", "scipy", "scipy.stats")
+loaded = sorted(m for m in deferred if m in sys.modules)
 assert loaded == [], loaded
 from fairseq.criterions import sentence_prediction
 from fairseq.tasks import audio_classification
