@@ -23,9 +23,10 @@ LENGTH_BUCKET lengths, each compiled once as a static graph.
 ``unpadded`` runs the fused layers on the real tokens only: the batch's tokens are gathered into
 one N x C matrix, every projection, GELU, dropout, residual and LayerNorm runs on those N rows and
 only attention sees the B x T layout (scattered into it, masked as before, gathered back). A batch
-of sentences of varied lengths, as fine-tuning draws them, is mostly padding past its shortest rows:
-the GEMMs, the dominant cost, then do the work of the real tokens only. Finding the real tokens
-takes one wait for the GPU per batch (their number); features at padding positions are zeros.
+drawn at random from sentences of varied lengths, as fine-tuning draws them, is as long as its
+longest row (NCBI-disease's batches of 32: half padding); the GEMMs, the dominant cost, then do the
+work of the real tokens only. Finding the real tokens takes one wait for the GPU per batch (their
+number); features at padding positions are zeros.
 
 It only replaces forward code: ``use_fused_encoder`` switches an existing RobertaEncoder's class
 to FusedRobertaEncoder, which reads the parameters of fairseq's own submodules. State dicts,
