@@ -125,8 +125,8 @@ class SweepConfig:
     encoder_implementation: str = field(
         default="auto",
         metadata={
-            "help": "how a RoBERTa encoder runs: auto (unpadded on the CPU, fairseq's own on a "
-            "GPU), fairseq, fused, compiled or unpadded (user_dir/models/fused_roberta_encoder.py)"
+            "help": "fairseq-train --encoder-implementation of every run (its choices and what "
+            "auto means: EncoderChoiceConfig, user_dir/tasks/_finetune_bin.py)"
         },
     )
     # 0: batches are loaded in the run's own process. A loader worker, in a run trained in the
