@@ -72,5 +72,5 @@ setup(
         # it logs there or not. make puts it in .wandb-site for tests/test_wandb.py alone.
         "wandb": ["wandb==0.31.*"],
     },
-    entry_points={"console_scripts": ["bio-roberta = bio_roberta.cli:main"]},
+    entry_points={"console_scripts": ["bio-roberta = bio_roberta.cli:console_main"]},
 )

@@ -1,7 +1,5 @@
 """`python -m bio_roberta` is the `bio-roberta` command (for an environment not on PATH)."""
 
-import sys
+from bio_roberta.cli import console_main
 
-from bio_roberta.cli import main
-
-sys.exit(main())
+console_main()

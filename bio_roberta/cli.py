@@ -16,6 +16,7 @@ prints it as one line, `bio-roberta <command>: error: <message>`, and exits with
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import logging
 import pkgutil
@@ -27,7 +28,7 @@ from bio_roberta import __version__
 from bio_roberta.errors import UsageError
 from bio_roberta_core.errors import BioRobertaError
 
-__all__ = ["UsageError", "build_parser", "main"]
+__all__ = ["UsageError", "build_parser", "console_main", "main"]
 
 # What to do when a command meets a missing package; the route itself is scripts/install.sh.
 INSTALL_HINTS = {
@@ -131,5 +132,16 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
+def console_main() -> None:
+    """The `bio-roberta` process: main, then exit with its status. Every object left is frozen
+    first (gc.freeze), out of reach of the garbage collections of the interpreter's teardown,
+    which otherwise go through all that torch and fairseq made: 0.6 s of every command that
+    imported them (measured on the 2-core CPU). Their memory goes back with the process; files,
+    logs and atexit handlers end as they would."""
+    status = main()
+    gc.freeze()
+    sys.exit(status)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console_main()

@@ -1,16 +1,19 @@
 """Every subcommand's --help reads clean: each option explained, no "(default: None)", no default
 stated twice, no internal names of the code, no path broken by the text wrapping; `bio-roberta
---version` and `python -m bio_roberta` work."""
+--version` and `python -m bio_roberta` work; the command's process ends with what is left out of
+the teardown's garbage collections."""
 
 from __future__ import annotations
 
 import argparse
+import gc
 import re
 import subprocess
 import sys
 
 import pytest
 
+from bio_roberta import cli
 from bio_roberta.cli import build_parser, discover_commands, main
 from conftest import REPO_ROOT
 
@@ -57,6 +60,17 @@ def test_version_and_python_m():
         [sys.executable, "-m", "bio_roberta", "--help"], capture_output=True, text=True
     )
     assert listed.returncode == 0 and all(command in listed.stdout for command in COMMANDS)
+
+
+def test_the_command_exits_with_its_status_and_every_object_frozen(monkeypatch):
+    monkeypatch.setattr(cli, "main", lambda: 3)
+    try:
+        with pytest.raises(SystemExit) as exit:
+            cli.console_main()
+        assert exit.value.code == 3
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
 
 
 def test_convert_task_help_lists_every_task(capsys):

@@ -185,7 +185,7 @@ FINETUNE = {
     "seed": 10,
     "fp16": False,
     "arch": None,
-    "optimization.optimizer": "adam",
+    "optimization.optimizer": "fused_adam",
     "optimization.adam_betas": "(0.9,0.98)",
     "optimization.adam_eps": 1e-6,
     "optimization.clip_norm": 0.0,

@@ -1,12 +1,14 @@
 """user_dir/optim/fused_adam.py: fairseq's Adam update through torch's fused AdamW kernel equals
 fairseq's own loop (eps placed as fairseq places it), takes over and hands back fairseq's optimizer
 state, and leaves what it does not fuse to fairseq's loop; fairseq's `adam` finds it where it looks
-for apex."""
+for apex, and `--optimizer fused_adam` (fine-tuning's) runs it on the CPU too."""
 
 import copy
+from argparse import Namespace
 
 import pytest
 import torch
+from fairseq import optim
 from fairseq.optim import adam as fairseq_adam
 
 import user_dir  # noqa: F401  (installs the hook)
@@ -121,3 +123,31 @@ def test_fp16_adam_stats_store_scaled_fp16_moments(dtype):
 
 def test_fairseq_adam_finds_it_where_it_looks_for_apex():
     assert fairseq_adam.get_fused_adam_class() is FusedAdam  # no apex here
+
+
+def built(name: str, params, **options):
+    """The optimizer fairseq's registry builds for `--optimizer name` from a command line's args."""
+    args = Namespace(
+        optimizer=name, lr=[HYPER["lr"]], adam_betas=str(HYPER["betas"]), adam_eps=HYPER["eps"],
+        weight_decay=HYPER["weight_decay"], fp16_adam_stats=False, tpu=False, **options,
+    )  # fmt: skip
+    return optim.build_optimizer(args, params)
+
+
+def test_the_fused_adam_optimizer_steps_fused_on_the_cpu_as_fairseqs_adam_does():
+    reference, ours = twin_params()
+    fairseq_optimizer = built("adam", reference, use_old_adam=False)
+    fused = built("fused_adam", ours, use_old_adam=False)
+    assert type(fairseq_optimizer.optimizer) is fairseq_adam.Adam  # fairseq's loop on the CPU
+    assert type(fused.optimizer) is FusedAdam
+    assert fused.optimizer.fusable()
+    step_both(reference, ours, [fairseq_optimizer, fused], steps=25)
+    assert_same(reference, ours)
+    assert fused.optimizer.state_dict()["state"].keys() == (
+        fairseq_optimizer.optimizer.state_dict()["state"].keys()
+    )
+
+
+def test_the_fused_adam_optimizer_keeps_fairseqs_loop_with_use_old_adam():
+    reference, _ = twin_params()
+    assert type(built("fused_adam", reference, use_old_adam=True).optimizer) is fairseq_adam.Adam

@@ -94,7 +94,7 @@ def test_an_installed_package_composes_the_sweep_config_outside_the_checkout(sit
     )
     assert job.returncode == 0, job.stderr[-3000:]
     config = yaml.safe_load(job.stdout)
-    assert config["task_name"] == "chemprot" and config["optimization"]["optimizer"] == "adam"
+    assert config["task_name"] == "chemprot" and config["optimization"]["optimizer"] == "fused_adam"
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,8 @@ component per file, as in fairseq itself) and makes fairseq checkpoints load und
 weights_only default (bio_roberta_core/checkpoints.py), appear whole or not at all, and resume
 past a damaged checkpoint_last.pt (checkpointing.py). It also makes fairseq's data-parallel
 launch work on CPU and under torchrun (distributed.py), gives bf16 on GPUs flat fp32 master
-weights (precision.py) and fairseq's Adam a fused kernel without apex (optim/fused_adam.py).
+weights (precision.py) and fairseq's Adam a fused kernel without apex, which `--optimizer
+fused_adam` runs on the CPU too (optim/fused_adam.py).
 fairseq itself is imported without scikit-learn and SciPy until they are used
 (bio_roberta_core/deferred_imports.py).
 """

@@ -40,9 +40,10 @@ class HparamsOverrides:
 def roberta_finetuning_optimization() -> Dict[str, Any]:
     """Paper §5.2, RoBERTa's fine-tuning recipe: Adam with beta (0.9, 0.98), epsilon 1e-6 and no
     gradient clipping; the lr warms up over the registry's warmup_ratio of the run's updates,
-    then decays linearly to 0 (polynomial_decay, power 1)."""
+    then decays linearly to 0 (polynomial_decay, power 1). The optimizer is fairseq's `adam` with
+    its step in torch's fused kernel on the CPU too (user_dir/optim/fused_adam.py)."""
     return {
-        "optimizer": "adam",
+        "optimizer": "fused_adam",
         "adam_betas": "(0.9,0.98)",
         "adam_eps": 1e-6,
         "clip_norm": 0.0,

@@ -12,12 +12,20 @@ the optimizer state (step, exp_avg, exp_avg_sq) is fairseq's own, so checkpoints
 `--fp16-adam-stats` keeps both moments in fp16, each tensor scaled by its largest value as apex's
 FusedAdamV1 does (state keys exp_avg_scale, exp_avg_sq_scale: its checkpoints and ours are alike);
 fairseq without apex refuses the option.
+
+`--optimizer fused_adam` is fairseq's `adam` (its options, update and state) with this step on
+every device, the CPU included, where fairseq's `adam` runs its Python loop: 2.6 instead of 7.1 ms
+per update for a 3.8M-parameter model on the 2-core CPU. Fine-tuning uses it
+(bio_roberta/finetuning/sweep_config.py); pretraining keeps `adam`, whose CPU runs stay as they
+were. The kernel rounds differently from fairseq's loop: equal within float32 rounding, not bit
+for bit.
 """
 
 import math
 from collections import defaultdict
 
 import torch
+from fairseq.optim import FairseqOptimizer, register_optimizer
 from fairseq.optim import adam as fairseq_adam
 
 
@@ -104,6 +112,21 @@ class FusedAdam(fairseq_adam.Adam):
                     maximize=False,
                 )
         return loss
+
+
+@register_optimizer("fused_adam", dataclass=fairseq_adam.FairseqAdamConfig)
+class FairseqFusedAdam(fairseq_adam.FairseqAdam):
+    """fairseq's `adam` whose step is FusedAdam's on any device (see module doc); on a TPU or with
+    --use-old-adam, fairseq's own choice."""
+
+    def __init__(self, cfg: fairseq_adam.FairseqAdamConfig, params):
+        if getattr(cfg, "tpu", False) or cfg.use_old_adam:
+            super().__init__(cfg, params)
+            return
+        FairseqOptimizer.__init__(self, cfg)
+        self._optimizer = FusedAdam(
+            params, use_fp16_stats=cfg.fp16_adam_stats, **self.optimizer_config
+        )
 
 
 def install() -> None:
