@@ -206,9 +206,10 @@ def timed(command: list, env: dict, what: str) -> dict:
 
 
 def run_ours(task: str, pretrained: Path, data_root: Path, results: Path, overrides, env, args):
-    """`bio-roberta finetune` of the code on env's PYTHONPATH (this tree's, or the baseline's)."""
+    """`bio-roberta finetune` of the code on env's PYTHONPATH (this tree's, or the baseline's: as
+    `python -m bio_roberta`, whose entry is that tree's own)."""
     run = timed(
-        [Path(sys.executable).parent / "bio-roberta", "finetune", "--task", task, "--seed",
+        [sys.executable, "-m", "bio_roberta", "finetune", "--task", task, "--seed",
          str(SEED), "--pretrained", pretrained, "--data-root", data_root, "--results", results,
          *overrides],
         env, "bio-roberta finetune",
