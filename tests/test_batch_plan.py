@@ -17,7 +17,8 @@ from conftest import REPO_ROOT, USER_DIR
 GIB = 2**30
 BASE = {"layers": 12, "width": 768, "ffn": 3072, "checkpointing": False}
 LARGE = {"layers": 24, "width": 1024, "ffn": 4096, "checkpointing": False}
-# peak GPU memory (GiB) of `benchmark_train.py --mfu --routes ours_bf16`, H100, 2026-11-23
+# peak GPU memory (GiB) of `benchmark_train.py --mfu --routes ours_bf16`, H100, 2026-11-23 (the same
+# at 32, 64 and 128 on an H200 at 5451b1d: docs/benchmarks/gpu-h200-2026-12-04.json)
 MEASURED_PEAK_GIB = {32: 8.67, 64: 14.9, 128: 27.36, 256: 52.03}
 
 
