@@ -85,8 +85,9 @@ class Clock:
 
 
 def test_runs_are_shown_as_they_start_train_and_end_then_tabled(tmp_path):
-    """A run kept from before, one that trains and ends ok, one that fails, one never run: each
-    as the command sees its run dir change, then one table row each."""
+    """A run kept from before, one that trains and ends ok, one that fails before a look sees it
+    started, one never run: each as the command sees its run dir change, then one table row
+    each."""
     results = tmp_path / "results"
     names = [("chemprot", 1), ("chemprot", 2), ("chemprot", 3), ("chemprot", 4)]
     runs = [PlannedRun(t, "", s, None, run_dir(results, t, s)) for t, s in names]
@@ -119,6 +120,8 @@ def test_runs_are_shown_as_they_start_train_and_end_then_tabled(tmp_path):
             f"bio-roberta sweep: run 1/4 chemprot seed 2: ok in 46s: dev macro_f1 10.91, test "
             f"macro_f1 4.44; {log}"
         ),
+        # first seen ended, as a run that starts and ends between two looks: it ran all the same
+        f"bio-roberta sweep: run 2/4 chemprot seed 3: started, log {failing / 'train.log'}",
         (
             "bio-roberta sweep: run 2/4 chemprot seed 3: failed in ?: FinetuneError: fairseq-train "
             f"exited with status 2: x; log {failing / 'train.log'}"

@@ -202,8 +202,9 @@ class RunsConsole:
                 run.log = Path(record["log"]) if record.get("log") else None
                 run.total_updates = max_update(record)
                 run.seen_running = record.get("status") == STARTED
-                if run.seen_running:
-                    self.say(f"{self.name(run)}: started, log {run.log}")
+                # a run that started and ended between two looks (a tiny run, a warm worker)
+                # ran in this command all the same: every run's account begins here
+                self.say(f"{self.name(run)}: started, log {run.log}")
             if run.seen_running:  # not the log of a run first seen ended: its past is no news
                 self.read_log(run)
             if record.get("status") in (OK, FAILED):
