@@ -46,6 +46,7 @@ from bio_roberta.finetuning.command_line import (
     run_config,
     task_data_dir,
 )
+from bio_roberta.finetuning.fairseq_config import fairseq_config
 from bio_roberta.finetuning.results import (
     EVALUATION,
     FAILED,
@@ -330,7 +331,6 @@ def train(options: list[str], log_path: Path):
     kept: list = []
     with open(log_path, "w") as log, output_to(log), fairseqs_hydra():
         from fairseq import options as fairseq_arguments
-        from fairseq.dataclass.utils import convert_namespace_to_omegaconf
         from fairseq.distributed import utils as distributed_utils
         from fairseq_cli import train as fairseq_train
 
@@ -341,9 +341,7 @@ def train(options: list[str], log_path: Path):
             )
             kill_point("fine_tune:training-started:command", owner_pid())
             with trainers_kept(kept), optimizers_without_dynamo():
-                distributed_utils.call_main(
-                    convert_namespace_to_omegaconf(args), fairseq_train.main
-                )
+                distributed_utils.call_main(fairseq_config(args), fairseq_train.main)
             failure = None
         except SystemExit as exit:  # fairseq's argparse refusing an option, as the command exits
             failure = None if exit.code in (None, 0) else f"exited with status {exit.code}"
