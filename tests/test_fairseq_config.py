@@ -1,6 +1,7 @@
 """bio_roberta/finetuning/fairseq_config.py: fairseq-train's config of every kind's fine-tuning
-command line, composed from the options that differ from their defaults only, is the config fairseq's
-convert_namespace_to_omegaconf composes from all of them: the same keys, values and types."""
+command line, composed from the options that differ from their defaults only, is the config
+fairseq's convert_namespace_to_omegaconf composes from all of them: the same keys, values and
+types."""
 
 from pathlib import Path
 
