@@ -50,12 +50,17 @@ def fine_tuning_args(kind: str, arch: str, fixed_updates, tmp_path: Path, monkey
 @pytest.mark.parametrize("kind, arch, fixed_updates", CASES)
 def test_the_config_is_fairseq_s_own(kind, arch, fixed_updates, tmp_path, monkeypatch):
     from fairseq.dataclass.utils import convert_namespace_to_omegaconf, override_module_args
+    from hydra.core.config_store import ConfigStore
 
     from bio_roberta.finetuning.job import fairseqs_hydra
 
     args = fine_tuning_args(kind, arch, fixed_updates, tmp_path, monkeypatch)
+    store = ConfigStore.instance()
+    every_node = store.repo
     with fairseqs_hydra():
-        ours, fairseqs = fairseq_config(args), convert_namespace_to_omegaconf(args)
+        ours = fairseq_config(args)
+        assert store.repo is every_node  # the store is whole again after the composition
+        fairseqs = convert_namespace_to_omegaconf(args)
     # repr: 1 and 1.0, "1" and 1 differ
     assert repr(OmegaConf.to_container(ours)) == repr(OmegaConf.to_container(fairseqs))
     assert OmegaConf.is_struct(ours)
