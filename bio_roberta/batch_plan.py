@@ -6,9 +6,8 @@ config states for one node of CONFIG_GPUS GPUs (dataset.batch_size x optimizatio
 the micro-batch is the largest power of two whose training memory (estimated below) fits 80% of the
 card, at most 65,536 tokens: on an H100, roberta-base at 512 tokens trained at 341k tokens/s with
 32 sequences per micro-batch, 488k with 64, 511k with 128 and 439k with 256 (bf16, our route;
-an H200 at 5451b1d: 392k, 538k and 556k at 32, 64 and 128,
-docs/benchmarks/gpu-h200-2026-12-04.json). On CPU, or when the launch fixes it (--micro-batch or
-dataset.batch_size=), it is the configured one.
+an H200's figures: docs/benchmarks/gpu-h200-2026-12-04.json). On CPU, or when the launch fixes it
+(--micro-batch or dataset.batch_size=), it is the configured one.
 
 `bio-roberta pretrain` and `bio-roberta distill` (bio_roberta/launch.py) plan from the composed
 job config (`fairseq-hydra-train ... --cfg job`); `--dry-run` prints the plan.

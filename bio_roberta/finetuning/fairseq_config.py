@@ -8,8 +8,7 @@ deep-copies every node of the ConfigStore (every task, model, criterion, optimiz
 the plugin registered) before it loads the few it needs. An override that restates its field's
 default changes nothing in the composition, and a group's other nodes are not read: the config is
 the same (tests/test_fairseq_config.py compares both for every task kind), composed in half the
-time (ChemProt's command line, 2 CPU cores: 0.79 s against fairseq's 1.52 s, medians of 5
-alternating, on a host then about 3x slower than it usually is)."""
+time (docs/finetune.md, "Cost of a run")."""
 
 import contextlib
 from argparse import Namespace
@@ -50,7 +49,8 @@ KEPT_NODES = {"config.yaml", "_dummy_empty_config_.yaml"}
 def store_of_chosen_nodes(overrides: list[str]) -> Iterator[None]:
     """Hydra's ConfigStore, for the block, with only the chosen node of each group that an
     override `group=name` chooses and that the store holds (every other group, Hydra's own
-    included, whole)."""
+    included, whole), and of the nodes outside groups only KEPT_NODES: fairseq stores each
+    section of its primary config again beside it, which the composition never reads."""
     from hydra.core.config_store import ConfigStore
 
     store = ConfigStore.instance()
