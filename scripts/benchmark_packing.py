@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -44,12 +45,8 @@ PACKING_LINE = re.compile(r"one multirun of packs: (.*)")
 
 def sweep(route: str, tasks, pretrained: Path, data_root: Path, results: Path, args) -> dict:
     """One `bio-roberta sweep` of the route; its wall, runs/hour, per-run seconds, test scores."""
-    command = [
-        str(Path(sys.executable).parent / "bio-roberta"),
-        "sweep",
-        "--tasks",
-        ",".join(tasks),
-    ]
+    # python -m: a checkout on PYTHONPATH without the console script (a lent GPU) runs it too
+    command = [sys.executable, "-m", "bio_roberta", "sweep", "--tasks", ",".join(tasks)]
     command += ["--seed-list", ",".join(str(seed) for seed in range(1, args.seeds + 1))]
     command += ["--pretrained", str(pretrained), "--data-root", str(data_root)]
     command += ["--results", str(results)]
@@ -65,8 +62,9 @@ def sweep(route: str, tasks, pretrained: Path, data_root: Path, results: Path, a
     if done.returncode != 0:
         raise SystemExit(f"bio-roberta sweep ({route}) failed: {done.stderr[-3000:]}")
     records = [json.loads(path.read_text()) for path in sorted(results.rglob("result.json"))]
+    shutil.rmtree(results)  # roberta-base's checkpoints: ~1 GB a run
     packing = PACKING_LINE.search(done.stderr)
-    return {
+    measured = {
         "wall_seconds": round(wall, 3),
         "runs": len(records),
         "runs_per_hour": round(len(records) * 3600 / wall, 1),
@@ -75,6 +73,8 @@ def sweep(route: str, tasks, pretrained: Path, data_root: Path, results: Path, a
         **({"packing": packing.group(1)} if packing else {}),
         "test_scores": {f"{r['task']} seed {r['seed']}": r["test_score"] for r in records},
     }
+    print(json.dumps({route: measured}), file=sys.stderr, flush=True)  # kept if a later one is cut
+    return measured
 
 
 def main():
