@@ -62,22 +62,22 @@ def data_root(tmp_path_factory, tiny_roberta_checkpoint):
 def test_the_estimate_of_one_fine_tuning_run_by_known_shapes():
     """roberta-base at 512 positions, batch 32, fp32 (the sweep's default): 16 bytes a parameter
     (weights, gradients, Adam's two moments) = 1.858 GiB; activations 32 x 512 tokens x 12 layers
-    x 7.5 x (768 + 3072) bytes (batch_plan's bf16 measure) x 2 (fp32) = 10.547 GiB; a 0.5 GiB CUDA
-    context: 12.905 GiB, four on an 80 GiB card (80% of it), eight on 141 GiB."""
+    x 7.5 x (768 + 3072) bytes (batch_plan's bf16 measure) x 2 (fp32) = 10.547 GiB; a 0.6 GiB CUDA
+    context: 13.005 GiB, four on an 80 GiB card (80% of it), eight on 141 GiB."""
     fp32 = run_bytes(BASE, BASE_PARAMETERS, 512, 32, fp16=False, gpu=True)
-    assert fp32 / GIB == pytest.approx(1.8583 + 10.5469 + 0.5, abs=1e-3)
+    assert fp32 / GIB == pytest.approx(1.8583 + 10.5469 + 0.6, abs=1e-3)
     assert (runs_that_fit(fp32, 80 * GIB), runs_that_fit(fp32, 141 * GIB)) == (4, 8)
     # fp16: 20 bytes a parameter (batch_plan's mixed precision, fp32 masters), bf16 activations
     fp16 = run_bytes(BASE, BASE_PARAMETERS, 512, 32, fp16=True, gpu=True)
-    assert fp16 / GIB == pytest.approx(2.3229 + 5.2734 + 0.5, abs=1e-3)
+    assert fp16 / GIB == pytest.approx(2.3229 + 5.2734 + 0.6, abs=1e-3)
     assert runs_that_fit(fp16, 80 * GIB) == 7
     # an NER task's longest sentence of 128 tokens: a quarter of the activations
     assert runs_that_fit(run_bytes(BASE, BASE_PARAMETERS, 128, 32, False, True), 80 * GIB) == 12
     large = run_bytes(LARGE, parameter_count(24, 1024, 4096, 50265, 512), 512, 16, False, True)
-    assert (large / GIB, runs_that_fit(large, 80 * GIB)) == (pytest.approx(19.8585, abs=1e-3), 3)
+    assert (large / GIB, runs_that_fit(large, 80 * GIB)) == (pytest.approx(19.9585, abs=1e-3), 3)
     # on the CPU fp16=true trains in fp32, and each process holds its imported libraries
     cpu = run_bytes(BASE, BASE_PARAMETERS, 128, 16, fp16=True, gpu=False)
-    assert cpu == run_bytes(BASE, BASE_PARAMETERS, 128, 16, False, True) - 0.1 * GIB
+    assert cpu == run_bytes(BASE, BASE_PARAMETERS, 128, 16, False, True) - 0.2 * GIB
     assert runs_that_fit(10 * fp32, 80 * GIB) == 1  # never fewer than one
 
 

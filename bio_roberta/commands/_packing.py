@@ -53,9 +53,10 @@ FP32_BYTES_PER_PARAMETER = 4 + 4 + 8
 # batch_plan's activations are measured in bf16; fp32 keeps the same values at 4 bytes
 FP32_ACTIVATION_FACTOR = 2
 # What each run's process holds besides its model and batch. CUDA context and the kernels loaded:
-# assumed 0.5 GiB, not measured here (no GPU). CPU: the process with torch, fairseq and the plugin
-# imported, measured 366 MiB max RSS (torch 2.13 CPU).
-CUDA_PROCESS_BYTES = 0.5 * GIB
+# a process holding only its context, 518-612 MiB on an H200 (torch 2.11+cu130, nvidia-smi,
+# docs/benchmarks/gpu-h200-packing-2026-12-04.json). CPU: the process with torch, fairseq and the
+# plugin imported, measured 366 MiB max RSS (torch 2.13 CPU).
+CUDA_PROCESS_BYTES = 0.6 * GIB
 CPU_PROCESS_BYTES = 0.4 * GIB
 # Hydra launchers (hydra.launcher._target_) a packed sweep runs under
 BASIC_LAUNCHER = "hydra._internal.core_plugins.basic_launcher.BasicLauncher"
