@@ -98,8 +98,9 @@ def pretrained_model(
         convert_task(
             get_task(task), folder, root / "vocab", data_root / task, max_positions=positions
         )
-    # batch 2: the sample's train split is 3 blocks of 512 tokens, and a batch short of
-    # --batch-size is dropped
+    # batch 2: the sample's train split is 3 blocks at 512 tokens, and fairseq's batching drops
+    # the last batch unless its size is a multiple of --required-batch-size-multiple (8): at
+    # batch 8 the only batch, at 2 the last one of a single block
     done = subprocess.run(
         [sys.executable, "-m", "fairseq_cli.train", data_root / next(iter(tasks)) / "input0",
          "--user-dir", REPO / "user_dir", "--cpu", "--num-workers", "0", "--task", "masked_lm",
