@@ -18,16 +18,20 @@ written. Ours: `bio-roberta finetune`; with --baseline REV also `bio-roberta fin
 repository's revision REV (git archive), alternating with the others, so that a change's before and
 after are measured under the same load. Theirs: this script with --transformers-run, a new Python
 process that loads the export with a new head into a Trainer (load_best_model_at_end; its selection
-metric and test score: accuracy of the labelled positions) and predicts test. transformers' Trainer
-needs the `accelerate` package (setup.py's `benchmark` extra). The routes alternate, --repeats runs
-each.
+metric: accuracy of the labelled positions) and predicts test, whose class ids this script scores
+with the registry's metric of the task, as ours are scored (an NER sentence that conversion split
+in pieces is scored piece by piece). The Trainer route takes NER and single-label sentence
+classification tasks. transformers' Trainer needs the `accelerate` package (setup.py's `benchmark`
+extra). The routes alternate, --repeats runs each.
 
 Per run: whole-run wall (process start to exit), its CPU seconds (user + system, of every process of
 the run: a loaded machine inflates them far less than the wall), examples/s in the update loop from
 the end of update --log-interval to the end of the last (ours from fairseq's per-interval updates/s,
-theirs from the Trainer's step ends), fixed seconds (wall - updates x the loop's seconds per update)
-and the 1-minute load average before the run. Medians of each, and ours over theirs (and over the
-baseline's).
+theirs from the Trainer's step ends), fixed seconds (wall - updates x the loop's seconds per
+update), the seconds of its evaluation passes over dev and test, which grow with those splits (ours:
+the record's valid_seconds + predict_seconds; theirs: the Trainer's eval_runtime + test_runtime),
+the fixed seconds less those, and the 1-minute load average before the run. Medians of each, and
+ours over theirs (and over the baseline's).
     python scripts/benchmark_finetune.py [--updates 100 --repeats 5 --threads N --batch-size N]
         [--baseline REV]
 """
@@ -90,7 +94,12 @@ def pretrained_model(
 
     corpus = root / "corpus.txt"
     corpus.write_text(
-        "".join(path.read_text() for folder in tasks.values() for path in sorted(folder.iterdir()))
+        "".join(
+            path.read_text()
+            for folder in tasks.values()
+            for path in sorted(folder.rglob("*"))  # GAD's release: one subfolder a fold
+            if path.is_file()
+        )
     )
     learn_vocabulary("gpt2", [corpus], root / "vocab", vocab_size=2000)
     data_root = root / "finetune-bin"
@@ -135,9 +144,10 @@ def run_overrides(task: str, data_root: Path, args) -> list[str]:
     ]
 
 
-def converted_examples(task: str, cfg, data_root: Path, path: Path) -> int:
+def converted_examples(task: str, cfg, data_root: Path, path: Path) -> list[str]:
     """Write each split's examples as our fairseq task reads them (token ids, <s> first; class
-    ids, -100 where a position has no label) to `path`; the number of classes."""
+    ids, -100 where a position has no label) to `path`; the label of each class id (the label
+    dictionary's symbols)."""
     import torch
     from fairseq import options, tasks
     from fairseq.dataclass.utils import convert_namespace_to_omegaconf
@@ -175,7 +185,7 @@ def converted_examples(task: str, cfg, data_root: Path, path: Path) -> int:
         splits[split] = examples
     torch.save(splits, path)
     labels = fairseq_task.label_dictionary
-    return len(labels) - labels.nspecial
+    return labels.symbols[labels.nspecial : len(labels)]
 
 
 def loop_seconds_per_update(log: Path, log_interval: int) -> tuple[float, int]:
@@ -222,13 +232,27 @@ def run_ours(task: str, pretrained: Path, data_root: Path, results: Path, overri
     (path,) = results.rglob("result.json")
     record = json.loads(path.read_text())
     per_update, _ = loop_seconds_per_update(Path(record["log"]), args.log_interval)
-    return {**run, "per_update": per_update, "score": record["test_score"]}
+    timings = record["timings"]
+    return {
+        **run, "per_update": per_update, "score": record["test_score"],
+        "evaluation": timings["valid_seconds"] + timings["predict_seconds"],
+    }  # fmt: skip
 
 
-def run_transformers(settings: Path, env) -> dict:
+def run_transformers(settings: Path, env, spec, labels: list[str]) -> dict:
+    """A Trainer run (transformers_run, in a process of its own), its test predictions scored
+    with the registry's metric of the task, as ours are."""
     run = timed([sys.executable, __file__, "--transformers-run", settings], env, "the Trainer run")
     result = json.loads((settings.parent / "result.json").read_text())
-    return {**run, "per_update": result["per_update"], "score": result["score"]}
+    gold, predicted = (
+        [[labels[i] for i in example] if spec.is_sequence_labelling else labels[example]
+         for example in result[key]]
+        for key in ("gold", "predicted")
+    )  # fmt: skip
+    return {
+        **run, "per_update": result["per_update"], "score": spec.score(gold, predicted),
+        "evaluation": result["evaluation"],
+    }  # fmt: skip
 
 
 def transformers_run(settings_path: Path) -> None:
@@ -303,14 +327,24 @@ def transformers_run(settings_path: Path) -> None:
     trainer.train()
     test = trainer.predict(splits["test"])
     predictions = np.argmax(test.predictions, axis=-1)
-    Path(settings["out"], "test.predictions.npy").write_bytes(predictions.tobytes())
+    if token_level:  # the class ids of the labelled positions, example by example
+        labelled = test.label_ids != -100
+        gold = [row[keep].tolist() for row, keep in zip(test.label_ids, labelled)]
+        predicted = [row[keep].tolist() for row, keep in zip(predictions, labelled)]
+    else:
+        gold, predicted = test.label_ids.tolist(), predictions.tolist()
     loop = StepEnds.times[updates - 1] - StepEnds.times[interval - 1]
-    result = {"per_update": loop / (updates - interval), "score": test.metrics["test_accuracy"]}
+    validation = sum(entry.get("eval_runtime", 0) for entry in trainer.state.log_history)
+    result = {
+        "per_update": loop / (updates - interval), "gold": gold, "predicted": predicted,
+        "evaluation": validation + test.metrics["test_runtime"],
+    }  # fmt: skip
     (settings_path.parent / "result.json").write_text(json.dumps(result))
 
 
 def summary(runs: list[dict], batch_size: int, updates: int) -> dict:
-    """Medians of a route's runs: wall, CPU, loop examples/s, fixed seconds; and the runs."""
+    """Medians of a route's runs: wall, CPU, loop examples/s, fixed seconds, their evaluation
+    passes' seconds and the rest; and the runs."""
     fixed = [run["wall"] - updates * run["per_update"] for run in runs]
     return {
         "wall_seconds": round(statistics.median(run["wall"] for run in runs), 3),
@@ -319,12 +353,17 @@ def summary(runs: list[dict], batch_size: int, updates: int) -> dict:
             statistics.median(batch_size / run["per_update"] for run in runs), 1
         ),
         "fixed_seconds": round(statistics.median(fixed), 3),
+        "evaluation_seconds": round(statistics.median(run["evaluation"] for run in runs), 3),
+        "fixed_less_evaluation_seconds": round(
+            statistics.median(seconds - run["evaluation"] for run, seconds in zip(runs, fixed)), 3
+        ),
         "runs": [
             {
                 "wall": round(run["wall"], 3),
                 "cpu": round(run["cpu"], 3),
                 "loop_seconds_per_update": round(run["per_update"], 4),
                 "fixed": round(seconds, 3),
+                "evaluation": round(run["evaluation"], 3),
                 "load": run["load"],
                 "test_score": run["score"],
             }
@@ -353,9 +392,9 @@ def compare(
     hp = hyperparameters(spec, cfg.hparams)
     work = root / task
     work.mkdir()
+    labels = converted_examples(task, cfg, data_root, work / "examples.pt")
     settings = {
-        "model": str(root / "hf"), "data": str(work / "examples.pt"),
-        "num_labels": converted_examples(task, cfg, data_root, work / "examples.pt"),
+        "model": str(root / "hf"), "data": str(work / "examples.pt"), "num_labels": len(labels),
         "token_level": spec.task_kind.fairseq_task == "sequence_labeling", "seed": SEED,
         "updates": args.updates, "log_interval": args.log_interval,
         **{key: value for key, value in dataclasses.asdict(hp).items() if key != "patience"},
@@ -379,7 +418,7 @@ def compare(
                 out.mkdir()
                 path = out / "settings.json"
                 path.write_text(json.dumps({**settings, "out": str(out / "trainer")}))
-                run = run_transformers(path, env)
+                run = run_transformers(path, env, spec, labels)
             runs[route].append({**run, "load": load})
             print(f"{task} {route} run {repeat + 1}/{args.repeats}: {json.dumps(run)}, load "
                   f"{load}", file=sys.stderr, flush=True)  # fmt: skip
@@ -397,7 +436,8 @@ def compare(
 
 
 def ratios(ours: dict, other: dict) -> dict:
-    """Ours over another route: wall, CPU, loop examples/s and fixed seconds."""
+    """Ours over another route: wall, CPU, loop examples/s, fixed seconds and those less the
+    evaluation passes."""
     return {
         "wall": round(ours["wall_seconds"] / other["wall_seconds"], 3),
         "cpu": round(ours["cpu_seconds"] / other["cpu_seconds"], 3),
@@ -405,6 +445,9 @@ def ratios(ours: dict, other: dict) -> dict:
             ours["loop_examples_per_second"] / other["loop_examples_per_second"], 3
         ),
         "fixed": round(ours["fixed_seconds"] / other["fixed_seconds"], 3),
+        "fixed_less_evaluation": round(
+            ours["fixed_less_evaluation_seconds"] / other["fixed_less_evaluation_seconds"], 3
+        ),
     }
 
 
@@ -468,9 +511,21 @@ def main():
     import torch
     import transformers
 
+    from bio_roberta.finetuning.prediction_files import SINGLE_LABELS, TAGGED_WORDS
     from bio_roberta.hf.export_hf import export
+    from bio_roberta.tasks.registry import get_task
 
     tasks = chosen_tasks(args.task)
+    for task in tasks:
+        try:
+            predictions = get_task(task).task_kind.predictions
+        except KeyError as error:
+            parser.error(f"--task {task}: {error.args[0]}")
+        if predictions not in (TAGGED_WORDS, SINGLE_LABELS):
+            parser.error(
+                f"--task {task}: the Trainer route takes NER and single-label sentence "
+                "classification tasks only"
+            )
     result = {
         "device": "cpu",
         "threads": args.threads or torch.get_num_threads(),

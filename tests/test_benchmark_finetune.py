@@ -1,6 +1,6 @@
 """scripts/benchmark_finetune.py: without accelerate it says, before any work, that transformers'
-Trainer needs it; with accelerate, at its smallest on the sample, it prints both routes' walls
-and loop examples/s as JSON."""
+Trainer needs it; with accelerate, at its smallest on the sample, it prints both routes' walls,
+loop examples/s, evaluation seconds and test scores as JSON."""
 
 import importlib.util
 import json
@@ -42,4 +42,6 @@ def test_the_benchmark_prints_both_routes_walls_and_loop_speed():
     report = json.loads(done.stdout)["ncbi-disease"]
     for route in ("ours", "transformers"):
         (run,) = report[route]["runs"]
-        assert run["wall"] > run["fixed"] > 0 and report[route]["loop_examples_per_second"] > 0
+        assert run["wall"] > run["fixed"] > run["evaluation"] > 0
+        assert report[route]["loop_examples_per_second"] > 0
+        assert 0 <= run["test_score"] <= 1  # the registry's entity F1 on both routes

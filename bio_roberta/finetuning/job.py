@@ -139,8 +139,11 @@ def fine_tune(
         # what a killed sweep leaves: a run the report lists as unfinished, not one left out
         started_record = dataclasses.replace(record, status=STARTED, **environment_record())
         atomic_write_json(out / RESULT_FILE, started_record.to_json())
-        trainer = train(options, log_path)
+        validation_seconds: list[float] = []
+        trainer = train(options, log_path, validation_seconds)
         record.timings["train_seconds"] = round(time.monotonic() - started, 3)
+        if trainer is not None:  # its validation ran in this process: timed
+            record.timings["valid_seconds"] = round(sum(validation_seconds), 3)
         selected = "checkpoint_last.pt" if fixed_updates else "checkpoint_best.pt"
         checkpoint = out / "checkpoints" / selected
         if not checkpoint.exists():
@@ -323,11 +326,34 @@ def trainers_kept(kept: list) -> Iterator[None]:
         fairseq_train.Trainer = build
 
 
-def train(options: list[str], log_path: Path):
+@contextlib.contextmanager
+def validation_timed(seconds: list) -> Iterator[None]:
+    """The seconds of each validation pass fairseq-train's main makes in this process during the
+    block appended to `seconds` (a run's record tells its validation from its updates)."""
+    from fairseq_cli import train as fairseq_train
+
+    validate = fairseq_train.validate
+
+    def timed(*args, **kwargs):
+        started = time.monotonic()
+        try:
+            return validate(*args, **kwargs)
+        finally:
+            seconds.append(time.monotonic() - started)
+
+    fairseq_train.validate = timed
+    try:
+        yield
+    finally:
+        fairseq_train.validate = validate
+
+
+def train(options: list[str], log_path: Path, validation_seconds: Optional[list] = None):
     """fairseq-train with the command line `options`, in this process (torch, fairseq and the
     plugin are imported once for every run of a job, not once more per run), its output written to
     log_path; its fairseq Trainer (None where it trained in processes of its own: several devices),
-    or a FinetuneError with the log's tail when it fails."""
+    or a FinetuneError with the log's tail when it fails. validation_seconds: a list each
+    validation pass in this process appends its seconds to."""
     kept: list = []
     with open(log_path, "w") as log, output_to(log), fairseqs_hydra():
         from fairseq import options as fairseq_arguments
@@ -340,7 +366,11 @@ def train(options: list[str], log_path: Path):
                 fairseq_arguments.get_training_parser(), input_args=options
             )
             kill_point("fine_tune:training-started:command", owner_pid())
-            with trainers_kept(kept), optimizers_without_dynamo():
+            with (
+                trainers_kept(kept),
+                validation_timed([] if validation_seconds is None else validation_seconds),
+                optimizers_without_dynamo(),
+            ):
                 distributed_utils.call_main(fairseq_config(args), fairseq_train.main)
             failure = None
         except SystemExit as exit:  # fairseq's argparse refusing an option, as the command exits
