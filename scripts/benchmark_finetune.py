@@ -5,10 +5,11 @@ of the same pretrained weights and the same converted data, as one JSON object.
 The model: RoBERTa 4 layers x 256 (4 heads, 128 positions), random-initialised and given two
 masked-LM updates (fairseq-train with the plugin) on the first task's converted text, with a BPE
 vocabulary learned on the tasks' files; export-hf gives transformers the same weights and ids. The
-tasks (NER: NCBI-disease, the shared release when the shared data dir has it, else the bundled
-sample; sentence classification: the sample's ChemProt; or --task NAME=DIR) are converted once
-with convert-task. The Trainer gets the examples as our fairseq task reads them from that
-conversion (the same token ids, <s> first, and class ids), so neither route tokenizes in its run.
+tasks (NER: NCBI-disease; sentence classification: GAD as BLURB splits it, gad-blurb; each the
+shared release when the shared data dir has it, else the bundled sample's NCBI-disease and
+ChemProt; or --task NAME=DIR) are converted once with convert-task. The Trainer gets the examples
+as our fairseq task reads them from that conversion (the same token ids, <s> first, and class ids),
+so neither route tokenizes in its run.
 
 A run, on either route, is one command from start to result: --updates updates of the registry's
 batch size (or --batch-size), learning rate, warmup ratio, weight decay and dropout, Adam as our
@@ -55,6 +56,7 @@ sys.path.insert(0, str(REPO))
 # the shared release's folder as tests/conftest.py finds it
 SHARED_DATA = Path(os.environ.get("BIO_ROBERTA_SHARED_DATA", REPO.parent / "shared" / "data"))
 SHARED_NCBI = SHARED_DATA / "ner" / "NCBI-disease"
+SHARED_GAD = SHARED_DATA / "re" / "GAD"
 SAMPLE_TASKS = REPO / "sample" / "tasks"
 POSITIONS = 128
 MODEL = [
@@ -72,7 +74,11 @@ TRAIN_INNER = re.compile(r"\| train_inner \| .* ups=([\d.]+), .* num_updates=(\d
 
 
 def default_tasks() -> dict[str, Path]:
+    """The issue's two kinds on the shared releases (NCBI-disease, BLURB's GAD split), each the
+    sample's task where the shared data dir lacks it."""
     ner = SHARED_NCBI if SHARED_NCBI.is_dir() else SAMPLE_TASKS / "ncbi-disease"
+    if SHARED_GAD.is_dir():
+        return {"ncbi-disease": ner, "gad-blurb": SHARED_GAD}
     return {"ncbi-disease": ner, "chemprot": SAMPLE_TASKS / "chemprot"}
 
 
