@@ -184,7 +184,7 @@ def converted_examples(task: str, cfg, data_root: Path, path: Path) -> list[str]
                 {
                     "input_ids": item["net_input.src_tokens"].tolist(),
                     "labels": [t if t >= 0 else -100 for t in target.tolist()]
-                    if target.numel() > 1 or spec.task_kind.fairseq_task == "sequence_labeling"
+                    if target.numel() > 1 or spec.is_sequence_labelling
                     else int(target),
                 }
             )
@@ -401,7 +401,7 @@ def compare(
     labels = converted_examples(task, cfg, data_root, work / "examples.pt")
     settings = {
         "model": str(root / "hf"), "data": str(work / "examples.pt"), "num_labels": len(labels),
-        "token_level": spec.task_kind.fairseq_task == "sequence_labeling", "seed": SEED,
+        "token_level": spec.is_sequence_labelling, "seed": SEED,
         "updates": args.updates, "log_interval": args.log_interval,
         **{key: value for key, value in dataclasses.asdict(hp).items() if key != "patience"},
         "adam_betas": list(ast.literal_eval(cfg.optimization["adam_betas"])),
