@@ -18,12 +18,14 @@ epoch's end put off past the last epoch), the best checkpoint kept, test predict
 written. Ours: `bio-roberta finetune`; with --baseline REV also `bio-roberta finetune` of this
 repository's revision REV (git archive), alternating with the others, so that a change's before and
 after are measured under the same load. Theirs: this script with --transformers-run, a new Python
-process that loads the export with a new head into a Trainer (load_best_model_at_end; its selection
-metric: accuracy of the labelled positions) and predicts test, whose class ids this script scores
-with the registry's metric of the task, as ours are scored (an NER sentence that conversion split
-in pieces is scored piece by piece). The Trainer route takes NER and single-label sentence
-classification tasks. transformers' Trainer needs the `accelerate` package (setup.py's `benchmark`
-extra). The routes alternate, --repeats runs each.
+process that loads the export with a new head into a Trainer (scripts/benchmarks/
+finetune_trainer.py: length-grouped batches by default, --trainer-sampling; gradients clipped at
+our run's max-norm, --clip-norm; load_best_model_at_end; its selection metric: accuracy of the
+labelled positions; each task's JSON names this configuration) and predicts test, whose class ids
+this script scores with the registry's metric of the task, as ours are scored (an NER sentence
+that conversion split in pieces is scored piece by piece). The Trainer route takes NER and
+single-label sentence classification tasks. transformers' Trainer needs the `accelerate` package
+(setup.py's `benchmark` extra). The routes alternate, --repeats runs each.
 
 Per run: whole-run wall (process start to exit), its CPU seconds (user + system, of every process of
 the run: a loaded machine inflates them far less than the wall), examples/s in the update loop from
@@ -34,7 +36,7 @@ the record's valid_seconds + predict_seconds; theirs: the Trainer's eval_runtime
 the fixed seconds less those, and the 1-minute load average before the run. Medians of each, and
 ours over theirs (and over the baseline's).
     python scripts/benchmark_finetune.py [--updates 100 --repeats 5 --threads N --batch-size N]
-        [--baseline REV]
+        [--baseline REV] [--trainer-sampling random] [--clip-norm 1.0]
 """
 
 import argparse
@@ -53,6 +55,14 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "scripts"))
+from benchmarks.finetune_trainer import (  # noqa: E402
+    NEEDS_ACCELERATE,
+    SAMPLING,
+    trainer_configuration,
+    transformers_run,
+)
+
 # the shared release's folder as tests/conftest.py finds it
 SHARED_DATA = Path(os.environ.get("BIO_ROBERTA_SHARED_DATA", REPO.parent / "shared" / "data"))
 SHARED_NCBI = SHARED_DATA / "ner" / "NCBI-disease"
@@ -65,10 +75,6 @@ MODEL = [
     "--max-positions", str(POSITIONS),
 ]  # fmt: skip
 SEED = 1
-NEEDS_ACCELERATE = (
-    "transformers' Trainer needs the accelerate package, which this environment lacks: "
-    "pip install 'bio-roberta[benchmark]' (or accelerate) to run the transformers route"
-)
 # fairseq's train_inner line: its update count and updates/s over the interval it closes
 TRAIN_INNER = re.compile(r"\| train_inner \| .* ups=([\d.]+), .* num_updates=(\d+),")
 
@@ -147,6 +153,7 @@ def run_overrides(task: str, data_root: Path, args) -> list[str]:
         f"extra_args=[--validate-interval,{epochs + 1},--save-interval,{epochs + 1}]",
         f"log_interval={args.log_interval}",
         "cpu=true",
+        *([f"optimization.clip_norm={args.clip_norm}"] if args.clip_norm is not None else []),
     ]
 
 
@@ -242,6 +249,7 @@ def run_ours(task: str, pretrained: Path, data_root: Path, results: Path, overri
     return {
         **run, "per_update": per_update, "score": record["test_score"],
         "evaluation": timings["valid_seconds"] + timings["predict_seconds"],
+        "clip_norm": record["config"]["optimization"]["clip_norm"],
     }  # fmt: skip
 
 
@@ -259,93 +267,6 @@ def run_transformers(settings: Path, env, spec, labels: list[str]) -> dict:
         **run, "per_update": result["per_update"], "score": spec.score(gold, predicted),
         "evaluation": result["evaluation"],
     }  # fmt: skip
-
-
-def transformers_run(settings_path: Path) -> None:
-    """One Trainer run from the settings compare() wrote (in a process of its own)."""
-    if importlib.util.find_spec("accelerate") is None:
-        raise SystemExit(NEEDS_ACCELERATE)
-    import numpy as np
-    import torch
-    from transformers import (
-        AutoModelForSequenceClassification,
-        AutoModelForTokenClassification,
-        Trainer,
-        TrainerCallback,
-        TrainingArguments,
-    )
-
-    settings = json.loads(settings_path.read_text())
-    splits = torch.load(settings["data"])
-    token_level = settings["token_level"]
-    model_class = (
-        AutoModelForTokenClassification if token_level else AutoModelForSequenceClassification
-    )
-    dropout = settings["dropout"]
-    model = model_class.from_pretrained(
-        settings["model"], num_labels=settings["num_labels"], hidden_dropout_prob=dropout,
-        attention_probs_dropout_prob=dropout,
-    )  # fmt: skip
-    pad = model.config.pad_token_id
-
-    def collate(examples):
-        length = max(len(e["input_ids"]) for e in examples)
-        ids = torch.full((len(examples), length), pad)
-        for row, example in enumerate(examples):
-            ids[row, : len(example["input_ids"])] = torch.tensor(example["input_ids"])
-        if token_level:
-            labels = torch.full((len(examples), length), -100)
-            for row, example in enumerate(examples):
-                labels[row, : len(example["labels"])] = torch.tensor(example["labels"])
-        else:
-            labels = torch.tensor([example["labels"] for example in examples])
-        return {"input_ids": ids, "attention_mask": ids.ne(pad).long(), "labels": labels}
-
-    def accuracy(prediction) -> dict:
-        logits, labels = prediction
-        predicted = np.argmax(logits, axis=-1)
-        labelled = labels != -100
-        return {"accuracy": float((predicted == labels)[labelled].mean())}
-
-    class StepEnds(TrainerCallback):
-        times = []
-
-        def on_step_end(self, args, state, control, **kwargs):
-            self.times.append(time.perf_counter())
-
-    updates, interval = settings["updates"], settings["log_interval"]
-    arguments = TrainingArguments(
-        output_dir=settings["out"], use_cpu=True, seed=settings["seed"], max_steps=updates,
-        per_device_train_batch_size=settings["batch_size"], per_device_eval_batch_size=32,
-        learning_rate=settings["lr"], warmup_steps=int(settings["warmup_ratio"] * updates),
-        lr_scheduler_type="linear", weight_decay=settings["weight_decay"],
-        adam_beta1=settings["adam_betas"][0], adam_beta2=settings["adam_betas"][1],
-        adam_epsilon=settings["adam_eps"], eval_strategy="steps", eval_steps=updates,
-        save_strategy="steps", save_steps=updates, save_total_limit=1, save_only_model=True,
-        load_best_model_at_end=True, metric_for_best_model="accuracy", logging_steps=interval,
-        dataloader_num_workers=0, report_to=[], disable_tqdm=True,
-    )  # fmt: skip
-    trainer = Trainer(
-        model=model, args=arguments, train_dataset=splits["train"],
-        eval_dataset=splits["valid"], data_collator=collate, compute_metrics=accuracy,
-        callbacks=[StepEnds()],
-    )  # fmt: skip
-    trainer.train()
-    test = trainer.predict(splits["test"])
-    predictions = np.argmax(test.predictions, axis=-1)
-    if token_level:  # the class ids of the labelled positions, example by example
-        labelled = test.label_ids != -100
-        gold = [row[keep].tolist() for row, keep in zip(test.label_ids, labelled)]
-        predicted = [row[keep].tolist() for row, keep in zip(predictions, labelled)]
-    else:
-        gold, predicted = test.label_ids.tolist(), predictions.tolist()
-    loop = StepEnds.times[updates - 1] - StepEnds.times[interval - 1]
-    validation = sum(entry.get("eval_runtime", 0) for entry in trainer.state.log_history)
-    result = {
-        "per_update": loop / (updates - interval), "gold": gold, "predicted": predicted,
-        "evaluation": validation + test.metrics["test_runtime"],
-    }  # fmt: skip
-    (settings_path.parent / "result.json").write_text(json.dumps(result))
 
 
 def summary(runs: list[dict], batch_size: int, updates: int) -> dict:
@@ -399,6 +320,8 @@ def compare(
     work = root / task
     work.mkdir()
     labels = converted_examples(task, cfg, data_root, work / "examples.pt")
+    # gradients clipped alike: our run's --clip-norm is the Trainer's max_grad_norm
+    peer = trainer_configuration(args.trainer_sampling, float(cfg.optimization["clip_norm"]))
     settings = {
         "model": str(root / "hf"), "data": str(work / "examples.pt"), "num_labels": len(labels),
         "token_level": spec.is_sequence_labelling, "seed": SEED,
@@ -406,6 +329,7 @@ def compare(
         **{key: value for key, value in dataclasses.asdict(hp).items() if key != "patience"},
         "adam_betas": list(ast.literal_eval(cfg.optimization["adam_betas"])),
         "adam_eps": float(cfg.optimization["adam_eps"]),
+        "trainer_configuration": peer,
     }  # fmt: skip
     env = dict(os.environ)
     if args.threads:
@@ -428,10 +352,15 @@ def compare(
             runs[route].append({**run, "load": load})
             print(f"{task} {route} run {repeat + 1}/{args.repeats}: {json.dumps(run)}, load "
                   f"{load}", file=sys.stderr, flush=True)  # fmt: skip
+    clipped = {float(run["clip_norm"]) for route in code for run in runs[route]}
+    if clipped != {peer["max_grad_norm"]}:
+        raise SystemExit(f"{task}: our runs' records say clip_norm {clipped}, the Trainer's is "
+                         f"{peer['max_grad_norm']}: gradients were not clipped alike")  # fmt: skip
     routes = {route: summary(found, hp.batch_size, args.updates) for route, found in runs.items()}
     return {
         "batch_size": hp.batch_size,
         "updates": args.updates,
+        "trainer_configuration": peer,
         **routes,
         **{
             f"ours_over_{other}": ratios(routes["ours"], routes[other])
@@ -498,6 +427,14 @@ def main():
     parser.add_argument("--batch-size", type=int, help="default: each task's registry batch")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--threads", type=int, help="OMP_NUM_THREADS of both routes' runs")
+    parser.add_argument(
+        "--trainer-sampling", choices=SAMPLING, default=SAMPLING[0], help="the Trainer's "
+        "train_sampling_strategy (default: group_by_length, batches of similar lengths)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--clip-norm", type=float, help="gradient clipping max-norm of both routes (fairseq's "
+        "--clip-norm, the Trainer's max_grad_norm; 0: none); default: the sweep config's",
+    )  # fmt: skip
     parser.add_argument(
         "--task", action="append", metavar="NAME=DIR", help="a registry task and its release "
         "folder, instead of the default two (repeatable)",

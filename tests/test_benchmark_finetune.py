@@ -1,6 +1,7 @@
 """scripts/benchmark_finetune.py: without accelerate it says, before any work, that transformers'
 Trainer needs it; with accelerate, at its smallest on the sample, it prints both routes' walls,
-loop examples/s, evaluation seconds and test scores as JSON."""
+loop examples/s, evaluation seconds and test scores as JSON, and the Trainer's configuration:
+length-grouped batches, gradients clipped at our run's max-norm."""
 
 import importlib.util
 import json
@@ -35,11 +36,15 @@ def test_the_benchmark_prints_both_routes_walls_and_loop_speed():
     task = f"ncbi-disease={SAMPLE_DIR / 'tasks' / 'ncbi-disease'}"
     done = subprocess.run(
         [sys.executable, BENCHMARK, "--task", task, "--updates", "6", "--log-interval", "2",
-         "--batch-size", "4", "--repeats", "1"],
+         "--batch-size", "4", "--repeats", "1", "--clip-norm", "1.0"],
         capture_output=True, text=True,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout)["ncbi-disease"]
+    # the peer as a careful user runs it: length-grouped batches, gradients clipped as ours
+    # (compare() checked our run's record against it)
+    assert report["trainer_configuration"]["train_sampling_strategy"] == "group_by_length"
+    assert report["trainer_configuration"]["max_grad_norm"] == 1.0
     for route in ("ours", "transformers"):
         (run,) = report[route]["runs"]
         assert run["wall"] > run["fixed"] > run["evaluation"] > 0

@@ -12,6 +12,7 @@
     measure.py             one measurement in its own process (benchmark_train.py --measure)
     at_scale.py            --mfu: every route at each micro-batch, with model-FLOPs utilisation
     cpu_comparison.py      the default: ours against stock fairseq and transformers on the CPU
+    finetune_trainer.py    scripts/benchmark_finetune.py's peer: one transformers Trainer run
 
 The architectures' shapes come from fairseq's registry (user_dir/architectures.py).
 """
