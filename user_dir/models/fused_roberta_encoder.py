@@ -22,11 +22,20 @@ LENGTH_BUCKET lengths, each compiled once as a static graph.
 
 ``unpadded`` runs the fused layers on the real tokens only: the batch's tokens are gathered into
 one N x C matrix, every projection, GELU, dropout, residual and LayerNorm runs on those N rows and
-only attention sees the B x T layout (scattered into it, masked as before, gathered back). A batch
-drawn at random from sentences of varied lengths, as fine-tuning draws them, is as long as its
-longest row (NCBI-disease's batches of 32: half padding); the GEMMs, the dominant cost, then do the
-work of the real tokens only. Finding the real tokens takes one wait for the GPU per batch (their
-number); features at padding positions are zeros.
+only attention sees rows of a batch: the rows sorted by length and cut into groups (RealTokens),
+each group scattered into its own g x L layout (L its longest row), masked where shorter rows end,
+gathered back. A batch drawn at random from sentences of varied lengths, as fine-tuning draws them,
+is as long as its longest row (NCBI-disease's batches of 32: half padding, three quarters of the
+attention scores); the GEMMs then do the work of the real tokens only, and attention little more.
+Finding the real tokens takes one wait for the GPU per batch (their lengths); features at padding
+positions are zeros.
+
+A sentence classification head (fairseq's RobertaClassificationHead) reads the first token's
+features only. Called with a head of that kind (``classification_head_name``, no
+``return_all_hiddens``), the model runs the encoder's last layer for that token only: keys and
+values of every token, then the query, attention output, feed-forward and LayerNorms of the first
+position (``first_token_only``: features B x 1 x C). Every layer below is unchanged, and so is
+what the head reads.
 
 It only replaces forward code: ``use_fused_encoder`` switches an existing RobertaEncoder's class
 to FusedRobertaEncoder, which reads the parameters of fairseq's own submodules. State dicts,
@@ -40,7 +49,9 @@ import logging
 import torch
 import torch.nn.functional as F
 import torch.utils.checkpoint
-from fairseq.models.roberta.model import RobertaEncoder
+from fairseq.models.roberta.model import RobertaClassificationHead, RobertaEncoder
+
+from user_dir.models._real_tokens import RealTokens, attend
 
 logger = logging.getLogger(__name__)
 
@@ -68,10 +79,13 @@ def encoder_layer(
     normalize_before,
     training,
     rows=None,
+    first_token_only=False,
 ):
     """fairseq's TransformerEncoderLayer on batch-major x (B x T x C); ``keep`` is None or the
     B x 1 x 1 x T mask of the keys to attend to; ``params`` as ``layer_params`` returns them.
-    With ``rows`` (RealTokens), x is the N x C matrix of the batch's real tokens."""
+    With ``rows`` (RealTokens), x is the N x C matrix of the batch's real tokens. With
+    ``first_token_only`` the output is the first position's only (B x 1 x C; with rows, B x C in
+    the rows' order of lengths)."""
     (
         q_w,
         q_b,
@@ -95,14 +109,15 @@ def encoder_layer(
     if normalize_before:
         x = F.layer_norm(x, (width,), attn_ln_w, attn_ln_b, eps)
     qkv = F.linear(x, torch.cat([q_w, k_w, v_w]), torch.cat([q_b, k_b, v_b]))
+    attention_dropout_p = attention_dropout_p if training else 0.0
     if rows is not None:
-        qkv = rows.scatter(qkv)
-    q, k, v = qkv.view(batch, length, 3, heads, width // heads).permute(2, 0, 3, 1, 4).unbind(0)
-    attention = F.scaled_dot_product_attention(
-        q, k, v, attn_mask=keep, dropout_p=attention_dropout_p if training else 0.0
-    )
-    attention = attention.transpose(1, 2).reshape(batch, length, width)
-    x = F.linear(rows.gather(attention) if rows is not None else attention, out_w, out_b)
+        attention = rows.attend(qkv, heads, attention_dropout_p, first_token_only)
+        residual = rows.first_tokens(residual) if first_token_only else residual
+    else:
+        queries = 1 if first_token_only else length
+        attention = attend(qkv.view(batch, length, -1), keep, heads, attention_dropout_p, queries)
+        residual = residual[:, :1] if first_token_only else residual
+    x = F.linear(attention, out_w, out_b)
     x = residual + dropout(x, dropout_p, training)
     if not normalize_before:
         x = F.layer_norm(x, (width,), attn_ln_w, attn_ln_b, eps)
@@ -114,23 +129,6 @@ def encoder_layer(
     if not normalize_before:
         x = F.layer_norm(x, (width,), final_ln_w, final_ln_b, eps)
     return x
-
-
-class RealTokens:
-    """Where a padded B x T batch's real tokens are: ``gather`` takes their rows out of a
-    B x T x C tensor as N x C, ``scatter`` puts N x C rows back, zeros at padding."""
-
-    def __init__(self, padding: torch.Tensor, width: int):
-        self.shape = (*padding.shape, width)
-        self.index = (~padding).flatten().nonzero().squeeze(1)
-
-    def gather(self, x: torch.Tensor) -> torch.Tensor:
-        return x.flatten(0, 1).index_select(0, self.index)
-
-    def scatter(self, rows: torch.Tensor) -> torch.Tensor:
-        batch, length, _ = self.shape
-        padded = rows.new_zeros(batch * length, rows.size(-1))
-        return padded.index_copy(0, self.index, rows).view(batch, length, -1)
 
 
 @functools.cache
@@ -211,12 +209,17 @@ class FusedRobertaEncoder(RobertaEncoder):
         return_all_hiddens=False,
         masked_tokens=None,
         has_padding=None,
+        first_token_only=False,
         **unused,
     ):
-        """fairseq's RobertaEncoder.forward; ``has_padding`` (see extract_features) and
-        ``masked_tokens`` as a boolean mask or as flat positions (see output_layer) added."""
+        """fairseq's RobertaEncoder.forward; ``has_padding`` and ``first_token_only`` (see
+        extract_features) and ``masked_tokens`` as a boolean mask or as flat positions (see
+        output_layer) added."""
         x, extra = self.extract_features(
-            src_tokens, return_all_hiddens=return_all_hiddens, has_padding=has_padding
+            src_tokens,
+            return_all_hiddens=return_all_hiddens,
+            has_padding=has_padding,
+            first_token_only=first_token_only and features_only,
         )
         if not features_only:
             x = self.output_layer(x, masked_tokens=masked_tokens)
@@ -224,7 +227,8 @@ class FusedRobertaEncoder(RobertaEncoder):
 
     def extract_features(self, src_tokens, return_all_hiddens=False, **kwargs):
         """fairseq's features; ``has_padding``, when the caller knows it, spares the check of
-        src_tokens for padding, a wait for the GPU (fairseq's encoder has one per layer)."""
+        src_tokens for padding, a wait for the GPU (fairseq's encoder has one per layer);
+        ``first_token_only``: the first position's only, B x 1 x C (the module doc)."""
         encoder = self.sentence_encoder
         length = src_tokens.size(1)
         compiled = self.implementation == "compiled"
@@ -247,10 +251,18 @@ class FusedRobertaEncoder(RobertaEncoder):
             x = rows.gather(x)
         elif keep is not None:
             x = x.masked_fill(padding.unsqueeze(-1), 0)
+        # the first position's features alone, where it is a real token of every row (unpadded,
+        # where a padding position's features are zeros) and no layer's states are returned
+        first_token_only = (
+            kwargs.get("first_token_only", False)
+            and not return_all_hiddens
+            and (rows is None or not bool(padding[:, 0].any()))
+        )
         states = [x] if return_all_hiddens else []
         layer_fn = compiled_encoder_layer if compiled else encoder_layer
         checkpointing = encoder.cfg.checkpoint_activations and self.training
-        for layer in encoder.layers:
+        last = len(encoder.layers) - 1
+        for number, layer in enumerate(encoder.layers):
             options = dict(
                 heads=layer.self_attn.num_heads,
                 eps=layer.final_layer_norm.eps,
@@ -261,6 +273,7 @@ class FusedRobertaEncoder(RobertaEncoder):
                 normalize_before=layer.normalize_before,
                 training=self.training,
                 rows=rows,
+                first_token_only=first_token_only and number == last,
             )
             if checkpointing:
                 x = torch.utils.checkpoint.checkpoint(
@@ -272,6 +285,8 @@ class FusedRobertaEncoder(RobertaEncoder):
                 states.append(x)
         if encoder.layer_norm is not None:
             x = encoder.layer_norm(x)
+        if first_token_only:
+            return (rows.batch_order(x)[:, None] if rows is not None else x), {"inner_states": None}
         if rows is not None:
             x, states = rows.scatter(x), [rows.scatter(state) for state in states]
         # the batch's own length again; fairseq's inner_states are T x B x C
@@ -322,6 +337,19 @@ def fine_tuning_implementation(model, choice: str, cpu: bool) -> str:
     return "fairseq"
 
 
+def sentence_heads_read_first_token(model, args, kwargs):
+    """The fused model's forward pre-hook: a call through a sentence classification head that
+    reads the first token only (fairseq's RobertaClassificationHead) asks the encoder for that
+    token's features only (``first_token_only``; fairseq's encoder takes and ignores it)."""
+    name = kwargs.get("classification_head_name")
+    if name is None or kwargs.get("return_all_hiddens") or len(args) > 2:
+        return None
+    head = model.classification_heads[name]
+    if type(head).forward is not RobertaClassificationHead.forward:
+        return None
+    return args, {**kwargs, "first_token_only": True}
+
+
 def use_fused_encoder(model, implementation: str) -> None:
     """Run a fairseq RoBERTa model's encoder through IMPLEMENTATION: 'fairseq' (unchanged), 'fused'
     or 'compiled' (fused, each layer through torch.compile). Parameters and state dict are
@@ -350,4 +378,8 @@ def use_fused_encoder(model, implementation: str) -> None:
     encoder.fairseq_class = own
     encoder.__class__ = FusedRobertaEncoder
     encoder.implementation = implementation
+    if not hasattr(model, "first_token_hook") and hasattr(model, "classification_heads"):
+        model.first_token_hook = model.register_forward_pre_hook(
+            sentence_heads_read_first_token, with_kwargs=True
+        )
     logger.info("RoBERTa encoder: %s implementation", implementation)

@@ -1,0 +1,121 @@
+"""The unpadded route's layout of a batch (user_dir/models/fused_roberta_encoder.py, ``unpadded``):
+its real tokens as one N x C matrix for every per-token operation, and attention on the rows of
+the batch sorted by length and cut into groups, each padded to its own longest row only.
+
+Not registered itself (the leading underscore keeps user_dir/__init__.py from importing it as a
+component).
+"""
+
+import torch
+import torch.nn.functional as F
+
+
+def attend(qkv, keep, heads, dropout_p, queries):
+    """Attention of a g x L x 3C projection (queries, keys, values side by side) under ``keep``
+    (None or the g x 1 x 1 x L mask of the keys to attend to), for the first ``queries`` positions
+    of each row: g x queries x C."""
+    batch, length, _ = qkv.shape
+    q, k, v = qkv.view(batch, length, 3, heads, -1).permute(2, 0, 3, 1, 4).unbind(0)
+    attention = F.scaled_dot_product_attention(
+        q[:, :, :queries], k, v, attn_mask=keep, dropout_p=dropout_p
+    )
+    return attention.transpose(1, 2).reshape(batch, queries, -1)
+
+
+# What one more group costs RealTokens' attention, in squared row lengths x model width (a row of
+# a group of longest row L costs L^2 x width): one scaled_dot_product_attention call forward and
+# backward on the 2-core CPU took about as long as the attention of a 40-token row at width 256
+# (roberta 4 x 256, 4 heads; the call's own cost does not grow with the width, the scores' does).
+GROUP_COST = 40**2 * 256
+
+
+def length_groups(lengths: list[int], group_cost: float) -> list[int]:
+    """Where to cut rows sorted by length, longest first, into groups (the end of each) so that
+    the attention of the groups, each padded to its longest row, costs least:
+    sum over groups of group_cost + rows x longest^2 (group_cost: GROUP_COST / width)."""
+    best, cut = [0], []  # best[i]: the least cost of the first i rows; cut[i - 1]: its last start
+    for end in range(1, len(lengths) + 1):
+        cost, start = min(
+            (best[start] + group_cost + (end - start) * lengths[start] ** 2, start)
+            for start in range(end)
+        )
+        best.append(cost)
+        cut.append(start)
+    ends, end = [], len(lengths)
+    while end:
+        ends.append(end)
+        end = cut[end - 1]
+    return ends[::-1]
+
+
+class RealTokens:
+    """Where a padded B x T batch's real tokens are, and the layout attention sees them in.
+
+    ``gather`` takes their rows out of a B x T x C tensor as N x C, ``scatter`` puts N x C rows
+    back, zeros at padding. The N rows are ordered row by row, the batch's rows sorted by length
+    (longest first, stable), and those rows cut into groups (length_groups); ``attend`` runs
+    attention group by group, each in its own g x L layout, L its longest row, where each row's
+    real tokens come first (a row's tokens attend to the same tokens in the same order, so the
+    result is the padded batch's). ``first_tokens`` takes each row's first real token."""
+
+    def __init__(self, padding: torch.Tensor, width: int):
+        self.shape = (*padding.shape, width)
+        batch, length = padding.shape
+        real = ~padding
+        counts = real.sum(1).tolist()
+        order = sorted(range(batch), key=lambda row: -counts[row])
+        self.order = torch.tensor(order, device=padding.device)
+        positions = self.order[:, None] * length + torch.arange(length, device=padding.device)
+        self.index = positions[real[self.order]]
+        lengths = [counts[row] for row in order]
+        starts = [0]
+        for count in lengths:
+            starts.append(starts[-1] + count)
+        self.first = torch.tensor(starts[:-1], device=padding.device)
+        self.unsorted = torch.argsort(self.order)
+        self.groups = []  # (first token, end token, rows, longest, slots or None, keep or None)
+        begin = 0
+        for end in length_groups(lengths, GROUP_COST / width):
+            group = lengths[begin:end]
+            longest = group[0]
+            slots = keep = None
+            if group[-1] < longest:  # shorter rows: their tokens' slots and the keys to keep
+                slots = torch.cat(
+                    [row * longest + torch.arange(count) for row, count in enumerate(group)]
+                ).to(padding.device)
+                keep = (torch.arange(longest) < torch.tensor(group)[:, None]).to(padding.device)
+                keep = keep[:, None, None, :]
+            self.groups.append((starts[begin], starts[end], end - begin, longest, slots, keep))
+            begin = end
+
+    def gather(self, x: torch.Tensor) -> torch.Tensor:
+        return x.flatten(0, 1).index_select(0, self.index)
+
+    def scatter(self, rows: torch.Tensor) -> torch.Tensor:
+        batch, length, _ = self.shape
+        padded = rows.new_zeros(batch * length, rows.size(-1))
+        return padded.index_copy(0, self.index, rows).view(batch, length, -1)
+
+    def attend(self, qkv, heads, dropout_p, first_token_only=False) -> torch.Tensor:
+        """Attention of the N x 3C projection of the real tokens: N x C, or with
+        first_token_only each row's first token's, B x C in the rows' order of lengths."""
+        outputs = []
+        for first, end, rows, longest, slots, keep in self.groups:
+            part = qkv[first:end]
+            if slots is not None:
+                part = part.new_zeros(rows * longest, part.size(-1)).index_copy(0, slots, part)
+            queries = 1 if first_token_only else longest
+            output = attend(part.view(rows, longest, -1), keep, heads, dropout_p, queries)
+            output = output.flatten(0, 1)
+            if slots is not None and not first_token_only:
+                output = output.index_select(0, slots)
+            outputs.append(output)
+        return torch.cat(outputs) if len(outputs) > 1 else outputs[0]
+
+    def first_tokens(self, x: torch.Tensor) -> torch.Tensor:
+        """Each row's first real token of the N x C rows: B x C in the rows' order of lengths."""
+        return x.index_select(0, self.first)
+
+    def batch_order(self, x: torch.Tensor) -> torch.Tensor:
+        """B x ... rows in the rows' order of lengths, in the batch's order again."""
+        return x.index_select(0, self.unsorted)
