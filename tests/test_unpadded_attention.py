@@ -1,8 +1,9 @@
-"""The unpadded encoder's attention in groups of rows of similar length, and the first-token route
-of sentence classification heads (user_dir/models/fused_roberta_encoder.py), compute fairseq's
-RoBERTa: the same logits and gradients for the same weights and batch (fp32, dropout off), on
-batches whose rows fall into several groups, with padding inside a group and with padding that
-is not at a row's end. Tolerances as tests/test_fused_encoder.py's."""
+"""The unpadded encoder's attention in groups of rows of similar length, and its last layer run
+at the positions the caller reads alone (a sentence head's first position, sequence labelling's
+tagged ones; user_dir/models/fused_roberta_encoder.py), compute fairseq's RoBERTa: the same
+logits and gradients for the same weights and batch (fp32, dropout off), on batches whose rows
+fall into several groups, with padding inside a group and with padding that is not at a row's
+end. Tolerances as tests/test_fused_encoder.py's."""
 
 import copy
 
@@ -63,10 +64,10 @@ def test_unpadded_groups_give_fairseq_s_logits_states_and_gradients():
 
 def classify(model, tokens, labels):
     """Sentence classification as fairseq's sentence_prediction criterion calls the model: its
-    logits, the parameters' gradients, and the shape of the features the head read."""
+    logits, the parameters' gradients, and the features the head read."""
     read = []
     head = model.classification_heads["sentence"]
-    hook = head.register_forward_pre_hook(lambda _module, inputs: read.append(inputs[0].shape))
+    hook = head.register_forward_pre_hook(lambda _module, inputs: read.append(inputs[0].detach()))
     model.zero_grad(set_to_none=True)
     logits, _ = model(tokens, features_only=True, classification_head_name="sentence")
     hook.remove()
@@ -75,36 +76,71 @@ def classify(model, tokens, labels):
     return logits, grads, read[0]
 
 
-@pytest.mark.parametrize("implementation", ["fused", "unpadded"])
+def assert_same_gradients(ours, grads):
+    largest_gradient = max(g.abs().max() for g in grads.values())
+    assert grads.keys() == ours.keys()
+    for name, grad in grads.items():
+        assert (ours[name] - grad).abs().max() <= TOLERANCE * largest_gradient, name
+
+
 @pytest.mark.parametrize("layers", [1, 2])
-def test_a_sentence_head_reads_the_first_token_computed_alone_as_fairseq_computes_it(
-    implementation, layers
-):
+def test_a_sentence_head_reads_the_first_position_computed_alone_as_fairseq_computes_it(layers):
     stock = tiny_roberta(encoder_layers=layers)
     stock.register_classification_head("sentence", num_classes=3)
     stock.eval()  # the head's dropout off, as the encoder's
     ours = copy.deepcopy(stock)
-    use_fused_encoder(ours, implementation)
+    use_fused_encoder(ours, "unpadded")
     tokens, _ = varied_batch()
     labels = torch.arange(len(tokens)) % 3
     logits, grads, stock_read = classify(stock, tokens, labels)
     ours_logits, ours_grads, ours_read = classify(ours, tokens, labels)
-    assert stock_read == (16, 62, 64) and ours_read == (16, 1, 64)  # the first position alone
+    assert stock_read[:, 1:][tokens[:, 1:].ne(PAD)].abs().sum() > 0
+    assert ours_read[:, 1:].abs().sum() == 0  # the last layer ran at the first position alone
     assert_close_to_largest(ours_logits, logits)
-    largest_gradient = max(g.abs().max() for g in grads.values())
-    assert grads.keys() == ours_grads.keys()
-    for name, grad in grads.items():
-        assert (ours_grads[name] - grad).abs().max() <= TOLERANCE * largest_gradient, name
+    assert_same_gradients(ours_grads, grads)
 
 
-def test_a_row_starting_with_padding_gets_all_its_features_as_fairseq_s_route_would():
-    """A left-padded row's first position is padding, which the unpadded route gives features of
-    zeros: the encoder then returns every position (the head reads what it read before)."""
+def test_a_row_starting_with_padding_reads_what_it_read_before():
+    """A left-padded row's first position is padding, whose features the unpadded route makes
+    zeros, with or without the first position asked for alone."""
     model = tiny_roberta()
     model.register_classification_head("sentence", num_classes=3)
     model.eval()
     use_fused_encoder(model, "unpadded")
     tokens, _ = varied_batch()
     tokens[9] = torch.cat([tokens[9, 30:], tokens[9, :30]])  # 32 pads, then the row
-    _, _, read = classify(model, tokens, torch.zeros(len(tokens), dtype=torch.long))
-    assert read == (16, 62, 64)
+    labels = torch.zeros(len(tokens), dtype=torch.long)
+    logits, _, read = classify(model, tokens, labels)
+    model.first_position_hook.remove()
+    every_position, _, _ = classify(model, tokens, labels)
+    assert read[9, 0].abs().sum() == 0
+    assert_close_to_largest(logits, every_position)
+
+
+def test_sequence_labelling_reads_its_tagged_positions_computed_alone_as_fairseq_computes_them():
+    from user_dir.models.token_classification_head import (
+        add_token_classification_head,
+        token_classification_logits,
+    )
+
+    stock = tiny_roberta()
+    add_token_classification_head(stock, "tags", 5)
+    stock.eval()
+    ours = copy.deepcopy(stock)
+    use_fused_encoder(ours, "unpadded")
+    tokens, tagged = varied_batch()  # a third of the real tokens tagged
+    targets = tokens[tagged] % 5
+
+    def tag(model):
+        model.zero_grad(set_to_none=True)
+        logits = token_classification_logits(model, "tags", tokens, tagged)
+        F.cross_entropy(logits[tagged], targets).backward()
+        grads = {name: p.grad.clone() for name, p in model.named_parameters() if p.grad is not None}
+        return logits.detach(), grads
+
+    logits, grads = tag(stock)
+    ours_logits, ours_grads = tag(ours)
+    assert_close_to_largest(ours_logits[tagged], logits[tagged])
+    bias = ours.token_classification_heads["tags"].out_proj.bias
+    assert torch.equal(ours_logits[~tagged], bias.detach().expand_as(ours_logits[~tagged]))
+    assert_same_gradients(ours_grads, grads)

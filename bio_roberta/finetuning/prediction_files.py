@@ -137,8 +137,8 @@ class TaggedWords(PredictionFile):
         from user_dir.models.token_classification_head import token_classification_logits
 
         target = sample["target"]
-        logits = token_classification_logits(
-            model, task.cfg.classification_head_name, sample["net_input"]["src_tokens"]
+        logits = token_classification_logits(  # word_tags reads the tagged positions
+            model, task.cfg.classification_head_name, sample["net_input"]["src_tokens"], target >= 0
         )
         predicted = logits.argmax(-1)
         return zip(word_tags(target, target, task.tags), word_tags(predicted, target, task.tags))

@@ -57,11 +57,11 @@ class SequenceLabelingCriterion(FairseqCriterion):
         self.windows = ValidationWindows.of(task.cfg.data, cfg.valid_subset)
 
     def forward(self, model, sample, reduce=True):
-        logits = token_classification_logits(
-            model, self.head_name, sample["net_input"]["src_tokens"]
-        )
         target = sample["target"]
-        tagged = target >= 0
+        tagged = target >= 0  # the positions read below: the loss's and the word tags'
+        logits = token_classification_logits(
+            model, self.head_name, sample["net_input"]["src_tokens"], tagged
+        )
         loss = F.cross_entropy(logits[tagged].float(), target[tagged], reduction="sum")
         sample_size = int(tagged.sum())
         logging_output = finetune_logging_output(loss, sample, sample_size)

@@ -10,16 +10,13 @@ import torch
 import torch.nn.functional as F
 
 
-def attend(qkv, keep, heads, dropout_p, queries):
+def attend(qkv, keep, heads, dropout_p):
     """Attention of a g x L x 3C projection (queries, keys, values side by side) under ``keep``
-    (None or the g x 1 x 1 x L mask of the keys to attend to), for the first ``queries`` positions
-    of each row: g x queries x C."""
+    (None or the g x 1 x 1 x L mask of the keys to attend to): g x L x C."""
     batch, length, _ = qkv.shape
     q, k, v = qkv.view(batch, length, 3, heads, -1).permute(2, 0, 3, 1, 4).unbind(0)
-    attention = F.scaled_dot_product_attention(
-        q[:, :, :queries], k, v, attn_mask=keep, dropout_p=dropout_p
-    )
-    return attention.transpose(1, 2).reshape(batch, queries, -1)
+    attention = F.scaled_dot_product_attention(q, k, v, attn_mask=keep, dropout_p=dropout_p)
+    return attention.transpose(1, 2).reshape(batch, length, -1)
 
 
 # What one more group costs RealTokens' attention, in squared row lengths x model width (a row of
@@ -56,7 +53,7 @@ class RealTokens:
     (longest first, stable), and those rows cut into groups (length_groups); ``attend`` runs
     attention group by group, each in its own g x L layout, L its longest row, where each row's
     real tokens come first (a row's tokens attend to the same tokens in the same order, so the
-    result is the padded batch's). ``first_tokens`` takes each row's first real token."""
+    result is the padded batch's). ``reading`` says which of the N rows are at given positions."""
 
     def __init__(self, padding: torch.Tensor, width: int):
         self.shape = (*padding.shape, width)
@@ -64,15 +61,13 @@ class RealTokens:
         real = ~padding
         counts = real.sum(1).tolist()
         order = sorted(range(batch), key=lambda row: -counts[row])
-        self.order = torch.tensor(order, device=padding.device)
-        positions = self.order[:, None] * length + torch.arange(length, device=padding.device)
-        self.index = positions[real[self.order]]
+        rows = torch.tensor(order, device=padding.device)
+        positions = rows[:, None] * length + torch.arange(length, device=padding.device)
+        self.index = positions[real[rows]]
         lengths = [counts[row] for row in order]
         starts = [0]
         for count in lengths:
             starts.append(starts[-1] + count)
-        self.first = torch.tensor(starts[:-1], device=padding.device)
-        self.unsorted = torch.argsort(self.order)
         self.groups = []  # (first token, end token, rows, longest, slots or None, keep or None)
         begin = 0
         for end in length_groups(lengths, GROUP_COST / width):
@@ -91,31 +86,24 @@ class RealTokens:
     def gather(self, x: torch.Tensor) -> torch.Tensor:
         return x.flatten(0, 1).index_select(0, self.index)
 
-    def scatter(self, rows: torch.Tensor) -> torch.Tensor:
+    def scatter(self, rows: torch.Tensor, read=None) -> torch.Tensor:
+        """B x T x C of the N x C rows, or of the rows ``read`` (reading) alone: zeros elsewhere."""
         batch, length, _ = self.shape
+        index = self.index if read is None else self.index.index_select(0, read)
         padded = rows.new_zeros(batch * length, rows.size(-1))
-        return padded.index_copy(0, self.index, rows).view(batch, length, -1)
+        return padded.index_copy(0, index, rows).view(batch, length, -1)
 
-    def attend(self, qkv, heads, dropout_p, first_token_only=False) -> torch.Tensor:
-        """Attention of the N x 3C projection of the real tokens: N x C, or with
-        first_token_only each row's first token's, B x C in the rows' order of lengths."""
+    def reading(self, positions: torch.Tensor) -> torch.Tensor:
+        """Which of the N rows are at the B x T mask's positions (its padding ones are none)."""
+        return positions.flatten().index_select(0, self.index).nonzero().squeeze(1)
+
+    def attend(self, qkv, heads, dropout_p) -> torch.Tensor:
+        """Attention of the N x 3C projection of the real tokens: N x C."""
         outputs = []
         for first, end, rows, longest, slots, keep in self.groups:
             part = qkv[first:end]
             if slots is not None:
                 part = part.new_zeros(rows * longest, part.size(-1)).index_copy(0, slots, part)
-            queries = 1 if first_token_only else longest
-            output = attend(part.view(rows, longest, -1), keep, heads, dropout_p, queries)
-            output = output.flatten(0, 1)
-            if slots is not None and not first_token_only:
-                output = output.index_select(0, slots)
-            outputs.append(output)
+            output = attend(part.view(rows, longest, -1), keep, heads, dropout_p).flatten(0, 1)
+            outputs.append(output.index_select(0, slots) if slots is not None else output)
         return torch.cat(outputs) if len(outputs) > 1 else outputs[0]
-
-    def first_tokens(self, x: torch.Tensor) -> torch.Tensor:
-        """Each row's first real token of the N x C rows: B x C in the rows' order of lengths."""
-        return x.index_select(0, self.first)
-
-    def batch_order(self, x: torch.Tensor) -> torch.Tensor:
-        """B x ... rows in the rows' order of lengths, in the batch's order again."""
-        return x.index_select(0, self.unsorted)

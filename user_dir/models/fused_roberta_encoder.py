@@ -30,12 +30,15 @@ attention scores); the GEMMs then do the work of the real tokens only, and atten
 Finding the real tokens takes one wait for the GPU per batch (their lengths); features at padding
 positions are zeros.
 
-A sentence classification head (fairseq's RobertaClassificationHead) reads the first token's
-features only. Called with a head of that kind (``classification_head_name``, no
-``return_all_hiddens``), the model runs the encoder's last layer for that token only: keys and
-values of every token, then the query, attention output, feed-forward and LayerNorms of the first
-position (``first_token_only``: features B x 1 x C). Every layer below is unchanged, and so is
-what the head reads.
+A caller that reads the features of some positions only says which (``features_at``, a B x T
+mask): the unpadded route then runs the last layer's attention output projection, feed-forward
+and LayerNorms on those tokens only (its attention on every token, as every layer below), and the
+features elsewhere are zeros. A sentence classification head (fairseq's
+RobertaClassificationHead) reads the first position: called with a head of that kind
+(``classification_head_name``, no ``return_all_hiddens``), the model asks for it
+(sentence_heads_read_first_position); sequence labelling reads the tagged positions
+(user_dir/models/token_classification_head.py). fairseq's own encoder takes the mask and ignores
+it; what the caller reads is the same.
 
 It only replaces forward code: ``use_fused_encoder`` switches an existing RobertaEncoder's class
 to FusedRobertaEncoder, which reads the parameters of fairseq's own submodules. State dicts,
@@ -79,13 +82,12 @@ def encoder_layer(
     normalize_before,
     training,
     rows=None,
-    first_token_only=False,
+    read=None,
 ):
     """fairseq's TransformerEncoderLayer on batch-major x (B x T x C); ``keep`` is None or the
     B x 1 x 1 x T mask of the keys to attend to; ``params`` as ``layer_params`` returns them.
-    With ``rows`` (RealTokens), x is the N x C matrix of the batch's real tokens. With
-    ``first_token_only`` the output is the first position's only (B x 1 x C; with rows, B x C in
-    the rows' order of lengths)."""
+    With ``rows`` (RealTokens), x is the N x C matrix of the batch's real tokens, and with
+    ``read`` (RealTokens.reading) the output is that of those rows only."""
     (
         q_w,
         q_b,
@@ -104,19 +106,18 @@ def encoder_layer(
         final_ln_w,
         final_ln_b,
     ) = params
-    batch, length, width = rows.shape if rows is not None else x.shape
+    width = x.size(-1)
     residual = x
     if normalize_before:
         x = F.layer_norm(x, (width,), attn_ln_w, attn_ln_b, eps)
     qkv = F.linear(x, torch.cat([q_w, k_w, v_w]), torch.cat([q_b, k_b, v_b]))
     attention_dropout_p = attention_dropout_p if training else 0.0
-    if rows is not None:
-        attention = rows.attend(qkv, heads, attention_dropout_p, first_token_only)
-        residual = rows.first_tokens(residual) if first_token_only else residual
+    if rows is None:
+        attention = attend(qkv, keep, heads, attention_dropout_p)
     else:
-        queries = 1 if first_token_only else length
-        attention = attend(qkv.view(batch, length, -1), keep, heads, attention_dropout_p, queries)
-        residual = residual[:, :1] if first_token_only else residual
+        attention = rows.attend(qkv, heads, attention_dropout_p)
+    if read is not None:
+        attention, residual = attention.index_select(0, read), residual.index_select(0, read)
     x = F.linear(attention, out_w, out_b)
     x = residual + dropout(x, dropout_p, training)
     if not normalize_before:
@@ -209,17 +210,17 @@ class FusedRobertaEncoder(RobertaEncoder):
         return_all_hiddens=False,
         masked_tokens=None,
         has_padding=None,
-        first_token_only=False,
+        features_at=None,
         **unused,
     ):
-        """fairseq's RobertaEncoder.forward; ``has_padding`` and ``first_token_only`` (see
+        """fairseq's RobertaEncoder.forward; ``has_padding`` and ``features_at`` (see
         extract_features) and ``masked_tokens`` as a boolean mask or as flat positions (see
         output_layer) added."""
         x, extra = self.extract_features(
             src_tokens,
             return_all_hiddens=return_all_hiddens,
             has_padding=has_padding,
-            first_token_only=first_token_only and features_only,
+            features_at=features_at if features_only else None,
         )
         if not features_only:
             x = self.output_layer(x, masked_tokens=masked_tokens)
@@ -228,7 +229,7 @@ class FusedRobertaEncoder(RobertaEncoder):
     def extract_features(self, src_tokens, return_all_hiddens=False, **kwargs):
         """fairseq's features; ``has_padding``, when the caller knows it, spares the check of
         src_tokens for padding, a wait for the GPU (fairseq's encoder has one per layer);
-        ``first_token_only``: the first position's only, B x 1 x C (the module doc)."""
+        ``features_at``: the B x T mask of the positions the caller reads (the module doc)."""
         encoder = self.sentence_encoder
         length = src_tokens.size(1)
         compiled = self.implementation == "compiled"
@@ -245,19 +246,14 @@ class FusedRobertaEncoder(RobertaEncoder):
         # flash attention takes no mask: it only runs when the batch has no padding
         keep = ~padding[:, None, None, :] if has_padding else None
         x, _ = encoder.forward_embedding(src_tokens, token_embeddings)
-        rows = None
-        if keep is not None and self.implementation == "unpadded":
+        features_at = None if return_all_hiddens else kwargs.get("features_at")
+        rows = read = None
+        if self.implementation == "unpadded" and (keep is not None or features_at is not None):
             rows = RealTokens(padding, x.size(-1))
             x = rows.gather(x)
+            read = None if features_at is None else rows.reading(features_at)
         elif keep is not None:
             x = x.masked_fill(padding.unsqueeze(-1), 0)
-        # the first position's features alone, where it is a real token of every row (unpadded,
-        # where a padding position's features are zeros) and no layer's states are returned
-        first_token_only = (
-            kwargs.get("first_token_only", False)
-            and not return_all_hiddens
-            and (rows is None or not bool(padding[:, 0].any()))
-        )
         states = [x] if return_all_hiddens else []
         layer_fn = compiled_encoder_layer if compiled else encoder_layer
         checkpointing = encoder.cfg.checkpoint_activations and self.training
@@ -273,7 +269,7 @@ class FusedRobertaEncoder(RobertaEncoder):
                 normalize_before=layer.normalize_before,
                 training=self.training,
                 rows=rows,
-                first_token_only=first_token_only and number == last,
+                read=read if number == last else None,
             )
             if checkpointing:
                 x = torch.utils.checkpoint.checkpoint(
@@ -285,10 +281,8 @@ class FusedRobertaEncoder(RobertaEncoder):
                 states.append(x)
         if encoder.layer_norm is not None:
             x = encoder.layer_norm(x)
-        if first_token_only:
-            return (rows.batch_order(x)[:, None] if rows is not None else x), {"inner_states": None}
         if rows is not None:
-            x, states = rows.scatter(x), [rows.scatter(state) for state in states]
+            x, states = rows.scatter(x, read), [rows.scatter(state) for state in states]
         # the batch's own length again; fairseq's inner_states are T x B x C
         return x[:, :length], {
             "inner_states": [state[:, :length].transpose(0, 1) for state in states]
@@ -337,17 +331,18 @@ def fine_tuning_implementation(model, choice: str, cpu: bool) -> str:
     return "fairseq"
 
 
-def sentence_heads_read_first_token(model, args, kwargs):
+def sentence_heads_read_first_position(model, args, kwargs):
     """The fused model's forward pre-hook: a call through a sentence classification head that
-    reads the first token only (fairseq's RobertaClassificationHead) asks the encoder for that
-    token's features only (``first_token_only``; fairseq's encoder takes and ignores it)."""
+    reads the first position only (fairseq's RobertaClassificationHead) asks the encoder for that
+    position's features only (``features_at``; fairseq's encoder takes and ignores it)."""
     name = kwargs.get("classification_head_name")
-    if name is None or kwargs.get("return_all_hiddens") or len(args) > 2:
+    if name is None or kwargs.get("return_all_hiddens") or len(args) != 1:
         return None
-    head = model.classification_heads[name]
-    if type(head).forward is not RobertaClassificationHead.forward:
+    if type(model.classification_heads[name]).forward is not RobertaClassificationHead.forward:
         return None
-    return args, {**kwargs, "first_token_only": True}
+    first = torch.zeros_like(args[0], dtype=torch.bool)
+    first[:, 0] = True
+    return args, {**kwargs, "features_at": first}
 
 
 def use_fused_encoder(model, implementation: str) -> None:
@@ -378,8 +373,8 @@ def use_fused_encoder(model, implementation: str) -> None:
     encoder.fairseq_class = own
     encoder.__class__ = FusedRobertaEncoder
     encoder.implementation = implementation
-    if not hasattr(model, "first_token_hook") and hasattr(model, "classification_heads"):
-        model.first_token_hook = model.register_forward_pre_hook(
-            sentence_heads_read_first_token, with_kwargs=True
+    if not hasattr(model, "first_position_hook") and hasattr(model, "classification_heads"):
+        model.first_position_hook = model.register_forward_pre_hook(
+            sentence_heads_read_first_position, with_kwargs=True
         )
     logger.info("RoBERTa encoder: %s implementation", implementation)

@@ -20,6 +20,7 @@ ids are the rows of label/dict.txt after its special symbols
 from __future__ import annotations
 
 import logging
+from typing import Optional
 
 import torch
 from torch import nn
@@ -84,8 +85,13 @@ def add_token_classification_head(model, name: str, num_classes: int) -> nn.Modu
     return heads[name]
 
 
-def token_classification_logits(model, name: str, src_tokens: torch.Tensor) -> torch.Tensor:
-    """Class scores (batch x positions x classes) of head ``name`` for every input position."""
+def token_classification_logits(
+    model, name: str, src_tokens: torch.Tensor, read: Optional[torch.Tensor] = None
+) -> torch.Tensor:
+    """Class scores (batch x positions x classes) of head ``name`` for every input position; with
+    ``read``, the B x T mask of the positions the caller reads, those are the model's and the
+    others' undefined (the unpadded encoder runs its last layer at those positions only:
+    user_dir/models/fused_roberta_encoder.py)."""
     heads = getattr(model, HEADS_ATTRIBUTE, None)
     if heads is None or name not in heads:
         raise ValueError(
@@ -93,5 +99,5 @@ def token_classification_logits(model, name: str, src_tokens: torch.Tensor) -> t
             "--task sequence_labeling (which attaches the head) or pass its "
             "--classification-head-name"
         )
-    features, _ = model(src_tokens, features_only=True)
+    features, _ = model(src_tokens, features_only=True, features_at=read)
     return heads[name](features)
