@@ -95,6 +95,8 @@ CRICHTON = PublicRepo(
     "cambridgeltl/MTL-Bioinformatics-2016", "df0df02fae6dbb87d88ffcf323b9096528f06f84"
 )
 JNLPBA_TASK = PublicRepo("spyysalo/jnlpba", "4455122de861c6e448e2e8c7f19ef8f49dbc32b2")
+# a public copy of BLURB's data_generation/preprocessor.py (tests/blurb_data_generation.py ports it)
+BLURB_PREPROCESSOR = PublicRepo("leonweber/biomuppet", "f93526f17a5cd89cbfe7882289a28656b0bd011e")
 # Crichton's folder of each NER dataset BLURB builds from it (preprocessor.py main())
 CRICHTON_NER = {
     "bc5cdr-chem": "data/BC5CDR-chem-IOB",

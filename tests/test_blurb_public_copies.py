@@ -10,6 +10,7 @@ examples swapped between train and test are not. No training."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 
 import pytest
@@ -36,8 +37,10 @@ from bio_roberta.readers.blurb_ids import blurb_id_lists
 from bio_roberta.readers.formats import linkbert_hf
 from bio_roberta.readers.source_files import Split, TaggedSentence, TaskData, read_split_files
 from bio_roberta.tasks.registry import get_task
+from blurb_data_generation import GAD_TRAIN_ROWS, JNLPBA_SPLIT_LINE
 from blurb_public_copies import (
     BIOMEDDATA,
+    BLURB_PREPROCESSOR,
     CRICHTON,
     CRICHTON_NER,
     JNLPBA_TASK,
@@ -211,5 +214,18 @@ def test_jnlpbas_dev_and_test_are_blurbs_by_rule_its_train_unknown(tmp_path):
     check = check_blurb_split(dataset, data)
     assert check.checked_by == BY_NOTHING and check.reason.startswith(
         "JNLPBA: split unknown (valid/test hold BLURB's examples by content, but no public file "
-        f"at hand proves BLURB's train and sizes cannot: {UNPROVEN['jnlpba']}); "
+        f"at hand proves BLURB's train and sizes cannot; what would prove it: {UNPROVEN['jnlpba']}"
     )
+
+
+def test_biosses_id_lists_and_the_ported_constants_are_blurbs_preprocessors():
+    """bio_roberta/readers/blurb_ids/biosses.json holds the pair numbers of BLURB's
+    preprocessor.py (the public copy it names), and tests/blurb_data_generation.py's cuts are
+    that file's (GAD's 4261 rows, JNLPBA's line 465497)."""
+    source = BLURB_PREPROCESSOR.read("BLURB/preprocessor.py").decode()
+    lists = blurb_id_lists("biosses")
+    for name, variable in (("train", "train"), ("valid", "dev"), ("test", "test")):
+        found = re.search(rf"{variable}_indexes = \[(.*?)\]", source, re.S).group(1)
+        assert sorted(re.findall(r"'(\d+)'", found), key=int) == sorted(lists[name], key=int)
+    assert f"split_idx = {JNLPBA_SPLIT_LINE}" in source
+    assert f"train_data[:{GAD_TRAIN_ROWS}], train_data[{GAD_TRAIN_ROWS}:]" in source

@@ -277,7 +277,7 @@ def test_digests_of_some_splits_prove_none_they_lack_and_disprove_one_they_hold(
     check = check_blurb_split(ddi, data)
     assert check.checked_by == BY_NOTHING and check.reason.startswith(
         "DDI: split unknown (valid/test hold BLURB's examples by content, but no public file at "
-        "hand proves BLURB's train and sizes cannot: unproven); "
+        "hand proves BLURB's train and sizes cannot); "
     )
     assert split_status(ddi, check.reason, check.checked_by).outcome == UNKNOWN
     monkeypatch.setitem(BLURB_ID_DIGESTS, "ddi", (id_digest(data.splits["train"]), None, None))
@@ -308,7 +308,7 @@ def test_digests_of_some_splits_prove_none_they_lack_and_disprove_one_they_hold(
     check = check_blurb_split(toy, tagged)
     assert check.checked_by == BY_NOTHING and check.reason.startswith(
         "JNLPBA: split unknown (valid/test hold BLURB's examples by content, but no public file "
-        f"at hand proves BLURB's train and sizes cannot: {UNPROVEN['jnlpba']}); "
+        f"at hand proves BLURB's train and sizes cannot; what would prove it: {UNPROVEN['jnlpba']}"
     )
 
 

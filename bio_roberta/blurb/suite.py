@@ -459,7 +459,7 @@ def check_blurb_split(dataset: BlurbDataset, data: TaskData) -> SplitCheck:
         why = (
             f"{'/'.join(measured + id_measured)} hold BLURB's examples by "
             f"{'content' if measured else 'ids'}, but no public file at hand proves BLURB's "
-            f"{'/'.join(unproven)} and sizes cannot: {UNPROVEN.get(dataset.task, 'unproven')}"
+            f"{'/'.join(unproven)} and sizes cannot"
         )
     elif placed_by:
         why = (
@@ -473,6 +473,8 @@ def check_blurb_split(dataset: BlurbDataset, data: TaskData) -> SplitCheck:
         )
     else:
         why = "no sizes to compare, no id lists of BLURB's release, no digest of its files"
+    if dataset.task in UNPROVEN:
+        why += f"; what would prove it: {UNPROVEN[dataset.task]}"
     return SplitCheck(
         f"{dataset.display}: split unknown ({why}); {dataset.split_source}", BY_NOTHING
     )
