@@ -15,6 +15,7 @@ from pathlib import Path
 from bio_roberta.blurb.split_evidence import UNPROVEN
 from bio_roberta.blurb.suite import (
     BLURB,
+    BLURB_DATASETS,
     BLURB_DIGESTS,
     BLURB_ID_DIGESTS,
     BY_CONTENT,
@@ -22,6 +23,7 @@ from bio_roberta.blurb.suite import (
     BY_IDS,
     BY_NOTHING,
     BY_READER,
+    CHECK_NAMES,
     NOT_BLURBS,
     SPLIT_ORDER,
     UNKNOWN,
@@ -45,7 +47,7 @@ from bio_roberta.readers.source_files import (
 )
 from bio_roberta.tasks.registry import get_task
 from blurb_toy import preprocess, write_sources
-from conftest import shared_data_path
+from conftest import REPO_ROOT, shared_data_path
 
 PUBMEDQA_LABELS = ("yes", "no", "maybe")
 
@@ -329,3 +331,28 @@ def test_the_ddi_corpus_read_by_ddi_xml_is_not_blurbs_its_dev_being_ours():
     assert train["skipped_true_pair_without_type"] + valid["skipped_true_pair_without_type"] == 1
     check = check_blurb_split(BLURB["ddi"], data)
     assert check.checked_by == BY_READER and "not BLURB's dev documents" in check.reason
+
+
+def test_the_docs_give_each_of_the_13_one_row_saying_how_its_split_is_proved():
+    """docs/finetune.md's "BLURB's 13 splits" table: one row per dataset (Table 6's name) whose
+    last column is the check bio_roberta/blurb/split_evidence.py and the id lists make possible,
+    or unknown for the three UNPROVEN names."""
+    text = (REPO_ROOT / "docs" / "finetune.md").read_text()
+    table = text.split("### BLURB's 13 splits\n\n")[1].split("\n\n")[0].splitlines()[2:]
+    rows = {
+        row.split(" | ")[0].removeprefix("| "): row.split(" | ")[-1].removesuffix(" |")
+        for row in table
+    }
+    expected = {}
+    for dataset in BLURB_DATASETS:
+        if dataset.task in UNPROVEN:
+            check = "unknown"
+        elif dataset.task in BLURB_ID_DIGESTS:
+            check = CHECK_NAMES[BY_CONTENT_AND_IDS]
+        elif dataset.task in BLURB_DIGESTS:
+            check = CHECK_NAMES[BY_CONTENT]
+        else:
+            assert blurb_id_lists(dataset.task) is not None, dataset.task
+            check = CHECK_NAMES[BY_IDS]
+        expected[dataset.display] = check
+    assert rows == expected and len(table) == 13
