@@ -190,7 +190,8 @@ def report(
     record = leaderboard(rows, summary, model, datasets, protocol(datasets), grid, score_any_split)
     atomic_write_json(work / LEADERBOARD, record)
     # each dataset's test predictions of its chosen run, keyed by the release's example ids
-    write_submission(records, work / SUBMISSION, model, [d.task for d in BLURB_DATASETS])
+    picked = {task: found.picked for task, found in reported.settings.items()}
+    write_submission(records, work / SUBMISSION, model, [d.task for d in BLURB_DATASETS], picked)
     return record
 
 
