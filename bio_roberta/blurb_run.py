@@ -35,7 +35,7 @@ from bio_roberta.report.blurb import (
 )
 from bio_roberta.report.models import reported_models
 from bio_roberta.report.seed_results import task_results
-from bio_roberta.report.settings import protocol
+from bio_roberta.report.settings import outside_blurb_grid, protocol, schedule_text
 from bio_roberta.submission import write_submission
 from bio_roberta.suites import BLURB
 from bio_roberta.tasks.registry import BLURB_GRID, get_task
@@ -148,10 +148,12 @@ def unproven_line(manifests: dict[str, dict], score_any_split: bool) -> Optional
 
 
 def sweep_overrides(args) -> list[str]:
-    """The sweep's Hydra overrides: with --tune BLURB's grid first (an axis the user's overrides
-    set is theirs), then the user's."""
-    grid = grid_overrides(BLURB_GRID, args.overrides) if args.tune else []
-    return [*grid, *args.overrides]
+    """The sweep's Hydra overrides: with --tune BLURB's grid first (with --tune-epochs its epochs
+    too; an axis the user's overrides set is theirs), then the user's."""
+    if not args.tune:
+        return list(args.overrides)
+    epochs = {"max_epoch": args.tune_epochs} if args.tune_epochs else {}
+    return [*grid_overrides({**BLURB_GRID, **epochs}, args.overrides), *args.overrides]
 
 
 def sweep(tasks: list[str], args, work: Path) -> int:
@@ -187,7 +189,17 @@ def report(
     )
     datasets = {task: found for task, found in reported.settings.items() if task in BLURB_TASKS}
     summary = blurb_summary(rows)
-    record = leaderboard(rows, summary, model, datasets, protocol(datasets), grid, score_any_split)
+    record = leaderboard(
+        rows,
+        summary,
+        model,
+        datasets,
+        protocol(datasets),
+        grid,
+        score_any_split,
+        schedule_text(datasets),
+        outside_blurb_grid(datasets),
+    )
     atomic_write_json(work / LEADERBOARD, record)
     # each dataset's test predictions of its chosen run, keyed by the release's example ids
     picked = {task: found.picked for task, found in reported.settings.items()}
@@ -231,7 +243,12 @@ def score_line(record: dict) -> str:
             for name in record["not_comparable"]
         )
         comparable += " (why: report.md, leaderboard.json)"
-    return f"BLURB score: {score} ({complete}; {comparable}; {record['protocol']})"
+    outside = "".join(
+        f"; {name} outside BLURB's grid ({values})"
+        for name, values in record.get("outside_grid", {}).items()
+    )
+    protocol_line = f"{record['protocol']}; {record['schedule']}{outside}"
+    return f"BLURB score: {score} ({complete}; {comparable}; {protocol_line})"
 
 
 def run_suite(args) -> int:

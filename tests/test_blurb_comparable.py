@@ -117,9 +117,14 @@ def test_by_default_only_splits_checked_blurbs_are_scored_and_that_is_comparable
     assert "not comparable" not in lines["BLURB score"].split("; ")[-1]
     assert score_line(board).startswith("BLURB score: 81.0 (partial: 2/13 datasets, missing ")
     assert score_line(board).endswith(
-        "; every scored split checked BLURB's; untuned (one setting))"
+        "; every scored split checked BLURB's; untuned (one setting); each run keeps its "
+        "best-dev checkpoint of one fixed-length schedule (its max_epoch), not BLURB's search "
+        "over 2-60 epochs (--tune-epochs); DDI outside BLURB's grid (lr 2e-05))"
     )
     assert board["protocol"] == "untuned (one setting)" and board["grid"] is None
+    # issue 42: the schedule a run's epochs come from, and DDI's registry lr outside the grid
+    assert board["schedule"].startswith("each run keeps its best-dev checkpoint of one fixed")
+    assert board["outside_grid"] == {"DDI": "lr 2e-05"}
 
 
 def test_score_any_split_scores_every_blurb_metric_and_names_each_split_not_blurbs(work):
@@ -160,7 +165,9 @@ def test_score_any_split_scores_every_blurb_metric_and_names_each_split_not_blur
         "; not comparable with Table 6 or BLURB's leaderboard: splits not BLURB's or unchecked: "
         "EBM PICO (none possible: unknown), DDI (not recorded: unknown), GAD (none possible: "
         "unknown), HoC (sizes: not BLURB's), BioASQ (not recorded: unknown) (why: report.md, "
-        "leaderboard.json); untuned (one setting))"
+        "leaderboard.json); untuned (one setting); each run keeps its best-dev checkpoint of one "
+        "fixed-length schedule (its max_epoch), not BLURB's search over 2-60 epochs "
+        "(--tune-epochs); DDI outside BLURB's grid (lr 2e-05))"
     )
 
 

@@ -14,6 +14,7 @@ the flag (complete: 13/13 datasets, 6 task types; nothing converted or trained a
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -273,4 +274,7 @@ def test_tune_picks_each_datasets_setting_by_dev_and_writes_every_settings_dev_s
             # a setting's name is its run dir's
             run = Path(records[setting["hparams"]["lr"]]["log"]).parent
             assert run.parent.name == label and run.parent.parent.name == task
-    assert "; tuned on dev)" in output
+    # the protocol line: tuned, the one schedule each run keeps its best-dev checkpoint of, and
+    # the toy lrs, which BLURB's grid does not hold
+    assert "; tuned on dev; each run keeps its best-dev checkpoint of one fixed-length " in output
+    assert re.search(r"BIOSSES outside BLURB's grid \(lr 0\.0+1, batch_size 8\)", output)

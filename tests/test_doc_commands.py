@@ -213,7 +213,7 @@ NOT_RUN = [
         (
             "tens of runs; tests/test_blurb_suite_command.py runs it on three datasets, one seed, "
             "tests/test_blurb_toy_suite.py on toy files of all 13 with --score-any-split, and on "
-            "three with --tune over two settings"
+            "three with --tune over two settings; --tune-epochs's grid: tests/test_settings.py"
         ),
     ),
     ("scripts/finetune_sweep.sh", "a SLURM cluster"),

@@ -18,7 +18,14 @@ from bio_roberta.report.blurb import (
     type_average_rows,
 )
 from bio_roberta.report.lewis import LewisSummaryRow, LewisTaskRow
-from bio_roberta.report.settings import NOT_PICKED, UNTUNED, TaskSettings, protocol
+from bio_roberta.report.settings import (
+    NOT_PICKED,
+    UNTUNED,
+    TaskSettings,
+    outside_blurb_grid,
+    protocol,
+    schedule_text,
+)
 from bio_roberta.tasks.paper_models import DEFAULT_LEWIS_COLUMNS, DEFAULT_TABLE6_COLUMNS
 from bio_roberta.tasks.truncation import LongInputs
 
@@ -221,6 +228,14 @@ def settings_lines(settings: dict[str, TaskSettings]) -> list[str]:
             "above score only the picked setting's runs. Ties: more seeds on dev, then the "
             "setting's name (the registry's first). Other tasks: "
             f"{UNTUNED}."
+        )
+    lines[-1] += f" Epochs: {schedule_text(settings)}."
+    outside = outside_blurb_grid(settings)
+    if outside:
+        named = ", ".join(f"{name} ({values})" for name, values in outside.items())
+        lines[-1] += (
+            f" Scored with an lr or batch size outside BLURB's grid: {named} (the registry's "
+            "setting where untuned: docs/finetune.md, tuned on dev)."
         )
     rows = []
     for task, found in settings.items():
