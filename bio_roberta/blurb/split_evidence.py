@@ -86,17 +86,18 @@ BLURB_ID_DIGESTS: dict[str, Digests] = {
 UNPROVEN = {
     "jnlpba": (
         "train: Crichton's data/JNLPBA/train.tsv (cambridgeltl/MTL-Bioinformatics-2016, git blob "
-        "5aa9d1ac, too large for the snapshot read) or the shared task's Genia4ERtask2.iob2 "
-        "(Genia4ERtraining.tar.gz); LinkBERT's data.zip holds tokcls/JNLPBA_hf/train.json"
+        "5aa9d1ac, its content not in the snapshot read) or the shared task's Genia4ERtask2.iob2 "
+        "(Genia4ERtraining.tar.gz); BLURB's users have it in LinkBERT's data.zip (its README's "
+        "download), tokcls/JNLPBA_hf/train.json as preprocess_blurb.py writes it"
     ),
     "chemprot-blurb": (
         "all three: BLURB's data generation needs the BioCreative VI ChemProt corpus "
-        "(ChemProt_Corpus.zip from the BioCreative site), found in no public repository; "
-        "LinkBERT's data.zip holds seqcls/chemprot_hf"
+        "(ChemProt_Corpus.zip from the BioCreative site), not in the public repositories "
+        "searched; BLURB's users have it in LinkBERT's data.zip, seqcls/chemprot_hf"
     ),
     "ebm-pico": (
-        "all three: BLURB's data generation needs EBM-NLP's ebm_nlp_2_00.tar.gz (bepnye/EBM-NLP, "
-        "too large for the snapshot read) and SciBERT's PMID lists (its train.txt likewise); "
-        "LinkBERT's data.zip holds tokcls/ebmnlp_hf"
+        "all three: BLURB's data generation needs EBM-NLP's ebm_nlp_2_00.tar.gz (bepnye/EBM-NLP) "
+        "and SciBERT's PMID lists (allenai/scibert data/pico/ebmnlp/train.txt), both not in the "
+        "snapshots read; BLURB's users have it in LinkBERT's data.zip, tokcls/ebmnlp_hf"
     ),
 }
