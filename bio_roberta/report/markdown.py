@@ -133,8 +133,9 @@ def score_cell(score: BlurbScoreRow) -> str:
 def split_check_text(score_any_split: bool) -> str:
     """What the split check column says, and which datasets the BLURB score leaves out."""
     return (
-        "Split check: how the split the runs trained on was checked (content hash, ids: can find "
-        "it BLURB's; sizes, reader: only not BLURB's; none possible; not recorded) and what that "
+        "Split check: how the split the runs trained on was checked (content hash, content hash + "
+        "ids, ids: can find it BLURB's; sizes, reader: only not BLURB's; none possible; not "
+        "recorded) and what that "
         "found (BLURB's, not BLURB's, unknown: never BLURB's). A dataset whose metric is not "
         "BLURB's gives the reason instead of a score and is left out of the BLURB score; so does "
         "one whose split is not BLURB's or "
