@@ -21,7 +21,13 @@ from pathlib import Path
 
 import pytest
 
-from bio_roberta.blurb.suite import BLURB, BLURB_DATASETS, BLURB_DIGESTS, TASK_TYPES
+from bio_roberta.blurb.suite import (
+    BLURB,
+    BLURB_DATASETS,
+    BLURB_DIGESTS,
+    BLURB_ID_DIGESTS,
+    TASK_TYPES,
+)
 from bio_roberta.convert import convert_task
 from bio_roberta.finetuning.results import read_record
 from bio_roberta.tasks.registry import get_task
@@ -37,6 +43,7 @@ SIZES = (8, 4, 6)
 # how convert-task checks each toy split: by the digests of BLURB's files where recorded, else
 # by BLURB's sizes
 CHECKED_BY = {task: "content hash" for task in BLURB_DIGESTS}
+CHECKED_BY.update({task: "content hash + ids" for task in BLURB_ID_DIGESTS})
 UNKNOWN = {"ebm-pico": "none possible: unknown"}
 
 
@@ -124,7 +131,7 @@ def test_two_datasets_missing_give_a_partial_score_naming_exactly_them(toy_runs)
     assert (
         f"BLURB score: {board['blurb_score']} (partial: 11/13 datasets, missing DDI, BIOSSES; "
         "not comparable with Table 6 or BLURB's leaderboard: splits not BLURB's or unchecked: "
-        "BC5-chem (content hash: not BLURB's), BC5-disease (sizes: not BLURB's), "
+        "BC5-chem (content hash: not BLURB's), BC5-disease (content hash: not BLURB's), "
     ) in output
     score_row = blurb_markdown_rows(report)["BLURB score"]
     assert "partial: 11/13 datasets, missing DDI, BIOSSES" in score_row
