@@ -24,7 +24,6 @@ from xml.etree import ElementTree as ET
 import pytest
 
 from blurb_data_generation import (
-    JNLPBA_SPLIT_LINE,
     prepare_ddi_lines,
     prepare_jnlpba_lines,
     preprocess_gad_corpus,
@@ -138,14 +137,14 @@ def jnlpba_dev_and_test(root: Path) -> Path:
     """root/tokcls/JNLPBA_hf/{dev,test}.json: dev from Crichton's JNLPBA/devel.tsv (BLURB's
     prepare_jnlpba_data cuts Genia4ERtask2.iob2 at line JNLPBA_SPLIT_LINE, "the same train/dev
     split as MTL", i.e. Crichton's), test from the shared task's Genia4EReval2.iob2, each by
-    BLURB's rule and LinkBERT's process_blurb_NER. No train: Genia4ERtask2.iob2 is not at hand."""
+    BLURB's rule and LinkBERT's process_blurb_NER. No train: Genia4ERtask2.iob2 is not at hand
+    (tests/test_blurb_public_copies.py checks the cut, JNLPBA_SPLIT_LINE, is the preprocessor's)."""
     source = root / "data_generation"
     dev = _lines(CRICHTON.read("data/JNLPBA/devel.tsv"))
     test = prepare_jnlpba_lines(_lines(JNLPBA_TASK.read("original-data/test/Genia4EReval2.iob2")))
     for split, lines in (("dev", dev), ("test", test)):
         _write_source(source, "JNLPBA", split, preprocess_ner_data(lines))
         process_blurb_NER(source, root / "tokcls", "JNLPBA", split)
-    assert JNLPBA_SPLIT_LINE  # the cut those dev lines begin at in Genia4ERtask2.iob2
     return root / LINKBERT_FOLDERS["jnlpba"]
 
 
