@@ -15,10 +15,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from bio_roberta.errors import ExportError
 from bio_roberta.hf.family import ENCODER, LM_HEAD
+from bio_roberta_core.model_dictionary import load_model_dictionary
+
+if TYPE_CHECKING:
+    from preprocess.vocab_dir import VocabularyDir
 
 RECORD = "original_ids"  # the vocabulary dir manifest's options field
 # fairseq's specials, the first entries of every dictionary (<mask> is the last)
@@ -121,3 +125,30 @@ class OriginalIds:
 
 # fairseq's own ids: a model trained here (its dictionary is its vocabulary)
 FAIRSEQ_SPECIAL_IDS = {symbol: i for i, symbol in enumerate(FAIRSEQ_SPECIALS)}
+
+
+def imported_ids(vocab: VocabularyDir, dict_txt: Path) -> Optional[OriginalIds]:
+    """import-hf's record of its model's own ids in the vocabulary dir, for the dictionary of
+    dict_txt; None for a vocabulary of ours (its dictionary's ids are its models')."""
+    from preprocess.vocab_dir import MANIFEST
+
+    options = vocab.manifest.get("options", {})
+    if "imported_from" not in options:  # not import-hf's
+        return None
+    manifest = vocab.path / MANIFEST
+    record = options.get(RECORD)
+    if record is None:
+        raise ExportError(
+            f"{manifest}: written by an import-hf that did not record its model's own token ids "
+            f"(options.{RECORD}), without which the export would number the tokens as fairseq's "
+            f"dictionary does; re-run `bio-roberta import-hf {options['imported_from']} "
+            f"{vocab.path}` (the same dict.txt unless the model has embedding rows no token names)"
+        )
+    dictionary = load_model_dictionary(dict_txt)
+    if dict_txt.resolve() != vocab.dict_path.resolve():
+        if dictionary.symbols != load_model_dictionary(vocab.dict_path).symbols:
+            raise ExportError(
+                f"{dict_txt} is not the dict.txt of the import {vocab.path}, whose manifest "
+                "records the model's id of each of its entries: leave --dict out"
+            )
+    return OriginalIds.read(record, manifest, len(dictionary))

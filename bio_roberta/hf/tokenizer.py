@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Optional
 
 from bio_roberta.errors import ExportError
-from bio_roberta.hf.original_ids import RECORD, OriginalIds
+from bio_roberta.hf.original_ids import OriginalIds, imported_ids
 from bio_roberta_core.model_dictionary import load_model_dictionary
 from bio_roberta_core.protobuf import protobuf_fields
 from bio_roberta_core.provenance import atomic_write_json, atomic_write_text
@@ -408,33 +408,6 @@ class WordPieceVocabulary:
 
     def files(self) -> dict[str, Path]:
         return {f"{self.kind}_tokenizer": self.tokenizer_json, "dict_txt": self.dict_txt}
-
-
-def imported_ids(vocab, dict_txt: Path) -> Optional[OriginalIds]:
-    """import-hf's record of its model's own ids (original_ids.py) for the dictionary of
-    dict_txt; None for a vocabulary of ours (its dictionary's ids are its models')."""
-    from preprocess.vocab_dir import MANIFEST
-
-    options = vocab.manifest.get("options", {})
-    if "imported_from" not in options:  # not import-hf's
-        return None
-    manifest = vocab.path / MANIFEST
-    record = options.get(RECORD)
-    if record is None:
-        raise ExportError(
-            f"{manifest}: written by an import-hf that did not record its model's own token ids "
-            f"(options.{RECORD}), without which the export would number the tokens as fairseq's "
-            f"dictionary does; re-run `bio-roberta import-hf {options['imported_from']} "
-            f"{vocab.path}` (the same dict.txt unless the model has embedding rows no token names)"
-        )
-    dictionary = load_model_dictionary(dict_txt)
-    if dict_txt.resolve() != vocab.dict_path.resolve():
-        if dictionary.symbols != load_model_dictionary(vocab.dict_path).symbols:
-            raise ExportError(
-                f"{dict_txt} is not the dict.txt of the import {vocab.path}, whose manifest "
-                "records the model's id of each of its entries: leave --dict out"
-            )
-    return OriginalIds.read(record, manifest, len(dictionary))
 
 
 def open_vocabulary(vocab_dir: str | os.PathLike, dict_txt: Optional[str | os.PathLike] = None):
