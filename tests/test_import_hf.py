@@ -444,7 +444,7 @@ def assert_pairs_converted_as_transformers_tokenizes(
 
 
 @pytest.mark.parametrize("imported", ["modernbert", "roberta", "bert-uncased"], indirect=True)
-def test_runs_of_spaces_convert_to_the_models_own_token_ids(imported, tmp_path):
+def test_runs_of_spaces_convert_to_the_models_own_token_ids(imported, tmp_path, caplog):
     """ModernBERT's tokenizer has added tokens for runs of 2-24 spaces (OLMo's layout): import-hf
     names each in dict.txt by a placeholder ([BLANK_<id>]) and convert-task gives it where the
     text has such a run, so its ids are transformers' (issue 43: the runs were dropped, on 66 of
@@ -455,6 +455,11 @@ def test_runs_of_spaces_convert_to_the_models_own_token_ids(imported, tmp_path):
     placeholders = [e for e in manifest["options"].get("blank_entries", []) if e["line"] is None]
     if hf_dir.parent.name.startswith("modernbert"):
         assert sorted(e["text"] for e in placeholders) == sorted(WHITESPACE_RUNS)
+        with caplog.at_level("INFO", logger="bio_roberta.hf"):
+            assert cli_main(["import-hf", str(hf_dir), str(tmp_path / "again")]) == 0
+        said = [r.getMessage() for r in caplog.records if "whitespace" in r.getMessage()]
+        assert len(said) == 1 and "23 added tokens are whitespace" in said[0], said
+        assert not [r for r in caplog.records if "no text gives" in r.getMessage()]
     data = tmp_path / "mednli"
     data.mkdir()
     records = [{"sentence1": a, "sentence2": b, "gold_label": "neutral"} for a, b in SPACED_PAIRS]
