@@ -567,6 +567,8 @@ def test_import_then_export_gives_the_model_back_as_it_went_in(imported, tmp_pat
     back_batch = exported_tokenizer(texts, pairs, padding=True, return_tensors="pt")
     assert back_batch.keys() == batch.keys()
     assert all(torch.equal(back_batch[key], batch[key]) for key in batch)
+    spaced = [exported_tokenizer(a, b)["input_ids"] for a, b in SPACED_PAIRS]
+    assert spaced == [tokenizer(a, b)["input_ids"] for a, b in SPACED_PAIRS]  # runs of spaces
     original = getattr(transformers, original_class).from_pretrained(hf_dir).eval()
     ours = getattr(transformers, exported_class).from_pretrained(back).eval()
     assert ours.config.vocab_size == original.config.vocab_size == manifest["vocab_size"]
