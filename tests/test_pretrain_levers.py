@@ -168,3 +168,65 @@ def test_fairseq_train_refuses_cuda_graphs_on_the_cpu_in_one_line(tiny_databin, 
         "error: task.encoder_cuda_graphs needs a CUDA device (CUDA graphs): drop it on the CPU"
     )
     assert "Traceback" not in run.stderr
+
+
+def bf16_training_config(databin, *flags):
+    from fairseq import options
+    from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+
+    from user_dir.precision import configure_precision
+
+    args = options.parse_args_and_arch(
+        options.get_training_parser(),
+        [str(databin), "--user-dir", str(USER_DIR), "--task", "masked_lm", "--arch"]
+        + ["roberta_tiny", "--bf16", "--lr", "1e-3", "--batch-size", "8", *flags],
+    )
+    cfg = convert_namespace_to_omegaconf(args)
+    configure_precision(cfg)
+    return cfg
+
+
+def test_flat_buffers_update_as_fairseq_s_fp16_optimizer(tiny_databin, monkeypatch):
+    """The optimizer-step lever (--optimizer fused_adam over bf16's flat fp32 master, one
+    process): weights and gradients in flat buffers, moved in one copy each way; three updates of
+    two micro-batches give fairseq's FP16Optimizer's gradients exactly and its master weights to
+    float rounding (one fused kernel over one tensor against one per tensor)."""
+    from fairseq.optim.fp16_optimizer import FP16Optimizer
+
+    from user_dir.precision import FlatBuffersFP16Optimizer, flat_buffers
+
+    cfg = bf16_training_config(tiny_databin, "--cpu", "--optimizer", "fused_adam")
+    reference = tiny_roberta().bfloat16()
+    ours = tiny_roberta().bfloat16()
+    optimizers = [
+        FP16Optimizer.build_optimizer(cfg, list(reference.parameters())),  # per-tensor on CPU
+        FlatBuffersFP16Optimizer.build_optimizer(cfg, list(ours.parameters())),
+    ]
+    generator = torch.Generator().manual_seed(3)
+    for _ in range(3):
+        batches = [torch.randint(4, 300, (3, 24), generator=generator) for _ in range(2)]
+        for model, optimizer in zip((reference, ours), optimizers):
+            for tokens in batches:
+                masked = tokens.remainder(5).eq(0)
+                logits = model(tokens, masked_tokens=masked)[0]
+                optimizer.backward(F.cross_entropy(logits.float(), tokens[masked]))
+            optimizer.multiply_grads(0.5)
+            optimizer.clip_grad_norm(0.0)
+        flat_reference = torch.cat([p.grad.view(-1) for p in optimizers[0].fp32_params])
+        assert torch.equal(optimizers[1].master.grad, flat_reference)
+        for optimizer in optimizers:
+            optimizer.step()
+            optimizer.zero_grad()
+    masters = torch.cat([p.data.view(-1) for p in optimizers[0].fp32_params])
+    assert (optimizers[1].master.data - masters).abs().max() <= 1e-6 * masters.abs().max()
+    for p, q in zip(reference.parameters(), ours.parameters()):  # the bf16 weights, copied back
+        assert q.data_ptr() != p.data_ptr() and q.dtype == torch.bfloat16
+        assert (q.float() - p.float()).abs().max() <= 1e-2 * p.float().abs().max()
+    assert ours.state_dict().keys() == reference.state_dict().keys()
+
+    # chosen for bf16 on one GPU with fused_adam only
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    params = list(ours.parameters())
+    assert flat_buffers(bf16_training_config(tiny_databin, "--optimizer", "fused_adam"), params)
+    assert not flat_buffers(bf16_training_config(tiny_databin, "--optimizer", "adam"), params)
+    assert not flat_buffers(cfg, params)  # --cpu
