@@ -97,7 +97,28 @@ def head_part(args, shape) -> dict:
 
 
 def benchmark_part(args, shape, timeout) -> dict:
-    return run_json(mfu_command(args, shape, BENCHMARK_ROUTES, args.repeats), timeout)
+    """The routes at 128 x 2, each --repeats times; cut off, the runs it finished, summarised
+    alike."""
+    from benchmarks.at_scale import summary
+    from benchmarks.flops import MASK_PROB, peak_bf16_tflops, training_flops_per_token
+    from benchmarks.provenance import device_name
+
+    from user_dir.architectures import architecture_shape
+
+    result = run_json(mfu_command(args, shape, BENCHMARK_ROUTES, args.repeats), timeout)
+    if "partial" in result:
+        dims = architecture_shape(shape["arch"])
+        flops = training_flops_per_token(
+            dims["layers"], dims["width"], dims["ffn"], shape["seq"], shape["vocab"], MASK_PROB
+        )
+        peak = 2 if args.tiny else peak_bf16_tflops(device_name(cpu=False))
+        finished = {}
+        for line in result["partial"]:
+            for name, run in line.items():
+                if name != "repeat":
+                    finished.setdefault(name, []).append(run)
+        result["runs"] = {name: summary(runs, flops, peak) for name, runs in finished.items()}
+    return result
 
 
 def profile_part(args, shape, timeout, out: Path, device: str) -> dict:
