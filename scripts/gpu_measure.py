@@ -9,12 +9,13 @@ and what a cut-off part measured is kept); the JSON is rewritten after every par
   benchmark    benchmark_train.py --mfu at 128 x 2: ours bf16, ours + levers, stock fairseq fp16
                and transformers bf16, each --repeats times (median, spread, every run)
   profile      torch.profiler over --profile-updates updates (2 micro-batches each) of ours bf16
-               and ours + levers: where the time goes (profile-*.md tables, not the trace)
+               and ours + levers: where the time goes (profile-*.md tables and
+               the 40 costliest kernels, not the trace)
   levers       the levers route with CUDA graphs and with FP8 (torchao): tokens/s and each one's
                per-update losses against the levers route's from `benchmark`
   distillation a distillation step against student step + teacher (roberta_large) forward
-  packing      (not by default) fine-tuning runs per hour packed on the GPU, and so the hours of
-               the 480-run tuned BLURB protocol (scripts/benchmark_packing.py)
+  packing      (not by default: a call of its own) fine-tuning runs per hour packed on the GPU,
+               and the hours 480 runs of that size take (scripts/benchmark_packing.py)
 The file names carry the device (H100 and H200 figures stay apart) and the date; the JSON records
 commit, torch, device and load. --tiny runs every part's code at CPU size
 (tests/test_gpu_measure.py); its figures mean nothing.
@@ -63,17 +64,17 @@ def run_json(command: list, timeout: float) -> dict:
     return json.loads(done.stdout[done.stdout.index("{") :])
 
 
+def model_options(shape) -> list:
+    """benchmark_train.py's options for the model and sequence of SHAPE."""
+    return ["--arch", shape["arch"], "--seq", str(shape["seq"]), "--vocab", str(shape["vocab"])]
+
+
 def mfu_command(args, shape, routes: str, repeats: int, *extra) -> list:
     command = [
         sys.executable,
         SCRIPTS / "benchmark_train.py",
         "--mfu",
-        "--arch",
-        shape["arch"],
-        "--seq",
-        str(shape["seq"]),
-        "--vocab",
-        str(shape["vocab"]),
+        *model_options(shape),
         "--micro-batches",
         str(shape["batch"]),
         "--sequences-per-update",
@@ -144,12 +145,7 @@ def profile_part(args, shape, timeout, out: Path, device: str) -> dict:
                 route,
                 "--databin",
                 str(databin),
-                "--arch",
-                shape["arch"],
-                "--seq",
-                str(shape["seq"]),
-                "--vocab",
-                str(shape["vocab"]),
+                *model_options(shape),
                 "--batch",
                 str(shape["batch"]),
                 "--update-freq",
@@ -165,9 +161,13 @@ def profile_part(args, shape, timeout, out: Path, device: str) -> dict:
             run = run_json(command, max(deadline - time.monotonic(), 1))
             if (tables / "summary.json").exists():
                 run["summary"] = json.loads((tables / "summary.json").read_text())
-                table = out / f"profile-{route}-{device}.md"
-                table.write_text((tables / "summary.md").read_text())
-                run["table"] = table.name
+            # the summary table, and the kernel table behind it
+            kept = {"summary.md": ".md", "self_cuda_time_total.txt": "-kernels.txt"}
+            for name, ending in kept.items():
+                if (tables / name).exists():
+                    table = out / f"profile-{route}-{device}{ending}"
+                    table.write_text((tables / name).read_text())
+                    run.setdefault("tables", []).append(table.name)
             result[route] = run
     return result
 
@@ -189,13 +189,15 @@ def distillation_part(args, shape, timeout) -> dict:
 
 
 def packing_part(args, timeout) -> dict:
-    """Fine-tuning runs per hour packed on one GPU and what 480 runs take at that rate."""
-    command = [sys.executable, SCRIPTS / "benchmark_packing.py"]
+    """Fine-tuning runs per hour, one per job and packed on the GPU (benchmark_packing.py's runs:
+    the sample's two tasks x 4 seeds, 100 updates each, fp16 as on 2026-12-04), and the hours 480
+    runs of that size take packed. Its own call: one repeat takes ~6 minutes on an H200."""
+    command = [sys.executable, SCRIPTS / "benchmark_packing.py", "--repeats", "1"]
     command += ["--shape", "tiny"] if args.tiny else ["--device", "cuda", "--shape", "base"]
-    result = run_json(command + ["--repeats", "1"], timeout)
+    result = run_json(command + ([] if args.tiny else ["--fp16"]), timeout)
     packed = result.get("packed", {}).get("runs_per_hour")
     if packed:
-        result["hours_for_480_runs"] = round(480 / packed, 2)
+        result["hours_for_480_runs_of_this_size_packed"] = round(480 / packed, 2)
     return result
 
 

@@ -137,7 +137,11 @@ def profile_updates(directory: str, first: int = 6, count: int = 3) -> None:
         for sort in ("self_cuda_time_total", "cpu_time_total"):
             table = prof.key_averages().table(sort_by=sort, row_limit=40, max_name_column_width=80)
             (out / f"{sort}.txt").write_text(table)
-        summary = time_shares(prof.events())
+        try:
+            summary = time_shares(prof.events())
+        except Exception as error:  # the kernel tables above still hold the profile
+            (out / "summary.json").write_text(json.dumps({"error": repr(error)}))
+            return
         (out / "summary.json").write_text(json.dumps(summary, indent=1))
         title = f"updates {first + 2}-{first + 1 + count}"
         (out / "summary.md").write_text(markdown(summary, title))

@@ -12,21 +12,17 @@ def commit() -> str:
     """The checkout's commit (with -dirty when it has uncommitted changes); where the checkout
     has no .git (a copy of the working tree on a lent GPU machine), $BIO_ROBERTA_COMMIT, which
     the command that copied it sets, else 'unknown'."""
+
+    def git(*args) -> str:
+        done = subprocess.run(["git", "-C", str(REPO_ROOT), *args], capture_output=True, text=True)
+        if done.returncode:
+            raise OSError(done.stderr)
+        return done.stdout.strip()
+
     try:
-        head = subprocess.run(
-            ["git", "-C", str(REPO_ROOT), "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "-C", str(REPO_ROOT), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        return f"{head}-dirty" if dirty else head
-    except (OSError, subprocess.CalledProcessError):
+        head = git("rev-parse", "--short", "HEAD")
+        return f"{head}-dirty" if git("status", "--porcelain", "--untracked-files=no") else head
+    except OSError:
         return os.environ.get("BIO_ROBERTA_COMMIT", "unknown")
 
 
