@@ -178,6 +178,10 @@ NOT_RUN = [
     ("fairseq-hydra-train", "GPUs and days; tests/test_configs.py composes these configs"),
     ("fairseq-train", "GPUs and days (--fp16, 500k updates); tests/test_pretrain.py"),
     (
+        ".venv/bin/python scripts/gpu_measure.py",
+        "a GPU, minutes; tests/test_gpu_measure.py runs every part of it with --tiny on the CPU",
+    ),
+    (
         "WANDB_MODE=offline bio-roberta pretrain data/bin/pm",
         (
             "GPUs and days; tests/test_wandb.py runs the tiny recipe with common.wandb_project, "
