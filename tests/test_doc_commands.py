@@ -178,6 +178,10 @@ NOT_RUN = [
     ("fairseq-hydra-train", "GPUs and days; tests/test_configs.py composes these configs"),
     ("fairseq-train", "GPUs and days (--fp16, 500k updates); tests/test_pretrain.py"),
     (
+        ".venv/bin/python scripts/gpu_measure.py",
+        "a GPU, minutes; tests/test_gpu_measure.py runs every part of it with --tiny on the CPU",
+    ),
+    (
         "WANDB_MODE=offline bio-roberta pretrain data/bin/pm",
         (
             "GPUs and days; tests/test_wandb.py runs the tiny recipe with common.wandb_project, "
@@ -213,7 +217,7 @@ NOT_RUN = [
         (
             "tens of runs; tests/test_blurb_suite_command.py runs it on three datasets, one seed, "
             "tests/test_blurb_toy_suite.py on toy files of all 13 with --score-any-split, and on "
-            "three with --tune over two settings"
+            "three with --tune over two settings; --tune-epochs's grid: tests/test_settings.py"
         ),
     ),
     ("scripts/finetune_sweep.sh", "a SLURM cluster"),

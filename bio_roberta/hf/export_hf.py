@@ -226,16 +226,16 @@ def export(
                 if kind == TOKEN_CLASSIFICATION:
                     labels = entity_label_names(labels, spec, no_task)
         read_label_dict = labels is not None and hf_export.output_names is None
-        vocab_size = len(load_model_dictionary(vocab.dict_txt))
         model = build_hf_model(
             state,
             model_cfg,
-            vocab_size,
+            len(load_model_dictionary(vocab.dict_txt)),
             kind,
             head,
             labels,
             problem_type=hf_export.problem_type,
             decoding=hf_export.decoding,
+            original_ids=vocab.original,
         )
         with out_of_room_as_os_error(build.path):
             model.save_pretrained(build.path)
@@ -246,7 +246,9 @@ def export(
             "hf_model_class": type(model).__name__,
             "head": head,
             "labels": labels,
-            "vocab_size": vocab_size,
+            "vocab_size": model.config.vocab_size,
+            # an import's own ids (bio_roberta/hf/original_ids.py), else fairseq's dictionary's
+            "token_ids": "imported" if vocab.original else "fairseq",
             "checkpoint": checkpoint_record,
             "vocabulary": {name: file_record(path) for name, path in vocab.files().items()},
             "label_dict": file_record(label_dict) if read_label_dict else None,

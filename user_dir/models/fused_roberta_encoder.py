@@ -40,6 +40,10 @@ RobertaClassificationHead) reads the first position: called with a head of that 
 (user_dir/models/token_classification_head.py). fairseq's own encoder takes the mask and ignores
 it; what the caller reads is the same.
 
+Two speed options ride on it (docs/pretrain.md, "Speed"): ``cuda_graphs`` replays each compiled
+layer as a CUDA graph, ``float8`` runs the four projections as FP8 GEMMs (_float8.py); where
+either cannot run, _encoder_levers.py refuses it in one line.
+
 It only replaces forward code: ``use_fused_encoder`` switches an existing RobertaEncoder's class
 to FusedRobertaEncoder, which reads the parameters of fairseq's own submodules. State dicts,
 parameter names and checkpoints are exactly stock fairseq's, in both directions. Returned hidden
@@ -54,6 +58,8 @@ import torch.nn.functional as F
 import torch.utils.checkpoint
 from fairseq.models.roberta.model import RobertaClassificationHead, RobertaEncoder
 
+from user_dir.models._encoder_levers import check_levers
+from user_dir.models._float8 import float8_linear
 from user_dir.models._real_tokens import RealTokens, attend
 
 logger = logging.getLogger(__name__)
@@ -83,34 +89,20 @@ def encoder_layer(
     training,
     rows=None,
     read=None,
+    linear=F.linear,
 ):
     """fairseq's TransformerEncoderLayer on batch-major x (B x T x C); ``keep`` is None or the
     B x 1 x 1 x T mask of the keys to attend to; ``params`` as ``layer_params`` returns them.
     With ``rows`` (RealTokens), x is the N x C matrix of the batch's real tokens, and with
-    ``read`` (RealTokens.reading) the output is that of those rows only."""
-    (
-        q_w,
-        q_b,
-        k_w,
-        k_b,
-        v_w,
-        v_b,
-        out_w,
-        out_b,
-        attn_ln_w,
-        attn_ln_b,
-        fc1_w,
-        fc1_b,
-        fc2_w,
-        fc2_b,
-        final_ln_w,
-        final_ln_b,
-    ) = params
+    ``read`` (RealTokens.reading) the output is that of those rows only. ``linear`` runs the four
+    projections (F.linear, or _float8.float8_linear's FP8 GEMMs)."""
+    (q_w, q_b, k_w, k_b, v_w, v_b, out_w, out_b, attn_ln_w, attn_ln_b,
+     fc1_w, fc1_b, fc2_w, fc2_b, final_ln_w, final_ln_b) = params  # fmt: skip
     width = x.size(-1)
     residual = x
     if normalize_before:
         x = F.layer_norm(x, (width,), attn_ln_w, attn_ln_b, eps)
-    qkv = F.linear(x, torch.cat([q_w, k_w, v_w]), torch.cat([q_b, k_b, v_b]))
+    qkv = linear(x, torch.cat([q_w, k_w, v_w]), torch.cat([q_b, k_b, v_b]))
     attention_dropout_p = attention_dropout_p if training else 0.0
     if rows is None:
         attention = attend(qkv, keep, heads, attention_dropout_p)
@@ -118,36 +110,39 @@ def encoder_layer(
         attention = rows.attend(qkv, heads, attention_dropout_p)
     if read is not None:
         attention, residual = attention.index_select(0, read), residual.index_select(0, read)
-    x = F.linear(attention, out_w, out_b)
+    x = linear(attention, out_w, out_b)
     x = residual + dropout(x, dropout_p, training)
     if not normalize_before:
         x = F.layer_norm(x, (width,), attn_ln_w, attn_ln_b, eps)
     residual = x
     if normalize_before:
         x = F.layer_norm(x, (width,), final_ln_w, final_ln_b, eps)
-    x = dropout(activation_fn(F.linear(x, fc1_w, fc1_b)), activation_dropout_p, training)
-    x = residual + dropout(F.linear(x, fc2_w, fc2_b), dropout_p, training)
+    x = dropout(activation_fn(linear(x, fc1_w, fc1_b)), activation_dropout_p, training)
+    x = residual + dropout(linear(x, fc2_w, fc2_b), dropout_p, training)
     if not normalize_before:
         x = F.layer_norm(x, (width,), final_ln_w, final_ln_b, eps)
     return x
 
 
 @functools.cache
-def _compiled_layer():
+def _compiled_layer(cuda_graphs: bool = False):
     """encoder_layer through torch.compile, made at the first use of the compiled path: making it
-    imports torch._dynamo (a second of every start, on CPU too), which no other path needs."""
+    imports torch._dynamo (a second of every start, on CPU too), which no other path needs. With
+    ``cuda_graphs`` each static graph is also captured as a CUDA graph and replayed (torch.compile's
+    reduce-overhead mode: one launch per layer instead of one per kernel)."""
     import torch._dynamo
 
     # One static graph per batch size, length bucket, padded or not, training or not and
     # architecture: a distillation run with validation has about ten, above torch's default
     # limit of 8 (past it, torch runs the layer uncompiled).
     torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit, 64)
-    return torch.compile(encoder_layer, fullgraph=True, dynamic=False)
+    mode = "reduce-overhead" if cuda_graphs else None
+    return torch.compile(encoder_layer, fullgraph=True, dynamic=False, mode=mode)
 
 
-def compiled_encoder_layer(*args, **kwargs):
+def compiled_encoder_layer(*args, cuda_graphs=False, **kwargs):
     """encoder_layer, each layer one static compiled graph (see _compiled_layer)."""
-    return _compiled_layer()(*args, **kwargs)
+    return _compiled_layer(cuda_graphs)(*args, **kwargs)
 
 
 def pad_to_bucket(src_tokens: torch.Tensor, padding_idx: int) -> torch.Tensor:
@@ -202,6 +197,8 @@ class FusedRobertaEncoder(RobertaEncoder):
     """RobertaEncoder whose features and LM head run through encoder_layer (see module doc)."""
 
     implementation = "fused"
+    cuda_graphs = False  # compiled layers replayed as CUDA graphs (use_fused_encoder)
+    float8 = False  # the layers' projections as FP8 GEMMs (use_fused_encoder, _float8.py)
 
     def forward(
         self,
@@ -256,6 +253,9 @@ class FusedRobertaEncoder(RobertaEncoder):
             x = x.masked_fill(padding.unsqueeze(-1), 0)
         states = [x] if return_all_hiddens else []
         layer_fn = compiled_encoder_layer if compiled else encoder_layer
+        if compiled and self.cuda_graphs:
+            layer_fn = functools.partial(compiled_encoder_layer, cuda_graphs=True)
+        linear = float8_linear() if self.float8 else F.linear
         checkpointing = encoder.cfg.checkpoint_activations and self.training
         last = len(encoder.layers) - 1
         for number, layer in enumerate(encoder.layers):
@@ -270,6 +270,7 @@ class FusedRobertaEncoder(RobertaEncoder):
                 training=self.training,
                 rows=rows,
                 read=read if number == last else None,
+                linear=linear,
             )
             if checkpointing:
                 x = torch.utils.checkpoint.checkpoint(
@@ -295,12 +296,17 @@ class FusedRobertaEncoder(RobertaEncoder):
         is fairseq's boolean B x T mask or the same tokens' flat positions (row * T + column,
         ascending: the mask's order), which are gathered without a wait for the GPU."""
         head = self.lm_head
-        if masked_tokens is not None and masked_tokens.dtype == torch.bool:
-            features = features[masked_tokens, :]
-        elif masked_tokens is not None:
-            features = features.flatten(0, 1).index_select(0, masked_tokens)
-        x = head.layer_norm(head.activation_fn(head.dense(features)))
-        return F.linear(x, head.weight, head.bias)
+        return F.linear(lm_head_hidden(head, features, masked_tokens), head.weight, head.bias)
+
+
+def lm_head_hidden(head, features, masked_tokens=None) -> torch.Tensor:
+    """fairseq's RobertaLMHead up to its vocabulary projection (dense, activation, LayerNorm) on
+    the rows ``masked_tokens`` selects: a boolean B x T mask or flat positions (row * T + col)."""
+    if masked_tokens is not None and masked_tokens.dtype == torch.bool:
+        features = features[masked_tokens, :]
+    elif masked_tokens is not None:
+        features = features.flatten(0, 1).index_select(0, masked_tokens)
+    return head.layer_norm(head.activation_fn(head.dense(features)))
 
 
 def fairseq_class(encoder) -> type:
@@ -345,11 +351,15 @@ def sentence_heads_read_first_position(model, args, kwargs):
     return args, {**kwargs, "features_at": first}
 
 
-def use_fused_encoder(model, implementation: str) -> None:
+def use_fused_encoder(
+    model, implementation: str, *, cuda_graphs: bool = False, float8: bool = False, cpu=False
+) -> None:
     """Run a fairseq RoBERTa model's encoder through IMPLEMENTATION: 'fairseq' (unchanged), 'fused'
     or 'compiled' (fused, each layer through torch.compile). Parameters and state dict are
     unchanged; an encoder configuration the fused forward does not implement stays on fairseq's with
-    a warning."""
+    a warning. ``cuda_graphs`` (compiled only) replays each compiled layer as a CUDA graph;
+    ``float8`` runs the layers' projections as FP8 GEMMs (_float8.py): levers of the fused forward,
+    refused where they cannot run (_encoder_levers.py; ``cpu``: the run is on the CPU)."""
     if implementation not in IMPLEMENTATIONS:
         raise ValueError(
             f"encoder implementation {implementation!r}: choose one of {', '.join(IMPLEMENTATIONS)}"
@@ -361,20 +371,30 @@ def use_fused_encoder(model, implementation: str) -> None:
             f"the fused encoder replaces fairseq's RobertaEncoder, not {type(encoder).__name__}"
         )
     if implementation == "fairseq":
+        check_levers(implementation, [], cuda_graphs=cuda_graphs, float8=float8, cpu=cpu)
         encoder.__class__ = own
         return
     problems = unsupported(encoder)
+    check_levers(implementation, problems, cuda_graphs=cuda_graphs, float8=float8, cpu=cpu)
     if problems:
         logger.warning(
             "encoder stays on fairseq's implementation: the fused one has no %s",
             ", ".join(problems),
         )
         return
+    if float8:
+        float8_linear()  # torchao is there (or a one-line error says what to install)
     encoder.fairseq_class = own
     encoder.__class__ = FusedRobertaEncoder
     encoder.implementation = implementation
+    encoder.cuda_graphs, encoder.float8 = cuda_graphs, float8
     if not hasattr(model, "first_position_hook") and hasattr(model, "classification_heads"):
         model.first_position_hook = model.register_forward_pre_hook(
             sentence_heads_read_first_position, with_kwargs=True
         )
-    logger.info("RoBERTa encoder: %s implementation", implementation)
+    logger.info(
+        "RoBERTa encoder: %s implementation%s%s",
+        implementation,
+        ", CUDA graphs" if cuda_graphs else "",
+        ", FP8 projections" if float8 else "",
+    )
