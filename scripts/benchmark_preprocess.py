@@ -32,7 +32,8 @@ grow with the number of inputs. Every stage runs --repeats times, the two routes
 both meet the same load, each time from scratch (our parse never reuses .work/). Prints one JSON
 object: per stage and end to end, the median wall seconds (and each run's), CPU seconds of the
 process tree (much less sensitive than wall time to what else a shared machine runs),
-documents/s, tokens/s, peak RSS and PSS for both routes, the ratios ours / standard, an
+documents/s, tokens/s, peak RSS and PSS for both routes, the ratios standard / ours of each cost
+(seconds, CPU seconds, seconds per document or token, peak memory: above 1, ours costs less), an
 in-process one-core comparison of the XML parsers alone, the start-up time of a bio-roberta
 command (included in each of our stages), and the load average while it ran.
 
@@ -65,6 +66,8 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
+sys.path.insert(0, str(REPO_ROOT / "scripts"))
+from benchmarks.preprocess_costs import RATIOS_KEY, cost_ratios, end_to_end, stage  # noqa: E402
 
 STANDARD_PARSE = r"""
 import sys
@@ -359,32 +362,6 @@ def repeated(commands: dict[str, tuple[list[str], Path]], repeats: int) -> dict[
     }
 
 
-def stage(result: dict, documents: int, tokens: int) -> dict:
-    seconds = result["seconds"]
-    return {
-        "seconds": round(seconds, 3),
-        "runs_seconds": result["runs_seconds"],
-        "cpu_seconds": round(result["cpu_seconds"], 2),
-        "documents_per_s": round(documents / seconds, 1),
-        "tokens_per_s": round(tokens / seconds, 1),
-        "peak_rss_mb": round(result["peak_rss_mb"], 1),
-        "peak_pss_mb": round(result["peak_pss_mb"], 1),
-        "load_average_1m_after_each_run": result["load_average_1m"],
-    }
-
-
-def end_to_end(stages: dict, documents: int, tokens: int) -> dict:
-    seconds = sum(s["seconds"] for s in stages.values())
-    return {
-        "seconds": round(seconds, 3),
-        "cpu_seconds": round(sum(s["cpu_seconds"] for s in stages.values()), 2),
-        "documents_per_s": round(documents / seconds, 1),
-        "tokens_per_s": round(tokens / seconds, 1),
-        "peak_rss_mb": max(s["peak_rss_mb"] for s in stages.values()),
-        "peak_pss_mb": max(s["peak_pss_mb"] for s in stages.values()),
-    }
-
-
 PMC_SAMPLE = REPO_ROOT / "sample" / "corpus" / "pmc"
 
 
@@ -649,39 +626,7 @@ def main() -> int:
 
         ours["end_to_end"] = end_to_end(ours, our_documents, our_tokens)
         standard["end_to_end"] = end_to_end(standard, standard_documents, standard_tokens)
-        standard_encode_binarize = standard["encode"]["seconds"] + standard["binarize"]["seconds"]
-        ratios = {
-            "end_to_end_seconds": round(
-                standard["end_to_end"]["seconds"] / ours["end_to_end"]["seconds"], 2
-            ),
-            "end_to_end_cpu_seconds": round(
-                standard["end_to_end"]["cpu_seconds"] / ours["end_to_end"]["cpu_seconds"], 2
-            ),
-            "parse_cpu_seconds": round(
-                standard["parse"]["cpu_seconds"] / ours["parse"]["cpu_seconds"], 2
-            ),
-            "end_to_end_documents_per_s": round(
-                ours["end_to_end"]["documents_per_s"] / standard["end_to_end"]["documents_per_s"], 2
-            ),
-            "end_to_end_tokens_per_s": round(
-                ours["end_to_end"]["tokens_per_s"] / standard["end_to_end"]["tokens_per_s"], 2
-            ),
-            "parse_seconds": round(standard["parse"]["seconds"] / ours["parse"]["seconds"], 2),
-            "encode_and_binarize_seconds": round(
-                standard_encode_binarize / ours["encode+binarize"]["seconds"], 2
-            ),
-            "encode_and_binarize_tokens_per_s": round(
-                ours["encode+binarize"]["tokens_per_s"]
-                / (standard_tokens / standard_encode_binarize),
-                2,
-            ),
-            "peak_rss": round(
-                standard["end_to_end"]["peak_rss_mb"] / ours["end_to_end"]["peak_rss_mb"], 2
-            ),
-            "peak_pss": round(
-                standard["end_to_end"]["peak_pss_mb"] / ours["end_to_end"]["peak_pss_mb"], 2
-            ),
-        }
+        ratios = cost_ratios(ours, standard, standard_tokens)
         parser_per_core = xml_parser_per_core(xml_files[:2])
         vocab = read_vocab_dir(work / "vocab").manifest["counts"]
         print(
@@ -719,7 +664,7 @@ def main() -> int:
                         "documents": standard_documents,
                         "tokens": standard_tokens,
                     },
-                    "ratios_ours_over_standard": ratios,
+                    RATIOS_KEY: ratios,
                     "our_parse_memory_vs_input_files": {
                         f"{len(xml_files) // 4} files": {
                             "peak_rss_mb": round(quarter["peak_rss_mb"], 1),

@@ -1,4 +1,5 @@
-"""What scripts/benchmark_train.py and scripts/benchmark_encoder.py measure, one module each:
+"""What scripts/benchmark_train.py, benchmark_encoder.py, benchmark_finetune.py and
+benchmark_preprocess.py measure with, one module each:
 
     flops.py               the model-FLOPs count per token and the GPUs' dense bf16 peaks (MFU)
     cpu_shape.py           the CPU comparison's model and batch
@@ -13,6 +14,7 @@
     at_scale.py            --mfu: every route at each micro-batch, with model-FLOPs utilisation
     cpu_comparison.py      the default: ours against stock fairseq and transformers on the CPU
     finetune_trainer.py    scripts/benchmark_finetune.py's peer: one transformers Trainer run
+    preprocess_costs.py    benchmark_preprocess.py's stage costs and ratios standard / ours
 
 The architectures' shapes come from fairseq's registry (user_dir/architectures.py).
 """
