@@ -4,8 +4,11 @@
 Same shape, batch and masking everywhere (RoBERTa, LAYERS x WIDTH, VOCAB entries, BATCH x SEQ
 tokens, 15% masked 80/10/10): tokens/s and peak RSS of our route (fairseq-train --user-dir with
 corpora_masked_lm, masked_lm_positions and our lr schedule), of stock fairseq masked_lm, and of
-Hugging Face transformers' RobertaForMaskedLM; then the distillation step against student MLM
-step + teacher forward. Each measurement runs in its own process so peak memory is its own.
+Hugging Face transformers' RobertaForMaskedLM, the three taking turns --repeats times (ours over
+each peer: the median of the ratios within a turn), each timed with its masking (fairseq's wps
+counts the loading and masking of its batches; transformers' collator is timed with its update,
+its seconds reported beside); then the distillation step against student MLM step + teacher
+forward. Each measurement runs in its own process so peak memory is its own.
     .venv/bin/python scripts/benchmark_train.py [--steps 12] [--threads 2] [--repeats 3]
 
 On a GPU, --mfu measures instead the paper's model at scale: roberta-base, 512-token sequences,

@@ -314,7 +314,9 @@ def test_command_errors_are_one_line(ner_run, tmp_path):
 
 @pytest.mark.slow
 def test_the_benchmark_prints_both_routes_examples_per_second():
-    """scripts/benchmark_predict.py at its smallest: one task, a few examples, one repeat."""
+    """scripts/benchmark_predict.py at its smallest: one task, a few examples, one repeat; the
+    pipeline on the inputs as given and on them sorted by length (like with like: ours sorts),
+    each against ours."""
     done = subprocess.run(
         [sys.executable, REPO_ROOT / "scripts" / "benchmark_predict.py", "--tasks", "ncbi-disease",
          "--examples", "12", "--batch-size", "4", "--repeats", "1"],
@@ -323,7 +325,10 @@ def test_the_benchmark_prints_both_routes_examples_per_second():
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout)["ncbi-disease"]
     assert report["examples"] == 12
-    assert all(report["best"][route] > 0 for route in ("ours", "pipeline"))
+    assert all(report["best"][route] > 0 for route in ("ours", "pipeline", "pipeline_sorted"))
+    assert report["ours_over_pipeline_sorted_median"] == round(
+        report["median"]["ours"] / report["median"]["pipeline_sorted"], 3
+    )
 
 
 def test_ebm_pico_words_become_overlapping_element_entities_with_offsets():

@@ -1,6 +1,6 @@
-"""The CPU comparison (benchmark_train.py without --mfu): tokens/s and peak RSS of our route and of
-stock fairseq masked_lm, alternating so that load from elsewhere hits both alike, of transformers'
-RobertaForMaskedLM, and the distillation step's cost, all at the shape of cpu_shape.py."""
+"""The CPU comparison (benchmark_train.py without --mfu): tokens/s and peak RSS of our route, of
+stock fairseq masked_lm and of transformers' RobertaForMaskedLM, taking turns so that load from
+elsewhere hits them alike, and the distillation step's cost, all at the shape of cpu_shape.py."""
 
 import os
 import statistics
@@ -11,6 +11,11 @@ from benchmarks.cpu_shape import BATCH, LAYERS, SEQ, VOCAB, WIDTH
 from benchmarks.distillation import train_teacher
 from benchmarks.measure import child
 from benchmarks.synthetic_data import synthetic_databin
+
+# our route, stock fairseq masked_lm and transformers' RobertaForMaskedLM (benchmark_train.py
+# --measure names), each timed with its masking: fairseq's wps counts the loading of its batches,
+# transformers_route times its collator's
+ROUTES = ("ours", "fairseq", "transformers")
 
 
 def compare_on_cpu(args) -> dict:
@@ -40,34 +45,17 @@ def compare_on_cpu(args) -> dict:
             },
             "load_average_at_start_1_5_15min": [round(load, 2) for load in os.getloadavg()],
         }
-        # ours and stock fairseq alternate, REPEATS times each and first in turn, so that load from
-        # elsewhere hits both alike; the ratio is the median of the ratios within each pair
-        pairs = []
+        # the three routes take turns, REPEATS times each and each first in turn, so that load
+        # from elsewhere hits them alike; a ratio is the median of the ratios within each turn
+        turns = []
         for repeat in range(args.repeats):
-            order = ("ours", "fairseq") if repeat % 2 == 0 else ("fairseq", "ours")
-            measured = {name: child(name, *common) for name in order}
-            pairs.append((measured["ours"], measured["fairseq"]))
-        if all("tokens_per_s" in run for pair in pairs for run in pair):
-            for index, name in enumerate(("ours", "fairseq")):
-                runs = [pair[index] for pair in pairs]
-                report[name] = {
-                    "tokens_per_s": round(
-                        statistics.median(run["tokens_per_s"] for run in runs), 1
-                    ),
-                    "tokens_per_s_runs": [run["tokens_per_s"] for run in runs],
-                    "peak_rss_mb": max(run["peak_rss_mb"] for run in runs),
-                }
-            report["ours_over_fairseq"] = round(
-                statistics.median(
-                    ours["tokens_per_s"] / stock["tokens_per_s"] for ours, stock in pairs
-                ),
-                3,
-            )
-        else:  # the first pair with a failure, its error in full
-            report["ours"], report["fairseq"] = next(
-                pair for pair in pairs if not all("tokens_per_s" in run for run in pair)
-            )
-        report["transformers"] = child("transformers", *common)
+            order = ROUTES[repeat % len(ROUTES) :] + ROUTES[: repeat % len(ROUTES)]
+            turns.append({name: child(name, *common) for name in order})
+        failed = [turn for turn in turns if not all("tokens_per_s" in run for run in turn.values())]
+        if failed:  # the first turn with a failure, its error in full
+            report.update(failed[0])
+        else:
+            report.update(route_summaries(turns))
         # teacher: a wider, deeper RoBERTa on the same dictionary
         teacher = train_teacher(
             databin,
@@ -87,3 +75,29 @@ def compare_on_cpu(args) -> dict:
         )
         report["distillation"] = child("distillation", *common, "--teacher", str(teacher))
         return report
+
+
+def route_summaries(turns: list[dict]) -> dict:
+    """Each route's median tokens/s, every run's and its peak RSS (transformers: its masking
+    seconds per update), and ours over each peer: the median of the ratios within each turn."""
+    report = {}
+    for name in ROUTES:
+        runs = [turn[name] for turn in turns]
+        report[name] = {
+            "tokens_per_s": round(statistics.median(run["tokens_per_s"] for run in runs), 1),
+            "tokens_per_s_runs": [run["tokens_per_s"] for run in runs],
+            "peak_rss_mb": max(run["peak_rss_mb"] for run in runs),
+            "load_average_1_5_15min_runs": [run["load_average_1_5_15min"] for run in runs],
+        }
+        if "masking_seconds_per_update" in runs[0]:
+            report[name]["masking_seconds_per_update"] = statistics.median(
+                run["masking_seconds_per_update"] for run in runs
+            )
+    for peer in ROUTES[1:]:
+        report[f"ours_over_{peer}"] = round(
+            statistics.median(
+                turn["ours"]["tokens_per_s"] / turn[peer]["tokens_per_s"] for turn in turns
+            ),
+            3,
+        )
+    return report
