@@ -861,14 +861,16 @@ def test_a_vocabulary_other_than_the_training_one_is_refused(bpe_vocab, mlm_chec
     )
     assert not (tmp_path / "out").exists()
 
-    # without its data dir, the checkpoint's record decides
+    # without its data dir, the checkpoint's record decides (the gate, which cannot follow its
+    # training data either, lets it through only with --allow-unaudited: tests/test_audit.py)
     state = read_checkpoint(mlm_checkpoint)
     state["cfg"]["task"]["data"] = str(tmp_path / "gone")
     state["extra_state"]["dictionary"]["path"] = str(tmp_path / "gone" / "dict.txt")
     moved = tmp_path / "moved.pt"
     torch.save(state, moved)
-    assert export_cli(moved, tmp_path / "out", "--vocab", vocab_dir).returncode == 0
-    refused = export_cli(moved, tmp_path / "out2", "--vocab", vocab_dir, "--dict", swapped)
+    unaudited = ("--vocab", vocab_dir, "--allow-unaudited")
+    assert export_cli(moved, tmp_path / "out", *unaudited).returncode == 0
+    refused = export_cli(moved, tmp_path / "out2", *unaudited, "--dict", swapped)
     assert (
         refused.returncode == 2 and f"({tmp_path}/gone/dict.txt, which is gone)" in refused.stderr
     )
