@@ -1,7 +1,9 @@
-"""`bio-roberta audit` on the tiny models of tests/audit_models.py (issue 31, item 2): a model
-trained well past convergence on notes with canaries exposes its canaries more the more often
-they were repeated and tells its training notes from held-out ones; a model trained on other text
-does neither.
+"""`bio-roberta audit` on the tiny models of tests/audit_models.py (issue 31, item 2; issue 41): a
+model trained well past convergence on notes with canaries exposes its canaries more the more
+often they were repeated and tells its training notes from held-out ones; the same run stopped
+after 2 updates does neither, and its audit passes. What the record judged is bound to the
+checkpoint's own training data, and every way around export-hf's gate that issue 41 found is
+refused.
 
 The margins come from `python tests/audit_models.py 0 1 2` (3 seeds, AUDIT_CANDIDATES=255
 candidates, so exposure is measured up to 8 bits; about 1.44 bits at chance), measured on this
@@ -13,12 +15,15 @@ candidates, so exposure is measured up to 8 bits; about 1.44 bits at chance), me
     16x - 1x              6.66     7.08     6.05     > 4.0
   target loss AUC         0.583    0.780    0.719    > 0.55
   target reference AUC    0.620    0.643    0.609    > 0.56
-  other loss AUC          0.418    0.467    0.452    within 0.5 +- 0.15
-  other exposure 16x      1.25     0.99     1.71     < 4.0
-(46 members, 54 non-members; the bootstrap 95% interval of an AUC is about +-0.11.) The loss attack
-scores a note by its 20% least likely tokens (--min-k-percent's default); by its mean loss over all
-tokens (--min-k-percent 100) the target's AUC was 0.574, 0.620, 0.617 and the other model's 0.416,
-0.421, 0.469. The reference attack scores by the mean loss either way.
+  early loss AUC          0.576    0.536    0.582    within 0.5 +- 0.1 (the default --max-auc)
+  early reference AUC     0.587    0.585    0.533
+  early exposure 16x      1.25     1.16     2.86     < 4.0
+  early verdict           pass     pass     pass
+(46 members, 54 non-members; the bootstrap 95% interval of an AUC is about +-0.11, so the early
+model's pass is a small sample's: its loss AUC was 0.643 after 5 updates and 0.419 at its random
+initialisation on seed 0.) The loss attack scores a note by its 20% least likely tokens
+(--min-k-percent's default); by its mean loss over all tokens (--min-k-percent 100) the target's
+AUC was 0.574, 0.620, 0.617. The reference attack scores by the mean loss either way.
 """
 
 from __future__ import annotations
