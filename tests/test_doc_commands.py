@@ -60,7 +60,8 @@ SYNOPSIS = {
     "[--expected-seeds N] [--score-any-split]": "bio-roberta report results --out "
     "results/report-1 --suite both --expected-seeds 1 --score-any-split",
     "bio-roberta export-hf CHECKPOINT OUT_DIR --vocab VOCAB_DIR [--dict DICT] "
-    "[--label-dict LABEL_DICT] [--head NAME] [--audit FILE] [--allow-unaudited]": "bio-roberta "
+    "[--label-dict LABEL_DICT] [--head NAME] [--audit FILE] [--allow-unaudited] "
+    "[--training-data DATA_BIN]": "bio-roberta "
     "export-hf "
     "results/bc5cdr-chem/seed10/checkpoints/checkpoint_best.pt hf/bc5cdr-chem-2 --vocab "
     "data/vocab/pm-50k --dict data/vocab/pm-50k/dict.txt --label-dict "
