@@ -334,9 +334,17 @@ def element_entities(
     return tags, [entity for _, _, entity in sorted(found, key=lambda item: item[:2])]
 
 
-def load(path: Union[str, Path]) -> Predictor:
+def load(
+    path: Union[str, Path], task_file: Optional[Union[str, Path, Sequence]] = None
+) -> Predictor:
     """A Predictor of a fine-tuning run dir, its checkpoint file, or an export-hf dir, each
-    checked against the record that names it (bio_roberta/finetuned_files.py)."""
+    checked against the record that names it (bio_roberta/finetuned_files.py). A task of your
+    own is read from the declaration its converted data records; task_file (one or several):
+    declare those task files first, as --task-file does."""
+    if task_file is not None:
+        from bio_roberta.tasks.task_file import declare_task_files
+
+        declare_task_files([task_file] if isinstance(task_file, (str, Path)) else task_file)
     model = checkpoint_and_data(Path(path))
     return Predictor(model.checkpoint, model.data_dir, model.vocab_dir)
 

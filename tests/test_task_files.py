@@ -5,6 +5,7 @@ report, predict and export-hf as a registry task is (issue 28, item 1)."""
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -186,10 +187,10 @@ def test_own_tasks_convert_fine_tune_report_predict_and_export(tmp_path):
     vocab = tiny_vocab(tmp_path, " ".join(TINY_WORDS))
     root = tmp_path / "finetune-bin"
     for task in ("my-ner", "my-cls", "my-hf-ner"):
+        positions = ["--max-positions", "32"] if task != "my-ner" else []  # my-ner: 512
         run = bio_roberta(
-            "convert-task", task, *given, "--vocab", vocab, "--out", root / task,
-            "--max-positions", "32",
-        )  # fmt: skip
+            "convert-task", task, *given, "--vocab", vocab, "--out", root / task, *positions
+        )
         assert run.returncode == 0, run.stderr[-2000:]
     manifest = json.loads((root / "my-ner" / "manifest.json").read_text())
     assert manifest["task_declaration"]["labels_inferred"] is True
@@ -200,11 +201,23 @@ def test_own_tasks_convert_fine_tune_report_predict_and_export(tmp_path):
         root / "my-ner" / "input0", tmp_path / "pretrained", max_update=3
     )
     results = tmp_path / "results"
-    sweep = bio_roberta(
+    sweep_command = [
         "sweep", "--tasks", "my-ner,my-cls,my-hf-ner", *given, "--seed-list", "1",
         "--pretrained", pretrained, "--data-root", root, "--results", results,
         *(o for o in TINY if not o.startswith("hparams.max_epoch=")), "hparams.max_epoch=1",
-    )  # fmt: skip
+    ]  # fmt: skip
+    # my-ner converted for 512 positions, the model has 32: refused before any run, with the
+    # command that converts it again, which pastes as it is (issue 43: it lacked --task-file)
+    sweep = bio_roberta(*sweep_command)
+    assert sweep.returncode == 2 and not results.exists(), sweep.stderr[-3000:]
+    refusal = sweep.stderr.strip().splitlines()[-1]
+    assert f"{root / 'my-ner'} was converted for 512 positions but {pretrained} has 32" in refusal
+    again = shlex.split(refusal.split("convert it again for the model's: ")[1])
+    assert again[:5] == ["bio-roberta", "convert-task", "my-ner", "--task-file", str(task_files[0])]
+    assert again[-2:] == ["--pretrained", str(pretrained)]
+    assert bio_roberta(*again[1:]).returncode == 0
+    assert json.loads((root / "my-ner" / "manifest.json").read_text())["max_positions"] == 32
+    sweep = bio_roberta(*sweep_command)
     assert sweep.returncode == 0, sweep.stderr[-3000:]
     records = {
         r["task"]: r for r in (json.loads(p.read_text()) for p in results.rglob("result.json"))
@@ -233,17 +246,23 @@ def test_own_tasks_convert_fine_tune_report_predict_and_export(tmp_path):
     for text, line in zip(texts, lines):
         assert line["label"] in ("none", "chemical")
     import bio_roberta as api
+    from bio_roberta.tasks.registry import DECLARED
     from bio_roberta.tasks.task_file import declare_task_files
 
     declare_task_files(task_files)  # the Python route of --task-file (docs/own_tasks.md)
     (record,) = api.load(run_dir).predict(texts[:1])
     assert record["label"] == lines[0]["label"]
+    # the declaration is read from the converted data: no task file to pass again (issue 43),
+    # not even one that is gone
+    task_files[1].rename(task_files[1].with_suffix(".moved"))
     without = bio_roberta("predict", run_dir, "--input", sentences)
-    assert without.returncode == 2
-    assert without.stderr.strip().endswith(f"pass --task-file {task_files[1]}")
+    assert without.returncode == 0, without.stderr[-2000:]
+    assert [json.loads(line) for line in without.stdout.splitlines()] == lines
+    DECLARED.clear()
+    assert api.load(run_dir).predict(texts[:1]) == [record]
 
     checkpoint = Path(records["my-hf-ner"]["checkpoint"]["path"])
-    export = bio_roberta("export-hf", checkpoint, tmp_path / "hf-model", "--vocab", vocab, *given)
+    export = bio_roberta("export-hf", checkpoint, tmp_path / "hf-model", "--vocab", vocab)
     assert export.returncode == 0, export.stderr[-2000:]
     config = json.loads((tmp_path / "hf-model" / "config.json").read_text())
     assert set(config["id2label"].values()) == set(manifest["labels"])
