@@ -171,12 +171,18 @@ class PositionsError(BioRobertaError):
     them."""
 
 
-def check_max_positions(max_positions: int, checkpoint: str | os.PathLike) -> None:
-    """Refuse --max-positions above the checkpoint's own (its cfg.model.max_positions: <s> and </s>
-    included, as --max-positions counts them)."""
+def model_positions(checkpoint: str | os.PathLike) -> int:
+    """A checkpoint's positions (its cfg.model.max_positions: <s> and </s> included, as
+    --max-positions counts them)."""
     positions = model_option(read_checkpoint(checkpoint, mmap=True))("max_positions")
     if positions is None:
         raise PositionsError(f"{checkpoint} records no model max_positions; not a fairseq model?")
+    return int(positions)
+
+
+def check_max_positions(max_positions: int, checkpoint: str | os.PathLike) -> None:
+    """Refuse --max-positions above the checkpoint's own (model_positions)."""
+    positions = model_positions(checkpoint)
     if max_positions > positions:
         raise PositionsError(
             f"--max-positions {max_positions}: {Path(checkpoint)} has {positions} positions; "
