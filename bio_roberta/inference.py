@@ -379,16 +379,16 @@ def read_inputs(
         )
     if layout == "task":
         return read_task_inputs(path, spec, split)
+    from bio_roberta_core.text_files import utf8_lines
+
     inputs = InputFile([], [], [])
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            line = line.rstrip("\n")
-            inputs.names.append(f"{path}:{number}")
-            inputs.keys.append({"line": number})
-            if layout == "text":
-                inputs.inputs.append(line)
-                continue
-            inputs.inputs.append(json_input(path, number, line, text_field, text_pair_field))
+    for number, line in utf8_lines(path, PredictError):
+        inputs.names.append(f"{path}:{number}")
+        inputs.keys.append({"line": number})
+        if layout == "text":
+            inputs.inputs.append(line)
+            continue
+        inputs.inputs.append(json_input(path, number, line, text_field, text_pair_field))
     return inputs
 
 

@@ -384,6 +384,19 @@ def test_input_errors_name_the_file_and_line(tmp_path):
         read_inputs(lines, spec, text_field="premise")
     with pytest.raises(PredictError, match=rf'^{lines}:1: no text field "text" \(a string\)'):
         read_inputs(lines, spec)
+    # text that is not UTF-8 (issue 43: a UnicodeDecodeError traceback): FILE:LINE and the byte
+    text = tmp_path / "notes.txt"
+    text.write_bytes("Fine.\nCaf\u00e9 au lait.\n".encode("latin-1"))
+    with pytest.raises(PredictError) as error:
+        read_inputs(text, spec)
+    assert str(error.value) == (
+        f"{text}:2: not UTF-8 (invalid continuation byte at byte 4 of the line, b'\\xe9'); save "
+        "it as UTF-8 text (e.g. iconv -f latin1 -t utf-8 FILE > NEW)"
+    )
+    binary = tmp_path / "model.bin"
+    binary.write_bytes(b"ok\n\x00\x01\x02\n")
+    with pytest.raises(PredictError, match=rf"^{binary}:2: a NUL byte at byte 1 of the line"):
+        read_inputs(binary, spec)
 
 
 def test_command_errors_are_one_line(ner_run, tmp_path):
@@ -404,6 +417,12 @@ def test_command_errors_are_one_line(ner_run, tmp_path):
             "those or a checkpoint"
         )
     ]
+    gzipped = tmp_path / "in.txt.gz"  # binary: not UTF-8 at its second byte
+    gzipped.write_bytes(b"\x1f\x8b\x08\x00")
+    assert one_line_error(predict_cli(ner_run, "--input", gzipped)) == (
+        f"{gzipped}:1: not UTF-8 (invalid start byte at byte 2 of the line, b'\\x8b'); save it as "
+        "UTF-8 text (e.g. iconv -f latin1 -t utf-8 FILE > NEW)"
+    )
     lines = tmp_path / "in.jsonl"
     lines.write_text('{"text": "fine"}\n{"text": ["not", "a", "string"]}\n')
     run = predict_cli(ner_run, "--input", lines)

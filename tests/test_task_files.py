@@ -126,6 +126,19 @@ def test_a_bad_declaration_is_one_line_naming_the_file_and_field(tmp_path):
     assert declared(with_(name="my-undeclared-domain")).domain == ""
     (tmp_path / "t.yaml").write_text("name: [unclosed\n")
     assert error_of(tmp_path / "t.yaml").startswith(f"{tmp_path / 't.yaml'}:2: not YAML")
+    # a latin-1 byte (issue 43: a UnicodeDecodeError traceback): the file, line and byte
+    (tmp_path / "t.yaml").write_bytes(b"name: my-ner\ndisplay: Caf\xe9 NER\n")
+    assert error_of(tmp_path / "t.yaml") == (
+        f"{tmp_path / 't.yaml'}:2: not UTF-8 (invalid continuation byte at byte 13 of the line, "
+        "b'\\xe9'); save it as UTF-8 text (e.g. iconv -f latin1 -t utf-8 FILE > NEW)"
+    )
+    run = bio_roberta(
+        "convert-task", "my-ner", "--task-file", tmp_path / "t.yaml", "--vocab", ".", "--out", "x"
+    )
+    assert run.returncode == 2
+    assert run.stderr.strip().splitlines() == [
+        f"bio-roberta convert-task: error: {error_of(tmp_path / 't.yaml')}"
+    ]
     write_task_file(tmp_path / "taken.json", {**good, "name": "ncbi-disease"})
     assert "task 'ncbi-disease' is already declared by the registry" in error_of(
         tmp_path / "taken.json"

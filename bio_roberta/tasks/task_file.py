@@ -34,6 +34,7 @@ from bio_roberta_core.errors import BioRobertaError
 from bio_roberta_core.metrics import BINARY_F1, METRICS
 from bio_roberta_core.provenance import sha256_file
 from bio_roberta_core.tagging import split_tag
+from bio_roberta_core.text_files import utf8_text
 
 INFER = "infer"
 # The declaration's split names -> ours (fairseq's "valid").
@@ -86,7 +87,7 @@ def _load(path: Path) -> dict:
     """The file's mapping: YAML (.yaml, .yml) or JSON (.json)."""
     if not path.is_file():
         raise TaskFileError(f"{path}: no such task file")
-    text = path.read_text(encoding="utf-8")
+    text = utf8_text(path, TaskFileError)
     if path.suffix in (".yaml", ".yml"):
         import yaml
 
