@@ -255,6 +255,16 @@ def test_own_tasks_convert_fine_tune_report_predict_and_export(tmp_path):
         assert predicted.returncode == 0, predicted.stderr[-2000:]
         lines = [json.loads(line) for line in predicted.stdout.splitlines()]
         assert len(lines) == 2 and all(records_key in line for line in lines)
+    # the task's test split read from the task file's folder, or from the folder holding its
+    # files (issue 43: data/data/test.conll was looked for)
+    ner_run = Path(records["my-ner"]["checkpoint"]["path"]).parent.parent
+    by_folder = [
+        bio_roberta("predict", ner_run, "--input", folder, *given)
+        for folder in (tmp_path / "ner", tmp_path / "ner" / "data")
+    ]
+    assert [run.returncode for run in by_folder] == [0, 0], by_folder[1].stderr[-2000:]
+    assert by_folder[0].stdout == by_folder[1].stdout
+    assert len(by_folder[0].stdout.splitlines()) == SPLIT_SIZES["test"]
     texts = sentences.read_text().splitlines()
     for text, line in zip(texts, lines):
         assert line["label"] in ("none", "chemical")
