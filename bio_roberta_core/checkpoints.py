@@ -85,6 +85,13 @@ class CheckpointError(BioRobertaError):
     @classmethod
     def unreadable(cls, path: str | os.PathLike, error: Exception) -> "CheckpointError":
         """The error of a failed torch.load of path, in one line."""
+        if os.path.isdir(path):
+            found = sorted(Path(path).glob("checkpoint*.pt")) + sorted(Path(path).glob("model.pt"))
+            names = ", ".join(p.name for p in found[:4]) or "no checkpoint*.pt nor model.pt"
+            return cls(
+                f"{path}: a directory, not a checkpoint file; give the file (here: {names}; "
+                "checkpoint_best.pt is the run's best, checkpoint_last.pt its last)"
+            )
         if not os.path.isfile(path):
             return cls(f"{path}: no such checkpoint file")
         if os.path.getsize(path) == 0:

@@ -396,3 +396,31 @@ def test_the_real_ncbi_disease_release_read_as_task_files(tmp_path, shared_data)
         assert [tuple(t[:1] for t in s.tags) for s in typed.splits[split].examples] == tags
         assert [s.words for s in untyped.splits[split].examples] == words
         assert [s.tags for s in untyped.splits[split].examples] == tags
+
+
+def test_a_task_file_edited_after_conversion_is_one_line_before_any_run(tmp_path):
+    """Issue 43: the edit was found inside the Hydra job, the console saying HYDRA_FULL_ERROR=1
+    and the reason only in a log; finetune (and sweep) now check it before any run."""
+    task_file = csv_classification(tmp_path / "cls")
+    spec = declared(task_file)
+    converted = tmp_path / "finetune-bin" / "my-cls"
+    converted.mkdir(parents=True)
+    manifest = {
+        "task": "my-cls",
+        "kind": "relation",
+        "task_declaration": spec.declaration.record(("none", "chemical")),
+    }
+    (converted / "manifest.json").write_text(json.dumps(manifest))
+    fields = json.loads(task_file.read_text())
+    task_file.write_text(json.dumps({**fields, "labels": ["chemical", "none"]}))
+    run = bio_roberta(
+        "finetune", "--task", "my-cls", "--task-file", task_file, "--pretrained", "m.pt",
+        "--data-root", tmp_path / "finetune-bin", "--results", tmp_path / "results",
+    )  # fmt: skip
+    assert run.returncode == 2 and "HYDRA_FULL_ERROR" not in run.stderr
+    assert run.stderr.strip().splitlines() == [
+        (
+            f"bio-roberta finetune: error: {converted / 'manifest.json'}: converted with labels "
+            f"none, chemical, {task_file} declares chemical, none: convert it again"
+        )
+    ]
