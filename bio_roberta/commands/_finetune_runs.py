@@ -158,8 +158,8 @@ def runs_shown(
 
 # --data-root of finetune and sweep
 DATA_ROOT_HELP = (
-    "the dir holding each task's converted data as <task>/ (convert-task --out DATA_ROOT/<task>), "
-    "e.g. finetune-bin; not its parent"
+    "the dir holding each task's converted data as <task>/, e.g. finetune-bin when convert-task "
+    "wrote --out finetune-bin/<task>; not its parent"
 )
 
 
