@@ -106,8 +106,16 @@ def test_a_bad_declaration_is_one_line_naming_the_file_and_field(tmp_path):
     assert "field 'metric'" in error_of(with_(metric="pearson"))  # not logged by the kind's
     missing = error_of(with_(files={**good["files"], "dev": "nowhere.csv"}))
     assert missing == f"{where}: field 'files.dev': {tmp_path / 'nowhere.csv'} does not exist"
-    assert "field 'files': expected train, dev and test" in error_of(
+    assert "field 'files': expected train, dev (or valid, validation) and test" in error_of(
         with_(files={"train": "train.csv"})
+    )
+    # fairseq's and the datasets library's name of the dev split (issue 43), one of them
+    for dev in ("valid", "validation"):
+        files = {"train": "train.csv", dev: "dev.csv", "test": "test.csv"}
+        spec = declared(with_(name=f"my-{dev}", files=files))
+        assert spec.declaration.files["valid"] == "dev.csv"
+    assert "field 'files': dev and valid both name the dev split" in error_of(
+        with_(files={**good["files"], "valid": "dev.csv"})
     )
     assert "field 'hparams': learning_rate not among lr, " in error_of(
         with_(hparams={"learning_rate": 1})

@@ -39,6 +39,8 @@ from bio_roberta_core.text_files import utf8_text
 INFER = "infer"
 # The declaration's split names -> ours (fairseq's "valid").
 SPLIT_NAMES = {"train": "train", "dev": "valid", "test": "test"}
+# What `files:` may call the dev split: dev, or fairseq's and the datasets library's names
+DEV_NAMES = ("dev", "valid", "validation")
 # format -> the reader of bio_roberta/readers/formats/ that reads it (TaskSpec.source_format).
 FORMATS = {
     "conll": "conll_columns",
@@ -124,10 +126,19 @@ def _choice(path: Path, fields: dict, name: str, choices, default=None) -> str:
 def _files(path: Path, value, present: bool = True) -> dict[str, str]:
     """Our split name -> the file, each present beside the declaration (unless not `present`:
     a declaration read back from converted data)."""
+    if isinstance(value, dict):  # fairseq's and the datasets library's names of dev
+        named = [name for name in DEV_NAMES if name in value]
+        if len(named) > 1:
+            raise _field_error(path, "files", f"{' and '.join(named)} both name the dev split")
+        if named:
+            value = {("dev" if key == named[0] else key): file for key, file in value.items()}
     if not isinstance(value, dict) or set(value) != set(SPLIT_NAMES):
         given = sorted(value) if isinstance(value, dict) else type(value).__name__
         raise _field_error(
-            path, "files", f"expected train, dev and test (paths from {path.parent}), got {given}"
+            path,
+            "files",
+            f"expected train, dev (or valid, validation) and test (paths from {path.parent}), "
+            f"got {given}",
         )
     files = {}
     for split in SPLIT_NAMES:  # train first: an "infer" reads its labels there
