@@ -167,6 +167,18 @@ def test_a_label_outside_the_set_names_its_file_and_line(tmp_path):
         f"{test}:3: label 'B-Gene' is not one of my-ner's: its train split has "
         "O, B-Chemical, I-Chemical, B-Disease, I-Disease"
     )
+    # a line of one column in train (issue 43: its word was taken for its tag, and the inferred
+    # labels refused without a line)
+    train = tmp_path / "data" / "train.conll"
+    lines = train.read_text().splitlines()
+    lines[2] = "aspirin"
+    train.write_text("\n".join(lines))
+    with pytest.raises(TaskFormatError) as error:
+        read_task(ner, tmp_path)
+    assert str(error.value) == (
+        f"{train}:3: 1 column(s), but the task file's columns name word 0 and tag -1 "
+        f"({ner.declaration.path})"
+    )
 
     cls = declared(csv_classification(tmp_path / "cls"))
     train = tmp_path / "cls" / "train.csv"
