@@ -175,6 +175,20 @@ def test_unreadable_inputs_and_missing_pyarrow_are_one_line_errors(tmp_path, cap
     assert not out.exists()
 
 
+def test_out_inside_the_input_dir_is_refused(tmp_path, capsys):
+    """Issue 43: parse-text notes --out notes/text wrote shards the next run read as notes."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.txt").write_text(NOTE)
+    assert cli_main(["parse-text", str(notes), "--out", str(notes / "text")]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"bio-roberta parse-text: error: --out {notes / 'text'} is inside the input dir {notes}: "
+        "the next parse would read its own shards as the corpus; write the text shards outside it"
+    )
+    assert not (notes / "text").exists()
+    assert cli_main(["parse-text", str(notes), "--out", str(tmp_path / "text")]) == 0
+
+
 def test_invalid_utf8_and_a_cut_gzip_keep_every_whole_document(tmp_path):
     corpus = tmp_path / "corpus"
     corpus.mkdir()
