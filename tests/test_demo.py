@@ -51,9 +51,12 @@ def test_demo_runs_every_stage_and_reuses_them(tmp_path):
             first.stderr,
         )
         assert progress, (model, first.stderr[-4000:])
-    assert re.search(
-        rf"run \d/4, .* \(log: {out}/results/<task>/<setting>/seed<seed>/train\.log\)", first.stderr
-    )
+    # the fine-tuning stage: the sweep's own account, one counter (issue 43: the demo's watcher
+    # interleaved with it, and every validation was a line: 187 lines in two minutes)
+    assert re.search(r"bio-roberta sweep: run \d/4 .* seed \d+: \d+/\d+ updates", first.stderr)
+    assert not re.search(r"\] run \d/4, ", first.stderr)
+    stage = first.stderr.split("] 8/9 ")[1].split("] 9/9 ")[0]
+    assert len(stage.splitlines()) < 80, stage
     assert (out / "training-curves.png").read_bytes()[:8] == PNG
     assert (out / "report" / "training_curves.png").read_bytes()[:8] == PNG
     for stage in (
