@@ -62,7 +62,8 @@ def convert_again_command(
         words += ["--pretrained", str(pretrained)]
     elif options.get("max_positions"):
         words += ["--max-positions", str(options["max_positions"])]
-    return shlex.join(words)
+    # paths quoted for the shell; a placeholder (<...>) is the user's to fill in, as it reads
+    return " ".join(word if word.startswith("<") else shlex.quote(word) for word in words)
 
 
 def positions_problem(
