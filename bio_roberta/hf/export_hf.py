@@ -260,6 +260,12 @@ def export(
             # an import's own ids (bio_roberta/hf/original_ids.py), else fairseq's dictionary's
             "token_ids": "imported" if vocab.original else "fairseq",
             "checkpoint": checkpoint_record,
+            # the weight files written, by their hashes: `predict` of the export dir checks them
+            "weights": {
+                path.name: {"size": path.stat().st_size, "sha256": sha256_file(path)}
+                for path in sorted(build.path.iterdir())
+                if WEIGHT_FILE.match(path.name)
+            },
             "vocabulary": {name: file_record(path) for name, path in vocab.files().items()},
             "label_dict": file_record(label_dict) if read_label_dict else None,
             "audit": gate.manifest(),
@@ -281,6 +287,10 @@ def export(
         atomic_write_text(build.path / CARD_FILE, card)
         atomic_write_json(build.path / "manifest.json", manifest)  # last
     return manifest
+
+
+# transformers' weight files (save_pretrained: one file, or shards)
+WEIGHT_FILE = re.compile(r"^(model.*\.safetensors|pytorch_model.*\.bin)$")
 
 
 # How safetensors and tokenizers (Rust) report an OS error: "... (os error 28)" in the message
