@@ -258,6 +258,20 @@ def test_a_linkbert_folder_without_train_json_names_it(tmp_path):
         read_task(get_task("chemprot-blurb"), folder)
 
 
+def test_an_empty_linkbert_train_json_is_named_as_empty(tmp_path):
+    """Issue 43: an empty train.json made the folder look like no LinkBERT one, and the error
+    said train.tsv was missing; now the conversion names train.json's empty split."""
+    from bio_roberta.convert import ConversionError, check_splits_not_empty
+
+    folder = write_linkbert(tmp_path, "chemprot-blurb")
+    (folder / "train.json").write_text("")
+    data = read_task(get_task("chemprot-blurb"), folder)
+    with pytest.raises(
+        ConversionError, match=rf"the train split has no examples \(from {folder}/train\.json"
+    ):
+        check_splits_not_empty(data)
+
+
 def test_linkberts_hoc_given_to_hoc_says_to_use_hoc_blurb(tmp_path):
     """hoc (BLUE's split, Lewis et al.'s metric) does not read LinkBERT's release; hoc-blurb,
     of the same kind and labels, does."""

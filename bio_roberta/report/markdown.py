@@ -109,6 +109,23 @@ def lewis_lines(rows: list[LewisTaskRow], summaries: list[LewisSummaryRow], ours
     ]
 
 
+def own_task_lines(rows: list[LewisTaskRow], ours: str) -> list[str]:
+    """The user's own tasks (task files): ours only, for no paper reports them."""
+    asked = ", ".join(map(str, sorted({row.seeds.asked for row in rows}))) or "-"
+    return [
+        (
+            f"Tasks of your own (task files): test scores x100 of {ours}, median over seeds "
+            f"(asked: {asked}); spread = min-max over seeds. `{SHORT}` marks a median over fewer "
+            "seeds than asked. No paper reports these tasks: no paper columns, no summary row."
+        ),
+        "",
+        *table_lines(
+            ["Task", "Domain", "Metric", f"{ours} (median)", "min-max", "seeds"],
+            [[row.task, row.domain, row.metric, *lewis_cells(row)] for row in rows],
+        ),
+    ]
+
+
 def blurb_cells(row: BlurbDatasetRow) -> list[str]:
     """A dataset's median (marked when short; else why it has none), min-max, seeds and mean
     cells."""

@@ -105,6 +105,7 @@ class Declaration:
     files: Mapping[str, str]  # split (train, valid, test) -> file (or save_to_disk dir)
     columns: Mapping[str, Any]
     infer_labels: bool
+    fields: Optional[Mapping[str, Any]] = None  # the task file's own, as read
 
     @property
     def data_dir(self) -> Path:
@@ -122,6 +123,9 @@ class Declaration:
             "columns": dict(self.columns),
             "labels_inferred": self.infer_labels,
             "labels": list(labels),
+            # the declaration itself, so that predict, export-hf and bio_roberta.load read the
+            # task from the converted data without its task file (task_file.recorded_task)
+            "fields": dict(self.fields) if self.fields is not None else None,
         }
 
 
