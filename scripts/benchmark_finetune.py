@@ -44,24 +44,27 @@ import ast
 import importlib.util
 import json
 import os
-import re
-import resource
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "scripts"))
+from benchmarks.finetune_runs import (  # noqa: E402
+    loop_seconds_per_update,
+    ratios,
+    summary,
+    timed,
+)
 from benchmarks.finetune_trainer import (  # noqa: E402
     NEEDS_ACCELERATE,
     SAMPLING,
     trainer_configuration,
     transformers_run,
 )
+from benchmarks.provenance import commit  # noqa: E402
 
 # the shared release's folder as tests/conftest.py finds it
 SHARED_DATA = Path(os.environ.get("BIO_ROBERTA_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -75,8 +78,6 @@ MODEL = [
     "--max-positions", str(POSITIONS),
 ]  # fmt: skip
 SEED = 1
-# fairseq's train_inner line: its update count and updates/s over the interval it closes
-TRAIN_INNER = re.compile(r"\| train_inner \| .* ups=([\d.]+), .* num_updates=(\d+),")
 
 
 def default_tasks() -> dict[str, Path]:
@@ -201,38 +202,6 @@ def converted_examples(task: str, cfg, data_root: Path, path: Path) -> list[str]
     return labels.symbols[labels.nspecial : len(labels)]
 
 
-def loop_seconds_per_update(log: Path, log_interval: int) -> tuple[float, int]:
-    """(seconds per update, updates) after the first log interval, from fairseq's train_inner
-    lines (updates/s over each interval; its progress bar prints them only within an epoch of
-    more than --log-interval updates)."""
-    intervals = [
-        (float(ups), int(updates))
-        for ups, updates in TRAIN_INNER.findall(log.read_text())
-        if int(updates) > log_interval
-    ]
-    if not intervals:
-        raise SystemExit(
-            f"{log}: no train_inner line after update {log_interval}: an epoch needs more than "
-            "--log-interval updates (a smaller --batch-size or --log-interval)"
-        )
-    seconds = sum(log_interval / ups for ups, _ in intervals)
-    return seconds / (len(intervals) * log_interval), len(intervals) * log_interval
-
-
-def timed(command: list, env: dict, what: str) -> dict:
-    """Run a command to its end: its wall seconds and the CPU seconds (user + system) of it and
-    every process it waited for, which a loaded machine inflates far less than the wall."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, env=env)
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode != 0:
-        raise SystemExit(f"{what} failed: {done.stderr[-3000:]}")
-    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-    return {"wall": wall, "cpu": cpu}
-
-
 def run_ours(task: str, pretrained: Path, data_root: Path, results: Path, overrides, env, args):
     """`bio-roberta finetune` of the code on env's PYTHONPATH (this tree's, or the baseline's: as
     `python -m bio_roberta`, whose entry is that tree's own)."""
@@ -267,36 +236,6 @@ def run_transformers(settings: Path, env, spec, labels: list[str]) -> dict:
         **run, "per_update": result["per_update"], "score": spec.score(gold, predicted),
         "evaluation": result["evaluation"],
     }  # fmt: skip
-
-
-def summary(runs: list[dict], batch_size: int, updates: int) -> dict:
-    """Medians of a route's runs: wall, CPU, loop examples/s, fixed seconds, their evaluation
-    passes' seconds and the rest; and the runs."""
-    fixed = [run["wall"] - updates * run["per_update"] for run in runs]
-    return {
-        "wall_seconds": round(statistics.median(run["wall"] for run in runs), 3),
-        "cpu_seconds": round(statistics.median(run["cpu"] for run in runs), 3),
-        "loop_examples_per_second": round(
-            statistics.median(batch_size / run["per_update"] for run in runs), 1
-        ),
-        "fixed_seconds": round(statistics.median(fixed), 3),
-        "evaluation_seconds": round(statistics.median(run["evaluation"] for run in runs), 3),
-        "fixed_less_evaluation_seconds": round(
-            statistics.median(seconds - run["evaluation"] for run, seconds in zip(runs, fixed)), 3
-        ),
-        "runs": [
-            {
-                "wall": round(run["wall"], 3),
-                "cpu": round(run["cpu"], 3),
-                "loop_seconds_per_update": round(run["per_update"], 4),
-                "fixed": round(seconds, 3),
-                "evaluation": round(run["evaluation"], 3),
-                "load": run["load"],
-                "test_score": run["score"],
-            }
-            for run, seconds in zip(runs, fixed)
-        ],  # fmt: skip
-    }
 
 
 def compare(
@@ -370,22 +309,6 @@ def compare(
     }
 
 
-def ratios(ours: dict, other: dict) -> dict:
-    """Ours over another route: wall, CPU, loop examples/s, fixed seconds and those less the
-    evaluation passes."""
-    return {
-        "wall": round(ours["wall_seconds"] / other["wall_seconds"], 3),
-        "cpu": round(ours["cpu_seconds"] / other["cpu_seconds"], 3),
-        "loop_examples_per_second": round(
-            ours["loop_examples_per_second"] / other["loop_examples_per_second"], 3
-        ),
-        "fixed": round(ours["fixed_seconds"] / other["fixed_seconds"], 3),
-        "fixed_less_evaluation": round(
-            ours["fixed_less_evaluation_seconds"] / other["fixed_less_evaluation_seconds"], 3
-        ),
-    }
-
-
 def source_path(tree: Path, env: dict) -> dict:
     """env with `tree`'s code first on the Python path (bio-roberta then runs that tree's)."""
     return {**env, "PYTHONPATH": os.pathsep.join([str(tree), env.get("PYTHONPATH", "")])}
@@ -393,31 +316,20 @@ def source_path(tree: Path, env: dict) -> dict:
 
 def baseline_tree(revision: str, root: Path) -> tuple[Path, str]:
     """(this repository's `revision`, extracted under root; its commit hash)."""
-    commit = subprocess.run(
+    found = subprocess.run(
         ["git", "-C", REPO, "rev-parse", "--verify", f"{revision}^{{commit}}"],
         capture_output=True, text=True,
     )  # fmt: skip
-    if commit.returncode != 0:
-        raise SystemExit(f"--baseline {revision}: not a revision of {REPO}: {commit.stderr}")
+    if found.returncode != 0:
+        raise SystemExit(f"--baseline {revision}: not a revision of {REPO}: {found.stderr}")
     tree = root / "baseline"
     tree.mkdir()
-    archive = subprocess.Popen(["git", "-C", REPO, "archive", commit.stdout.strip()],
+    archive = subprocess.Popen(["git", "-C", REPO, "archive", found.stdout.strip()],
                                stdout=subprocess.PIPE)  # fmt: skip
     subprocess.run(["tar", "-x", "-C", tree], stdin=archive.stdout, check=True)
     if archive.wait() != 0:
         raise SystemExit(f"--baseline {revision}: git archive failed")
-    return tree, commit.stdout.strip()
-
-
-def revision(tree: Path) -> str:
-    """The commit of a git checkout, "+dirty" with uncommitted changes to tracked files."""
-    commit = subprocess.run(
-        ["git", "-C", tree, "rev-parse", "HEAD"], capture_output=True, text=True
-    )
-    if commit.returncode != 0:
-        return "unknown"
-    dirty = subprocess.run(["git", "-C", tree, "diff", "--quiet", "HEAD"]).returncode != 0
-    return commit.stdout.strip() + ("+dirty" if dirty else "")
+    return tree, found.stdout.strip()
 
 
 def main():
@@ -478,7 +390,7 @@ def main():
         "model": "roberta 4 layers x 256, 4 heads, 128 positions",
         "repeats": args.repeats,
         "data": {task: str(folder) for task, folder in tasks.items()},
-        "commit": revision(REPO),
+        "commit": commit(),
     }
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

@@ -146,6 +146,7 @@ def test_mfu_mode_measures_every_route_and_distillation_with_one_flops_count():
             runs[name]["tokens_per_s"] * flops / 2e12, abs=1e-4
         )
     assert "skipped" in runs["fairseq_fp16@4x2"] and "skipped" in runs["ours_fp16@4x2"]
+    assert runs["transformers_bf16@4x2"]["masking_seconds_per_update_runs"][0] > 0
     assert report["ratios"]["ours_bf16_over_transformers_bf16@4x2"] == pytest.approx(
         runs["ours_bf16@4x2"]["tokens_per_s"] / runs["transformers_bf16@4x2"]["tokens_per_s"],
         abs=1e-3,

@@ -14,6 +14,7 @@ benchmark_preprocess.py measure with, one module each:
     at_scale.py            --mfu: every route at each micro-batch, with model-FLOPs utilisation
     cpu_comparison.py      the default: ours against stock fairseq and transformers on the CPU
     finetune_trainer.py    scripts/benchmark_finetune.py's peer: one transformers Trainer run
+    finetune_runs.py       benchmark_finetune.py's run timings, loop pace, medians and ratios
     preprocess_costs.py    benchmark_preprocess.py's stage costs and ratios standard / ours
 
 The architectures' shapes come from fairseq's registry (user_dir/architectures.py).

@@ -198,6 +198,10 @@ def summary(runs: list, flops_per_token: float, peak_tflops: float) -> dict:
     for memory in ("peak_gpu_memory_gb", "peak_rss_mb"):
         if memory in timed[0]:
             result[memory] = max(run[memory] for run in timed)
+    if "masking_seconds_per_update" in timed[0]:  # transformers': its collator's, each run
+        result["masking_seconds_per_update_runs"] = [
+            run["masking_seconds_per_update"] for run in timed
+        ]
     return result
 
 

@@ -24,9 +24,11 @@ def measure_transformers(
 ):
     """RobertaForMaskedLM with AdamW, accumulating UPDATE_FREQ batches per update as fairseq does;
     in bf16 through torch.autocast (fp32 master weights). Tokens/s = median over updates after the
-    first two, each update timed from its batches' masking (DataCollatorForLanguageModeling) to
-    its optimizer step, as fairseq's wps times the loading and masking of its batches with the
-    update; the masking's own seconds beside it."""
+    first two. On the CPU each update is timed from its batches' masking
+    (DataCollatorForLanguageModeling) to its optimizer step, as fairseq's wps there times the
+    loading and masking of its batches (no loader workers) with the update; on a GPU from the
+    masked batches on, as fairseq's loader workers mask there while the GPU computes. The
+    masking's own seconds beside it."""
     import torch
     from tokenizers import Tokenizer, models
     from transformers import (
@@ -82,7 +84,7 @@ def measure_transformers(
         optimizer.zero_grad()
         if not cpu:
             torch.cuda.synchronize()
-        times.append(time.perf_counter() - start)
+        times.append(time.perf_counter() - (start if cpu else masked))
         masking.append(masked - start)
     return {
         "tokens_per_s": round(update_freq * batch * seq / statistics.median(times[2:]), 1),
