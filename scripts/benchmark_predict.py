@@ -61,7 +61,9 @@ def build_model(task: str, vocab: Path, root: Path) -> tuple[Path, Path]:
         check=True, capture_output=True,
     )  # fmt: skip
     checkpoint = root / task / "checkpoint_last.pt"
-    export(checkpoint, root / "hf" / task, vocab)
+    # trained from scratch on the task's data alone: its lineage, which export-hf's audit gate
+    # asks for where the checkpoint's options name a data dir no result record accounts for
+    export(checkpoint, root / "hf" / task, vocab, given_training_data=[data])
     return checkpoint, root / "hf" / task
 
 
