@@ -90,8 +90,8 @@ def route_summaries(turns: list[dict]) -> dict:
             "load_average_1_5_15min_runs": [run["load_average_1_5_15min"] for run in runs],
         }
         if "masking_seconds_per_update" in runs[0]:
-            report[name]["masking_seconds_per_update"] = statistics.median(
-                run["masking_seconds_per_update"] for run in runs
+            report[name]["masking_seconds_per_update"] = round(
+                statistics.median(run["masking_seconds_per_update"] for run in runs), 5
             )
     for peer in ROUTES[1:]:
         report[f"ours_over_{peer}"] = round(
