@@ -37,8 +37,7 @@ features elsewhere are zeros. A sentence classification head (fairseq's
 RobertaClassificationHead) reads the first position: called with a head of that kind
 (``classification_head_name``, no ``return_all_hiddens``), the model asks for it
 (sentence_heads_read_first_position); sequence labelling reads the tagged positions
-(user_dir/models/token_classification_head.py). fairseq's own encoder takes the mask and ignores
-it; what the caller reads is the same.
+(user_dir/models/token_classification_head.py); fairseq's own encoder takes and ignores the mask.
 
 Two speed options ride on it (docs/pretrain.md, "Speed"): ``cuda_graphs`` replays each compiled
 layer as a CUDA graph, ``float8`` runs the four projections as FP8 GEMMs (_float8.py); where
