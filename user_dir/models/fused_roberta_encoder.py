@@ -28,7 +28,7 @@ longest row (NCBI-disease's batches of 32: half padding); the GEMMs, the dominan
 work of the real tokens only. Finding the real tokens takes one wait for the GPU per batch (their
 number); features at padding positions are zeros.
 
-Two speed options ride on it (docs/pretrain.md, "Speed"): ``cuda_graphs`` replays each compiled
+Two speed options ride on it (docs/speed.md, "Speed"): ``cuda_graphs`` replays each compiled
 layer as a CUDA graph, ``float8`` runs the four projections as FP8 GEMMs (_float8.py); where
 either cannot run, _encoder_levers.py refuses it in one line.
 
