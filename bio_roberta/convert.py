@@ -1,6 +1,6 @@
 """Convert a task's source files into finetune-bin/<task> with the model's vocabulary.
 
-The layout is the finetune-bin contract of docs/artifacts.md: input0/ (input1/ for the kinds of
+The layout is the finetune-bin contract of docs/task_dirs.md: input0/ (input1/ for the kinds of
 sentence pairs) with the model's dict.txt, label/ with bio_roberta.tasks.kinds.label_symbols (or,
 for scores, label/{split}.label with one number a line, as fairseq's sentence_prediction reads
 with --regression-target), {split}.ids, {split}.conll for the kinds that tag words, and

@@ -109,7 +109,7 @@ def predictions_files(directory: Path) -> list[Path]:
     files = [p for p in sorted(directory.glob("*.json")) if p.name not in NOT_PREDICTIONS]
     if not files:
         raise SubmissionError(
-            f"{directory}: no predictions files (*.json; the form is in docs/artifacts.md)"
+            f"{directory}: no predictions files (*.json; the form is in docs/task_dirs.md)"
         )
     return files
 

@@ -138,7 +138,7 @@ def read_predictions_file(path: Path) -> PredictionsFile:
         found = sorted(document) if isinstance(document, dict) else type(document).__name__
         raise SubmissionError(
             f"{path}:1: expected an object of exactly {', '.join(SUBMISSION_KEYS)} (found "
-            f"{found}); the form is in docs/artifacts.md"
+            f"{found}); the form is in docs/task_dirs.md"
         )
     lines = _key_lines(text)
     for key, kind, what in zip(SUBMISSION_KEYS, (str, str, dict), ("string", "string", "object")):

@@ -18,7 +18,7 @@ GPU's dense bf16 peak, and peak GPU memory across the run, at each per-GPU micro
 (update_freq = 256 / micro-batch); each route --repeats times (median, spread and every run), with
 date, commit, device, torch and load recorded:
   ours_bf16                  fairseq-train --user-dir --bf16, corpora_masked_lm, our encoder (auto)
-  ours_bf16_levers           + the levers of docs/pretrain.md ("Speed"): compiled layers, the LM
+  ours_bf16_levers           + the levers of docs/speed.md ("Speed"): compiled layers, the LM
                              head's loss in chunks of masked rows, fused Adam (routes.LEVERS)
   ours_bf16_levers_cuda_graphs  + the compiled layers replayed as CUDA graphs
   ours_bf16_levers_fp8       + FP8 projections (torchao); its losses against ours_bf16_levers'

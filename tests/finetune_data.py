@@ -1,4 +1,4 @@
-"""Tiny synthetic finetune-bin/<task> directories in the documented layout (docs/artifacts.md),
+"""Tiny synthetic finetune-bin/<task> directories in the documented layout (docs/task_dirs.md),
 built with fairseq's Dictionary and indexed-dataset builders, for the fine-tuning plugin tests.
 Words of the tiny pretraining vocabulary stand in for BPE tokens."""
 

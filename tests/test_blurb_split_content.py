@@ -334,10 +334,10 @@ def test_the_ddi_corpus_read_by_ddi_xml_is_not_blurbs_its_dev_being_ours():
 
 
 def test_the_docs_give_each_of_the_13_one_row_saying_how_its_split_is_proved():
-    """docs/finetune.md's "BLURB's 13 splits" table: one row per dataset (Table 6's name) whose
+    """docs/blurb_splits.md's "BLURB's 13 splits" table: one row per dataset (Table 6's name) whose
     last column is the check bio_roberta/blurb/split_evidence.py and the id lists make possible,
     or unknown for the three UNPROVEN names."""
-    text = (REPO_ROOT / "docs" / "finetune.md").read_text()
+    text = (REPO_ROOT / "docs" / "blurb_splits.md").read_text()
     table = text.split("### BLURB's 13 splits\n\n")[1].split("\n\n")[0].splitlines()[2:]
     rows = {
         row.split(" | ")[0].removeprefix("| "): row.split(" | ")[-1].removesuffix(" |")

@@ -221,7 +221,7 @@ RECIPE_CHANGES = {
         "optimization.max_update": 35_752,
     },
     ("pretrain", "modernbert_tiny"): MODERNBERT_TINY,
-    # the speed levers that keep the arithmetic (docs/pretrain.md "Speed")
+    # the speed levers that keep the arithmetic (docs/speed.md "Speed")
     ("pretrain", "speed"): {
         "common.fp16": False,
         "common.bf16": True,

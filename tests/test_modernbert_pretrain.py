@@ -177,7 +177,7 @@ def write_text_dir(text: Path, lines: list[str]) -> Path:
 def test_continue_modernbert_starts_from_the_import_on_its_vocabulary_and_refuses_another(
     imported_modernbert, tiny_databin, tmp_path
 ):
-    """The documented route (docs/pretrain.md): import-hf, binarize with the import dir as the
+    """The documented route (docs/modernbert.md): import-hf, binarize with the import dir as the
     vocabulary, +recipe=continue_modernbert from its model.pt. With lr 0 the continued model holds
     the import's weights exactly: the recipe's model is the checkpoint's (a mismatch in width,
     layers or biases would not load). Data binarized with another dictionary is refused before
@@ -220,7 +220,7 @@ def test_continue_modernbert_starts_from_the_import_on_its_vocabulary_and_refuse
 
 
 def test_binarize_and_the_masked_lm_task_take_8192_token_examples(imported_modernbert, tmp_path):
-    """Long examples (docs/pretrain.md#long-examples): binarize writes each line whole however
+    """Long examples (docs/modernbert.md#long-examples): binarize writes each line whole however
     long; with tokens_per_sample 8192 the task packs complete sentences into blocks of up to
     8,192 tokens (documents of a few hundred lines give blocks far past 512); a single line
     longer than a block is one block of its own, which fairseq's size filter skips and counts

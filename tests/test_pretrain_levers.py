@@ -1,4 +1,4 @@
-"""The pretraining route's speed options (docs/pretrain.md, "Speed"), each equal to the eager
+"""The pretraining route's speed options (docs/speed.md, "Speed"), each equal to the eager
 route where it runs on the CPU: the compiled layers, the chunked LM-head loss and the fused Adam
 step give stock fairseq masked_lm's losses over several updates (fp32, dropout off, to 1e-5);
 FP8 projections track fp32's losses; CUDA graphs, and every option where it cannot run, are

@@ -31,7 +31,7 @@ def subword_lengths(words: int, seed: int = 0) -> list[int]:
 
 
 def context(word: int, first: int, count: int, words: int) -> float:
-    """The rule as docs/finetune.md states it, written out again for the check."""
+    """The rule as docs/long_documents.md states it, written out again for the check."""
     left = word - first if first > 0 else math.inf
     right = first + count - 1 - word if first + count < words else math.inf
     return min(left, right)

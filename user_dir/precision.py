@@ -17,7 +17,7 @@ GPUs keep one flat fp32 master tensor, as fp16 does, with the same arithmetic.
 
 Even then fairseq moves each parameter's gradient into the flat master, and each updated weight
 back, one copy kernel per tensor (~200 each way per update for roberta-base, launched from Python
-while the GPU waits). With `--optimizer fused_adam` (the optimizer-step lever, docs/pretrain.md
+while the GPU waits). With `--optimizer fused_adam` (the optimizer-step lever, docs/speed.md
 "Speed") the bf16 weights and gradients are laid out in flat buffers of their own, in the master's
 order (FlatBuffersFP16Optimizer): each move is one copy, the same values.
 """

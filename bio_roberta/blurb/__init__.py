@@ -8,5 +8,5 @@ ids       BLURB's id lists per split, where public files give them, with their s
 
 Its tasks are registry entries (bio_roberta/tasks/registry.py), their readers files of
 bio_roberta/readers/formats/, their kinds rows of bio_roberta/tasks/kinds.py, their metrics rows of
-bio_roberta_core/metrics.py; docs/finetune.md says how a sweep and the report run the suite.
+bio_roberta_core/metrics.py; docs/blurb.md says how a sweep and the report run the suite.
 """

@@ -1,5 +1,5 @@
 """What proves each BLURB dataset's split BLURB's, measured on public files at named commits
-(bio_roberta/blurb/suite.py check_blurb_split reads it; docs/finetune.md's "BLURB's 13 splits"
+(bio_roberta/blurb/suite.py check_blurb_split reads it; docs/blurb_splits.md's "BLURB's 13 splits"
 table gives the same per dataset).
 
 Per split, one of:

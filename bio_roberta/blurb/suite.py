@@ -187,7 +187,7 @@ BLURB_DATASETS = (
         "5,716 pairs, the same); train/dev = the 714 Train files by BLURB's own 624/90-file "
         "lists: dev = BLURB's and LinkBERT's release, train = every other Train pair (the corpus "
         "XML holds no dev; Table 3's 22233/5559 is another partition of the same 27,792 Train "
-        "pairs, docs/finetune.md)",
+        "pairs, docs/blurb_splits.md)",
         "seqcls/DDI_hf",
     ),
     BlurbDataset(

@@ -74,7 +74,7 @@ def add_packing_arguments(parser) -> None:
         default=None,
         help="fine-tune N runs at once on each device, each in a process of its own; 'auto': as "
         "many as the estimated memory of the sweep's largest run fits (default: one run per job, "
-        "in the job's process; docs/finetune.md, 'Several runs per device')",
+        "in the job's process; docs/cost.md, 'Several runs per device')",
     )
     parser.add_argument(
         "--devices",

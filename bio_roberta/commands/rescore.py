@@ -1,5 +1,5 @@
 """Re-score per-example test predictions against the release files: every predictions file of
-PREDICTIONS (the JSON form of docs/artifacts.md, one per dataset, keyed by the release's
+PREDICTIONS (the JSON form of docs/task_dirs.md, one per dataset, keyed by the release's
 example ids, as runs write them: the submission dir blurb-suite writes, or any dir of them) is
 scored with the task's metric, the release read from --data as blurb-suite reads it
 (<root>/<kind>/<name>_hf or <root>/<task>). Prints the record and writes it (--out, default

@@ -8,7 +8,7 @@ deep-copies every node of the ConfigStore (every task, model, criterion, optimiz
 the plugin registered) before it loads the few it needs. An override that restates its field's
 default changes nothing in the composition, and a group's other nodes are not read: the config is
 the same (tests/test_fairseq_config.py compares both for every task kind), composed in half the
-time (docs/finetune.md, "Cost of a run")."""
+time (docs/cost.md, "Cost of a run")."""
 
 import contextlib
 from argparse import Namespace

@@ -9,7 +9,7 @@ Hyperparameters (setting_name: e.g. lr3e-05-bs32); the registry's own setting ha
 sweep without overrides keeps RESULTS/<task>/seed<seed> and each setting of a grid its own dir.
 
 and the report (bio_roberta.report) and the sweep's exit status read them back here, without the
-runner that starts fairseq. The keys are documented in docs/artifacts.md (Results dir).
+runner that starts fairseq. The keys are documented in docs/task_dirs.md (Results dir).
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ def run_dir(
 
 @dataclasses.dataclass
 class ResultRecord:
-    """One run's result.json; its fields are the file's keys (docs/artifacts.md), except `path`,
+    """One run's result.json; its fields are the file's keys (docs/task_dirs.md), except `path`,
     the file a record was read from."""
 
     task: str

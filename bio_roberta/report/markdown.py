@@ -253,7 +253,7 @@ def settings_lines(settings: dict[str, TaskSettings]) -> list[str]:
         named = ", ".join(f"{name} ({values})" for name, values in outside.items())
         lines[-1] += (
             f" Scored with an lr or batch size outside BLURB's grid: {named} (the registry's "
-            "setting where untuned: docs/finetune.md, tuned on dev)."
+            "setting where untuned: docs/blurb.md, tuned on dev)."
         )
     rows = []
     for task, found in settings.items():
@@ -317,7 +317,7 @@ def provenance_lines(records: list[ResultRecord]) -> list[str]:
 
 def long_inputs_text(records: list[ResultRecord]) -> str:
     """Each task's route of inputs longer than the positions, as its runs' data manifests
-    recorded it (docs/finetune.md); "not recorded" for runs converted before routes were."""
+    recorded it (docs/long_documents.md); "not recorded" for runs converted before routes were."""
     routes: dict[str, set[str]] = {}
     for record in records:
         recorded = (record.data or {}).get("long_inputs")

@@ -1,5 +1,5 @@
 """The --mfu routes: our plugin or not, precision, encoder implementation (our task's option) and
-fairseq-train flags added last (the levers of docs/pretrain.md, "Speed")."""
+fairseq-train flags added last (the levers of docs/speed.md, "Speed")."""
 
 # compiled layers (what auto means on a GPU), the LM head's loss 4,096 masked rows at a time (~9,800
 # at 128 x 512), fairseq's Adam with torch's fused step

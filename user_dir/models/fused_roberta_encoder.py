@@ -39,7 +39,7 @@ RobertaClassificationHead) reads the first position: called with a head of that 
 (sentence_heads_read_first_position); sequence labelling reads the tagged positions
 (user_dir/models/token_classification_head.py); fairseq's own encoder takes and ignores the mask.
 
-Two speed options ride on it (docs/pretrain.md, "Speed"): ``cuda_graphs`` replays each compiled
+Two speed options ride on it (docs/speed.md, "Speed"): ``cuda_graphs`` replays each compiled
 layer as a CUDA graph, ``float8`` runs the four projections as FP8 GEMMs (_float8.py); where
 either cannot run, _encoder_levers.py refuses it in one line.
 

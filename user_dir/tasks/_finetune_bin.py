@@ -1,5 +1,5 @@
 """What the fine-tuning tasks share: reading a finetune-bin/<task> directory (layout:
-docs/artifacts.md), ``FinetuneBinTask``, the base of the tasks that read one, and the choice of
+docs/task_dirs.md), ``FinetuneBinTask``, the base of the tasks that read one, and the choice of
 encoder implementation (``EncoderChoiceConfig``), which sentence_classification shares.
 
 Not registered itself (the leading underscore keeps user_dir/__init__.py from importing it as a
@@ -115,7 +115,7 @@ class FinetuneBinTask(FairseqTask, metaclass=abc.ABCMeta):
         """The sample entries built from label/ (at least "target"), checked against input0."""
 
     def check_word_labels_aligned(self, split: str, input0, labels) -> None:
-        """Word tagging: label/ holds one symbol per BPE token of input0 (docs/artifacts.md)."""
+        """Word tagging: label/ holds one symbol per BPE token of input0 (docs/task_dirs.md)."""
         mismatched = np.flatnonzero(np.asarray(input0.sizes) != np.asarray(labels.sizes))
         if len(input0) != len(labels) or len(mismatched):
             where = (

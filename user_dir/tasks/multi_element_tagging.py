@@ -2,7 +2,7 @@
 Participants, Interventions, Outcomes (Gu et al. §5.2: "a token may belong to more than one
 element").
 
-Reads the NER layout of finetune-bin/<task> (docs/artifacts.md): one label symbol per BPE token,
+Reads the NER layout of finetune-bin/<task> (docs/task_dirs.md): one label symbol per BPE token,
 the word's element set (``O``, ``I-PAR``, ``I-PAR+I-INT``, ...; bio_roberta_core.tagging) on its
 first subword and <pad> elsewhere. Each symbol becomes a 0/1 vector over PICO_ELEMENTS, so the
 model makes one binary decision per element per word (a sigmoid each, not a softmax over sets);

@@ -1,6 +1,6 @@
 """Multi-label classification (HOC): each example holds any subset of the labels.
 
-Reads the finetune-bin/<task> layout of docs/artifacts.md (label/ lines list the example's
+Reads the finetune-bin/<task> layout of docs/task_dirs.md (label/ lines list the example's
 label symbols; <split>.ids gives each example's group, the HOC abstract). The model is fairseq's
 RoBERTa with its sentence classification head (as sentence_prediction registers it), one logit
 per label; the multilabel_classification criterion trains it with per-label BCE and scores

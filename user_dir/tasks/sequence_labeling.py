@@ -1,7 +1,7 @@
 """Sequence labelling (NER) on RoBERTa: one tag per word, predicted at the word's first subword.
 
 It reads a finetune-bin/<task> directory: the layout, how NER labels align with BPE tokens
-included, is in docs/artifacts.md.
+included, is in docs/task_dirs.md.
 
 Labels of the source files are converted to the tagging scheme with bio_roberta_core.tagging; the
 scheme is recorded in the manifest and needs no option here, because entity spans are decoded

@@ -53,7 +53,7 @@ TOKCLS_KEYS = ("tokens", "ner_tags", "id")
 SEQCLS_KEYS = ("sentence", "sentence1", "label", "id")
 # The files `--data` holds, as docs/data.md states them (bio_roberta/data_sources.py).
 LAYOUT = (
-    "LinkBERT's BLURB release, its `<kind>/<name>_hf` folder (docs/finetune.md): `train.json`, "
+    "LinkBERT's BLURB release, its `<kind>/<name>_hf` folder (docs/blurb.md): `train.json`, "
     "`dev.json`, `test.json` JSON lines, or the same columns in Parquet files (`train`, "
     "`dev`/`validation`, `test`, as the Hugging Face hub ships them)"
 )
