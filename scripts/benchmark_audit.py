@@ -109,6 +109,7 @@ def main() -> None:
             "non_members": record["membership"]["loss"]["non_members"],
         }
 
+        base_load = [round(x, 2) for x in os.getloadavg()]
         documents = list(iter_shard_documents(text_dir, "train"))[: args.base_notes]
         (canary, *_) = read_canaries(text_dir)
         secrets = [canary["secret"]] + candidate_secrets(
@@ -123,6 +124,7 @@ def main() -> None:
         scorer.span_scores([(canary["prefix"], s, canary["suffix"]) for s in secrets])
         per_canary = time.perf_counter() - start
         results["base"] = {
+            "load_before": base_load,
             "notes_timed": len(documents),
             "s_per_1000_notes": round(per_note * 1000, 1),
             "s_per_canary": round(per_canary, 1),
