@@ -20,13 +20,17 @@ places only:
     --reset-meters) it resets fairseq's cumulative training clock too, so
     optimization.stop_time_hours counts this run's time;
   * Trainer.save_checkpoint records the path and sha256 of the dict.txt the model is trained with
-    (extra_state["dictionary"]; `bio-roberta export-hf` checks its vocabulary against it);
+    (extra_state["dictionary"]; `bio-roberta export-hf` checks its vocabulary against it), and a
+    distillation student built from its teacher's layers records that teacher and those layers
+    (extra_state["student_init"], user_dir/tasks/distillation.py);
   * load_checkpoint_to_cpu reports a file it cannot load as a one-line CheckpointError naming it;
   * checkpoint_utils.load_checkpoint refuses a first launch whose checkpoint.finetune_from_model is
     still WEIGHTS_REQUIRED, the value of recipes that start from another model's weights
     (continue_roberta, train_longer, continue_modernbert, modernbert_long, distillation): Hydra's
     `???` cannot mark it, since OmegaConf keeps fairseq's default null over it, and the run would
-    start from random weights; and one whose data's dict.txt is not the dictionary of the weights
+    start from random weights (a distillation student built from the teacher's layers,
+    task.student_layers, needs none, and is refused other weights that would replace them); and
+    one whose data's dict.txt is not the dictionary of the weights
     it starts from (bio_roberta_core.model_dictionary.checkpoint_dictionaries), in one line naming
     both: the embedding rows would be read as other tokens (a vocabulary of another size fails
     to load anyway, one of the same size would train on).
@@ -338,6 +342,17 @@ def load_training_checkpoint(cfg, trainer, **passthrough_args):
         and not os.path.exists(last)
         and newest_intact(cfg.save_dir, os.path.basename(last)) is None
     )
+    student_layers = getattr(trainer.cfg.task, "student_layers", "")
+    if student_layers and cfg.finetune_from_model:
+        if cfg.finetune_from_model != WEIGHTS_REQUIRED and first_launch:
+            raise CheckpointError(
+                f"task.student_layers={student_layers} builds the student from the teacher's "
+                f"layers, and checkpoint.finetune_from_model={cfg.finetune_from_model} would "
+                "replace them: give one of the two"
+            )
+        cfg = copy.deepcopy(cfg)
+        with open_dict(cfg):
+            cfg.finetune_from_model = None  # the student's weights are the teacher's layers
     if cfg.finetune_from_model == WEIGHTS_REQUIRED and first_launch:
         raise CheckpointError(
             "this recipe starts from another model's weights: give "
@@ -357,10 +372,15 @@ def load_training_checkpoint(cfg, trainer, **passthrough_args):
 
 
 def save_checkpoint(self, filename, extra_state):
-    """Trainer.save_checkpoint, with the training dictionary's path and sha256 in extra_state."""
+    """Trainer.save_checkpoint, with the training dictionary's path and sha256 in extra_state, and
+    the teacher and layers a distillation student was built from."""
     data = getattr(self.cfg.task, "data", None)
     dictionary = dictionary_record(data) if data else None
-    return _fairseq["save_checkpoint"](self, filename, {**extra_state, "dictionary": dictionary})
+    records = {"dictionary": dictionary}
+    student_init = getattr(self.task, "student_init", None)
+    if student_init is not None:
+        records["student_init"] = student_init
+    return _fairseq["save_checkpoint"](self, filename, {**extra_state, **records})
 
 
 def install() -> None:
