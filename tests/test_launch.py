@@ -238,6 +238,32 @@ def test_the_distill_script_passes_teacher_student_and_recipe(tiny_databin, tmp_
     ]
 
 
+def test_a_student_built_from_the_teacher_needs_no_student_checkpoint(tiny_databin, tmp_path):
+    """STUDENT may be left out (the script: "-"): the recipe's or an override's
+    task.student_layers builds the student; an override right after TEACHER stays an override."""
+    plan_line, command = dry_run(
+        "bash", REPO_ROOT / "scripts" / "distill.sh", tiny_databin, tmp_path, "teacher.pt", "-",
+        "tiny", "task.student_layers=every_other", GPUS="0",
+    )  # fmt: skip
+    assert command == [
+        sys.executable,
+        *hydra_train(
+            "distill",
+            "+recipe=tiny",
+            f"task.data={tiny_databin}",
+            f"checkpoint.save_dir={tmp_path}",
+            f"common.user_dir={USER_DIR}",
+            "task.teacher_path=teacher.pt",
+            "task.student_layers=every_other",
+        ),
+    ]
+    _, direct = dry_run(
+        sys.executable, "-m", "bio_roberta", "distill", tiny_databin, tmp_path, "teacher.pt",
+        "task.student_layers=every_other", "--recipe", "tiny", GPUS="0",
+    )  # fmt: skip
+    assert direct == command
+
+
 def test_an_unknown_recipe_or_config_dir_is_one_line(tmp_path, capsys, no_launch_variables):
     assert main(["pretrain", "data", "ckpt", "--recipe", "huge", "--gpus", "0"]) == 2
     assert capsys.readouterr().err == (

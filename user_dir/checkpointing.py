@@ -359,8 +359,9 @@ def load_training_checkpoint(cfg, trainer, **passthrough_args):
             "checkpoint.finetune_from_model=<checkpoint.pt> (continue_roberta: the model.pt of "
             "`bio-roberta learn-vocab --checkpoint`; continue_modernbert: of `bio-roberta "
             "import-hf`; modernbert_long: the modernbert run's checkpoint_last.pt; "
-            "train_longer and distillation: the base "
-            f"model's checkpoint_best.pt); {last} does not exist, so this is not a restart"
+            "train_longer and distillation: the base model's checkpoint_best.pt, or a student "
+            "built from the teacher's layers: task.student_layers, the student6 and student4 "
+            f"recipes); {last} does not exist, so this is not a restart"
         )
     if cfg.finetune_from_model and first_launch and os.path.isfile(cfg.finetune_from_model):
         check_start_dictionary(cfg.finetune_from_model, trainer.cfg.task.data)
