@@ -5,6 +5,7 @@ and the paper's `base` and `align` recipes giving, to the bit, the loss they gav
 
 import copy
 import math
+import re
 
 import pytest
 import torch
@@ -17,6 +18,7 @@ from fairseq.logging import metrics
 
 from bio_roberta_core.checkpoints import read_checkpoint
 from bio_roberta_core.provenance import sha256_file
+from tiny_training import TINY_ROBERTA, fairseq_train
 from user_dir.criterions._layer_losses import (
     attention_inputs,
     attention_relations,
@@ -373,3 +375,56 @@ def test_the_paper_recipes_give_the_loss_they_gave_before(
             ], recipe
     finally:
         torch.set_num_threads(threads)
+
+
+# --- with fairseq-train --------------------------------------------------------------------------
+
+
+def distill_run(databin, teacher, save_dir, *options, check=True):
+    """A tiny fairseq-train distillation run whose student is built from the teacher's layers."""
+    return fairseq_train(
+        databin,
+        "--task", "distillation", "--teacher-path", teacher, "--teacher-dict",
+        databin / "dict.txt", "--student-layers", "every_other", "--criterion", "distillation",
+        *TINY_ROBERTA, "--batch-size", "8", "--tokens-per-sample", "32", "--save-dir", save_dir,
+        "--no-epoch-checkpoints", "--log-interval", "1", "--log-format", "simple",
+        "--disable-validation", *options,
+        check=check,
+    )  # fmt: skip
+
+
+@pytest.mark.slow
+def test_fairseq_train_builds_the_student_from_the_teacher_and_records_it(
+    tiny_databin, teacher4, tmp_path
+):
+    """No student checkpoint and no model options: the run's roberta_tiny (2 layers) becomes the
+    teacher's model with its layers 0 and 3; its checkpoints say so, and which teacher; the
+    per-layer terms are logged; a student checkpoint besides is refused in one line."""
+    log = distill_run(
+        tiny_databin, teacher4, tmp_path / "run", "--alpha-hidden", "1", "--alpha-attention", "1",
+        "--max-update", "2",
+    )  # fmt: skip
+    assert "layers [0, 3] of its 4" in log
+    assert re.search(r"hidden_loss=[\d.]+, attention_loss=[\d.]+", log), log[-2000:]
+    state = read_checkpoint(tmp_path / "run" / "checkpoint_last.pt")
+    assert state["extra_state"]["student_init"] == {
+        "teacher": {"path": str(teacher4.resolve()), "sha256": sha256_file(teacher4)},
+        "teacher_depth": 4,
+        "teacher_layers": [0, 3],
+    }
+    assert state["cfg"]["model"].encoder_layers == 2
+    assert {key for key in state["model"] if ".layers." in key} == {
+        key
+        for key in read_checkpoint(teacher4)["model"]
+        if ".layers.0." in key or ".layers.1." in key
+    }
+
+    refused = distill_run(
+        tiny_databin, teacher4, tmp_path / "refused", "--finetune-from-model", teacher4,
+        "--max-update", "1", check=False,
+    )  # fmt: skip
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr, refused.stderr[-2000:]
+    assert refused.stderr.strip().splitlines()[-1] == (
+        "error: task.student_layers=every_other builds the student from the teacher's layers, "
+        f"and checkpoint.finetune_from_model={teacher4} would replace them: give one of the two"
+    )
