@@ -4,8 +4,9 @@ loss and fine-tuned scores, as one JSON object (docs/benchmarks/, with the commi
 
 On the shared corpus (../shared/data/corpus: PubMed abstracts and PMC articles; the bundled
 sample/corpus without it), parsed, given a 1,000-unit BPE vocabulary and binarized by the project's
-commands, fairseq-train trains a teacher (RoBERTa, 4 layers x 64, 2 heads, FFN 256, 128-token
-blocks, batch 16) and, for each seed, three 2-layer students of its width, for the same updates
+commands, fairseq-train trains a teacher (RoBERTa, 4 layers x 64 by default (--width), heads of
+32 channels, FFN 4 x width, 128-token blocks, batch 16), a 2-layer model as long (is the teacher
+clearly better?), and, for each seed, three 2-layer students of its width, for the same updates
 and tokens (the same batches, the same masks):
   a  distill     the student built from the teacher's layers 0 and 3 (task.student_layers
                  every_other: DistilBERT's initialisation), its embeddings and LM head, trained
@@ -44,15 +45,16 @@ sys.path.insert(0, str(SCRIPTS))
 from benchmark_finetune import SHARED_DATA, default_tasks, revision, run_overrides  # noqa: E402
 
 USER_DIR = REPO / "user_dir"
-SEQ, BATCH, WIDTH, VOCAB = 128, 16, 64, 1000
+SEQ, BATCH, VOCAB = 128, 16, 1000
 TEACHER_LAYERS, STUDENT_LAYERS = 4, 2
 
 
-def model_flags(layers: int) -> list[str]:
+def model_flags(layers: int, width: int) -> list[str]:
+    """RoBERTa of `layers` x `width`, heads of 32 channels, FFN 4 x width."""
     return [
-        "--arch", "roberta", "--encoder-layers", str(layers), "--encoder-embed-dim", str(WIDTH),
-        "--encoder-ffn-embed-dim", str(4 * WIDTH), "--encoder-attention-heads", "2",
-        "--max-positions", str(SEQ),
+        "--arch", "roberta", "--encoder-layers", str(layers), "--encoder-embed-dim", str(width),
+        "--encoder-ffn-embed-dim", str(4 * width), "--encoder-attention-heads",
+        str(width // 32), "--max-positions", str(SEQ),
     ]  # fmt: skip
 
 
@@ -167,8 +169,9 @@ def prepare(root: Path, runner: Runner) -> dict:
     }
 
 
-def pretrain_command(root, flags, layers, updates, lr, seed, name) -> list:
-    return [sys.executable, "-m", "fairseq_cli.train", root / "bin", *flags, *model_flags(layers),
+def pretrain_command(root, flags, layers, width, updates, lr, seed, name) -> list:
+    model = model_flags(layers, width)
+    return [sys.executable, "-m", "fairseq_cli.train", root / "bin", *flags, *model,
             *training_flags(root / name, updates, lr, seed)]  # fmt: skip
 
 
@@ -251,6 +254,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", default="1,2,3")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--width", type=int, default=64, help="of teacher and students")
     parser.add_argument("--teacher-updates", type=int, default=1000)
     parser.add_argument("--student-updates", type=int, default=300)
     parser.add_argument("--teacher-lr", type=float, default=2e-3)
@@ -279,7 +283,8 @@ def main():
         # long as the teacher (is the teacher clearly better?) and the scratch students
         jobs = {
             name: runner.job(train_then_finetune, runner, root, name, pretrain_command(
-                root, MASKED_LM, layers, args.teacher_updates, args.teacher_lr, 1, name),
+                root, MASKED_LM, layers, args.width, args.teacher_updates, args.teacher_lr, 1,
+                name),
                 name, [], tasks, args)
             for name, layers in (("teacher", TEACHER_LAYERS),
                                  ("two_layers_at_teacher_budget", STUDENT_LAYERS))
@@ -291,7 +296,7 @@ def main():
             for seed in seeds:
                 name = f"{variant}-seed{seed}"
                 command = pretrain_command(root, VARIANTS[variant](str(teacher)), STUDENT_LAYERS,
-                                           *args_for, seed, name)  # fmt: skip
+                                           args.width, *args_for, seed, name)  # fmt: skip
                 jobs[name] = runner.job(
                     train_then_finetune, runner, root, name, command, variant, [seed], tasks, args
                 )
@@ -334,7 +339,7 @@ def main():
                 root / "bin",
                 teacher,
                 12,
-                model_flags(STUDENT_LAYERS),
+                model_flags(STUDENT_LAYERS, args.width),
                 BATCH,
                 SEQ,
                 True,
@@ -365,8 +370,9 @@ def main():
         },
         "settings": {
             **{key: value for key, value in vars(args).items() if key not in ("out", "keep")},
-            "teacher": f"roberta {TEACHER_LAYERS} layers x {WIDTH}, 2 heads, FFN {4 * WIDTH}",
-            "student": f"roberta {STUDENT_LAYERS} layers x {WIDTH} (teacher layers 0 and 3)",
+            "teacher": f"roberta {TEACHER_LAYERS} layers x {args.width}, "
+            f"{args.width // 32} heads, FFN {4 * args.width}",
+            "student": f"roberta {STUDENT_LAYERS} layers x {args.width} (teacher layers 0 and 3)",
             "sequence": SEQ,
             "batch": BATCH,
             "vocabulary_units": VOCAB,
