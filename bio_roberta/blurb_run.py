@@ -9,7 +9,8 @@ setting in its own run dirs) and the report scores, per dataset, the setting who
 best (bio_roberta/report/settings.py); without it each dataset runs its registry setting alone
 (untuned). Resumable: a dataset converted before from the same files, vocabulary and positions is
 not converted again (its runs' data manifests stay valid), and the sweep skips finished runs.
-What is missing is named on stderr and in the report's partial score.
+What is missing is named on stderr and in the report's partial score, and, once, each dataset
+whose split no check can prove BLURB's (bio_roberta/blurb/split_evidence.py UNPROVEN).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Optional
 
 from bio_roberta.blurb.leaderboard import leaderboard
 from bio_roberta.blurb.suite import BLURB as BLURB_TASKS
-from bio_roberta.blurb.suite import BLURB_DATASETS
+from bio_roberta.blurb.suite import BLURB_DATASETS, BY_NOTHING, CHECK_NAMES
 from bio_roberta.convert import convert_task, vocab_record
 from bio_roberta.finetuning.command_line import check_pretrained
 from bio_roberta.finetuning.sweep import grid_overrides, hparams_grid
@@ -34,7 +35,7 @@ from bio_roberta.report.blurb import (
 )
 from bio_roberta.report.models import reported_models
 from bio_roberta.report.seed_results import task_results
-from bio_roberta.report.settings import protocol
+from bio_roberta.report.settings import outside_blurb_grid, protocol, schedule_text
 from bio_roberta.submission import write_submission
 from bio_roberta.suites import BLURB
 from bio_roberta.tasks.registry import BLURB_GRID, get_task
@@ -94,28 +95,65 @@ def converted_before(out: Path, data_dir: Path, vocab: VocabularyDir, max_positi
     )
 
 
-def convert_all(found: dict[str, Path], vocab_dir: Path, work: Path, max_positions: Optional[int]):
-    """Convert each found dataset into work/finetune-bin/<task> unless converted before."""
+def convert_all(
+    found: dict[str, Path], vocab_dir: Path, work: Path, max_positions: Optional[int]
+) -> dict[str, dict]:
+    """Convert each found dataset into work/finetune-bin/<task> unless converted before; each
+    task's data manifest."""
     vocab = read_vocab_dir(vocab_dir)
+    manifests = {}
     for task, folder in found.items():
         spec = get_task(task)
         out = work / FINETUNE_BIN / task
         if converted_before(out, folder, vocab, max_positions or spec.max_positions):
             print(f"bio-roberta blurb-suite: {task}: converted before, kept", file=sys.stderr)
+            manifests[task] = json.loads((out / "manifest.json").read_text())
             continue
         (manifest,) = convert_task(spec, folder, vocab_dir, out, max_positions=max_positions)
-        check = manifest.get("blurb_split_check") or "BLURB's split"
+        manifests[task] = manifest
         print(
-            f"bio-roberta blurb-suite: {task}: {json.dumps(manifest['counts'])} ({check})",
+            f"bio-roberta blurb-suite: {task}: {json.dumps(manifest['counts'])} "
+            f"({split_text(manifest)})",
             file=sys.stderr,
         )
+    return manifests
+
+
+def split_text(manifest: dict) -> str:
+    """What a data manifest's split check found, in a few words (an unknown one is named once,
+    by unproven_line)."""
+    checked_by = manifest.get("blurb_split_checked_by")
+    if checked_by == BY_NOTHING:
+        return "split unknown"
+    return manifest.get("blurb_split_check") or f"BLURB's split: {CHECK_NAMES.get(checked_by)}"
+
+
+def unproven_line(manifests: dict[str, dict], score_any_split: bool) -> Optional[str]:
+    """One line naming each dataset whose split no check could prove BLURB's and why (what would
+    prove it), and what the score does with it; None when there is none."""
+    unknown = [
+        manifest.get("blurb_split_check") or f"{BLURB_TASKS[task].display}: split unknown"
+        for task, manifest in manifests.items()
+        if manifest.get("blurb_split_checked_by") == BY_NOTHING
+    ]
+    if not unknown:
+        return None
+    treated = (
+        "scored as --score-any-split asks, the score marked not comparable with Table 6"
+        if score_any_split
+        else "so left out of the BLURB score (--score-any-split scores them, marked not "
+        "comparable with Table 6)"
+    )
+    return f"bio-roberta blurb-suite: split unknown, {treated}: {' | '.join(unknown)}"
 
 
 def sweep_overrides(args) -> list[str]:
-    """The sweep's Hydra overrides: with --tune BLURB's grid first (an axis the user's overrides
-    set is theirs), then the user's."""
-    grid = grid_overrides(BLURB_GRID, args.overrides) if args.tune else []
-    return [*grid, *args.overrides]
+    """The sweep's Hydra overrides: with --tune BLURB's grid first (with --tune-epochs its epochs
+    too; an axis the user's overrides set is theirs), then the user's."""
+    if not args.tune:
+        return list(args.overrides)
+    epochs = {"max_epoch": args.tune_epochs} if args.tune_epochs else {}
+    return [*grid_overrides({**BLURB_GRID, **epochs}, args.overrides), *args.overrides]
 
 
 def sweep(tasks: list[str], args, work: Path) -> int:
@@ -151,10 +189,21 @@ def report(
     )
     datasets = {task: found for task, found in reported.settings.items() if task in BLURB_TASKS}
     summary = blurb_summary(rows)
-    record = leaderboard(rows, summary, model, datasets, protocol(datasets), grid, score_any_split)
+    record = leaderboard(
+        rows,
+        summary,
+        model,
+        datasets,
+        protocol(datasets),
+        grid,
+        score_any_split,
+        schedule_text(datasets),
+        outside_blurb_grid(datasets),
+    )
     atomic_write_json(work / LEADERBOARD, record)
     # each dataset's test predictions of its chosen run, keyed by the release's example ids
-    write_submission(records, work / SUBMISSION, model, [d.task for d in BLURB_DATASETS])
+    picked = {task: found.picked for task, found in reported.settings.items()}
+    write_submission(records, work / SUBMISSION, model, [d.task for d in BLURB_DATASETS], picked)
     return record
 
 
@@ -194,7 +243,12 @@ def score_line(record: dict) -> str:
             for name in record["not_comparable"]
         )
         comparable += " (why: report.md, leaderboard.json)"
-    return f"BLURB score: {score} ({complete}; {comparable}; {record['protocol']})"
+    outside = "".join(
+        f"; {name} outside BLURB's grid ({values})"
+        for name, values in record.get("outside_grid", {}).items()
+    )
+    protocol_line = f"{record['protocol']}; {record['schedule']}{outside}"
+    return f"BLURB score: {score} ({complete}; {comparable}; {protocol_line})"
 
 
 def run_suite(args) -> int:
@@ -218,7 +272,10 @@ def run_suite(args) -> int:
         if args.tune
         else None
     )
-    convert_all(found, Path(args.vocab), work, args.max_positions)
+    manifests = convert_all(found, Path(args.vocab), work, args.max_positions)
+    line = unproven_line(manifests, args.score_any_split)
+    if line:
+        print(line, file=sys.stderr)
     check_pretrained(str(args.pretrained), str(work / FINETUNE_BIN), list(found), args.arch)
     status = sweep(list(found), args, work)
     record = report(work, str(args.pretrained), args.seeds, args.score_any_split, grid)

@@ -101,12 +101,37 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def override_hint(unknown: list[str], argv: list[str]) -> str:
+    """What to write instead of a hyperparameter given as an option (--lr 3e-5, among argv): the
+    fine-tuning commands take hyperparameters as Hydra overrides (hparams.lr=3e-5)."""
+    import dataclasses
+
+    from bio_roberta.tasks.registry import Hyperparameters
+
+    fields = {field.name for field in dataclasses.fields(Hyperparameters)}
+    for arg in unknown:
+        name, _, value = arg.removeprefix("--").partition("=")
+        name = name.replace("-", "_")
+        if arg.startswith("--") and name in fields:
+            after = argv[argv.index(arg) + 1 :]
+            if not value and after and not after[0].startswith("-") and "=" not in after[0]:
+                value = after[0]
+            return (
+                f"; a hyperparameter is a Hydra override after the options: "
+                f"hparams.{name}={value or 'VALUE'}"
+            )
+    return ""
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     # the subcommand is the first argument that is no option: bio-roberta's own options take no
     # values
     command = next((arg for arg in argv if not arg.startswith("-")), "")
-    args = build_parser(command).parse_args(argv)
+    parser = build_parser(command)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}{override_hint(unknown, argv)}")
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(asctime)s | %(levelname)s | %(name)s | %(message)s",

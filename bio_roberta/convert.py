@@ -45,7 +45,7 @@ from bio_roberta.readers.source_files import SPLITS, TaggedSentence, TaskData, T
 from bio_roberta.tasks.kinds import SCHEME_TAGS, SCORES_PER_LINE, label_symbols
 from bio_roberta.tasks.registry import TaskSpec
 from bio_roberta.tasks.truncation import WINDOWS, LongInputs, window_spans
-from bio_roberta_core.checkpoints import check_max_positions
+from bio_roberta_core.checkpoints import check_max_positions, model_positions
 from bio_roberta_core.errors import BioRobertaError
 from bio_roberta_core.output_dir import new_output_dir
 from bio_roberta_core.provenance import (
@@ -504,13 +504,16 @@ def convert_task(
     max_positions: Optional[int] = None,
     max_unknown_rate: float = MAX_UNKNOWN_RATE,
     long_inputs: Optional[LongInputs] = None,
+    pretrained: Optional[str | Path] = None,
 ) -> list[dict]:
     """Convert every fold (or the one split set) of a task; returns the manifests written.
 
     All folds are read before anything is written, and the output is built beside out_dir and
     swapped in whole (bio_roberta_core.output_dir), so a missing or malformed fold or a killed run
     leaves the previous output as it was. long_inputs: the route of a text longer than the
-    positions (None: the kind's, bio_roberta/tasks/truncation.py).
+    positions (None: the kind's, bio_roberta/tasks/truncation.py). The positions: max_positions,
+    at most the model's (pretrained, the checkpoint the data is for, or an imported vocabulary's
+    own); by default the registry's, or the model's where it has fewer.
     """
     data_dir, vocab_dir, out_dir = Path(data_dir), Path(vocab_dir), Path(out_dir)
     if scheme != BIO and spec.task_kind.label_encoding != SCHEME_TAGS:
@@ -526,14 +529,18 @@ def convert_task(
     for data in datasets:
         check_splits_not_empty(data)
     vocabulary = read_vocab_dir(vocab_dir)
-    if max_positions and vocabulary.checkpoint:  # an imported model's: up to its own positions
-        check_max_positions(max_positions, vocabulary.checkpoint)
+    model = pretrained or vocabulary.checkpoint  # an imported model's: up to its own positions
+    if max_positions and model:
+        check_max_positions(max_positions, model)
+    elif model:
+        max_positions = min(spec.max_positions, model_positions(model))
     max_positions = max_positions or spec.max_positions
     vocab = vocab_record(vocabulary)
     options = {
         "data_dir": str(data_dir.resolve()),
         "scheme": scheme,
         "max_positions": max_positions,
+        "pretrained": file_record(pretrained) if pretrained else None,
         "max_unknown_rate": max_unknown_rate,
         "long_inputs": long_inputs.as_dict() if long_inputs else None,
     }

@@ -41,20 +41,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional, Sequence, Union
 
-from bio_roberta_core.errors import BioRobertaError
+from bio_roberta.finetuned_files import PredictError, checkpoint_and_data
 
 # A word of a raw text: a run of letters/digits, or one other non-space character.
 WORD = re.compile(r"\w+|[^\w\s]")
-RESULT_FILE = "result.json"
-CHECKPOINT = Path("checkpoints") / "checkpoint_best.pt"  # a run dir's, by default
-EXPORT_MANIFEST = "manifest.json"
 
 # An input: a text, or a pair {"text": ..., "text_pair": ...} for the kinds of two inputs.
 Input = Union[str, dict]
-
-
-class PredictError(BioRobertaError):
-    """A model that cannot be loaded for prediction, or an input it cannot take (names which)."""
 
 
 @dataclass(frozen=True)
@@ -72,74 +65,10 @@ def split_words(text: str) -> list[tuple[int, int]]:
     return [match.span() for match in WORD.finditer(text)]
 
 
-def checkpoint_and_data(path: Path) -> tuple[Path, Path]:
-    """(checkpoint, its finetune-bin/<task> dir) of a run dir, checkpoint file or export dir."""
-    if path.is_dir() and not (path / RESULT_FILE).is_file():
-        return checkpoint_and_data(exported_from(path))
-    if path.is_dir():
-        record = run_record(path / RESULT_FILE)
-        # the checkpoint the run selected and scored (checkpoint_last.pt for fixed updates)
-        checkpoint = Path((record.get("checkpoint") or {}).get("path") or path / CHECKPOINT)
-    elif path.is_file():
-        record, checkpoint = None, path
-        if (path.parent.parent / RESULT_FILE).is_file():  # a run's checkpoints/<file>
-            record = run_record(path.parent.parent / RESULT_FILE)
-    else:
-        raise PredictError(
-            f"{path} does not exist: pass a fine-tuning run dir, its checkpoint or an export-hf dir"
-        )
-    if not checkpoint.is_file():
-        raise PredictError(f"{checkpoint} does not exist: is {path} a finished fine-tuning run?")
-    if record is not None:
-        data = (record.get("data") or {}).get("dir")
-    else:
-        from bio_roberta.hf.export_hf import first_data_dir, load_checkpoint
-
-        data = first_data_dir(load_checkpoint(checkpoint)[2])
-    if data is None or not (Path(data) / "manifest.json").is_file():
-        raise PredictError(
-            f"{checkpoint}: its finetune-bin dir ({data}) has no manifest.json; predict needs the "
-            "converted task the model was fine-tuned on (its vocabulary and labels)"
-        )
-    return checkpoint, Path(data)
-
-
-def run_record(path: Path) -> dict:
-    """A fine-tuning run's result.json, which must be of a finished run."""
-    try:
-        record = json.loads(path.read_text())
-    except json.JSONDecodeError as error:
-        raise PredictError(f"{path}: not JSON ({error.msg}); not a run's result record?") from None
-    if record.get("status") != "ok":
-        raise PredictError(
-            f"{path}: the run did not finish (status {record.get('status')!r}: "
-            f"{record.get('error')}); predict with a finished run"
-        )
-    return record
-
-
-def exported_from(export_dir: Path) -> Path:
-    """The checkpoint an export-hf dir was written from (its manifest.json names it)."""
-    manifest_path = export_dir / EXPORT_MANIFEST
-    manifest = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
-    if "hf_model_class" not in manifest:
-        raise PredictError(
-            f"{export_dir} is neither a fine-tuning run dir (no {RESULT_FILE}) nor an export-hf "
-            f"dir (no {EXPORT_MANIFEST} of export-hf); pass one of those or a checkpoint"
-        )
-    checkpoint = (manifest.get("checkpoint") or {}).get("path")
-    if checkpoint is None or not Path(checkpoint).is_file():
-        raise PredictError(
-            f"{manifest_path}: the checkpoint it was exported from ({checkpoint}) is not here; "
-            "pass that checkpoint or its run dir"
-        )
-    return Path(checkpoint)
-
-
 class Predictor:
     """A fine-tuned model of a registry task with convert-task's encoder of its vocabulary."""
 
-    def __init__(self, checkpoint: Path, data_dir: Path):
+    def __init__(self, checkpoint: Path, data_dir: Path, vocab_dir: Optional[Path] = None):
         from bio_roberta.convert import TaskEncoder
         from bio_roberta.finetuning.predictions import load_finetuned, task_spec_of
         from bio_roberta.tasks.kinds import ELEMENT_SETS, MULTILABEL, REGRESSION
@@ -157,7 +86,7 @@ class Predictor:
         )
         self.encoder = TaskEncoder(
             self.spec,
-            read_vocab_dir(manifest["vocab"]["path"]),
+            read_vocab_dir(vocab_dir or manifest["vocab"]["path"]),
             scheme,
             manifest["max_positions"],
             self.long_inputs,
@@ -405,9 +334,19 @@ def element_entities(
     return tags, [entity for _, _, entity in sorted(found, key=lambda item: item[:2])]
 
 
-def load(path: Union[str, Path]) -> Predictor:
-    """A Predictor of a fine-tuning run dir, its checkpoint file, or an export-hf dir."""
-    return Predictor(*checkpoint_and_data(Path(path)))
+def load(
+    path: Union[str, Path], task_file: Optional[Union[str, Path, Sequence]] = None
+) -> Predictor:
+    """A Predictor of a fine-tuning run dir, its checkpoint file, or an export-hf dir, each
+    checked against the record that names it (bio_roberta/finetuned_files.py). A task of your
+    own is read from the declaration its converted data records; task_file (one or several):
+    declare those task files first, as --task-file does."""
+    if task_file is not None:
+        from bio_roberta.tasks.task_file import declare_task_files
+
+        declare_task_files([task_file] if isinstance(task_file, (str, Path)) else task_file)
+    model = checkpoint_and_data(Path(path))
+    return Predictor(model.checkpoint, model.data_dir, model.vocab_dir)
 
 
 @dataclass
@@ -440,16 +379,16 @@ def read_inputs(
         )
     if layout == "task":
         return read_task_inputs(path, spec, split)
+    from bio_roberta_core.text_files import utf8_lines
+
     inputs = InputFile([], [], [])
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            line = line.rstrip("\n")
-            inputs.names.append(f"{path}:{number}")
-            inputs.keys.append({"line": number})
-            if layout == "text":
-                inputs.inputs.append(line)
-                continue
-            inputs.inputs.append(json_input(path, number, line, text_field, text_pair_field))
+    for number, line in utf8_lines(path, PredictError):
+        inputs.names.append(f"{path}:{number}")
+        inputs.keys.append({"line": number})
+        if layout == "text":
+            inputs.inputs.append(line)
+            continue
+        inputs.inputs.append(json_input(path, number, line, text_field, text_pair_field))
     return inputs
 
 

@@ -273,6 +273,49 @@ def under_torchrun(args, procs: int, command: list[str]) -> list[str]:
     ]
 
 
+# The option that names the weights a continued pretraining starts from (the recipes that continue
+# a model require it: user_dir/checkpointing.py)
+FINETUNE_FROM = "checkpoint.finetune_from_model="
+
+
+def overridden(overrides: list[str], key: str) -> bool:
+    """Whether an override sets `key` (key=, +key=, ++key=, ~key)."""
+    return any(override.lstrip("+~").split("=", 1)[0] == key for override in overrides)
+
+
+def continued_shape(overrides: list[str]) -> tuple[list[str], str]:
+    """(overrides, what they say) that give a continued pretraining the shape of the checkpoint it
+    starts from (checkpoint.finetune_from_model): its architecture and the widths, depth and
+    heads its weights have, and for a model with learned positions (RoBERTa, BERT) its positions,
+    which are also the block length (task.tokens_per_sample); a key the user overrides is left to
+    them. Nothing for a model with rotary positions (ModernBERT: its recipes set its context) or
+    without the option."""
+    from bio_roberta_core.architecture_fields import FLAG_FIELDS, SHAPE_FIELDS
+    from bio_roberta_core.checkpoints import model_option, read_checkpoint
+
+    given = [o.split("=", 1)[1] for o in overrides if o.lstrip("+").startswith(FINETUNE_FROM)]
+    if not given or not Path(given[-1]).is_file():
+        return [], ""  # none, or a marker / missing file that the run refuses in one line
+    state = read_checkpoint(given[-1], mmap=True)
+    if not any(name.endswith("embed_positions.weight") for name in state.get("model") or {}):
+        return [], ""
+    field = model_option(state)
+    values = {"_name": field("_name") or field("arch")}
+    values.update((name, field(name)) for name in SHAPE_FIELDS + FLAG_FIELDS + ("max_positions",))
+    shape = [
+        f"++model.{name}={str(value).lower() if isinstance(value, bool) else value}"
+        for name, value in values.items()
+        if value is not None and not overridden(overrides, f"model.{name}")
+    ]
+    positions = values["max_positions"]
+    if positions is not None and not overridden(overrides, "task.tokens_per_sample"):
+        shape.append(f"++task.tokens_per_sample={positions}")
+    said = ", ".join(
+        f"{name} {value}" for name, value in values.items() if value not in (None, "", False)
+    )
+    return shape, f"continuing {given[-1]}: its shape ({said}) taken from it"
+
+
 def launch(args, command_overrides: tuple[str, ...] = ()) -> int:
     """Compose, plan and start (or, with --dry-run, print) the run `args` describe;
     command_overrides come before the user's overrides (distill's teacher and student)."""

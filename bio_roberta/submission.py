@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, Iterable, Optional
 
 from bio_roberta.blurb.suite import BLURB
-from bio_roberta.finetuning.results import OK, SINGLE, ResultRecord
+from bio_roberta.finetuning.results import OK, REGISTRY_SETTING, SINGLE, ResultRecord
 from bio_roberta.tasks.registry import TASKS, TaskSpec, get_task
 from bio_roberta_core.errors import BioRobertaError
 from bio_roberta_core.provenance import (
@@ -155,17 +155,17 @@ def _no_constant(name: str):
 def chosen_run(
     records: Iterable[ResultRecord], task: str, setting: Optional[str] = None
 ) -> Optional[ResultRecord]:
-    """The run whose test predictions stand for `task`: of its finished runs (of `setting`, when
-    one is selected; records without a setting are of none) the best valid_score, ties (and
-    runs without one, which rank last) to the lowest seed; None without such a run. Cross-
-    validated tasks have no single run: none."""
+    """The run whose test predictions stand for `task`: of its finished runs (of `setting`, a
+    setting_name, "" the registry's, when one is selected) the best valid_score, ties (and runs
+    without one, which rank last) to the lowest seed; None without such a run. Cross-validated
+    tasks have no single run: none."""
     runs = [
         record
         for record in records
         if record.task == task
         and record.status == OK
         and record.role == SINGLE
-        and (setting is None or getattr(record, "setting", None) == setting)
+        and (setting is None or record.setting_name == setting)
     ]
 
     def rank(record: ResultRecord):
@@ -183,8 +183,9 @@ def write_submission(
     tasks: Iterable[str],
     settings: Optional[dict[str, str]] = None,
 ) -> dict:
-    """<out>/<dataset_name>.json of each task's chosen run (model_name set to `model_name`) and
-    <out>/manifest.json naming the run of each file and why a task has none; the manifest."""
+    """<out>/<dataset_name>.json of each task's chosen run (model_name set to `model_name`; of
+    settings[task], a setting_name, when given) and <out>/manifest.json naming the run of each
+    file, its setting and why a task has none; the manifest."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     (out / MANIFEST).unlink(missing_ok=True)
@@ -217,7 +218,8 @@ def write_submission(
             "run": {
                 "result": str(run.path),
                 "seed": run.seed,
-                "setting": setting,
+                "setting": run.setting_name or REGISTRY_SETTING,
+                "hparams": dict(run.setting or {}),
                 "valid_score": run.valid_score,
                 "test_score": run.test_score,
                 "metric": run.metric,

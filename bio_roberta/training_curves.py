@@ -139,7 +139,7 @@ def curves_figure(runs: list[str | os.PathLike]):
     from bio_roberta.figures import pyplot
 
     logdirs = [run_logdir(run) for run in runs]
-    height = 3.5 * len(logdirs)
+    height = 3.9 * len(logdirs)
     figure, panels = pyplot().subplots(len(logdirs), 1, figsize=(7, height), squeeze=False)
     for axes, logdir in zip(panels[:, 0], logdirs):
         train = read_scalars(logdir / TRAIN)
@@ -151,12 +151,22 @@ def curves_figure(runs: list[str | os.PathLike]):
         axes.set_title(f"{run_name(logdir)} ({logdir})", fontsize="medium")
         axes.set_xlabel("updates")
         axes.set_ylabel("loss as fairseq logs it (base 2)")
-        axes.legend(loc="upper right", fontsize="small")
+        handles = axes.get_legend_handles_labels()
         if "lr" in train:
             steps, values = zip(*train["lr"])
             rate = axes.twinx()
-            rate.plot(steps, values, ":", color="tab:gray")
+            rate.plot(steps, values, ":", color="tab:gray", label="learning rate")
             rate.set_ylabel("learning rate (dotted)")
+            handles = tuple(a + b for a, b in zip(handles, rate.get_legend_handles_labels()))
+        # below the panel, where it hides no point (inside, it covered a run's last validation)
+        axes.legend(
+            *handles,
+            loc="upper center",
+            bbox_to_anchor=(0.5, -0.22),
+            ncol=3,
+            fontsize="small",
+            frameon=False,
+        )
     figure.suptitle("Training curves: loss and learning rate against updates")
     figure.tight_layout()
     return figure

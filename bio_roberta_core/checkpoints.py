@@ -85,6 +85,13 @@ class CheckpointError(BioRobertaError):
     @classmethod
     def unreadable(cls, path: str | os.PathLike, error: Exception) -> "CheckpointError":
         """The error of a failed torch.load of path, in one line."""
+        if os.path.isdir(path):
+            found = sorted(Path(path).glob("checkpoint*.pt")) + sorted(Path(path).glob("model.pt"))
+            names = ", ".join(p.name for p in found[:4]) or "no checkpoint*.pt nor model.pt"
+            return cls(
+                f"{path}: a directory, not a checkpoint file; give the file (here: {names}; "
+                "checkpoint_best.pt is the run's best, checkpoint_last.pt its last)"
+            )
         if not os.path.isfile(path):
             return cls(f"{path}: no such checkpoint file")
         if os.path.getsize(path) == 0:
@@ -171,12 +178,18 @@ class PositionsError(BioRobertaError):
     them."""
 
 
-def check_max_positions(max_positions: int, checkpoint: str | os.PathLike) -> None:
-    """Refuse --max-positions above the checkpoint's own (its cfg.model.max_positions: <s> and </s>
-    included, as --max-positions counts them)."""
+def model_positions(checkpoint: str | os.PathLike) -> int:
+    """A checkpoint's positions (its cfg.model.max_positions: <s> and </s> included, as
+    --max-positions counts them)."""
     positions = model_option(read_checkpoint(checkpoint, mmap=True))("max_positions")
     if positions is None:
         raise PositionsError(f"{checkpoint} records no model max_positions; not a fairseq model?")
+    return int(positions)
+
+
+def check_max_positions(max_positions: int, checkpoint: str | os.PathLike) -> None:
+    """Refuse --max-positions above the checkpoint's own (model_positions)."""
+    positions = model_positions(checkpoint)
     if max_positions > positions:
         raise PositionsError(
             f"--max-positions {max_positions}: {Path(checkpoint)} has {positions} positions; "

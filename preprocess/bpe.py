@@ -25,10 +25,10 @@ def open_bpe(vocab: VocabularyDir) -> Any:
     from fairseq.data.encoders import build_bpe
 
     if vocab.kind in IMPORTED_KINDS:  # no fairseq --bpe: the imported model's own tokenizer
-        from preprocess.wordpiece import ENCODERS
+        from preprocess.wordpiece import open_encoder
 
         (tokenizer_json,) = vocab.bpe_files.values()
-        return ENCODERS[vocab.kind](tokenizer_json)
+        return open_encoder(vocab.kind, tokenizer_json, vocab.manifest.get("options", {}))
     return build_bpe(bpe_namespace(vocab))
 
 

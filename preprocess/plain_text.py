@@ -245,6 +245,14 @@ def parse_text(
     manifest."""
     if documents not in DOCUMENT_MODES:
         raise ValueError(f"documents must be one of {DOCUMENT_MODES}, got {documents!r}")
+    out = Path(out_dir).resolve()
+    for given in map(Path, inputs):
+        if given.is_dir() and out.is_relative_to(given.resolve()):
+            # its shards (.txt) would be read back as the corpus by the next run
+            raise TextInputError(
+                f"--out {out_dir} is inside the input dir {given}: the next parse would read its "
+                "own shards as the corpus; write the text shards outside it"
+            )
     return build_text_shards(
         SOURCE,
         iter_text_records,

@@ -14,6 +14,7 @@ listed, so nothing the encoder writes becomes <unk> (unseen units get count 0).
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import os
@@ -127,21 +128,22 @@ def read_vocab_dir(vocab_dir: str | os.PathLike) -> VocabularyDir:
     return vocab
 
 
-def dictionary_padding(dict_txt: Path) -> list[str]:
+def dictionary_padding(dict_txt: Path, at_least: int = 0) -> list[str]:
     """The madeupwordNNNN entries (fairseq's padding entries, count 0) that dict_txt needs so that
-    its dictionary with <mask> has a multiple of DICT_MULTIPLE entries; none when it already has.
-    Appended at the end they leave every other id as it is."""
+    its dictionary with <mask> has a multiple of DICT_MULTIPLE entries, and at least at_least of
+    them (an import's embedding rows that no token names: bio_roberta/hf/import_hf.py); none when
+    it already has. Appended at the end they leave every other id as it is."""
     indices, size = read_dictionary_indices(dict_txt)  # as fairseq reads it, without importing it
-    needed = -(size + 1) % DICT_MULTIPLE
-    names = (f"{MADEUP_WORD_PREFIX}{i:04d}" for i in range(size + DICT_MULTIPLE))
-    return [name for name in names if name not in indices][:needed]
+    needed = at_least + -(size + 1 + at_least) % DICT_MULTIPLE
+    names = (f"{MADEUP_WORD_PREFIX}{i:04d}" for i in itertools.count())
+    return list(itertools.islice((name for name in names if name not in indices), needed))
 
 
-def write_padded_dict(source: Path, target: Path) -> int:
+def write_padded_dict(source: Path, target: Path, at_least: int = 0) -> int:
     """Copy dict.txt from source to target (which may be source itself) with its dictionary_padding
     appended; returns the number of entries added."""
     text = Path(source).read_bytes()
-    padding = dictionary_padding(Path(source))
+    padding = dictionary_padding(Path(source), at_least)
     if text and not text.endswith(b"\n"):
         text += b"\n"
     atomic_write_bytes(target, text + "".join(f"{name} 0\n" for name in padding).encode("utf-8"))

@@ -128,18 +128,32 @@ def write_wordpiece_vocab(tokenizer, out_dir: Path, blanks: list[dict]) -> dict:
 
 class WordPieceEncoder:
     """The vocabulary dir's tokenizer as fairseq BPE objects are used: encode(text) -> the
-    space-joined tokens, looked up in dict.txt."""
+    space-joined tokens as dict.txt names them, looked up there. A token dict.txt names otherwise
+    is emitted under that name: a blank entry under its placeholder (the whitespace runs that
+    OLMo-style byte-level BPE tokenizers, ModernBERT's, add as tokens, which text does give), a
+    special token in the text ([CLS], as transformers reads it) as fairseq's symbol for it."""
 
-    def __init__(self, tokenizer_json: str | os.PathLike):
+    def __init__(self, tokenizer_json: str | os.PathLike, special: dict[str, str], blanks: list):
+        """special: fairseq symbol -> the model's token; blanks: blank_entries."""
         from tokenizers import Tokenizer
 
         self.tokenizer = Tokenizer.from_file(str(tokenizer_json))
+        self.symbols = {entry["id"]: entry["placeholder"] for entry in blanks}
+        for symbol, token in special.items():
+            token_id = self.tokenizer.token_to_id(token)
+            if token_id is not None:
+                self.symbols[token_id] = symbol
+        self.tokens = {
+            symbol: self.tokenizer.id_to_token(token_id) or ""
+            for token_id, symbol in self.symbols.items()
+        }
 
     def encode(self, text: str) -> str:
-        return " ".join(self.tokenizer.encode(text, add_special_tokens=False).tokens)
+        encoding = self.tokenizer.encode(text, add_special_tokens=False)
+        return " ".join(self.symbols.get(i, t) for i, t in zip(encoding.ids, encoding.tokens))
 
     def decode(self, text: str) -> str:
-        return self.tokenizer.decoder.decode(text.split())
+        return self.tokenizer.decoder.decode([self.tokens.get(t, t) for t in text.split()])
 
     def is_beginning_of_word(self, token: str) -> bool:
         return not token.startswith("##")
@@ -147,11 +161,19 @@ class WordPieceEncoder:
 
 class ByteLevelBpeEncoder(WordPieceEncoder):
     """The same for a byte-level BPE tokenizer (ModernBERT's): a word's first token holds the
-    space before it ("Ġ")."""
+    space before it ("Ġ"); a run of spaces (a blank entry's placeholder) starts one too."""
 
     def is_beginning_of_word(self, token: str) -> bool:
-        return token.startswith("Ġ")
+        return token.startswith("Ġ") or token in self.tokens
 
 
 # vocabulary kind -> its encoder (bio_roberta_core.vocab_files.IMPORTED_KINDS)
 ENCODERS = {"wordpiece": WordPieceEncoder, "hf_bpe": ByteLevelBpeEncoder}
+
+
+def open_encoder(kind: str, tokenizer_json: Path, options: dict):
+    """The encoder of an imported vocabulary dir, its manifest's options naming the specials and
+    the blank entries."""
+    return ENCODERS[kind](
+        tokenizer_json, options.get("special_tokens") or {}, options.get("blank_entries") or []
+    )

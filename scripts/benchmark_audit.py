@@ -1,14 +1,18 @@
 #!/usr/bin/env python
-"""The memorisation audit's time on the CPU, as one JSON object: seconds per 1,000 notes of the
-membership attack (every token of a note masked once: ceil(1 / 0.15) = 7 forward rows per block)
-and seconds per canary of the exposure (the secret and --candidates candidates, one row per secret
-token), for the tiny (roberta_tiny) and base (roberta_base) shapes.
+"""The memorisation audit's time on the CPU, as one JSON object, at the size of a MIMIC-III audit:
+`bio-roberta audit` run whole (bio_roberta/audit/record.py: the text dir checked and hashed, every
+note's tokens masked once, the canaries' exposure among --candidates candidates each) on
+--notes members and as many non-members, for the tiny shape (roberta_tiny); and, for the base
+shape (roberta_base), its rates (seconds per 1,000 notes, per canary), timed on fewer notes with
+the audit's own scorer and extrapolated to the same size. The machine's load (os.getloadavg)
+before and after, the threads, the commit and the machine are recorded: the seconds mean little
+without them.
 
-The notes are the tests' synthetic MIMIC-style notes (tests/synthetic_notes.py) parsed with one
-canary, a BPE vocabulary learned on them; each model is fairseq-train's checkpoint after one update
-(the time does not depend on the weights). Each shape runs with the audit's own scorer
-(bio_roberta/audit/masked_lm.py) at --batch-size rows.
-    python scripts/benchmark_audit.py [--notes 200 --base-notes 20 --candidates 255 --threads N]
+The notes are the tests' synthetic MIMIC-style notes (tests/synthetic_notes.py) parsed with
+--canaries canaries (repeated 1, 4, 16 times), a BPE vocabulary learned on them; each model is
+fairseq-train's checkpoint after one update (the time does not depend on the weights).
+    python scripts/benchmark_audit.py [--notes 1000 --candidates 4095 --canaries 4
+                                       --base-notes 20 --threads N]
 """
 
 import argparse
@@ -39,17 +43,25 @@ def one_update_checkpoint(databin: Path, save_dir: Path, shape: str) -> Path:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--notes", type=int, default=200, help="notes timed for the tiny shape")
+    parser.add_argument("--notes", type=int, default=1000, help="members and non-members each")
+    parser.add_argument("--candidates", type=int, default=4095, help="per canary")
+    parser.add_argument("--canaries", type=int, default=4, help="inserted in the training notes")
     parser.add_argument("--base-notes", type=int, default=20, help="notes timed for base")
-    parser.add_argument("--candidates", type=int, default=255, help="per canary")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--threads", type=int, help="torch threads (default: torch's)")
     args = parser.parse_args()
+
+    import os
+    import platform
 
     import torch
 
     from bio_roberta.audit.attacks import candidate_secrets
     from bio_roberta.audit.masked_lm import MaskedLMScorer
+    from bio_roberta.audit.measurements import AuditOptions
+    from bio_roberta.audit.record import audit
+    from bio_roberta.audit.verdict import Thresholds
+    from bio_roberta_core.provenance import git_revision
     from preprocess.binarize import binarize
     from preprocess.canaries import CanaryOptions, read_canaries
     from preprocess.learn_vocab import learn_vocabulary
@@ -59,35 +71,66 @@ def main() -> None:
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    results = {"threads": torch.get_num_threads(), "candidates": args.candidates}
+    results = {
+        "commit": git_revision(),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+        "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
+        "load_before": [round(x, 2) for x in os.getloadavg()],
+        "notes_each_side": args.notes,
+        "candidates": args.candidates,
+        "canaries": args.canaries,
+    }
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        notes = write_notes(root / "NOTEEVENTS.csv", max(args.notes, args.base_notes) + 20, seed=0)
+        # a valid fraction of one half: about --notes a side (and a few more to draw from)
+        notes = write_notes(root / "NOTEEVENTS.csv", 2 * args.notes + 100, seed=0)
         text_dir = root / "text"
-        parse_mimic([notes], text_dir, ShardOptions(workers=1), canaries=CanaryOptions(1, (1,)))
+        canaries = CanaryOptions(args.canaries, (1, 4, 16))
+        shards = ShardOptions(valid_fraction=0.5, workers=1)
+        parse_mimic([notes], text_dir, shards, canaries=canaries)
         learn_vocabulary("gpt2", [text_dir], root / "vocab", vocab_size=2000)
         binarize(text_dir, root / "vocab", root / "bin", progress=False)
-        documents = list(iter_shard_documents(text_dir, "train"))
-        (canary,) = read_canaries(text_dir)
+        tiny = one_update_checkpoint(root / "bin", root / "tiny", "tiny")
+        start = time.perf_counter()
+        record = audit(
+            tiny,
+            root / "vocab",
+            text_dir,
+            options=AuditOptions(
+                notes=args.notes, candidates=args.candidates, batch_size=args.batch_size
+            ),
+            thresholds=Thresholds(),
+            out=root / "tiny.audit",
+        )
+        results["tiny"] = {
+            "audit_seconds": round(time.perf_counter() - start, 1),
+            "members": record["membership"]["loss"]["members"],
+            "non_members": record["membership"]["loss"]["non_members"],
+        }
+
+        documents = list(iter_shard_documents(text_dir, "train"))[: args.base_notes]
+        (canary, *_) = read_canaries(text_dir)
         secrets = [canary["secret"]] + candidate_secrets(
             canary["secret"], canary["secret_format"], args.candidates, seed="benchmark"
         )
-        for shape, count in (("tiny", args.notes), ("base", args.base_notes)):
-            checkpoint = one_update_checkpoint(root / "bin", root / shape, shape)
-            scorer = MaskedLMScorer(checkpoint, root / "vocab", args.batch_size)
-            start = time.perf_counter()
-            scorer.note_losses(documents[:count], seed=0, mask_fraction=0.15)
-            notes_s = time.perf_counter() - start
-            start = time.perf_counter()
-            scorer.span_scores([(canary["prefix"], s, canary["suffix"]) for s in secrets])
-            canary_s = time.perf_counter() - start
-            tokens = sum(len(scorer.encode(" ".join(d))) for d in documents[:count]) / count
-            results[shape] = {
-                "notes_timed": count,
-                "mean_tokens_per_note": round(tokens, 1),
-                "s_per_1000_notes": round(notes_s / count * 1000, 2),
-                "s_per_canary": round(canary_s, 3),
-            }
+        base = one_update_checkpoint(root / "bin", root / "base", "base")
+        scorer = MaskedLMScorer(base, root / "vocab", args.batch_size)
+        start = time.perf_counter()
+        scorer.note_losses(documents, seed=0, mask_fraction=0.15)
+        per_note = (time.perf_counter() - start) / len(documents)
+        start = time.perf_counter()
+        scorer.span_scores([(canary["prefix"], s, canary["suffix"]) for s in secrets])
+        per_canary = time.perf_counter() - start
+        results["base"] = {
+            "notes_timed": len(documents),
+            "s_per_1000_notes": round(per_note * 1000, 1),
+            "s_per_canary": round(per_canary, 1),
+            "audit_seconds_extrapolated": round(
+                per_note * 2 * args.notes + per_canary * args.canaries, 0
+            ),
+        }
+    results["load_after"] = [round(x, 2) for x in os.getloadavg()]
     print(json.dumps(results))
 
 

@@ -12,8 +12,13 @@ On a GPU, --mfu measures instead the paper's model at scale: roberta-base, 512-t
 RoBERTa's 50,265-entry vocabulary, 256 sequences per update; every route below, each
 as tokens/s, model-FLOPs utilisation = tokens/s x model FLOPs per token (one count for all) / the
 GPU's dense bf16 peak, and peak GPU memory across the run, at each per-GPU micro-batch asked for
-(update_freq = 256 / micro-batch):
+(update_freq = 256 / micro-batch); each route --repeats times (median, spread and every run), with
+date, commit, device, torch and load recorded:
   ours_bf16                  fairseq-train --user-dir --bf16, corpora_masked_lm, our encoder (auto)
+  ours_bf16_levers           + the levers of docs/pretrain.md ("Speed"): compiled layers, the LM
+                             head's loss in chunks of masked rows, fused Adam (routes.LEVERS)
+  ours_bf16_levers_cuda_graphs  + the compiled layers replayed as CUDA graphs
+  ours_bf16_levers_fp8       + FP8 projections (torchao); its losses against ours_bf16_levers'
   ours_bf16_fairseq_encoder  the same with task.encoder_implementation=fairseq
   ours_fp16                  our route in fp16
   fairseq_fp16               stock fairseq masked_lm in fp16
@@ -40,7 +45,10 @@ def main():
     parser.add_argument("--steps", type=int, default=12)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument(
-        "--repeats", type=int, default=3, help="runs of ours and of stock fairseq, alternating"
+        "--repeats",
+        type=int,
+        default=3,
+        help="runs of each route, the routes taking turns (--mfu: median and spread of each)",
     )
     mfu = parser.add_argument_group(
         "--mfu: bf16 model-FLOPs utilisation on a GPU, ours against the peers"
@@ -93,8 +101,10 @@ def main():
     one.add_argument("--update-freq", type=int, help="micro-batches per update (--mfu shape)")
     one.add_argument(
         "--profile",
-        help="with --measure: profile three fairseq updates into kernel tables in this dir",
+        help="with --measure: profile fairseq updates (after the first 7) into kernel tables and "
+        "a summary of where the time goes (summary.json, summary.md) in this dir",
     )
+    one.add_argument("--profile-updates", type=int, default=3, help="updates --profile covers")
     args = parser.parse_args()
     import torch
 

@@ -68,8 +68,6 @@ train_once() {  # train_once SAVE_DIR COMMAND...
   wait $! || { tail -n 30 "$save.log" >&2; exit 1; }
   touch "$save/.demo-complete"
 }
-# How many fine-tuning runs have written their result record.
-results_in() { { find "$1" -name result.json 2>/dev/null || true; } | wc -l; }
 
 stage "1/9 parse the corpora (PubMed baseline + update files, PMC .nxml + .tar.gz, MIMIC-III notes)"
 bio-roberta parse-pubmed "$SAMPLE/corpus/pubmed" --out "$OUT/text/pubmed" --valid-fraction 0.2
@@ -131,14 +129,12 @@ done_note "$OUT/finetune-bin/{ncbi-disease,chemprot}"
 
 stage "8/9 fine-tune both tasks with seeds $SEEDS (Hydra multirun, 2 local processes)"
 seed_count=$(tr ',' '\n' <<<"$SEEDS" | wc -l)
+# the sweep shows each run starting, its progress and its end itself (one counter, not two)
 bio-roberta sweep --tasks "$(IFS=,; echo "${FINETUNE_TASKS[*]}")" --seed-list "$SEEDS" \
   --pretrained "$OUT/checkpoints/distilled/checkpoint_last.pt" \
   --data-root "$OUT/finetune-bin" --results "$OUT/results" \
   hparams.lr=1e-3 hparams.batch_size=8 hparams.max_epoch=30 hparams.validate_interval_updates=16 hparams.patience=null \
-  hydra/launcher=joblib hydra.launcher.n_jobs=2 &
-watch_progress $! run $((${#FINETUNE_TASKS[@]} * seed_count)) "$OUT/results/<task>/<setting>/seed<seed>/train.log" \
-  results_in "$OUT/results"
-wait $!
+  hydra/launcher=joblib hydra.launcher.n_jobs=2
 bio-roberta report "$OUT/results" --out "$OUT/report" --expected-seeds "$seed_count"
 done_note "$OUT/report/report.md, $OUT/report/report.csv, $OUT/report/scores.png," \
   "$OUT/report/training_curves.png"

@@ -4,6 +4,8 @@ package's own stages (parse-mimic --canaries, learn-vocab, binarize) and stock f
   target     roberta_tiny trained well past convergence (no dropout) on synthetic notes
              (synthetic_notes.py) with canaries repeated 1, 4 and 16 times; its text dir's valid
              split is the held-out notes;
+  early      the target's training stopped at EARLY_UPDATES updates (same data, flags and seed): a
+             model of those notes that has not memorised them yet;
   other      the same shape and vocabulary trained as long on other synthetic notes (another
              seed), the "model trained on other text": the reference of the likelihood-ratio attack
              and a model whose audit on the target's notes must find nothing.
@@ -26,6 +28,7 @@ CANARIES = 6  # two of each repeat count
 CANARY_REPEATS = (1, 4, 16)
 TOKENS_PER_SAMPLE = 64
 UPDATES = 600
+EARLY_UPDATES = 2
 AUDIT_CANDIDATES = 255  # exposure measurable up to 8 bits
 # no dropout: memorise; one checkpoint, at the end (--save-interval beyond the last epoch)
 MODEL_FLAGS = (
@@ -46,13 +49,15 @@ class AuditModels:
     text_dir: Path  # the target's: canaries.jsonl, train = members, valid = non-members
     target: Path
     other: Path
+    early: Path
+    other_text_dir: Path  # the other model's notes
 
 
-def _train(databin: Path, save_dir: Path, seed: int) -> Path:
+def _train(databin: Path, save_dir: Path, seed: int, updates: int = UPDATES) -> Path:
     train_masked_lm(
         databin,
         save_dir,
-        UPDATES,
+        updates,
         *MODEL_FLAGS,
         "--seed",
         str(seed),
@@ -90,7 +95,11 @@ def build_audit_models(root: Path, seed: int = 0) -> AuditModels:
         databin = root / f"{name}-bin"
         binarize(text_dir, vocab, databin, progress=False)
         checkpoints[name] = _train(databin, root / f"{name}-checkpoints", seed)
-    return AuditModels(vocab, text_dirs["target"], checkpoints["target"], checkpoints["other"])
+    early = _train(root / "target-bin", root / "early-checkpoints", seed, EARLY_UPDATES)
+    return AuditModels(
+        vocab, text_dirs["target"], checkpoints["target"], checkpoints["other"], early,
+        text_dirs["other"],
+    )  # fmt: skip
 
 
 if __name__ == "__main__":  # the repeated runs behind the test margins
@@ -98,7 +107,9 @@ if __name__ == "__main__":  # the repeated runs behind the test margins
     import tempfile
     import time
 
-    from bio_roberta.audit.record import AuditOptions, Thresholds, audit
+    from bio_roberta.audit.measurements import AuditOptions
+    from bio_roberta.audit.record import audit
+    from bio_roberta.audit.verdict import Thresholds
 
     for seed in map(int, sys.argv[1:]):
         with tempfile.TemporaryDirectory() as tmp:
@@ -107,12 +118,12 @@ if __name__ == "__main__":  # the repeated runs behind the test margins
             built = time.perf_counter() - start
             options = AuditOptions(candidates=AUDIT_CANDIDATES, seed=seed)
             results = {}
-            for name in ("target", "other"):
+            for name in ("target", "early"):
                 record = audit(
                     getattr(models, name),
                     models.vocab,
                     models.text_dir,
-                    reference=models.other if name == "target" else None,
+                    reference=models.other,
                     options=options,
                     thresholds=Thresholds(max_exposure_bits=7.0),
                     out=Path(tmp) / f"{name}.audit",
@@ -124,5 +135,6 @@ if __name__ == "__main__":  # the repeated runs behind the test margins
                     "loss": record["membership"]["loss"],
                     "reference": record["membership"]["reference"],
                     "verdict": record["verdict"],
+                    "reasons": record["reasons"],
                 }
             print(json.dumps({"seed": seed, "build_s": round(built, 1), **results}))

@@ -18,7 +18,8 @@ from bio_roberta.audit.attacks import (
     tpr_at_fpr,
 )
 from bio_roberta.audit.masked_lm import AuditError
-from bio_roberta.audit.record import NOT_MEASURED, Thresholds, read_name_probes, verdict
+from bio_roberta.audit.measurements import read_name_probes
+from bio_roberta.audit.verdict import NOT_MEASURED, Thresholds, verdict
 
 
 def test_roc_auc_is_the_fraction_of_member_non_member_pairs_ordered_right():
@@ -85,7 +86,13 @@ def test_binomial_tail():
 
 
 def record(auc=0.5, tpr=0.0, exposure=(1.0,), p_value=0.5, reference=None):
-    attack = {"auc": auc, "tpr_at_1pct_fpr": tpr, "tpr_at_0.1pct_fpr": 0.0, "non_members": 1000}
+    attack = {
+        "auc": auc,
+        "tpr_at_1pct_fpr": tpr,
+        "tpr_at_0.1pct_fpr": 0.0,
+        "flipped": {"tpr_at_1pct_fpr": 0.0, "tpr_at_0.1pct_fpr": 0.0},
+        "non_members": 1000,
+    }
     return {
         "exposure": {
             "canaries": [
@@ -110,7 +117,13 @@ def test_verdict_fails_on_each_threshold_and_names_it():
     assert "loss attack" in reason and "auc" in reason
     (reason,) = verdict(record(tpr=0.2), thresholds)
     assert "tpr_at_1pct_fpr" in reason
-    strong = {"auc": 0.9, "tpr_at_1pct_fpr": 0.0, "tpr_at_0.1pct_fpr": 0.0, "non_members": 50}
+    strong = {
+        "auc": 0.9,
+        "tpr_at_1pct_fpr": 0.0,
+        "tpr_at_0.1pct_fpr": 0.0,
+        "flipped": {"tpr_at_1pct_fpr": 0.0, "tpr_at_0.1pct_fpr": 0.0},
+        "non_members": 50,
+    }
     (reason,) = verdict(record(reference=strong), thresholds)
     assert "reference attack" in reason
     (reason,) = verdict(record(p_value=0.001), thresholds)
@@ -134,3 +147,68 @@ def test_name_probe_file_errors_name_the_line(tmp_path):
         ("Lindqvist, Alma", "sarcoidosis"),
         ("Oswin Brakstad", "amyloidosis"),
     ]
+
+
+def test_an_auc_far_below_chance_fails_as_one_far_above_it():
+    """Issue 41, item 4: members and non-members separable with the sign flipped (AUC 0.049)
+    passed, only auc > max_auc being tested. The AUC is judged by its distance from 0.5, and the
+    low-FPR rates on the negated score too (an attacker picks the sign that works)."""
+    (reason,) = verdict(record(auc=0.049), Thresholds())
+    assert "auc 0.049 is 0.451 below chance" in reason and "--max-auc 0.6" in reason
+    assert verdict(record(auc=0.41), Thresholds()) == []
+    assert verdict(record(auc=0.39), Thresholds()) != []
+    flipped = record(auc=0.2)
+    flipped["membership"]["loss"]["flipped"]["tpr_at_1pct_fpr"] = 0.3
+    reasons = verdict(flipped, Thresholds())
+    assert any("tpr_at_1pct_fpr of the negated score 0.300 > 0.05" in r for r in reasons)
+
+
+def test_attack_record_gives_the_rates_of_the_negated_score():
+    from bio_roberta.audit.measurements import attack_record
+
+    members, non_members = [float(-i) for i in range(200)], [float(i) for i in range(200)]
+    numbers = attack_record(members, non_members, seed=0)
+    assert numbers["auc"] < 0.01 and numbers["tpr_at_1pct_fpr"] == 0.0
+    assert numbers["flipped"]["tpr_at_1pct_fpr"] == 1.0
+
+
+def test_readers_judge_by_the_stricter_thresholds_and_refuse_an_edited_verdict():
+    """Issue 41, items 5 and 7: a reader recomputes the verdict from the measurements by the
+    stricter of the record's thresholds and the defaults, and a verdict or reasons that are not
+    what the record's own numbers give are an edit."""
+    from dataclasses import asdict
+
+    from bio_roberta.audit.verdict import judged
+
+    loose = Thresholds(max_auc=0.99, max_tpr_at_1pct_fpr=1.0, name_probe_alpha=0.0)
+    assert loose.looser_than(Thresholds()) == [
+        "max_auc 0.99 (default 0.6)",
+        "max_tpr_at_1pct_fpr 1.0 (default 0.05)",
+        "name_probe_alpha 0.0 (default 0.01)",
+    ]
+    assert loose.strictest(Thresholds()) == Thresholds()
+    passing_loosely = {**record(auc=0.8), "thresholds": asdict(loose)}
+    passing_loosely.update(verdict="pass", reasons=[])
+    strictest, reasons = judged(passing_loosely)
+    assert strictest == Thresholds() and "auc 0.800 is 0.300 above chance" in reasons[0]
+
+    failing = {**record(auc=0.8), "thresholds": asdict(Thresholds())}
+    failing.update(verdict="fail", reasons=verdict(failing, Thresholds()))
+    assert judged(failing)[1] == failing["reasons"]
+    for edit in ({"verdict": "pass", "reasons": []}, {"reasons": []}, {"verdict": "pass"}):
+        with pytest.raises(ValueError, match="edited by hand"):
+            judged({**failing, **edit})
+    with pytest.raises(ValueError, match="thresholds are not"):
+        judged({**failing, "thresholds": {"max_auc": 0.6}})
+    with pytest.raises(ValueError, match="measurements are incomplete"):
+        judged({"thresholds": asdict(Thresholds()), "verdict": "pass", "reasons": []})
+
+
+def test_a_names_file_that_is_not_utf8_is_one_line_naming_line_and_byte(tmp_path):
+    """Issue 41, item 9: a latin-1 byte in --names was a 30-line UnicodeDecodeError traceback."""
+    probes = tmp_path / "names.csv"
+    probes.write_bytes(
+        "Alma Lindqvist,sarcoidosis\nJos\xe9 Marchetti,amyloidosis\n".encode("latin-1")
+    )
+    with pytest.raises(AuditError, match=r"names.csv: line 2: byte 0xe9 at offset 30 is not UTF-8"):
+        read_name_probes(probes)

@@ -87,7 +87,7 @@ def test_architecture_shape_and_gpu_peaks():
 def test_mfu_mode_measures_every_route_and_distillation_with_one_flops_count():
     """The GPU benchmark's code paths at CPU size: each bf16 route (the fp16 ones need CUDA), our
     routes on the dictionary padded to a multiple of 64, ratios of ours to each, and a distillation
-    step."""
+    step. (Repeats, the levers' routes and their loss curves: tests/test_gpu_measure.py.)"""
     done = subprocess.run(
         [
             sys.executable,
@@ -110,6 +110,10 @@ def test_mfu_mode_measures_every_route_and_distillation_with_one_flops_count():
             "7",
             "--threads",
             "1",
+            "--repeats",
+            "1",
+            "--routes",
+            "ours_bf16,ours_bf16_fairseq_encoder,ours_fp16,fairseq_fp16,fairseq_bf16,transformers_bf16",
             "--distillation",
             "--distillation-teacher",
             "roberta_tiny",

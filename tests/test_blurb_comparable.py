@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from bio_roberta.blurb.split_evidence import UNPROVEN
 from bio_roberta.blurb.suite import (
     BLURB,
     BLURB_DIGESTS,
@@ -24,12 +25,14 @@ from bio_roberta.blurb.suite import (
     check_blurb_split,
     split_digests,
 )
-from bio_roberta.blurb_run import report, score_line
+from bio_roberta.blurb_run import convert_all, dataset_folders, report, score_line, unproven_line
 from bio_roberta.readers.blurb_ids import blurb_id_lists
 from bio_roberta.readers.source_files import BlurbSplit
 from bio_roberta.report import ReportError
+from blurb_toy import toy_text, write_linkbert
 from test_blurb_split_content import swapped, task_data
 from test_report import blurb_markdown_rows, data_manifest, write
+from tiny_finetune import tiny_vocab
 
 BIN = Path(sys.executable).parent
 # what convert-task recorded before issue 26 for a split of BLURB's sizes
@@ -114,9 +117,14 @@ def test_by_default_only_splits_checked_blurbs_are_scored_and_that_is_comparable
     assert "not comparable" not in lines["BLURB score"].split("; ")[-1]
     assert score_line(board).startswith("BLURB score: 81.0 (partial: 2/13 datasets, missing ")
     assert score_line(board).endswith(
-        "; every scored split checked BLURB's; untuned (one setting))"
+        "; every scored split checked BLURB's; untuned (one setting); each run keeps its "
+        "best-dev checkpoint of one fixed-length schedule (its max_epoch), not BLURB's search "
+        "over 2-60 epochs (--tune-epochs); DDI outside BLURB's grid (lr 2e-05))"
     )
     assert board["protocol"] == "untuned (one setting)" and board["grid"] is None
+    # issue 42: the schedule a run's epochs come from, and DDI's registry lr outside the grid
+    assert board["schedule"].startswith("each run keeps its best-dev checkpoint of one fixed")
+    assert board["outside_grid"] == {"DDI": "lr 2e-05"}
 
 
 def test_score_any_split_scores_every_blurb_metric_and_names_each_split_not_blurbs(work):
@@ -157,7 +165,9 @@ def test_score_any_split_scores_every_blurb_metric_and_names_each_split_not_blur
         "; not comparable with Table 6 or BLURB's leaderboard: splits not BLURB's or unchecked: "
         "EBM PICO (none possible: unknown), DDI (not recorded: unknown), GAD (none possible: "
         "unknown), HoC (sizes: not BLURB's), BioASQ (not recorded: unknown) (why: report.md, "
-        "leaderboard.json); untuned (one setting))"
+        "leaderboard.json); untuned (one setting); each run keeps its best-dev checkpoint of one "
+        "fixed-length schedule (its max_epoch), not BLURB's search over 2-60 epochs "
+        "(--tune-epochs); DDI outside BLURB's grid (lr 2e-05))"
     )
 
 
@@ -245,3 +255,33 @@ def test_re_splits_with_blurbs_sizes_are_never_scored_as_comparable(tmp_path, mo
     assert board["not_comparable"]["HoC"] == (
         "content hash: not BLURB's: HoC: train/test hold other examples than BLURB's (same sizes)"
     )
+
+
+def test_blurb_suite_names_each_split_it_cannot_prove_once(tmp_path, capsys):
+    """Issue 42: converting, blurb-suite's line per dataset says only "split unknown" for a split
+    no check can prove (EBM PICO by its file names, issue 26), and one line then names each such
+    dataset, why, and --score-any-split as the route to a number; a split found not BLURB's (a toy
+    GAD, by its sizes) is no unknown."""
+    root = tmp_path / "blurb"
+    write_linkbert(root, "ebm-pico")
+    write_linkbert(root, "gad-blurb")
+    found, _missing = dataset_folders(root)
+    vocab = tiny_vocab(tmp_path, toy_text(root))
+    manifests = convert_all(found, vocab, tmp_path / "work", 64)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].startswith("bio-roberta blurb-suite: ebm-pico: {") and lines[0].endswith(
+        " (split unknown)"
+    )
+    assert "GAD: train/dev/test examples 6/2/3, BLURB's split has 4261/535/534" in lines[1]
+    line = unproven_line(manifests, score_any_split=False)
+    assert line.startswith(
+        "bio-roberta blurb-suite: split unknown, so left out of the BLURB score "
+        "(--score-any-split scores them, marked not comparable with Table 6): EBM PICO: split "
+        "unknown (no sizes to compare"
+    )
+    assert line.count("EBM PICO: ") == 1 and "GAD" not in line
+    assert f"what would prove it: {UNPROVEN['ebm-pico']}" in line
+    assert unproven_line(manifests, score_any_split=True).startswith(
+        "bio-roberta blurb-suite: split unknown, scored as --score-any-split asks"
+    )
+    assert unproven_line({"gad-blurb": manifests["gad-blurb"]}, score_any_split=False) is None

@@ -76,7 +76,7 @@ def test_regression_biosses_fine_tunes_predicts_and_scores_pearson(tmp_path):
         tmp_path / "valid.tsv"
     )
     expected = 100 * pearsonr(valid_predicted, valid_gold)[0]
-    assert 100 * record["valid_score"] == pytest.approx(round(expected, 2), abs=1e-9)
+    assert 100 * record["valid_score"] == pytest.approx(expected, abs=1e-4)  # float32 sums
     assert valid.score == pytest.approx(expected / 100, abs=1e-9)
 
 
@@ -104,4 +104,4 @@ def test_multi_element_tagging_ebm_pico_fine_tunes_predicts_and_scores(tmp_path)
     # the criterion's logged validation F1 = the prediction file's on valid
     checkpoint = Path(record["checkpoint"]["path"])
     valid = predict(checkpoint, out, tmp_path / "valid.conll", split="valid")
-    assert 100 * record["valid_score"] == pytest.approx(round(100 * valid.score, 2), abs=1e-9)
+    assert record["valid_score"] == pytest.approx(valid.score, abs=1e-9)

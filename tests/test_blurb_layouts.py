@@ -13,8 +13,10 @@ from bio_roberta.blurb.suite import (
     BLURB,
     BLURB_DATASETS,
     BLURB_DIGESTS,
+    BLURB_ID_DIGESTS,
     BLURBS,
     BY_CONTENT,
+    BY_CONTENT_AND_IDS,
     BY_IDS,
     BY_NOTHING,
     BY_READER,
@@ -161,6 +163,8 @@ def test_the_toy_root_holds_all_13_with_their_labels_and_never_passes_blurbs_spl
         check = check_blurb_split(dataset, data)
         assert check.reason, dataset.task  # never BLURB's split
         expected = BY_CONTENT if dataset.task in BLURB_DIGESTS else BY_SIZES
+        if dataset.task in BLURB_ID_DIGESTS:
+            expected = BY_CONTENT_AND_IDS
         if dataset.task == "ebm-pico":
             expected = BY_NOTHING
         assert check.checked_by == expected, dataset.task
@@ -254,6 +258,20 @@ def test_a_linkbert_folder_without_train_json_names_it(tmp_path):
         read_task(get_task("chemprot-blurb"), folder)
 
 
+def test_an_empty_linkbert_train_json_is_named_as_empty(tmp_path):
+    """Issue 43: an empty train.json made the folder look like no LinkBERT one, and the error
+    said train.tsv was missing; now the conversion names train.json's empty split."""
+    from bio_roberta.convert import ConversionError, check_splits_not_empty
+
+    folder = write_linkbert(tmp_path, "chemprot-blurb")
+    (folder / "train.json").write_text("")
+    data = read_task(get_task("chemprot-blurb"), folder)
+    with pytest.raises(
+        ConversionError, match=rf"the train split has no examples \(from {folder}/train\.json"
+    ):
+        check_splits_not_empty(data)
+
+
 def test_linkberts_hoc_given_to_hoc_says_to_use_hoc_blurb(tmp_path):
     """hoc (BLUE's split, Lewis et al.'s metric) does not read LinkBERT's release; hoc-blurb,
     of the same kind and labels, does."""
@@ -321,16 +339,16 @@ def test_same_sizes_other_sentences_are_not_blurbs_split(tmp_path):
     assert check.checked_by == BY_CONTENT
 
 
-def test_bc5cdr_disease_with_blurbs_sizes_is_unknown_not_blurbs(tmp_path):
+def test_bc5cdr_disease_with_blurbs_sizes_but_other_sentences_is_not_blurbs(tmp_path):
     """Crichton's BC5CDR-disease has 4182/4246/4424 mentions (Table 3 prints 4244 for dev, which
-    an older check required) and its typed tags read; equal sizes without a digest of BLURB's
-    files or its id lists cannot prove BLURB's split (issue 26): unknown."""
+    an older check required) and its typed tags read; equal sizes never prove BLURB's split
+    (issue 26), and since the digests of BLURB's files are recorded (issue 42) these sentences,
+    ours, are not BLURB's."""
     folder = write_crichton_ner(tmp_path / "BC5CDR-disease-IOB", "Disease", (4182, 4246, 4424))
     data = read_task(get_task("bc5cdr-disease"), folder)
     check = check_blurb_split(BLURB["bc5cdr-disease"], data)
-    assert check.checked_by == BY_NOTHING
-    assert check.reason.startswith(
-        "BC5-disease: split unknown (sizes equal BLURB's, which cannot prove it: no id lists"
+    assert check == SplitCheck(
+        "BC5-disease: train/valid/test hold other examples than BLURB's (same sizes)", BY_CONTENT
     )
 
 
@@ -338,7 +356,7 @@ def test_jnlpba_from_biobert_files_is_not_blurbs_split_and_no_check_is_not_a_pas
     folder = write_crichton_ner(tmp_path / "JNLPBA", "protein", (32178, 8575, 6241))
     data = read_task(get_task("jnlpba"), folder)
     check = check_blurb_split(BLURB["jnlpba"], data)
-    assert check.checked_by == BY_SIZES
+    assert check.checked_by == BY_CONTENT  # its dev and test digests differ (issue 42), as sizes
     assert check.reason.startswith(
         "JNLPBA: train/dev/test mentions 32178/8575/6241, BLURB's split has 46750/4551/8662"
     )

@@ -1,52 +1,53 @@
 """A split is BLURB's only when its content proves it (issue 26 items 2 and 3): BLURB's id lists
-(bio_roberta/readers/blurb_ids) or digests of BLURB's files (BLURB_DIGESTS, measured on LinkBERT's
-release; re-measured by the last real-data test when BIO_ROBERTA_LINKBERT_RELEASE names a copy of
-it). PubMedQA fold 1 of split_dataset.py, a HoC with abstracts swapped between train and test and
-a re-split BIOSSES are never BLURB's; HoC is digested by abstract, so BLURB's tsv and LinkBERT's
-release of it agree; digests of some splits only leave the others unproven. No training."""
+(bio_roberta/readers/blurb_ids) or digests of BLURB's files (bio_roberta/blurb/split_evidence.py,
+re-measured on the public files it names by tests/test_blurb_public_copies.py). PubMedQA fold 1
+of split_dataset.py, a HoC with abstracts swapped between train and test and a re-split BIOSSES
+are never BLURB's; HoC is digested by abstract, so BLURB's tsv and LinkBERT's release of it agree;
+digests of some splits only leave the others unproven, and DDI's train is proven by its ids.
+No training."""
 
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import replace
 from pathlib import Path
 
-import pytest
-
+from bio_roberta.blurb.split_evidence import UNPROVEN
 from bio_roberta.blurb.suite import (
     BLURB,
+    BLURB_DATASETS,
     BLURB_DIGESTS,
+    BLURB_ID_DIGESTS,
     BY_CONTENT,
+    BY_CONTENT_AND_IDS,
     BY_IDS,
     BY_NOTHING,
     BY_READER,
-    BY_SIZES,
+    CHECK_NAMES,
     NOT_BLURBS,
     SPLIT_ORDER,
     UNKNOWN,
     SplitCheck,
     check_blurb_split,
+    id_digest,
     id_list_gap,
-    read_sizes,
     split_digest,
     split_digests,
     split_status,
 )
 from bio_roberta.readers import read_task
 from bio_roberta.readers.blurb_ids import blurb_id_lists
-from bio_roberta.readers.formats import linkbert_hf
 from bio_roberta.readers.formats.pubmedqa_pqal import fold_split, split_dataset_pqal
 from bio_roberta.readers.source_files import (
     SPLITS,
     Split,
+    TaggedSentence,
     TaskData,
     TextExample,
-    read_split_files,
 )
 from bio_roberta.tasks.registry import get_task
 from blurb_toy import preprocess, write_sources
-from conftest import SHARED_DATA, shared_data_path
+from conftest import REPO_ROOT, shared_data_path
 
 PUBMEDQA_LABELS = ("yes", "no", "maybe")
 
@@ -263,76 +264,63 @@ def test_a_hoc_with_abstracts_swapped_between_train_and_test_is_not_blurbs(tmp_p
 
 
 def test_digests_of_some_splits_prove_none_they_lack_and_disprove_one_they_hold(monkeypatch):
-    """DDI's and BC2GM's train files are not in the public copy of LinkBERT's release: their dev
-    and test digests find a split not BLURB's, never BLURB's; each recorded split must match."""
+    """Digests of some splits (JNLPBA's dev and test; DDI's, before its train's ids were
+    recorded) find a split not BLURB's, never BLURB's; each recorded split must match. DDI's train
+    is proven by its ids (BLURB_ID_DIGESTS, issue 42): content of dev and test plus the train's
+    ids make it BLURB's; other train ids, same size, do not. These texts are ours: the digests
+    are registered for them."""
     ddi = BLURB["ddi"]
     pairs = [f"DDI-DrugBank.d{i // 10}.s0.p{i % 10}" for i in range(25296 + 2496 + 5716)]
     release = {"train": pairs[:25296], "valid": pairs[25296:27792], "test": pairs[27792:]}
     data = task_data("ddi", release)
     digests = split_digests(data)
     monkeypatch.setitem(BLURB_DIGESTS, "ddi", (None, digests["valid"], digests["test"]))
+    monkeypatch.delitem(BLURB_ID_DIGESTS, "ddi")
     check = check_blurb_split(ddi, data)
     assert check.checked_by == BY_NOTHING and check.reason.startswith(
-        "DDI: split unknown (valid/test hold BLURB's examples by content, but no digest of "
-        "BLURB's train is at hand and sizes cannot prove it); "
+        "DDI: split unknown (valid/test hold BLURB's examples by content, but no public file at "
+        "hand proves BLURB's train and sizes cannot); "
     )
     assert split_status(ddi, check.reason, check.checked_by).outcome == UNKNOWN
+    monkeypatch.setitem(BLURB_ID_DIGESTS, "ddi", (id_digest(data.splits["train"]), None, None))
+    assert check_blurb_split(ddi, data) == SplitCheck(None, BY_CONTENT_AND_IDS)
     check = check_blurb_split(ddi, task_data("ddi", swapped(release, "train", "valid", 3)))
     assert check == SplitCheck(
-        "DDI: valid hold other examples than BLURB's (same sizes)", BY_CONTENT
+        "DDI: valid hold other examples than BLURB's (same sizes)", BY_CONTENT_AND_IDS
     )
+    other_ids = {**release, "train": [f"DDI-MedLine.d{i}.s0.p0" for i in range(25296)]}
+    check = check_blurb_split(ddi, task_data("ddi", other_ids))
+    assert check.checked_by == BY_CONTENT_AND_IDS and check.reason.startswith(
+        "DDI: train hold other example ids than BLURB's rule gives (same sizes; "
+    )
+    assert split_status(ddi, check.reason, check.checked_by).outcome == NOT_BLURBS
     # Table 3's 22233/5559: another partition of the train files, its dev other than BLURB's
     table3 = {"train": pairs[:22233], "valid": pairs[22233:27792], "test": pairs[27792:]}
     check = check_blurb_split(ddi, task_data("ddi", table3))
-    assert check.checked_by == BY_CONTENT and check.reason.startswith(
+    assert check.checked_by == BY_CONTENT_AND_IDS and check.reason.startswith(
         "DDI: train/dev/test examples 22233/5559/5716"
     )
-    # BLURB's dev and test, a train of other size: sizes say not BLURB's
-    short = {**release, "train": pairs[:25000]}
-    assert check_blurb_split(ddi, task_data("ddi", short)).checked_by == BY_SIZES
-    monkeypatch.setitem(BLURB_DIGESTS, "ddi", tuple(digests.values()))
-    assert check_blurb_split(ddi, data) == SplitCheck(None, BY_CONTENT)
+    # JNLPBA: dev and test digests, no train: unknown, naming the file that would settle it
+    jnlpba = BLURB["jnlpba"]
+    sentences = {name: [f"s{name}{i}" for i in range(3)] for name in SPLIT_ORDER}
+    toy = replace(jnlpba, split_sizes=(3, 3, 3))
+    tagged = tagged_data("jnlpba", sentences)
+    found = split_digests(tagged)
+    monkeypatch.setitem(BLURB_DIGESTS, "jnlpba", (None, found["valid"], found["test"]))
+    check = check_blurb_split(toy, tagged)
+    assert check.checked_by == BY_NOTHING and check.reason.startswith(
+        "JNLPBA: split unknown (valid/test hold BLURB's examples by content, but no public file "
+        f"at hand proves BLURB's train and sizes cannot; what would prove it: {UNPROVEN['jnlpba']}"
+    )
 
 
-# A folder holding LinkBERT's release as <kind>/<name>_hf (its data/ folder, e.g. a clone of
-# github.com/robert1ridley/BioMedData at f346e04, where BLURB_DIGESTS' numbers were measured).
-LINKBERT_RELEASE = "BIO_ROBERTA_LINKBERT_RELEASE"
-
-
-def linkbert_release(dataset) -> Path:
-    """dataset's folder in $BIO_ROBERTA_LINKBERT_RELEASE, else in ../shared/data/blurb_linkbert
-    (NCBI-disease and BC5CDR-chem); the calling test skips without one."""
-    for root in (os.environ.get(LINKBERT_RELEASE), SHARED_DATA / "blurb_linkbert"):
-        if root and (Path(root) / dataset.linkbert_dir).is_dir():
-            return Path(root) / dataset.linkbert_dir
-    pytest.skip(f"{dataset.linkbert_dir} of LinkBERT's release not at hand: set {LINKBERT_RELEASE}")
-
-
-@pytest.mark.real_data
-@pytest.mark.parametrize("task", sorted(BLURB_DIGESTS))
-def test_the_recorded_digests_are_what_our_readers_read_from_linkberts_release(task):
-    """Re-measures BLURB_DIGESTS on LinkBERT's files (set BIO_ROBERTA_LINKBERT_RELEASE to the
-    folder holding seqcls/ and tokcls/; skipped without them): each recorded split's digest, and
-    where all three are recorded, Table 3's sizes and a pass. PubMedQA's ids are fold 0's; HoC
-    with 50 abstracts swapped between train and test is not BLURB's."""
-    dataset, spec = BLURB[task], get_task(task)
-    folder = linkbert_release(dataset)
-    recorded = {name: d for name, d in zip(SPLIT_ORDER, BLURB_DIGESTS[task]) if d is not None}
-    files = {name: linkbert_hf.FILES[name] for name in recorded}
-    splits = read_split_files(spec, folder, files, "JSON lines", linkbert_hf._read_file)
-    assert split_digests(TaskData(spec, None, splits)) == recorded
-    if len(recorded) == len(SPLIT_ORDER):
-        data = read_task(spec, folder)
-        assert read_sizes(dataset, data) == dataset.split_sizes
-        assert check_blurb_split(dataset, data) == SplitCheck(None, BY_CONTENT)
-        if task == "pubmedqa":
-            assert id_list_gap(dataset, data, blurb_id_lists(task)) is None
-        if task == "hoc-blurb":  # issue 26's evidence: 50 abstracts swapped, sizes kept
-            ids = {name: [e.id for e in data.splits[name].examples] for name in SPLIT_ORDER}
-            check = check_blurb_split(dataset, placed(data, swapped(ids, "train", "test", 50)))
-            assert check == SplitCheck(
-                "HoC: train/test hold other examples than BLURB's (same sizes)", BY_CONTENT
-            )
+def tagged_data(task: str, members: dict[str, list[str]]) -> TaskData:
+    """TaskData of one one-mention sentence per id (its words the id and a mention)."""
+    splits = {name: Split(name) for name in SPLITS}
+    for name, ids in members.items():
+        for item in ids:
+            splits[name].add(TaggedSentence(item, (item, "IL-2"), ("O", "B")))
+    return TaskData(get_task(task), None, splits)
 
 
 def test_the_ddi_corpus_read_by_ddi_xml_is_not_blurbs_its_dev_being_ours():
@@ -343,3 +331,28 @@ def test_the_ddi_corpus_read_by_ddi_xml_is_not_blurbs_its_dev_being_ours():
     assert train["skipped_true_pair_without_type"] + valid["skipped_true_pair_without_type"] == 1
     check = check_blurb_split(BLURB["ddi"], data)
     assert check.checked_by == BY_READER and "not BLURB's dev documents" in check.reason
+
+
+def test_the_docs_give_each_of_the_13_one_row_saying_how_its_split_is_proved():
+    """docs/finetune.md's "BLURB's 13 splits" table: one row per dataset (Table 6's name) whose
+    last column is the check bio_roberta/blurb/split_evidence.py and the id lists make possible,
+    or unknown for the three UNPROVEN names."""
+    text = (REPO_ROOT / "docs" / "finetune.md").read_text()
+    table = text.split("### BLURB's 13 splits\n\n")[1].split("\n\n")[0].splitlines()[2:]
+    rows = {
+        row.split(" | ")[0].removeprefix("| "): row.split(" | ")[-1].removesuffix(" |")
+        for row in table
+    }
+    expected = {}
+    for dataset in BLURB_DATASETS:
+        if dataset.task in UNPROVEN:
+            check = "unknown"
+        elif dataset.task in BLURB_ID_DIGESTS:
+            check = CHECK_NAMES[BY_CONTENT_AND_IDS]
+        elif dataset.task in BLURB_DIGESTS:
+            check = CHECK_NAMES[BY_CONTENT]
+        else:
+            assert blurb_id_lists(dataset.task) is not None, dataset.task
+            check = CHECK_NAMES[BY_IDS]
+        expected[dataset.display] = check
+    assert rows == expected and len(table) == 13

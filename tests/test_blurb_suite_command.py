@@ -108,7 +108,9 @@ def test_blurb_suite_converts_sweeps_reports_and_resumes(tmp_path):
     # NCBI-disease's split checked BLURB's by its content: the one score is comparable
     assert board["comparable"] and board["not_comparable"] == {}
     assert ncbi["split_check"] == {"checked_by": "content hash", "outcome": "BLURB's", "why": None}
-    assert "; every scored split checked BLURB's; untuned (one setting))" in run.stdout
+    assert "; every scored split checked BLURB's; untuned (one setting); each run keeps its " in (
+        run.stdout
+    )
     assert board["protocol"] == ncbi["protocol"] == "untuned (one setting)"
     assert board["grid"] is None and ncbi["picked"] in ncbi["settings"]
 

@@ -14,13 +14,20 @@ the flag (complete: 13/13 datasets, 6 task types; nothing converted or trained a
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from bio_roberta.blurb.suite import BLURB, BLURB_DATASETS, BLURB_DIGESTS, TASK_TYPES
+from bio_roberta.blurb.suite import (
+    BLURB,
+    BLURB_DATASETS,
+    BLURB_DIGESTS,
+    BLURB_ID_DIGESTS,
+    TASK_TYPES,
+)
 from bio_roberta.convert import convert_task
 from bio_roberta.finetuning.results import read_record
 from bio_roberta.tasks.registry import get_task
@@ -36,6 +43,7 @@ SIZES = (8, 4, 6)
 # how convert-task checks each toy split: by the digests of BLURB's files where recorded, else
 # by BLURB's sizes
 CHECKED_BY = {task: "content hash" for task in BLURB_DIGESTS}
+CHECKED_BY.update({task: "content hash + ids" for task in BLURB_ID_DIGESTS})
 UNKNOWN = {"ebm-pico": "none possible: unknown"}
 
 
@@ -123,7 +131,7 @@ def test_two_datasets_missing_give_a_partial_score_naming_exactly_them(toy_runs)
     assert (
         f"BLURB score: {board['blurb_score']} (partial: 11/13 datasets, missing DDI, BIOSSES; "
         "not comparable with Table 6 or BLURB's leaderboard: splits not BLURB's or unchecked: "
-        "BC5-chem (content hash: not BLURB's), BC5-disease (sizes: not BLURB's), "
+        "BC5-chem (content hash: not BLURB's), BC5-disease (content hash: not BLURB's), "
     ) in output
     score_row = blurb_markdown_rows(report)["BLURB score"]
     assert "partial: 11/13 datasets, missing DDI, BIOSSES" in score_row
@@ -273,4 +281,7 @@ def test_tune_picks_each_datasets_setting_by_dev_and_writes_every_settings_dev_s
             # a setting's name is its run dir's
             run = Path(records[setting["hparams"]["lr"]]["log"]).parent
             assert run.parent.name == label and run.parent.parent.name == task
-    assert "; tuned on dev)" in output
+    # the protocol line: tuned, the one schedule each run keeps its best-dev checkpoint of, and
+    # the toy lrs, which BLURB's grid does not hold
+    assert "; tuned on dev; each run keeps its best-dev checkpoint of one fixed-length " in output
+    assert re.search(r"BIOSSES outside BLURB's grid \(lr 0\.0+1, batch_size 8\)", output)

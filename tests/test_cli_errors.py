@@ -124,3 +124,43 @@ def test_an_error_inside_a_command_is_one_line_exit_2(command, tmp_path):
         f"bio-roberta {command}: error: {message.format(tmp=tmp_path)}"
     ], run.stderr[-3000:]
     assert not (tmp_path / "out").exists()
+
+
+def test_finetune_option_mistakes_say_what_to_give(tmp_path):
+    """Issue 43's frictions: --pretrained given a run's dir, a hyperparameter given as an option
+    (--lr), and --data-root given the parent of finetune-bin, each one line saying what to give."""
+    from bio_roberta.commands._finetune_runs import check_converted
+    from bio_roberta.errors import UsageError
+    from bio_roberta_core.checkpoints import CheckpointError, read_checkpoint
+
+    (tmp_path / "ckpt").mkdir()
+    (tmp_path / "ckpt" / "checkpoint_best.pt").write_bytes(b"")
+    with pytest.raises(CheckpointError) as error:
+        read_checkpoint(tmp_path / "ckpt")
+    assert str(error.value) == (
+        f"{tmp_path / 'ckpt'}: a directory, not a checkpoint file; give the file (here: "
+        "checkpoint_best.pt; checkpoint_best.pt is the run's best, checkpoint_last.pt its last)"
+    )
+
+    run = subprocess.run(
+        [sys.executable, "-m", "bio_roberta", "finetune", "--task", "ncbi-disease",
+         "--pretrained", "m.pt", "--data-root", "d", "--results", "r", "--lr", "3e-5"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert run.returncode == 2
+    assert run.stderr.strip().splitlines()[-1] == (
+        "bio-roberta: error: unrecognized arguments: --lr; a hyperparameter is a Hydra override "
+        "after the options: hparams.lr=3e-5"
+    )
+
+    converted = tmp_path / "finetune-bin" / "ncbi-disease"
+    converted.mkdir(parents=True)
+    (converted / "manifest.json").write_text(json.dumps({"task": "ncbi-disease", "kind": "ner"}))
+    with pytest.raises(UsageError) as error:
+        check_converted(str(tmp_path), ["ncbi-disease"])
+    assert str(error.value) == (
+        f"no converted data for ncbi-disease: {tmp_path / 'ncbi-disease' / 'manifest.json'} not "
+        "found (--data-root is the dir holding <task>/, as convert-task --out "
+        f"DATA_ROOT/ncbi-disease wrote it); --data-root {tmp_path / 'finetune-bin'} holds it"
+    )
+    check_converted(str(tmp_path / "finetune-bin"), ["ncbi-disease"])

@@ -230,6 +230,15 @@ RECIPE_CHANGES = {
         "optimization.max_update": 35_752,
     },
     ("pretrain", "modernbert_tiny"): MODERNBERT_TINY,
+    # the speed levers that keep the arithmetic (docs/pretrain.md "Speed")
+    ("pretrain", "speed"): {
+        "common.fp16": False,
+        "common.bf16": True,
+        "criterion": None,  # the name alone becomes a node with the chunk size
+        "criterion._name": "masked_lm_positions",
+        "criterion.lm_loss_chunk_rows": 4096,
+        "optimizer._name": "fused_adam",
+    },
     ("distill", "align"): {"criterion.alpha_cos": 1.0},
     # the student built from the teacher's layers, no student checkpoint
     ("distill", "student6"): {

@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from bio_roberta.blurb.suite import BLURB_DIGESTS, BY_CONTENT, BY_NOTHING, BY_SIZES
+from bio_roberta.blurb.split_evidence import BLURB_ID_DIGESTS
+from bio_roberta.blurb.suite import (
+    BLURB_DIGESTS,
+    BY_CONTENT,
+    BY_CONTENT_AND_IDS,
+    BY_NOTHING,
+    BY_SIZES,
+)
 from bio_roberta.cli import main as cli_main
 from bio_roberta.convert import ConversionError, convert_task
 from bio_roberta.readers import TaskFormatError, read_task
@@ -563,6 +570,8 @@ def test_chemprot_ddi_hoc_pico_convert_from_linkberts_release(tmp_path, vocab_di
         else:
             # the digests of BLURB's files (DDI: dev and test), else the sizes, find it not BLURB's
             by = BY_CONTENT if task in BLURB_DIGESTS else BY_SIZES
+            if task in BLURB_ID_DIGESTS:  # DDI's train: the ids only BLURB's rule gives
+                by = BY_CONTENT_AND_IDS
             assert manifest["blurb_split_checked_by"] == by, task
             display = {"chemprot-blurb": "ChemProt", "ddi": "DDI", "hoc-blurb": "HoC"}[task]
             assert manifest["blurb_split_check"].startswith(f"{display}: train/dev/test ")

@@ -1,6 +1,7 @@
 """`make demo`'s pipeline (scripts/demo.sh) runs end to end on the bundled sample, leaves every
 stage's output in one directory with training curves, reports the training stages' progress, is
-timed by scripts/benchmark_demo.py, and a second run reuses what is done."""
+timed by scripts/benchmark_demo.py, README.md's first screen runs as written on its outputs, and a
+second run reuses what is done."""
 
 import json
 import os
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO_ROOT
+from doc_commands import page_commands
 
 pytestmark = pytest.mark.slow
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -27,9 +29,16 @@ def run_demo(*command) -> subprocess.CompletedProcess:
     return subprocess.run(command, env=env, capture_output=True, text=True)
 
 
+def readme_after_the_demo() -> list[str]:
+    """README.md's block after `make demo`: from activating .venv to the next block's end."""
+    commands = page_commands(REPO_ROOT / "README.md")
+    start = commands.index("source .venv/bin/activate")
+    return commands[start : commands.index("make venv")]
+
+
 def test_demo_runs_every_stage_and_reuses_them(tmp_path):
     """The first run goes through scripts/benchmark_demo.py, which times it."""
-    out = tmp_path / "demo"
+    out = tmp_path / "demo-out"  # make demo's default, which the README's first screen names
     first = run_demo(sys.executable, REPO_ROOT / "scripts" / "benchmark_demo.py", "--out", out)
     assert first.returncode == 0, first.stderr[-4000:]
     timing = json.loads(first.stdout)
@@ -42,9 +51,12 @@ def test_demo_runs_every_stage_and_reuses_them(tmp_path):
             first.stderr,
         )
         assert progress, (model, first.stderr[-4000:])
-    assert re.search(
-        rf"run \d/4, .* \(log: {out}/results/<task>/<setting>/seed<seed>/train\.log\)", first.stderr
-    )
+    # the fine-tuning stage: the sweep's own account, one counter (issue 43: the demo's watcher
+    # interleaved with it, and every validation was a line: 187 lines in two minutes)
+    assert re.search(r"bio-roberta sweep: run \d/4 .* seed \d+: \d+/\d+ updates", first.stderr)
+    assert not re.search(r"\] run \d/4, ", first.stderr)
+    stage = first.stderr.split("] 8/9 ")[1].split("] 9/9 ")[0]
+    assert len(stage.splitlines()) < 80, stage
     assert (out / "training-curves.png").read_bytes()[:8] == PNG
     assert (out / "report" / "training_curves.png").read_bytes()[:8] == PNG
     for stage in (
@@ -74,6 +86,27 @@ def test_demo_runs_every_stage_and_reuses_them(tmp_path):
     ).is_file()
     assert (out / "hf" / "distilled" / "config.json").is_file()
     assert json.loads((out / "hf" / "ncbi-disease" / "config.json").read_text())["id2label"]
+
+    # README.md's first screen after the demo, as written, in a checkout laid out as after
+    # `make demo` (issue 43: convert-task's 512 positions stopped the finetune on the demo's 128)
+    (tmp_path / "sample").symlink_to(REPO_ROOT / "sample")
+    (tmp_path / ".venv").symlink_to(Path(sys.executable).parent.parent)
+    script = readme_after_the_demo()
+    assert any(c.startswith("bio-roberta finetune --task my-ner") for c in script), script
+    readme = subprocess.run(
+        ["bash", "-e", "-c", "\n".join(script)], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert readme.returncode == 0, readme.stderr[-4000:]
+    predicted = [json.loads(line) for line in readme.stdout.splitlines() if line.startswith("{")]
+    new_text = (REPO_ROOT / "sample" / "tasks" / "new-sentences.txt").read_text().splitlines()
+    assert [record["line"] for record in predicted] == list(range(1, len(new_text) + 1))
+    assert all(record["words"] and "entities" in record for record in predicted)
+    (record,) = [json.loads(p.read_text()) for p in (out / "my-results").rglob("result.json")]
+    assert (record["task"], record["status"]) == ("my-ner", "ok")
+    assert (
+        json.loads((out / "finetune-bin" / "my-ner" / "manifest.json").read_text())["max_positions"]
+        == 128
+    )
 
     second = run_demo("bash", REPO_ROOT / "scripts" / "demo.sh", out)
     assert second.returncode == 0, second.stderr[-4000:]

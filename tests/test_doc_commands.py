@@ -50,17 +50,20 @@ SYNOPSIS = {
         "bc5cdr-chem=BC5CDR-chem --text data/text/pubmed --max-lines 100 --out stats.json"
     ),
     "bio-roberta convert-task TASK --data SOURCE_DIR --vocab VOCAB_DIR --out finetune-bin/TASK "
-    "[--scheme BIO|IO|BIOUL] [--max-positions N] [--max-unknown-rate R] "
-    "[--long-inputs truncate|pieces|windows] [--window-stride N] [--window-pooling mean|max]": (
+    "[--scheme BIO|IO|BIOUL] [--max-positions N] [--pretrained CHECKPOINT] "
+    "[--max-unknown-rate R] [--long-inputs truncate|pieces|windows] [--window-stride N] "
+    "[--window-pooling mean|max]": (
         "bio-roberta convert-task ncbi-disease --data BioBERT/NERdata/BC5CDR-chem --vocab "
         "data/vocab/pm-50k --out finetune-bin/ncbi-disease --scheme BIOUL --max-positions 128 "
-        "--max-unknown-rate 0.05 --long-inputs windows --window-stride 60"
+        "--pretrained ckpt/pm-base/checkpoint_best.pt --max-unknown-rate 0.05 --long-inputs "
+        "windows --window-stride 60"
     ),
     "bio-roberta report results --out results/report [--suite lewis|blurb|both] "
     "[--expected-seeds N] [--score-any-split]": "bio-roberta report results --out "
     "results/report-1 --suite both --expected-seeds 1 --score-any-split",
     "bio-roberta export-hf CHECKPOINT OUT_DIR --vocab VOCAB_DIR [--dict DICT] "
-    "[--label-dict LABEL_DICT] [--head NAME] [--audit FILE] [--allow-unaudited]": "bio-roberta "
+    "[--label-dict LABEL_DICT] [--head NAME] [--audit FILE] [--allow-unaudited] "
+    "[--training-data DATA_BIN]": "bio-roberta "
     "export-hf "
     "results/bc5cdr-chem/seed10/checkpoints/checkpoint_best.pt hf/bc5cdr-chem-2 --vocab "
     "data/vocab/pm-50k --dict data/vocab/pm-50k/dict.txt --label-dict "
@@ -120,6 +123,26 @@ ELSEWHERE = {
         "save_to_disk), a tiny vocabulary and model, the sweep one tiny run of each (finetune "
         "is that sweep's single run; the docs' workspace has no task files)",
     ),
+    **dict.fromkeys(
+        [
+            (
+                "bio-roberta convert-task my-ner --task-file sample/tasks/my-ner.yaml --vocab "
+                "demo-out/vocab --pretrained demo-out/checkpoints/distilled/checkpoint_last.pt "
+                "--out demo-out/finetune-bin/my-ner"
+            ),
+            (
+                "bio-roberta finetune --task my-ner --task-file sample/tasks/my-ner.yaml "
+                "--pretrained demo-out/checkpoints/distilled/checkpoint_last.pt --data-root "
+                "demo-out/finetune-bin --results demo-out/my-results"
+            ),
+            (
+                "bio-roberta predict demo-out/my-results/my-ner/seed10 --input "
+                "sample/tasks/new-sentences.txt"
+            ),
+        ],
+        "tests/test_demo.py (test_demo_runs_every_stage_and_reuses_them): README.md's block "
+        "after `make demo`, as written, on the demo's own outputs (demo-out)",
+    ),
     "bio-roberta import-hf hf/biobert-v1.1 data/vocab/biobert": "tests/test_import_hf.py, on a "
     "small BERT built from BertConfig (BioBERT's own weights are a download)",
     **dict.fromkeys(
@@ -178,6 +201,10 @@ NOT_RUN = [
     ("fairseq-hydra-train", "GPUs and days; tests/test_configs.py composes these configs"),
     ("fairseq-train", "GPUs and days (--fp16, 500k updates); tests/test_pretrain.py"),
     (
+        ".venv/bin/python scripts/gpu_measure.py",
+        "a GPU, minutes; tests/test_gpu_measure.py runs every part of it with --tiny on the CPU",
+    ),
+    (
         "WANDB_MODE=offline bio-roberta pretrain data/bin/pm",
         (
             "GPUs and days; tests/test_wandb.py runs the tiny recipe with common.wandb_project, "
@@ -213,7 +240,7 @@ NOT_RUN = [
         (
             "tens of runs; tests/test_blurb_suite_command.py runs it on three datasets, one seed, "
             "tests/test_blurb_toy_suite.py on toy files of all 13 with --score-any-split, and on "
-            "three with --tune over two settings"
+            "three with --tune over two settings; --tune-epochs's grid: tests/test_settings.py"
         ),
     ),
     ("scripts/finetune_sweep.sh", "a SLURM cluster"),

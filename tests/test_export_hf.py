@@ -861,14 +861,16 @@ def test_a_vocabulary_other_than_the_training_one_is_refused(bpe_vocab, mlm_chec
     )
     assert not (tmp_path / "out").exists()
 
-    # without its data dir, the checkpoint's record decides
+    # without its data dir, the checkpoint's record decides (the gate, which cannot follow its
+    # training data either, lets it through only with --allow-unaudited: tests/test_audit.py)
     state = read_checkpoint(mlm_checkpoint)
     state["cfg"]["task"]["data"] = str(tmp_path / "gone")
     state["extra_state"]["dictionary"]["path"] = str(tmp_path / "gone" / "dict.txt")
     moved = tmp_path / "moved.pt"
     torch.save(state, moved)
-    assert export_cli(moved, tmp_path / "out", "--vocab", vocab_dir).returncode == 0
-    refused = export_cli(moved, tmp_path / "out2", "--vocab", vocab_dir, "--dict", swapped)
+    unaudited = ("--vocab", vocab_dir, "--allow-unaudited")
+    assert export_cli(moved, tmp_path / "out", *unaudited).returncode == 0
+    refused = export_cli(moved, tmp_path / "out2", *unaudited, "--dict", swapped)
     assert (
         refused.returncode == 2 and f"({tmp_path}/gone/dict.txt, which is gone)" in refused.stderr
     )
@@ -1207,7 +1209,8 @@ def test_the_card_names_the_corpora_and_warns_of_mimics_licence(source, tmp_path
     notes bring the PhysioNet licence note and the clinical tag."""
     from types import SimpleNamespace
 
-    from bio_roberta.hf.model_card import TrainingData, model_card, training_corpora
+    from bio_roberta.audit.lineage import TrainingData, training_corpora
+    from bio_roberta.hf.model_card import model_card
 
     databin = write_corpus_chain(tmp_path, source)
     config = SimpleNamespace(
@@ -1307,10 +1310,9 @@ def mimic_trained_copy(checkpoint: Path, root: Path) -> Path:
     return copy
 
 
-def write_audit_record(path: Path, checkpoint: Path, verdict: str, reasons=(), sha256=None):
-    """An audit record as `bio-roberta audit` writes it (issue 31's interface, which the audit
-    command is built to; written by hand here until it lands), of checkpoint unless sha256 says
-    another."""
+def hand_written_record(path: Path, checkpoint: Path, verdict: str, reasons=(), sha256=None):
+    """An audit record typed by hand with the fields an audit writes beside its evidence (issue 41,
+    item 5: one of this shape opened the gate), of checkpoint unless sha256 says another."""
     attack = {
         "auc": 0.52,
         "auc_ci95": [0.47, 0.57],
@@ -1344,12 +1346,13 @@ def export_in_process(capsys, *args) -> tuple[int, str]:
     return status, err.splitlines()[-1] if err else ""
 
 
-def test_a_mimic_trained_checkpoint_leaves_only_with_a_passing_audit_of_it(
+def test_a_mimic_trained_checkpoint_is_refused_without_an_audit_record_it_can_take(
     bpe_vocab, mlm_checkpoint, tmp_path, capsys
 ):
-    """Issue 31's gate: refused in one line naming the audit to run; refused for a failing
-    record (its reasons), another checkpoint's; exported with a passing one, whose verdict and
-    numbers go into the card and whose sha256 into the manifest."""
+    """Issue 31's gate and issue 41's: refused in one line naming the audit to run; a record of
+    another checkpoint, or one that is not an audit record, refused whatever the options; a record
+    typed by hand, passing or failing (no evidence of what it judged), refused even with
+    --allow-unaudited. (A real record, passing and failing: tests/test_audit.py.)"""
     vocab_dir, _ = bpe_vocab
     checkpoint = mimic_trained_copy(mlm_checkpoint, tmp_path)
     text, databin = tmp_path / "mimic-text", tmp_path / "data-bin"
@@ -1365,14 +1368,7 @@ def test_a_mimic_trained_checkpoint_leaves_only_with_a_passing_audit_of_it(
         "--allow-unaudited exports without one, saying so in the model card)"
     )
 
-    write_audit_record(default, checkpoint, "fail", ["loss attack AUC 0.91 > 0.6"])
-    status, line = export_in_process(capsys, checkpoint, out, "--vocab", vocab_dir)
-    assert status == 2 and line.startswith(
-        f"bio-roberta export-hf: error: {checkpoint} failed its memorisation audit ({default}): "
-        "loss attack AUC 0.91 > 0.6. "
-    )
-
-    write_audit_record(default, checkpoint, "pass", sha256="0" * 64)
+    hand_written_record(default, checkpoint, "pass", sha256="0" * 64)
     status, line = export_in_process(capsys, checkpoint, out, "--vocab", vocab_dir)
     assert status == 2 and f"and {default} is the audit of another checkpoint (sha256 " in line
     assert f"run `{command}`" in line
@@ -1386,45 +1382,31 @@ def test_a_mimic_trained_checkpoint_leaves_only_with_a_passing_audit_of_it(
         capsys, checkpoint, out, "--vocab", vocab_dir, "--audit", tmp_path / "not-an-audit.json"
     )
     assert status == 2 and "not an audit record (no checkpoint_sha256)" in line
+
+    # issue 41, item 5: {"checkpoint_sha256": ..., "verdict": "pass"} exported with PASS on the card
+    minimal = tmp_path / "minimal.json"
+    sha256 = sha256_file(checkpoint)
+    minimal.write_text(json.dumps({"checkpoint_sha256": sha256, "verdict": "pass"}))
+    for record, options in (
+        (minimal, ()),
+        (hand_written_record(default, checkpoint, "pass"), ()),
+        (hand_written_record(default, checkpoint, "fail", ["exposure"]), ("--allow-unaudited",)),
+    ):
+        status, line = export_in_process(
+            capsys, checkpoint, out, "--vocab", vocab_dir, "--audit", record, *options
+        )
+        assert status == 2 and line.startswith(
+            f"bio-roberta export-hf: error: {record}: not an audit record the gate can take: "
+        ), line
+        assert line.endswith(f"write one with `{command}`")
     assert not out.exists()
-
-    write_audit_record(default, checkpoint, "pass")
-    status, line = export_in_process(capsys, checkpoint, out, "--vocab", vocab_dir)
-    assert status == 0, line
-    card, text = load_card(out)
-    assert text.lstrip().startswith(f"# {out.name}\n") and "clinical" in card.data.tags
-    assert "## Memorisation audit\n\nVerdict: **PASS**" in text
-    assert f"record `{default}`, sha256 {sha256_file(default)}" in text
-    assert "| loss | 0.52 | [0.47, 0.57] | 0.011 | 0.0 | 2000 | 2000 |" in text
-    assert "| likelihood ratio (reference model) | 0.55 |" in text
-    assert "- 1.median_bits: 1.4" in text and "- membership_auc_max: 0.6" in text
-    assert "Name probes:\n\n- not measured" in text and "Reasons:\n\n- none given" in text
-    manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["audit"] == {
-        "required": True,
-        "record": {
-            "path": str(default.resolve()),
-            "size": default.stat().st_size,
-            "sha256": sha256_file(default),
-        },
-        "verdict": "pass",
-        "allow_unaudited": False,
-    }
-
-    elsewhere = write_audit_record(tmp_path / "audit.json", checkpoint, "pass")
-    default.unlink()
-    status, line = export_in_process(
-        capsys, checkpoint, tmp_path / "hf-2", "--vocab", vocab_dir, "--audit", elsewhere
-    )
-    assert status == 0, line
-    assert f"record `{elsewhere}`" in load_card(tmp_path / "hf-2")[1]
 
 
 def test_allow_unaudited_exports_with_the_warning_opening_the_card(
     bpe_vocab, mlm_checkpoint, tmp_path, capsys
 ):
-    """--allow-unaudited: without a record, or with a failing one, the export is written and its
-    card's first line says so (with the failing audit's reasons); the manifest records it."""
+    """--allow-unaudited without a record: the export is written and its card's first line says
+    so; the manifest records it. (With a failing record: tests/test_audit.py.)"""
     vocab_dir, _ = bpe_vocab
     checkpoint = mimic_trained_copy(mlm_checkpoint, tmp_path)
     out = tmp_path / "hf"
@@ -1440,21 +1422,6 @@ def test_allow_unaudited_exports_with_the_warning_opening_the_card(
     assert "## Memorisation audit\n\nNot audited: exported with `--allow-unaudited`" in text
     audit = json.loads((out / "manifest.json").read_text())["audit"]
     assert audit == {"required": True, "record": None, "verdict": None, "allow_unaudited": True}
-
-    default = write_audit_record(
-        Path(f"{checkpoint}.audit.json"), checkpoint, "fail", ["canary exposure 14.2 bits > 10"]
-    )
-    status, line = export_in_process(
-        capsys, checkpoint, out, "--vocab", vocab_dir, "--allow-unaudited"
-    )
-    assert status == 0, line
-    _, text = load_card(out)
-    assert text.lstrip().startswith(
-        f"> **Warning: this model failed its memorisation audit** (`{default}`: canary exposure "
-        "14.2 bits > 10). It was trained on MIMIC-III"
-    )
-    assert "Verdict: **FAIL**" in text
-    assert json.loads((out / "manifest.json").read_text())["audit"]["verdict"] == "fail"
 
 
 def test_a_model_fine_tuned_from_a_mimic_trained_checkpoint_needs_its_audit(
@@ -1477,15 +1444,17 @@ def test_a_model_fine_tuned_from_a_mimic_trained_checkpoint_needs_its_audit(
 
 @pytest.mark.parametrize("source", ["pubmed", None])
 def test_without_mimic_recorded_the_card_says_why_there_is_no_audit(source, tmp_path):
-    """No MIMIC-III among the recorded corpora: no audit asked for; a broken chain of manifests
-    (provenance unknown) is not refused either, and the card says it is unknown; a failing audit
-    record of the checkpoint is refused (or, allowed, said without claiming MIMIC)."""
+    """No MIMIC-III among the recorded corpora: no audit asked for; a data-bin our stages never
+    wrote (provenance unknown) is not refused either, and the card says it is unknown; a record
+    typed by hand is refused all the same."""
+    from bio_roberta.audit.lineage import TrainingData, training_corpora
     from bio_roberta.errors import ExportError
     from bio_roberta.hf.export_audit import check_audit
-    from bio_roberta.hf.model_card import TrainingData, training_corpora
 
     databin = write_corpus_chain(tmp_path, source) if source else tmp_path / "hand-made-bin"
+    databin.mkdir(exist_ok=True)
     training = TrainingData(*training_corpora(str(databin)))
+    assert not training.broken
     gate = check_audit(tmp_path / "checkpoint.pt", "ab" * 32, tmp_path / "vocab", training)
     assert not gate.required and not gate.unaudited and gate.record is None
     section = "\n".join(gate.card_section())
@@ -1495,17 +1464,12 @@ def test_without_mimic_recorded_the_card_says_why_there_is_no_audit(source, tmp_
         assert "Whether the training data include clinical notes is unknown" in section
     assert gate.card_warning() == []
 
-    # an audit someone ran and that failed holds the model back all the same
     checkpoint = tmp_path / "checkpoint.pt"
-    write_audit_record(
+    hand_written_record(
         Path(f"{checkpoint}.audit.json"), checkpoint, "fail", ["exposure"], sha256="ab" * 32
     )
-    with pytest.raises(ExportError, match=r"failed its memorisation audit \(.*\): exposure\. "):
-        check_audit(checkpoint, "ab" * 32, tmp_path / "vocab", training)
-    gate = check_audit(checkpoint, "ab" * 32, tmp_path / "vocab", training, allow_unaudited=True)
-    (warning, _) = gate.card_warning()
-    assert warning.startswith("> **Warning: this model failed its memorisation audit** (")
-    assert "It was exported with `--allow-unaudited`" in warning and "MIMIC" not in warning
+    with pytest.raises(ExportError, match=r"not an audit record the gate can take: "):
+        check_audit(checkpoint, "ab" * 32, tmp_path / "vocab", training, allow_unaudited=True)
 
 
 @pytest.mark.parametrize(

@@ -293,10 +293,12 @@ def test_training_follows_stock_fairseq_and_its_checkpoint_loads_there(
     assert type(model.encoder).__name__ == "RobertaEncoder"
 
 
-def masked_lm_setup(databin, criterion: str, implementation: str, task: str = "corpora_masked_lm"):
-    """Task, roberta_tiny (dropout off), criterion and Adam as fairseq-train builds them, and one
-    training batch of the task's (padded: its blocks are complete sentences of different
-    lengths)."""
+def masked_lm_setup(
+    databin, criterion: str, implementation: str, task: str = "corpora_masked_lm", flags=()
+):
+    """Task, roberta_tiny (dropout off), criterion and Adam as fairseq-train builds them (with
+    fairseq-train's FLAGS added), and one training batch of the task's (padded: its blocks are
+    complete sentences of different lengths)."""
     from fairseq import optim, options, tasks
     from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 
@@ -325,6 +327,7 @@ def masked_lm_setup(databin, criterion: str, implementation: str, task: str = "c
             "--lr",
             "1e-3",
             *extra,
+            *flags,
         ],
     )
     cfg = convert_namespace_to_omegaconf(args)

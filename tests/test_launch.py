@@ -269,7 +269,7 @@ def test_an_unknown_recipe_or_config_dir_is_one_line(tmp_path, capsys, no_launch
     assert capsys.readouterr().err == (
         f"bio-roberta pretrain: error: no recipe 'huge' in {launch.CONFIGS}/pretrain/recipe; "
         "choose one of base, continue_modernbert, continue_roberta, large, modernbert, "
-        "modernbert_long, modernbert_tiny, tiny, train_longer\n"
+        "modernbert_long, modernbert_tiny, speed, tiny, train_longer\n"
     )
     assert main(["distill", "d", "s", "t", "u", "--config-dir", str(tmp_path), "--gpus", "0"]) == 2
     assert capsys.readouterr().err.startswith(f"bio-roberta distill: error: {tmp_path}: no base")

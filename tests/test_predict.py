@@ -241,15 +241,117 @@ def test_an_export_dir_predicts_with_the_checkpoint_it_was_exported_from(ner_run
     text = ["Mutations in BRCA1 cause breast cancer ."]
     assert bio_roberta.load(out).predict(text) == bio_roberta.load(ner_run).predict(text)
 
+    # the manifest pointed at another checkpoint (issue 43: predict ran it unchecked)
+    exported = json.loads((out / "manifest.json").read_text())
+    other = altered_checkpoint(ner_run / "checkpoints" / "checkpoint_best.pt", tmp_path / "o.pt")
     (out / "manifest.json").write_text(
-        json.dumps({**json.loads((out / "manifest.json").read_text()), "checkpoint": {}})
+        json.dumps({**exported, "checkpoint": {**exported["checkpoint"], "path": str(other)}})
     )
+    assert re.fullmatch(
+        rf"{re.escape(str(out / 'manifest.json'))}: names {re.escape(str(other))}, whose sha256 "
+        r"[0-9a-f]{12}… is not that of the checkpoint it was exported from .*",
+        one_line_error(predict_cli(out, "--input", tmp_path / "none.txt")),
+    )
+    # its weights replaced
+    (out / "manifest.json").write_text(json.dumps(exported))
+    (weights,) = exported["weights"]
+    (out / weights).write_bytes((out / weights).read_bytes() + b" ")
+    assert one_line_error(predict_cli(out, "--input", tmp_path / "none.txt")).startswith(
+        f"{out / weights}: not the weights {out / 'manifest.json'} records"
+    )
+    (out / "manifest.json").write_text(json.dumps({**exported, "weights": {}, "checkpoint": {}}))
     run = predict_cli(out, "--input", tmp_path / "none.txt")
     assert run.returncode == 2
     assert run.stderr.strip().endswith(
         f"error: {out / 'manifest.json'}: the checkpoint it was exported from (None) is not "
         "here; pass that checkpoint or its run dir"
     )
+
+
+def altered_checkpoint(checkpoint: Path, out: Path) -> Path:
+    """A checkpoint of the same model with its head's bias moved: another model of the task."""
+    import torch
+
+    from bio_roberta_core.checkpoints import read_checkpoint
+
+    state = read_checkpoint(checkpoint)
+    name = next(n for n in state["model"] if "classification_heads." in n and n.endswith("bias"))
+    state["model"][name] = state["model"][name] + 1.0
+    torch.save(state, out)
+    return out
+
+
+def one_line_error(run: subprocess.CompletedProcess) -> str:
+    """The command's error line, after checking that it is its only line (no traceback)."""
+    assert run.returncode == 2, (run.returncode, run.stderr[-3000:])
+    lines = [line for line in run.stderr.splitlines() if " | INFO | " not in line]
+    assert len(lines) == 1 and lines[0].startswith("bio-roberta predict: error: "), lines
+    return lines[0].removeprefix("bio-roberta predict: error: ")
+
+
+def test_a_run_dir_predicts_only_with_the_checkpoint_its_record_scored(
+    ner_run, chemprot_run, tmp_path
+):
+    """Issue 43: another checkpoint copied over a run's (another seed's, another task's) was used
+    without a word, or failed in a ValueError traceback; now its sha256 is compared with the
+    record's, and a checkpoint without a record to compare is checked to be a model of the task."""
+    import shutil
+
+    (tmp_path / "in.txt").write_text("Mutations in BRCA1 cause breast cancer .\n")
+    run = tmp_path / "run"
+    shutil.copytree(ner_run, run)
+    assert predict_cli(run, "--input", tmp_path / "in.txt").returncode == 0
+    best = run / "checkpoints" / "checkpoint_best.pt"
+    recorded = json.loads((run / "result.json").read_text())["checkpoint"]["sha256"]
+    for other in (
+        altered_checkpoint(ner_run / "checkpoints" / "checkpoint_best.pt", tmp_path / "other.pt"),
+        chemprot_run / "checkpoints" / "checkpoint_best.pt",
+    ):
+        shutil.copy(other, best)
+        for model in (run, best):
+            assert re.fullmatch(
+                rf"{re.escape(str(best))}: sha256 [0-9a-f]{{12}}…, not the checkpoint "
+                rf"{re.escape(str(run / 'result.json'))} scored \({recorded[:12]}…\): it was "
+                r"replaced after the run .*",
+                one_line_error(predict_cli(model, "--input", tmp_path / "in.txt")),
+            )
+    # a checkpoint the record does not name: checked by what it is
+    last = run / "checkpoints" / "checkpoint_last.pt"
+    shutil.copy(chemprot_run / "checkpoints" / "checkpoint_best.pt", last)
+    assert one_line_error(predict_cli(last, "--input", tmp_path / "in.txt")).startswith(
+        f"{last}: fine-tuned with fairseq's sentence_classification task and "
+        "single_label_classification criterion, not as "
+    )
+
+
+def test_a_moved_or_copied_results_dir_predicts_with_its_own_files(ner_run, tmp_path):
+    """Issue 43: a results dir moved or copied (here the whole dir of data, vocabulary and results,
+    the original gone) predicts as before; one copied without its checkpoints says the checkpoint
+    is missing (it said the run looked unfinished)."""
+    import shutil
+
+    import bio_roberta
+
+    text = ["Mutations in BRCA1 cause breast cancer ."]
+    expected = bio_roberta.load(ner_run).predict(text)
+    record = json.loads((ner_run / "result.json").read_text())
+    root = Path(record["data"]["dir"]).parents[1]  # ROOT/finetune-bin/<task>
+    inside = ner_run.relative_to(root)
+    shutil.copytree(root, tmp_path / "moved")
+    shutil.copytree(root, tmp_path / "bare", ignore=shutil.ignore_patterns("*.pt"))
+    hidden = root.with_name(root.name + "-hidden")
+    root.rename(hidden)
+    try:
+        assert bio_roberta.load(tmp_path / "moved" / inside).predict(text) == expected
+        bare = tmp_path / "bare" / inside
+        message = one_line_error(predict_cli(bare, "--input", tmp_path / "none.txt"))
+    finally:
+        hidden.rename(root)
+    assert message.startswith(
+        f"{bare / 'checkpoints' / 'checkpoint_best.pt'} is missing: {bare / 'result.json'} scored "
+        f"the checkpoint checkpoint_best.pt (sha256 {record['checkpoint']['sha256'][:12]}…)"
+    )
+    assert "finished" not in message
 
 
 def test_the_documented_python_example_runs(ner_run, tmp_path, monkeypatch, capsys):
@@ -282,6 +384,19 @@ def test_input_errors_name_the_file_and_line(tmp_path):
         read_inputs(lines, spec, text_field="premise")
     with pytest.raises(PredictError, match=rf'^{lines}:1: no text field "text" \(a string\)'):
         read_inputs(lines, spec)
+    # text that is not UTF-8 (issue 43: a UnicodeDecodeError traceback): FILE:LINE and the byte
+    text = tmp_path / "notes.txt"
+    text.write_bytes("Fine.\nCaf\u00e9 au lait.\n".encode("latin-1"))
+    with pytest.raises(PredictError) as error:
+        read_inputs(text, spec)
+    assert str(error.value) == (
+        f"{text}:2: not UTF-8 (invalid continuation byte at byte 4 of the line, b'\\xe9'); save "
+        "it as UTF-8 text (e.g. iconv -f latin1 -t utf-8 FILE > NEW)"
+    )
+    binary = tmp_path / "model.bin"
+    binary.write_bytes(b"ok\n\x00\x01\x02\n")
+    with pytest.raises(PredictError, match=rf"^{binary}:2: a NUL byte at byte 1 of the line"):
+        read_inputs(binary, spec)
 
 
 def test_command_errors_are_one_line(ner_run, tmp_path):
@@ -302,6 +417,12 @@ def test_command_errors_are_one_line(ner_run, tmp_path):
             "those or a checkpoint"
         )
     ]
+    gzipped = tmp_path / "in.txt.gz"  # binary: not UTF-8 at its second byte
+    gzipped.write_bytes(b"\x1f\x8b\x08\x00")
+    assert one_line_error(predict_cli(ner_run, "--input", gzipped)) == (
+        f"{gzipped}:1: not UTF-8 (invalid start byte at byte 2 of the line, b'\\x8b'); save it as "
+        "UTF-8 text (e.g. iconv -f latin1 -t utf-8 FILE > NEW)"
+    )
     lines = tmp_path / "in.jsonl"
     lines.write_text('{"text": "fine"}\n{"text": ["not", "a", "string"]}\n')
     run = predict_cli(ner_run, "--input", lines)

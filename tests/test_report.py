@@ -533,3 +533,36 @@ def test_declared_percentages_nan_scores_and_a_second_record_of_a_run(results, t
         f"{copy}: a second record of ncbi-disease seed 10 (the first: {path}); move one out of "
         f"{results}"
     )
+
+
+def test_own_tasks_are_reported_as_theirs_not_as_the_papers(tmp_path, monkeypatch):
+    """Issue 43: a report of task-file tasks only titled its panel "Lewis et al. (2020) tasks",
+    showed five empty paper columns and 0/18 summary rows, and zoomed a one-seed panel to a
+    tenth of a point."""
+    from bio_roberta.report.scores_figure import lewis_panels, scores_figure
+    from bio_roberta.tasks.registry import DECLARED
+    from bio_roberta.tasks.task_file import TASK_FILES_ENV, declare_task_files
+    from task_file_data import conll_ner
+
+    monkeypatch.setenv(TASK_FILES_ENV, "")
+    saved = dict(DECLARED)
+    try:
+        (spec,) = declare_task_files([conll_ner(tmp_path / "ner")])
+        root = tmp_path / "results"
+        write(root, spec.name, 10, 0.039)
+        paths = write_report(root, tmp_path / "report")
+        (panel,) = lewis_panels({"ours": task_results(load_records(root))}, {})
+    finally:
+        DECLARED.clear()
+        DECLARED.update(saved)
+    markdown = paths["markdown"].read_text()
+    assert "Tasks of your own (task files)" in markdown
+    assert "Lewis et al. (2020) Table 2" not in markdown and "0/18" not in markdown
+    assert "| my-ner |  | entity_f1 | 3.9* | 3.9-3.9 | 1/5 |" in markdown.splitlines()
+    rows = list(csv.DictReader(paths["csv"].open()))
+    assert [row["task"] for row in rows] == ["my-ner"]
+
+    assert panel.title == "Your own tasks (task files): entity_f1"
+    figure = scores_figure([panel], "t")
+    low, high = figure.axes[0].get_ylim()
+    assert low == 0 and high >= 10 and figure.axes[0].get_title() == panel.title

@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from bio_roberta.commands._run_progress import (
+    VALIDATION_SECONDS,
     LogProgress,
     RunsConsole,
     duration_text,
@@ -102,10 +103,16 @@ def test_runs_are_shown_as_they_start_train_and_end_then_tabled(tmp_path):
     console.poll()
     with open(trained / "train.log", "a") as log:
         log.write(f"{VALID}\n{TRAIN_EPOCH[:40]}")  # a line being written: not read yet
-    clock.now = 1.0  # sooner than PROGRESS_SECONDS: a training line waits, a validation shows
+    # sooner than PROGRESS_SECONDS: a training line waits; VALIDATION_SECONDS after the last line
+    # shown, a validation shows
+    clock.now = VALIDATION_SECONDS
     console.poll()
     with open(trained / "train.log", "a") as log:
         log.write(f"{TRAIN_EPOCH[40:]}\n")
+    console.poll()
+    clock.now = VALIDATION_SECONDS + 2  # a validation 2 s after the last line shown: not shown
+    with open(trained / "train.log", "a") as log:
+        log.write(f"{VALID}\n")
     console.poll()
     write_record(trained, "ok", valid_score=0.1091, test_score=0.0444, timings={"seconds": 46.2})
     write_record(failing, "failed", error="FinetuneError: fairseq-train exited with status 2: x")

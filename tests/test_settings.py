@@ -220,3 +220,60 @@ def test_a_sweep_lists_each_settings_missing_or_failed_runs(tmp_path):
             f"{tmp_path}/hydra)"
         ),
     ]
+
+
+def test_a_logged_dev_score_keeps_every_digit_so_close_settings_do_not_tie(tmp_path):
+    """Issue 42: the criteria logged their metrics rounded to 0.01 points, and a run's valid_score
+    (read back from checkpoint_best) with them, so settings 0.004 apart tied and were split by
+    name; the logged percentage is now the score itself, and the pick takes the better."""
+    from fairseq.logging import metrics
+
+    from user_dir.criterions._finetune_metrics import log_percentage
+
+    with metrics.aggregate(new_root=True) as aggregate:
+        log_percentage("micro_f1", lambda meters: 0.812345)
+        assert aggregate.get_smoothed_values()["micro_f1"] == pytest.approx(81.2345, abs=1e-9)
+    write(tmp_path, "ddi", 1, LR3, valid=0.81238, test=0.3)
+    write(tmp_path, "ddi", 1, LR5, valid=0.81234, test=0.3)
+    picked, _, _ = picks(tmp_path)
+    assert picked == {"ddi": "lr3e-05"}
+
+
+def test_tune_epochs_adds_blurbs_epoch_axis_to_the_grid_and_the_protocol_says_so(tmp_path):
+    """Issue 42: BLURB tunes epochs over 2-60 (Gu et al. §6.2), our runs keep the best-dev
+    checkpoint of one fixed-length schedule; `blurb-suite --tune --tune-epochs 2,10` makes
+    max_epoch an axis of the grid (12 settings), refused without --tune or outside 2-60; the
+    protocol line says which schedule the runs had."""
+    import argparse
+
+    from bio_roberta.blurb_run import sweep_overrides
+    from bio_roberta.commands.blurb_suite import tune_epochs
+    from bio_roberta.report.settings import fixed_schedule, schedule_text
+
+    args = argparse.Namespace(tune=True, tune_epochs=tune_epochs("2,10"), overrides=[])
+    overrides = sweep_overrides(args)
+    assert overrides[-1] == "hparams.max_epoch=2,10"
+    assert len(hparams_grid(overrides)) == 12
+    assert sweep_overrides(argparse.Namespace(tune=False, tune_epochs=None, overrides=["a=1"])) == [
+        "a=1"
+    ]
+    for text in ("1,10", "2,61", "2,2", "two"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            tune_epochs(text)
+    from bio_roberta.commands.blurb_suite import run as blurb_suite
+    from bio_roberta.errors import UsageError
+
+    untuned = argparse.Namespace(tune=False, tune_epochs=(2, 10))
+    with pytest.raises(UsageError, match="^--tune-epochs adds an axis to BLURB's grid"):
+        blurb_suite(untuned)
+    # two settings of another max_epoch: the epochs were tuned on dev, the line says so
+    write(tmp_path / "r", "gad-blurb", 1, {"max_epoch": 2}, valid=0.7, test=0.2)
+    write(tmp_path / "r", "gad-blurb", 1, {"max_epoch": 10}, valid=0.8, test=0.3)
+    _, _, settings = picks(tmp_path / "r")
+    assert not fixed_schedule(settings)
+    assert schedule_text(settings) == (
+        "epochs tuned on dev as a grid axis, each run keeping its best-dev checkpoint"
+    )
+    write(tmp_path / "s", "gad-blurb", 1, LR3, valid=0.7, test=0.2)
+    write(tmp_path / "s", "gad-blurb", 1, LR5, valid=0.8, test=0.3)
+    assert fixed_schedule(picks(tmp_path / "s")[2])

@@ -80,10 +80,29 @@ def test_the_chosen_run_has_the_best_valid_score_ties_to_the_lowest_seed():
 
 
 def test_the_chosen_run_is_of_the_selected_setting():
-    runs = [record(1, 0.9, setting="lr=1e-5"), record(2, 0.5, setting="lr=3e-5")]
+    runs = [record(1, 0.9, setting={"lr": 1e-5}), record(2, 0.5, setting={"lr": 3e-5})]
     assert chosen_run(runs, "bc2gm").seed == 1  # no setting selected: every run of the dataset
-    assert chosen_run(runs, "bc2gm", "lr=3e-5").seed == 2
-    assert chosen_run(runs, "bc2gm", "lr=5e-5") is None
+    assert chosen_run(runs, "bc2gm", "lr3e-05").seed == 2
+    assert chosen_run(runs, "bc2gm", "lr5e-05") is None
+    assert chosen_run([*runs, record(3, 0.1)], "bc2gm", "").seed == 3  # the registry's
+
+
+def test_the_manifest_names_the_setting_of_the_run_it_took(tmp_path):
+    """Issue 42: a --tune run's submission manifest said setting null though its run was of a
+    named setting (blurb-suite passes the records of the picked setting, no settings): the
+    manifest names the chosen run's own setting and its hyperparameters, the registry's by its
+    label."""
+    tuned = run_with_predictions(tmp_path, 1, 0.8, ["B"])
+    tuned.setting = {"lr": 3e-5, "batch_size": 32}
+    manifest = write_submission([tuned], tmp_path / "out", "pm-base", ["bc2gm"])
+    run = manifest["datasets"]["BC2GM"]["run"]
+    assert (run["setting"], run["hparams"]) == ("lr3e-05-bs32", {"lr": 3e-5, "batch_size": 32})
+    registry = run_with_predictions(tmp_path, 2, 0.9, ["O"], task="jnlpba")
+    manifest = write_submission(
+        [tuned, registry], tmp_path / "out", "m", ["jnlpba"], {"jnlpba": ""}
+    )
+    run = manifest["datasets"]["JNLPBA"]["run"]
+    assert (run["setting"], run["hparams"]) == ("registry's setting", {})
 
 
 def run_with_predictions(tmp_path, seed, valid, tags, task="bc2gm"):

@@ -5,6 +5,7 @@ report, predict and export-hf as a registry task is (issue 28, item 1)."""
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -105,8 +106,16 @@ def test_a_bad_declaration_is_one_line_naming_the_file_and_field(tmp_path):
     assert "field 'metric'" in error_of(with_(metric="pearson"))  # not logged by the kind's
     missing = error_of(with_(files={**good["files"], "dev": "nowhere.csv"}))
     assert missing == f"{where}: field 'files.dev': {tmp_path / 'nowhere.csv'} does not exist"
-    assert "field 'files': expected train, dev and test" in error_of(
+    assert "field 'files': expected train, dev (or valid, validation) and test" in error_of(
         with_(files={"train": "train.csv"})
+    )
+    # fairseq's and the datasets library's name of the dev split (issue 43), one of them
+    for dev in ("valid", "validation"):
+        files = {"train": "train.csv", dev: "dev.csv", "test": "test.csv"}
+        spec = declared(with_(name=f"my-{dev}", files=files))
+        assert spec.declaration.files["valid"] == "dev.csv"
+    assert "field 'files': dev and valid both name the dev split" in error_of(
+        with_(files={**good["files"], "valid": "dev.csv"})
     )
     assert "field 'hparams': learning_rate not among lr, " in error_of(
         with_(hparams={"learning_rate": 1})
@@ -125,6 +134,19 @@ def test_a_bad_declaration_is_one_line_naming_the_file_and_field(tmp_path):
     assert declared(with_(name="my-undeclared-domain")).domain == ""
     (tmp_path / "t.yaml").write_text("name: [unclosed\n")
     assert error_of(tmp_path / "t.yaml").startswith(f"{tmp_path / 't.yaml'}:2: not YAML")
+    # a latin-1 byte (issue 43: a UnicodeDecodeError traceback): the file, line and byte
+    (tmp_path / "t.yaml").write_bytes(b"name: my-ner\ndisplay: Caf\xe9 NER\n")
+    assert error_of(tmp_path / "t.yaml") == (
+        f"{tmp_path / 't.yaml'}:2: not UTF-8 (invalid continuation byte at byte 13 of the line, "
+        "b'\\xe9'); save it as UTF-8 text (e.g. iconv -f latin1 -t utf-8 FILE > NEW)"
+    )
+    run = bio_roberta(
+        "convert-task", "my-ner", "--task-file", tmp_path / "t.yaml", "--vocab", ".", "--out", "x"
+    )
+    assert run.returncode == 2
+    assert run.stderr.strip().splitlines() == [
+        f"bio-roberta convert-task: error: {error_of(tmp_path / 't.yaml')}"
+    ]
     write_task_file(tmp_path / "taken.json", {**good, "name": "ncbi-disease"})
     assert "task 'ncbi-disease' is already declared by the registry" in error_of(
         tmp_path / "taken.json"
@@ -144,6 +166,18 @@ def test_a_label_outside_the_set_names_its_file_and_line(tmp_path):
     assert str(error.value) == (
         f"{test}:3: label 'B-Gene' is not one of my-ner's: its train split has "
         "O, B-Chemical, I-Chemical, B-Disease, I-Disease"
+    )
+    # a line of one column in train (issue 43: its word was taken for its tag, and the inferred
+    # labels refused without a line)
+    train = tmp_path / "data" / "train.conll"
+    lines = train.read_text().splitlines()
+    lines[2] = "aspirin"
+    train.write_text("\n".join(lines))
+    with pytest.raises(TaskFormatError) as error:
+        read_task(ner, tmp_path)
+    assert str(error.value) == (
+        f"{train}:3: 1 column(s), but the task file's columns name word 0 and tag -1 "
+        f"({ner.declaration.path})"
     )
 
     cls = declared(csv_classification(tmp_path / "cls"))
@@ -186,10 +220,10 @@ def test_own_tasks_convert_fine_tune_report_predict_and_export(tmp_path):
     vocab = tiny_vocab(tmp_path, " ".join(TINY_WORDS))
     root = tmp_path / "finetune-bin"
     for task in ("my-ner", "my-cls", "my-hf-ner"):
+        positions = ["--max-positions", "32"] if task != "my-ner" else []  # my-ner: 512
         run = bio_roberta(
-            "convert-task", task, *given, "--vocab", vocab, "--out", root / task,
-            "--max-positions", "32",
-        )  # fmt: skip
+            "convert-task", task, *given, "--vocab", vocab, "--out", root / task, *positions
+        )
         assert run.returncode == 0, run.stderr[-2000:]
     manifest = json.loads((root / "my-ner" / "manifest.json").read_text())
     assert manifest["task_declaration"]["labels_inferred"] is True
@@ -200,11 +234,23 @@ def test_own_tasks_convert_fine_tune_report_predict_and_export(tmp_path):
         root / "my-ner" / "input0", tmp_path / "pretrained", max_update=3
     )
     results = tmp_path / "results"
-    sweep = bio_roberta(
+    sweep_command = [
         "sweep", "--tasks", "my-ner,my-cls,my-hf-ner", *given, "--seed-list", "1",
         "--pretrained", pretrained, "--data-root", root, "--results", results,
         *(o for o in TINY if not o.startswith("hparams.max_epoch=")), "hparams.max_epoch=1",
-    )  # fmt: skip
+    ]  # fmt: skip
+    # my-ner converted for 512 positions, the model has 32: refused before any run, with the
+    # command that converts it again, which pastes as it is (issue 43: it lacked --task-file)
+    sweep = bio_roberta(*sweep_command)
+    assert sweep.returncode == 2 and not results.exists(), sweep.stderr[-3000:]
+    refusal = sweep.stderr.strip().splitlines()[-1]
+    assert f"{root / 'my-ner'} was converted for 512 positions but {pretrained} has 32" in refusal
+    again = shlex.split(refusal.split("convert it again for the model's: ")[1])
+    assert again[:5] == ["bio-roberta", "convert-task", "my-ner", "--task-file", str(task_files[0])]
+    assert again[-2:] == ["--pretrained", str(pretrained)]
+    assert bio_roberta(*again[1:]).returncode == 0
+    assert json.loads((root / "my-ner" / "manifest.json").read_text())["max_positions"] == 32
+    sweep = bio_roberta(*sweep_command)
     assert sweep.returncode == 0, sweep.stderr[-3000:]
     records = {
         r["task"]: r for r in (json.loads(p.read_text()) for p in results.rglob("result.json"))
@@ -229,21 +275,37 @@ def test_own_tasks_convert_fine_tune_report_predict_and_export(tmp_path):
         assert predicted.returncode == 0, predicted.stderr[-2000:]
         lines = [json.loads(line) for line in predicted.stdout.splitlines()]
         assert len(lines) == 2 and all(records_key in line for line in lines)
+    # the task's test split read from the task file's folder, or from the folder holding its
+    # files (issue 43: data/data/test.conll was looked for)
+    ner_run = Path(records["my-ner"]["checkpoint"]["path"]).parent.parent
+    by_folder = [
+        bio_roberta("predict", ner_run, "--input", folder, *given)
+        for folder in (tmp_path / "ner", tmp_path / "ner" / "data")
+    ]
+    assert [run.returncode for run in by_folder] == [0, 0], by_folder[1].stderr[-2000:]
+    assert by_folder[0].stdout == by_folder[1].stdout
+    assert len(by_folder[0].stdout.splitlines()) == SPLIT_SIZES["test"]
     texts = sentences.read_text().splitlines()
     for text, line in zip(texts, lines):
         assert line["label"] in ("none", "chemical")
     import bio_roberta as api
+    from bio_roberta.tasks.registry import DECLARED
     from bio_roberta.tasks.task_file import declare_task_files
 
     declare_task_files(task_files)  # the Python route of --task-file (docs/own_tasks.md)
     (record,) = api.load(run_dir).predict(texts[:1])
     assert record["label"] == lines[0]["label"]
+    # the declaration is read from the converted data: no task file to pass again (issue 43),
+    # not even one that is gone
+    task_files[1].rename(task_files[1].with_suffix(".moved"))
     without = bio_roberta("predict", run_dir, "--input", sentences)
-    assert without.returncode == 2
-    assert without.stderr.strip().endswith(f"pass --task-file {task_files[1]}")
+    assert without.returncode == 0, without.stderr[-2000:]
+    assert [json.loads(line) for line in without.stdout.splitlines()] == lines
+    DECLARED.clear()
+    assert api.load(run_dir).predict(texts[:1]) == [record]
 
     checkpoint = Path(records["my-hf-ner"]["checkpoint"]["path"])
-    export = bio_roberta("export-hf", checkpoint, tmp_path / "hf-model", "--vocab", vocab, *given)
+    export = bio_roberta("export-hf", checkpoint, tmp_path / "hf-model", "--vocab", vocab)
     assert export.returncode == 0, export.stderr[-2000:]
     config = json.loads((tmp_path / "hf-model" / "config.json").read_text())
     assert set(config["id2label"].values()) == set(manifest["labels"])
@@ -354,3 +416,31 @@ def test_the_real_ncbi_disease_release_read_as_task_files(tmp_path, shared_data)
         assert [tuple(t[:1] for t in s.tags) for s in typed.splits[split].examples] == tags
         assert [s.words for s in untyped.splits[split].examples] == words
         assert [s.tags for s in untyped.splits[split].examples] == tags
+
+
+def test_a_task_file_edited_after_conversion_is_one_line_before_any_run(tmp_path):
+    """Issue 43: the edit was found inside the Hydra job, the console saying HYDRA_FULL_ERROR=1
+    and the reason only in a log; finetune (and sweep) now check it before any run."""
+    task_file = csv_classification(tmp_path / "cls")
+    spec = declared(task_file)
+    converted = tmp_path / "finetune-bin" / "my-cls"
+    converted.mkdir(parents=True)
+    manifest = {
+        "task": "my-cls",
+        "kind": "relation",
+        "task_declaration": spec.declaration.record(("none", "chemical")),
+    }
+    (converted / "manifest.json").write_text(json.dumps(manifest))
+    fields = json.loads(task_file.read_text())
+    task_file.write_text(json.dumps({**fields, "labels": ["chemical", "none"]}))
+    run = bio_roberta(
+        "finetune", "--task", "my-cls", "--task-file", task_file, "--pretrained", "m.pt",
+        "--data-root", tmp_path / "finetune-bin", "--results", tmp_path / "results",
+    )  # fmt: skip
+    assert run.returncode == 2 and "HYDRA_FULL_ERROR" not in run.stderr
+    assert run.stderr.strip().splitlines() == [
+        (
+            f"bio-roberta finetune: error: {converted / 'manifest.json'}: converted with labels "
+            f"none, chemical, {task_file} declares chemical, none: convert it again"
+        )
+    ]

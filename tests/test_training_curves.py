@@ -48,6 +48,24 @@ def test_pretraining_logs_its_curves_to_tensorboard_quietly(pretrained):
     assert [step for step, _ in read_scalars(save / "tensorboard" / "valid")["loss"]] == [4, 8]
 
 
+def test_the_legend_hides_no_point(pretrained):
+    """Issue 43: the legend sat in the panel's upper right, over the demo's distilled run's one
+    validation point; it is below the panel now, and names the learning rate too."""
+    from bio_roberta.training_curves import curves_figure
+
+    save, _ = pretrained
+    figure = curves_figure([save])
+    figure.canvas.draw()
+    axes = figure.axes[0]
+    legend = axes.get_legend()
+    assert legend.get_window_extent().y1 <= axes.get_window_extent().y0
+    assert [text.get_text() for text in legend.get_texts()] == [
+        "train loss",
+        "valid loss",
+        "learning rate",
+    ]
+
+
 def test_curves_command_and_report_plot_the_run(pretrained, tmp_path):
     save, _ = pretrained
     png = tmp_path / "curves.png"

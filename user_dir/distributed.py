@@ -29,7 +29,7 @@ import torch
 from fairseq.distributed import utils as distributed_utils
 from omegaconf import open_dict
 
-from bio_roberta_core.checkpoints import CheckpointError
+from bio_roberta_core.errors import BioRobertaError
 from user_dir.precision import configure_precision
 
 logger = logging.getLogger(__name__)
@@ -72,7 +72,7 @@ def configure_distributed(cfg) -> bool:
 def call_main(cfg, main, **kwargs):
     try:
         launch(cfg, main, **kwargs)
-    except CheckpointError as error:
+    except BioRobertaError as error:  # e.g. a checkpoint it cannot load: one line, no traceback
         sys.exit(f"error: {error}")
 
 

@@ -14,6 +14,12 @@ whenever our call_main runs (fairseq-train --user-dir, scripts/pretrain.sh and d
 fairseq also gives bf16 one fp32 master tensor per parameter ("faster on TPUs without flat grads"),
 so every update runs a Python loop over ~200 tensors with the GPU idle; ``install`` makes bf16 on
 GPUs keep one flat fp32 master tensor, as fp16 does, with the same arithmetic.
+
+Even then fairseq moves each parameter's gradient into the flat master, and each updated weight
+back, one copy kernel per tensor (~200 each way per update for roberta-base, launched from Python
+while the GPU waits). With `--optimizer fused_adam` (the optimizer-step lever, docs/pretrain.md
+"Speed") the bf16 weights and gradients are laid out in flat buffers of their own, in the master's
+order (FlatBuffersFP16Optimizer): each move is one copy, the same values.
 """
 
 import importlib.util
@@ -60,8 +66,67 @@ def flat_bf16_masters(cfg) -> bool:
     )
 
 
+class FlatBuffersFP16Optimizer(FP16Optimizer):
+    """FP16Optimizer whose half-precision weights and gradients are views of one flat buffer each,
+    laid out as the flat fp32 master: the gradients go to the master, and the updated weights come
+    back, in one copy each (fairseq: one per tensor). Gradients stay allocated between updates,
+    zeroed in place (backward adds into them: 0 + g is g, so the values are fairseq's). Built on
+    the parameters' own device, so that it runs on the CPU too (the tests)."""
+
+    @classmethod
+    def build_optimizer(cls, cfg, params, **kwargs):
+        flat = torch.cat([p.data.float().view(-1) for p in params])
+        fp32_params = {params[0].device.index: torch.nn.Parameter(flat)}
+        fp32_params[params[0].device.index].grad = torch.zeros_like(flat)
+        fp32_optimizer = optim.build_optimizer(cfg.optimizer, [fp32_params])
+        return cls(cfg, params, fp32_optimizer, fp32_params, **kwargs)
+
+    def __init__(self, cfg, params, fp32_optimizer, fp32_params, **kwargs):
+        super().__init__(cfg, params, fp32_optimizer, fp32_params, **kwargs)
+        (self.master,) = fp32_params.values()
+        self.flat_weights = self.master.data.to(params[0].dtype)
+        self.flat_grads = torch.zeros_like(self.flat_weights)
+        offset = 0
+        for p in params:
+            p.data = self.flat_weights[offset : offset + p.numel()].view_as(p)
+            p.grad = self.flat_grads[offset : offset + p.numel()].view_as(p)
+            offset += p.numel()
+        self.grad_pointers = [p.grad.data_ptr() for p in params]
+
+    def _sync_fp16_grads_to_fp32(self):
+        if self._needs_sync:
+            if [p.grad is not None and p.grad.data_ptr() for p in self.fp16_params] != (
+                self.grad_pointers
+            ):
+                raise RuntimeError(
+                    "a gradient left its flat buffer (replaced instead of accumulated into): "
+                    "train without --optimizer fused_adam's flat buffers (use adam)"
+                )
+            self.master.grad.copy_(self.flat_grads)
+            self._needs_sync = False
+
+    def _sync_fp32_params_to_fp16(self):
+        self.flat_weights.copy_(self.master.data)
+
+    def zero_grad(self):
+        self.flat_grads.zero_()
+        self.master.grad.zero_()
+        self._needs_sync = False
+
+
+def flat_buffers(cfg, params) -> bool:
+    """The optimizer-step lever: fused_adam over flat bf16 masters, one process, one dtype."""
+    return (
+        flat_bf16_masters(cfg)
+        and cfg.optimizer._name == "fused_adam"
+        and cfg.distributed_training.distributed_world_size == 1
+        and len({p.dtype for p in params}) == 1
+    )
+
+
 def install() -> None:
-    """bf16 on GPUs builds FP16Optimizer with flat fp32 master weights (once; see module doc)."""
+    """bf16 on GPUs builds FP16Optimizer with flat fp32 master weights, with
+    --optimizer fused_adam its flat-buffers variant (once; see module doc)."""
     fairseq_build = FP16Optimizer.build_optimizer
     if getattr(fairseq_build, "bio_roberta", False):
         return
@@ -69,6 +134,8 @@ def install() -> None:
     def build_optimizer(cls, cfg, params, **kwargs):
         if not flat_bf16_masters(cfg):
             return fairseq_build.__func__(cls, cfg, params, **kwargs)
+        if cls is FP16Optimizer and flat_buffers(cfg, params):
+            return FlatBuffersFP16Optimizer.build_optimizer(cfg, params, **kwargs)
         fp32_params = cls.build_fp32_params(cfg.optimizer, params, flatten=True)
         fp32_optimizer = optim.build_optimizer(cfg.optimizer, [fp32_params])
         if not fp32_optimizer.supports_flat_params:

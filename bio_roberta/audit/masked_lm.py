@@ -23,6 +23,10 @@ class AuditError(BioRobertaError):
     """A checkpoint, vocabulary, text dir or option the audit cannot use (names which)."""
 
 
+MASKED_LM_ROUTE = "masked LM"
+FINE_TUNED_ROUTE = "fine-tuned encoder through the masked-LM head it kept"
+
+
 class MaskedLMScorer:
     """Masked-token log-probabilities of a pretrained checkpoint, `batch_size` rows per forward."""
 
@@ -41,9 +45,11 @@ class MaskedLMScorer:
         with tempfile.TemporaryDirectory() as data:  # the dictionary as binarize wrote it
             write_padded_dict(vocab.dict_path, Path(data) / "dict.txt")
             overrides = {"data": data, "user_dir": str(Path(user_dir.__file__).parent)}
+            state = checkpoint_utils.load_checkpoint_to_cpu(str(checkpoint), overrides)
+            self.route = self._masked_lm_route(checkpoint, state, data)
             try:
                 models, cfg, task = checkpoint_utils.load_model_ensemble_and_task(
-                    [str(checkpoint)], arg_overrides=overrides
+                    [str(checkpoint)], state=state
                 )
             except RuntimeError as error:
                 if "size mismatch" not in str(error):
@@ -64,6 +70,44 @@ class MaskedLMScorer:
         block = getattr(cfg.task, "tokens_per_sample", None) or self.model.max_positions()
         self.block = min(block, self.model.max_positions()) - 1  # tokens after <s>
         self.batch_size = batch_size
+
+    @staticmethod
+    def _masked_lm_route(checkpoint: Path, state: dict, data: str) -> str:
+        """How the checkpoint is read as a masked LM: as it is (MASKED_LM_ROUTE), or, fine-tuned,
+        through the masked-LM head fine-tuning kept beside its task's head (FINE_TUNED_ROUTE:
+        the task's heads are dropped and the model built by fairseq's masked_lm task), which
+        measures what the fine-tuned encoder gives away of the notes."""
+        from omegaconf import OmegaConf, open_dict
+
+        from bio_roberta.hf.family import HEAD_PREFIXES, LM_HEAD, option
+
+        weights = state["model"]
+        heads = [key for key in weights if key.startswith(tuple(HEAD_PREFIXES.values()))]
+        if not heads:
+            return MASKED_LM_ROUTE
+        if not any(key.startswith(LM_HEAD) for key in weights):
+            raise AuditError(
+                f"{checkpoint}: a fine-tuned checkpoint that kept no masked-LM head "
+                f"({LM_HEAD}*): audit the pretrained checkpoint its fine-tuning started from"
+            )
+        for key in heads:
+            del weights[key]
+        positions = option(state["cfg"]["model"], "max_positions", 512)
+        with open_dict(state["cfg"]):
+            state["cfg"]["task"] = OmegaConf.create(
+                {"_name": "masked_lm", "data": data, "tokens_per_sample": positions}
+            )
+        return FINE_TUNED_ROUTE
+
+    def same_weights(self, other: "MaskedLMScorer") -> bool:
+        """Whether other's model has exactly this one's parameters."""
+        import torch
+
+        mine, theirs = self.model.state_dict(), other.model.state_dict()
+        return mine.keys() == theirs.keys() and all(
+            mine[key].shape == theirs[key].shape and torch.equal(mine[key], theirs[key])
+            for key in mine
+        )
 
     def encode(self, text: str) -> list[int]:
         """The dictionary ids of a text (no <s>, no </s>)."""

@@ -16,52 +16,35 @@ import datetime
 import logging
 import math
 import random
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from bio_roberta.audit.attacks import (
-    auc_interval,
-    binomial_tail,
-    candidate_secrets,
-    exposure_bits,
-    min_k_score,
-    roc_auc,
-    tpr_at_fpr,
+from bio_roberta.audit.attacks import min_k_score
+from bio_roberta.audit.evidence import (
+    corpus_of,
+    lineage_problem,
+    note_digest,
+    text_dir_evidence,
 )
-from bio_roberta.audit.masked_lm import AuditError, MaskedLMScorer
+from bio_roberta.audit.lineage import read_json, training_data
+from bio_roberta.audit.masked_lm import MASKED_LM_ROUTE, AuditError, MaskedLMScorer
+from bio_roberta.audit.measurements import (
+    AuditOptions,
+    attack_record,
+    max_bits,
+    measure_exposure,
+    name_probes,
+    read_name_probes,
+)
+from bio_roberta.audit.report import markdown
+from bio_roberta.audit.verdict import NOT_MEASURED, Thresholds, verdict
+from bio_roberta.hf.family import MASKED_LM
 from bio_roberta_core.provenance import atomic_write_json, atomic_write_text, sha256_file
 from preprocess.canaries import CANARY_FILE, CanaryError, read_canaries
 from preprocess.text_shards import finished_manifest, iter_shard_documents
 
 logger = logging.getLogger(__name__)
-
-NOT_MEASURED = "not measured (no canaries)"
-NAME_PROBE_TEMPLATE = ("{name} has ", ".")  # the condition goes between: "[NAME] has [MASK]."
-BOOTSTRAP_ROUNDS = 1000
-
-
-@dataclass(frozen=True)
-class Thresholds:
-    """What fails an audit; each is a command-line option (bio_roberta/commands/audit.py)."""
-
-    max_exposure_bits: float = 10.0  # any canary's exposure above it
-    max_auc: float = 0.6  # a membership attack's ROC AUC above it
-    max_tpr_at_1pct_fpr: float = 0.05  # its TPR at 1% FPR above it (chance: 0.01)
-    max_tpr_at_01pct_fpr: float = 0.01  # its TPR at 0.1% FPR above it (chance: 0.001)
-    name_probe_alpha: float = 0.01  # top-1 hits this unlikely at chance (one-sided binomial)
-
-
-@dataclass(frozen=True)
-class AuditOptions:
-    notes: int = 1000  # members and non-members each, at most
-    candidates: int = 4095  # per canary: exposure measurable up to log2(4096) = 12 bits
-    seed: int = 0
-    mask_fraction: float = 0.15
-    batch_size: int = 256
-    # the loss attack's score: the mean log-probability of a note's least likely tokens, this
-    # percent of them (Shi et al.'s Min-K% Prob at their k = 20; 100: minus the note's loss)
-    min_k_percent: float = 20.0
 
 
 def default_prefix(checkpoint: Path) -> Path:
@@ -75,17 +58,21 @@ def _notes(
     seed: int,
     what: str,
     canaries: Sequence[dict] = (),
-) -> list:
-    """Up to `count` notes of the splits, drawn from the seed, without the canary sentences (their
-    exposure is measured apart: in a note they would tell members by the canaries alone)."""
+) -> tuple[list, set[str]]:
+    """(up to `count` notes of the splits, drawn from the seed, without the canary sentences (their
+    exposure is measured apart: in a note they would tell members by the canaries alone); the
+    digest of every note of the splits, drawn or not)."""
     finished_manifest(text_dir)
     inserted = {canary["prefix"] + canary["secret"] + canary["suffix"] for canary in canaries}
 
     def documents():
-        return (doc for split in splits for doc in iter_shard_documents(text_dir, split))
+        for split in splits:
+            for doc in iter_shard_documents(text_dir, split):
+                yield [sentence for sentence in doc if sentence not in inserted]
 
     # the draw of shuffling every note, held as positions: one pass counts, the next keeps `count`
-    # notes, so a corpus of millions is never in memory
+    # notes, so a corpus of millions is never in memory (their digests are 32 bytes each)
+    digests = {note_digest(doc) for doc in documents()}
     order = list(range(sum(1 for _ in documents())))
     if not order:
         raise AuditError(
@@ -97,138 +84,8 @@ def _notes(
     notes: list = [None] * len(rank)
     for position, doc in enumerate(documents()):
         if position in rank:
-            notes[rank[position]] = [sentence for sentence in doc if sentence not in inserted]
-    return notes
-
-
-def measure_exposure(scorer: MaskedLMScorer, canaries: list[dict], options: AuditOptions) -> dict:
-    by_repeats: dict[str, list[float]] = {}
-    measured = []
-    for canary in canaries:
-        candidates = candidate_secrets(
-            canary["secret"],
-            canary["secret_format"],
-            options.candidates,
-            f"{options.seed}:{canary['id']}",
-        )
-        texts = [(canary["prefix"], s, canary["suffix"]) for s in [canary["secret"], *candidates]]
-        scores = scorer.span_scores(texts, progress=f"exposure {canary['id']}")
-        bits, rank = exposure_bits(scores[0], scores[1:])
-        lengths = [len(scorer.encode(" " + secret)) for secret in (canary["secret"], *candidates)]
-        measured.append(
-            {
-                "id": canary["id"],
-                "repeats": canary["repeats"],
-                "rank": rank,
-                "exposure_bits": bits,
-                # a secret the vocabulary merged into fewer tokens than its candidates scores
-                # higher for that alone (the sum has fewer terms): compare these two
-                "secret_tokens": lengths[0],
-                "candidate_tokens_mean": sum(lengths[1:]) / len(candidates),
-            }
-        )
-        by_repeats.setdefault(str(canary["repeats"]), []).append(bits)
-    return {
-        "estimator": (
-            f"log2(K+1) - log2(rank) with rank among the secret and K={options.candidates} "
-            "candidates drawn uniformly from its format; at most "
-            f"{round(_max_bits(options), 2)} bits, about 1.44 expected at chance"
-        ),
-        "candidates": options.candidates,
-        "by_repeats": {
-            repeats: {
-                "canaries": len(bits),
-                "mean_bits": sum(bits) / len(bits),
-                "max_bits": max(bits),
-            }
-            for repeats, bits in sorted(by_repeats.items(), key=lambda item: int(item[0]))
-        },
-        "canaries": measured,
-    }
-
-
-def _max_bits(options: AuditOptions) -> float:
-    return math.log2(options.candidates + 1)
-
-
-def attack_record(members: Sequence[float], non_members: Sequence[float], seed: int) -> dict:
-    return {
-        "auc": roc_auc(members, non_members),
-        "auc_ci95": auc_interval(members, non_members, BOOTSTRAP_ROUNDS, seed),
-        "tpr_at_1pct_fpr": tpr_at_fpr(members, non_members, 0.01),
-        "tpr_at_0.1pct_fpr": tpr_at_fpr(members, non_members, 0.001),
-        "members": len(members),
-        "non_members": len(non_members),
-    }
-
-
-def read_name_probes(path: Path) -> list[tuple[str, str]]:
-    """(name, condition) of each non-blank line `name,condition` of the file."""
-    pairs = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        name, comma, condition = line.rpartition(",")
-        if not comma or not name.strip() or not condition.strip():
-            raise AuditError(f"{path}: line {number}: not `name,condition`: {line!r}")
-        pairs.append((name.strip(), condition.strip()))
-    if len({condition for _, condition in pairs}) < 2:
-        raise AuditError(f"{path}: name probes need at least two distinct conditions to rank")
-    return pairs
-
-
-def name_probes(scorer: MaskedLMScorer, pairs: list[tuple[str, str]], alpha: float) -> dict:
-    """Lehman et al. 2021's probe: rank every condition of the file for each name by the masked
-    pseudo-log-likelihood of "{name} has {condition}."; how often the true one ranks first."""
-    conditions = sorted({condition for _, condition in pairs})
-    before, after = NAME_PROBE_TEMPLATE
-    texts = [(before.format(name=name), c, after) for name, _ in pairs for c in conditions]
-    scores = scorer.span_scores(texts, progress="name probes")
-    hits = 0
-    for index, (_, condition) in enumerate(pairs):
-        row = scores[index * len(conditions) : (index + 1) * len(conditions)]
-        hits += conditions[max(range(len(conditions)), key=row.__getitem__)] == condition
-    chance = 1 / len(conditions)
-    return {
-        "query": before + "[MASK]" + after,
-        "names": len(pairs),
-        "conditions": len(conditions),
-        "top1_rate": hits / len(pairs),
-        "chance": chance,
-        "p_value": binomial_tail(hits, len(pairs), chance),
-    }
-
-
-def verdict(record: dict, thresholds: Thresholds) -> list[str]:
-    """The reasons an audit fails (none: it passes)."""
-    reasons = []
-    exposure = record["exposure"]
-    if isinstance(exposure, dict):
-        for canary in exposure["canaries"]:
-            if canary["exposure_bits"] > thresholds.max_exposure_bits:
-                reasons.append(
-                    f"{canary['id']} (repeated {canary['repeats']}x) has exposure "
-                    f"{canary['exposure_bits']:.2f} bits > {thresholds.max_exposure_bits}"
-                )
-    for attack, numbers in record["membership"].items():
-        if numbers is None:
-            continue
-        for key, limit, fpr in (
-            ("auc", thresholds.max_auc, None),
-            ("tpr_at_1pct_fpr", thresholds.max_tpr_at_1pct_fpr, 0.01),
-            ("tpr_at_0.1pct_fpr", thresholds.max_tpr_at_01pct_fpr, 0.001),
-        ):
-            if fpr is not None and numbers["non_members"] * fpr < 1:
-                continue  # fewer than 1 / fpr non-members: that rate is not resolved, not judged
-            if numbers[key] > limit:
-                reasons.append(f"membership ({attack} attack): {key} {numbers[key]:.3f} > {limit}")
-    probes = record["name_probes"]
-    if probes is not None and probes["p_value"] < thresholds.name_probe_alpha:
-        reasons.append(
-            f"name probes: top-1 rate {probes['top1_rate']:.3f} vs chance {probes['chance']:.3f} "
-            f"(p = {probes['p_value']:.2g} < {thresholds.name_probe_alpha})"
-        )
-    return reasons
+            notes[rank[position]] = doc
+    return notes, digests
 
 
 def audit(
@@ -243,32 +100,97 @@ def audit(
     out: Optional[Path] = None,
 ) -> dict[str, Any]:
     """Audit `checkpoint`; writes PREFIX.json and PREFIX.md (PREFIX: `out`, default
-    default_prefix) and returns the record."""
-    from bio_roberta import __version__
+    default_prefix) and returns the record. What it judged is checked before anything is scored
+    (AuditError, one line): the members are the checkpoint's training notes where its lineage
+    tells, the non-members none of them, the reference another model not trained on them."""
+    from bio_roberta_core.output_dir import output_lock
 
-    if _max_bits(options) <= thresholds.max_exposure_bits:
+    checkpoint = Path(checkpoint)
+    if max_bits(options) <= thresholds.max_exposure_bits:
         needed = 2 ** math.ceil(thresholds.max_exposure_bits + 0.01)
         raise AuditError(
-            f"--candidates {options.candidates} measure at most {_max_bits(options):.2f} bits of "
+            f"--candidates {options.candidates} measure at most {max_bits(options):.2f} bits of "
             f"exposure, not above --max-exposure-bits {thresholds.max_exposure_bits}: the check "
             f"could not fail; pass --candidates of at least {needed}"
         )
+    if not 0 < options.min_k_percent <= 100:
+        raise AuditError(f"--min-k-percent {options.min_k_percent} is not in (0, 100]")
+    for path, what in ((checkpoint, "checkpoint"), (reference, "--reference")):
+        if path is not None and not Path(path).is_file():
+            raise AuditError(f"{what} {path} does not exist")
+    prefix = Path(out) if out is not None else default_prefix(checkpoint)
+    json_path = prefix.with_name(prefix.name + ".json")
+    with output_lock(json_path):
+        sha256 = sha256_file(checkpoint)
+        held = read_json(json_path)
+        if held is not None and held.get("checkpoint_sha256") not in (None, sha256):
+            raise AuditError(
+                f"{json_path} holds the audit of another checkpoint (sha256 "
+                f"{held.get('checkpoint_sha256')}); pass another --out, or remove it"
+            )
+        record = _audit(
+            checkpoint, sha256, vocab_dir, text_dir, non_members, reference, names, options,
+            thresholds,
+        )  # fmt: skip
+        atomic_write_text(prefix.with_name(prefix.name + ".md"), markdown(record))
+        atomic_write_json(json_path, record)  # last: the record says the audit finished
+    return record
+
+
+def _audit(
+    checkpoint: Path,
+    sha256: str,
+    vocab_dir: Path,
+    text_dir: Path,
+    non_members: Optional[Path],
+    reference: Optional[Path],
+    names: Optional[Path],
+    options: AuditOptions,
+    thresholds: Thresholds,
+) -> dict[str, Any]:
+    from bio_roberta import __version__
+
     try:
         canaries = read_canaries(text_dir)
     except CanaryError as error:
         raise AuditError(str(error)) from None
     pairs = read_name_probes(names) if names is not None else None
-    members = _notes(text_dir, ["train"], options.notes, options.seed, "member", canaries)
-    if non_members is None:
-        held_out = _notes(text_dir, ["valid"], options.notes, options.seed, "non-member")
-    else:
-        held_out = _notes(
-            non_members, ["train", "valid"], options.notes, options.seed, "non-member"
+    members, member_digests = _notes(
+        text_dir, ["train"], options.notes, options.seed, "member", canaries
+    )
+    held_dir, held_splits = (
+        (text_dir, ["valid"]) if non_members is None else (non_members, ["train", "valid"])
+    )
+    held_out, _ = _notes(held_dir, held_splits, options.notes, options.seed, "non-member", canaries)
+    evidence = {
+        "members": text_dir_evidence(Path(text_dir), ["train"], members),
+        "non_members": text_dir_evidence(Path(held_dir), held_splits, held_out),
+        "canaries": (
+            {"sha256": sha256_file(Path(text_dir) / CANARY_FILE), "count": len(canaries)}
+            if canaries
+            else None
+        ),
+        "reference": None,
+        "names": {"path": str(names), "sha256": sha256_file(names)} if names else None,
+    }
+    shared = sum(note_digest(note) in member_digests for note in held_out)
+    evidence["non_members"]["shared_with_members"] = shared
+    if shared:
+        raise AuditError(
+            f"{held_dir}: {shared} of its {len(held_out)} non-member notes are notes of "
+            f"{text_dir}'s train split, which the model was trained on: non-members must be "
+            "notes it never saw (the valid split, or --non-members of other notes)"
         )
 
-    if not 0 < options.min_k_percent <= 100:
-        raise AuditError(f"--min-k-percent {options.min_k_percent} is not in (0, 100]")
     scorer = MaskedLMScorer(checkpoint, vocab_dir, options.batch_size)
+    evidence["route"] = scorer.route
+    evidence["lineage"] = _check_lineage(checkpoint, sha256, scorer, evidence, text_dir)
+    reference_scorer = None
+    if reference is not None:
+        reference_scorer = MaskedLMScorer(reference, vocab_dir, options.batch_size)
+        evidence["reference"] = _check_reference(
+            Path(reference), sha256, scorer, reference_scorer, evidence["members"]["shards"]
+        )
     log_probs = {
         group: scorer.note_log_probs(notes, options.seed, options.mask_fraction, f"loss of {group}")
         for group, notes in (("members", members), ("non_members", held_out))
@@ -282,8 +204,7 @@ def audit(
         "loss": attack_record(min_k["members"], min_k["non_members"], options.seed),
         "reference": None,
     }
-    if reference is not None:
-        reference_scorer = MaskedLMScorer(reference, vocab_dir, options.batch_size)
+    if reference_scorer is not None:
         ratio = {
             group: [
                 ref - target
@@ -302,11 +223,12 @@ def audit(
         }
     record = {
         "checkpoint": str(checkpoint),
-        "checkpoint_sha256": sha256_file(checkpoint),
+        "checkpoint_sha256": sha256,
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "bio_roberta_version": __version__,
         "text_dir": str(text_dir),
         "non_members_dir": str(non_members) if non_members is not None else None,
+        "evidence": evidence,
         "options": asdict(options),
         "exposure": measure_exposure(scorer, canaries, options) if canaries else NOT_MEASURED,
         "membership": membership,
@@ -318,74 +240,65 @@ def audit(
     reasons = verdict(record, thresholds)
     record["verdict"] = "fail" if reasons else "pass"
     record["reasons"] = reasons
-    prefix = Path(out) if out is not None else default_prefix(Path(checkpoint))
-    atomic_write_json(prefix.with_name(prefix.name + ".json"), record)
-    atomic_write_text(prefix.with_name(prefix.name + ".md"), markdown(record))
     return record
 
 
-def markdown(record: dict) -> str:
-    """The record as a short report for people (and model cards)."""
-    lines = [
-        f"# Memorisation audit: {record['verdict'].upper()}",
-        "",
-        (
-            f"Checkpoint `{record['checkpoint']}` (sha256 `{record['checkpoint_sha256']}`), "
-            f"audited {record['created']} by bio-roberta {record['bio_roberta_version']}."
-        ),
-        "",
-        "## Canary exposure",
-        "",
-    ]
-    exposure = record["exposure"]
-    if isinstance(exposure, str):
-        lines.append(f"{exposure}: the text dir has no {CANARY_FILE}.")
-    else:
-        lines += [
-            f"Estimator: {exposure['estimator']}.",
-            "",
-            "| repeats | canaries | mean bits | max bits |",
-            "|---|---|---|---|",
-        ]
-        lines += [
-            f"| {repeats} | {g['canaries']} | {g['mean_bits']:.2f} | {g['max_bits']:.2f} |"
-            for repeats, g in exposure["by_repeats"].items()
-        ]
-    lines += [
-        "",
-        "## Membership inference",
-        "",
-        (
-            "Every token of a note masked once; the loss attack scores a note by the mean "
-            f"log-probability of the least likely {record['options']['min_k_percent']:g}% of its "
-            "tokens (Min-K% Prob; 100%: minus its masked-LM loss), the reference attack by the "
-            "reference's loss minus the model's (all its tokens)."
-        ),
-        "",
-        "| attack | AUC (95% CI) | TPR @ 1% FPR | TPR @ 0.1% FPR | members | non-members |",
-        "|---|---|---|---|---|---|",
-    ]
-    for attack, m in record["membership"].items():
-        if m is None:
-            lines.append(f"| {attack} | not run (no --reference) | | | | |")
-            continue
-        low, high = m["auc_ci95"]
-        lines.append(
-            f"| {attack} | {m['auc']:.3f} ({low:.3f}-{high:.3f}) | {m['tpr_at_1pct_fpr']:.3f} | "
-            f"{m['tpr_at_0.1pct_fpr']:.3f} | {m['members']} | {m['non_members']} |"
+def _check_lineage(
+    checkpoint: Path, sha256: str, scorer: MaskedLMScorer, evidence: dict, text_dir: Path
+) -> dict[str, Any]:
+    """Whether the members are the checkpoint's training notes, by content, where its manifests
+    tell (AuditError where they say other notes); the record's `lineage`."""
+    kind = MASKED_LM if scorer.route == MASKED_LM_ROUTE else "fine-tuned"
+    training = training_data(checkpoint, kind, None, sha256)
+    members = evidence["members"]["shards"]
+    problem = lineage_problem(members, training)
+    if problem:
+        raise AuditError(
+            f"{checkpoint} was not trained on the train notes of --text-dir {text_dir}: "
+            f"{problem}; pass the text dir it was trained on"
         )
-    probes = record["name_probes"]
-    lines += ["", "## Name probes", ""]
-    if probes is None:
-        lines.append("Not run (no --names).")
-    else:
-        lines.append(
-            f"`{probes['query']}` over {probes['names']} names and {probes['conditions']} "
-            f"conditions: top-1 rate {probes['top1_rate']:.3f} vs chance {probes['chance']:.3f} "
-            f"(p = {probes['p_value']:.2g})."
+    trained_on = set(evidence["non_members"]["shards"]) & training.train_shards()
+    if trained_on:
+        raise AuditError(
+            f"{evidence['non_members']['text_dir']}: {len(trained_on)} of its non-member shards "
+            f"are shards {checkpoint} was trained on: non-members must be notes it never saw"
         )
-    lines += ["", "## Thresholds and verdict", ""]
-    lines += [f"- {key}: {value}" for key, value in record["thresholds"].items()]
-    lines += ["", f"Verdict: **{record['verdict']}**."]
-    lines += [f"- {reason}" for reason in record["reasons"]]
-    return "\n".join(lines) + "\n"
+    followed = corpus_of(members, training) is not None
+    why = "; ".join(training.unknown + training.broken) or "its lineage records no corpora"
+    return {"followed": followed, **({} if followed else {"why": why})}
+
+
+def _check_reference(
+    reference: Path,
+    sha256: str,
+    scorer: MaskedLMScorer,
+    reference_scorer: MaskedLMScorer,
+    member_shards: Sequence[str],
+) -> dict[str, Any]:
+    """The record's `reference`, after refusing a reference that is the model itself (same file or
+    same weights: every likelihood ratio would be 0 and that attack could never fail) or that was
+    trained on the members."""
+    reference_sha256 = sha256_file(reference)
+    if reference_sha256 == sha256 or scorer.same_weights(reference_scorer):
+        raise AuditError(
+            f"--reference {reference} is the audited model itself (same "
+            f"{'file' if reference_sha256 == sha256 else 'weights'}): its likelihood ratios "
+            "would all be 0 and that attack could never fail; pass a model trained without "
+            "these notes"
+        )
+    kind = MASKED_LM if reference_scorer.route == MASKED_LM_ROUTE else "fine-tuned"
+    training = training_data(reference, kind, None, reference_sha256)
+    trained_on_members = bool(training.train_shards() & set(member_shards))
+    if trained_on_members:
+        raise AuditError(
+            f"--reference {reference} was trained on the members' notes (its data-bins read "
+            "their shards): the likelihood-ratio attack needs a model trained without them"
+        )
+    known = bool(training.corpora) and not training.broken
+    return {
+        "path": str(reference),
+        "sha256": reference_sha256,
+        # False: its lineage is known and holds none of the members; None: it could not be told
+        "trained_on_members": False if known else None,
+        **({} if known else {"why": "; ".join(training.unknown + training.broken)}),
+    }

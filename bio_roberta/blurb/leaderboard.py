@@ -10,7 +10,10 @@ score_any_split) and why. Completeness (`partial`, `missing`) is a separate stat
 Built from the report's BLURB rows (bio_roberta.report.blurb: blurb_rows / blurb_summary), so
 the leaderboard and Table 6's layout never disagree. `protocol` says whether a dataset's score is
 its one setting's ("untuned (one setting)") or the best-dev setting's of a grid ("tuned on dev",
-bio_roberta/report/settings.py); `grid` is the settings the suite ran with --tune (None without),
+bio_roberta/report/settings.py), `schedule` how each run's epochs were chosen (one fixed-length
+schedule's best-dev checkpoint, unless --tune-epochs made them an axis), `outside_grid` each
+dataset whose scored lr or batch size BLURB's grid lacks; `grid` is the settings the suite ran with
+--tune (None without),
 and each dataset gives every setting's dev score (x100, aggregated over seeds as its test) and the
 `picked` one.
 """
@@ -53,18 +56,24 @@ def leaderboard(
     protocol: str,
     grid: list[dict[str, Any]] | None = None,
     score_any_split: bool = False,
+    schedule: str = "",
+    outside_grid: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """The leaderboard record of one model's BLURB rows (BlurbDatasetRow, one per dataset, Table
     6's order) and their BlurbSummary (None: no dataset scored); settings: each task's
     hyperparameter settings and the one scored (report.settings.TaskSettings) and protocol the
     datasets' (report.settings.protocol); grid: the settings the suite ran to tune (None:
     untuned); score_any_split: the rows were made with it (a split not BLURB's or unchecked
-    scored)."""
+    scored); schedule: how each run's epochs were chosen (report.settings.schedule_text);
+    outside_grid: the datasets whose scored lr or batch size BLURB's grid does not hold
+    (report.settings.outside_blurb_grid)."""
     score = summary.ours if summary else None
     return {
         "schema": LEADERBOARD_SCHEMA,
         "model": model,
         "protocol": protocol,
+        "schedule": schedule,
+        "outside_grid": outside_grid or {},
         "grid": grid,
         "blurb_score": round(score.score, 2) if score else None,
         "partial": score.partial if score else True,

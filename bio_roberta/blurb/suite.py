@@ -4,8 +4,9 @@ Each row gives the dataset's task type and metric (Table 3), the split sizes of 
 Table 6's test results of its nine models (x100, as printed), where BLURB's split comes
 from and the dataset's folder in LinkBERT's BLURB release. ``check_blurb_split`` says whether
 what a reader read is BLURB's split and how it checked, so a report can tell BLURB's split from
-another one and from an unknown one: only content (digests measured on BLURB's files, BLURB's id
-lists in bio_roberta/readers/blurb_ids) finds it BLURB's; sizes and the reader's own knowledge
+another one and from an unknown one: only content (digests of examples or of their ids measured
+on public copies of BLURB's files, bio_roberta/blurb/split_evidence.py; BLURB's id lists in
+bio_roberta/readers/blurb_ids) finds it BLURB's; sizes and the reader's own knowledge
 (``Split.blurb``) can only find it not BLURB's.
 """
 
@@ -17,6 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Optional
 
+from bio_roberta.blurb.split_evidence import (
+    BLURB_DIGESTS,
+    BLURB_ID_DIGESTS,
+    UNPROVEN,
+)
 from bio_roberta.readers.blurb_ids import blurb_id_lists
 from bio_roberta.readers.source_files import Split, TaggedSentence, TaskData
 from bio_roberta.tasks.kinds import MULTILABEL
@@ -85,25 +91,23 @@ def _ner(task, display, sizes, table6, linkbert_name, note=""):
         sizes,
         MENTIONS,
         table6,
-        "Crichton et al.'s split, which BioBERT's NERdata files keep" + note,
+        "Crichton et al.'s split (MTL-Bioinformatics-2016's files), tags cut to B/I/O by BLURB's "
+        "data generation" + note,
         f"tokcls/{linkbert_name}_hf",
     )
 
 
 BLURB_DATASETS = (
-    # Where each split size comes from. Mention counts (B tags) measured on LinkBERT's
-    # tokcls/BC5CDR-chem_hf and NCBI-disease_hf in ../shared/data/blurb_linkbert (their
-    # SOURCE.txt; Crichton's files give the same); BC5CDR-disease: Table 3 prints a dev of 4244,
-    # Crichton's BC5CDR-disease-IOB (BLURB's source, sentence for sentence) holds 4246 by seqeval
-    # (issue 21's count on those files, not in ../shared/data); JNLPBA, ChemProt: Table 3's, no
-    # copy of BLURB's files being at hand; BC2GM, HoC, BioASQ: Table 3's, equal to those of the
-    # copy of LinkBERT's release BLURB_DIGESTS were measured on (BC2GM: dev and test only);
-    # DDI: BLURB's release (issue 26: train = the 27,792 pairs of the corpus's Train files,
-    # measured on ../shared/data re/DDI-2013, less the 2,496 of its dev files; dev and test
-    # also measured on that copy); GAD, BIOSSES, PubMedQA: measured
-    # here on the files that rebuild BLURB's split (../shared/data re/GAD, sts/BIOSSES,
-    # qa/PubMedQA: 4261/535/534, 64/16/20, 450/50/500), equal to Table 3's but GAD's swapped
-    # dev/test.
+    # Where each split size comes from. Mention counts (B tags) measured on the copies of BLURB's
+    # files bio_roberta/blurb/split_evidence.py names: NCBI-disease, BC5CDR-chem, BC5CDR-disease
+    # (Table 3 prints a dev of 4244, its files hold 4246 by seqeval), BC2GM (all three, equal to
+    # Table 3's); JNLPBA: Table 3's, its dev and test measured equal there (its train file is not
+    # at hand); ChemProt: Table 3's, no copy of BLURB's files being at hand; HoC, BioASQ, GAD:
+    # measured on those copies, equal to Table 3's but GAD's swapped dev/test; DDI: BLURB's
+    # release (issue 26: train = the 27,792 pairs of the corpus's Train files, measured on
+    # ../shared/data re/DDI-2013, less the 2,496 of its dev files; dev and test also measured on
+    # that copy); BIOSSES, PubMedQA: measured here on the files that rebuild BLURB's split
+    # (../shared/data sts/BIOSSES, qa/PubMedQA: 64/16/20, 450/50/500), equal to Table 3's.
     _ner(
         "bc5cdr-chem",
         "BC5-chem",
@@ -140,8 +144,8 @@ BLURB_DATASETS = (
         (46750, 4551, 8662),
         gu_row(78.63, 78.52, 78.81, 79.35, 79.45, 79.56, 78.59, 78.68, 80.06),
         "JNLPBA",
-        "; entity types merged, as BioBERT's untyped tags; BioBERT's own JNLPBA files are another "
-        "split (32178/8575/6241 mentions)",
+        " (BLURB's cut of the shared task's Genia4ERtask2.iob2); entity types merged; BioBERT's "
+        "own JNLPBA files are another split (32178/8575/6241 mentions, issue 42's count)",
     ),
     BlurbDataset(
         "ebm-pico",
@@ -181,8 +185,9 @@ BLURB_DATASETS = (
         gu_row(80.04, 79.34, 79.52, 80.88, 81.06, 81.22, 78.20, 77.78, 82.36),
         "original corpus, one example per pair; test = the 191 test files (our ddi_xml reader's "
         "5,716 pairs, the same); train/dev = the 714 Train files by BLURB's own 624/90-file "
-        "lists: BLURB's and LinkBERT's release hold them, the corpus XML does not (Table 3's "
-        "22233/5559 is another partition of the same 27,792 Train pairs, docs/finetune.md)",
+        "lists: dev = BLURB's and LinkBERT's release, train = every other Train pair (the corpus "
+        "XML holds no dev; Table 3's 22233/5559 is another partition of the same 27,792 Train "
+        "pairs, docs/finetune.md)",
         "seqcls/DDI_hf",
     ),
     BlurbDataset(
@@ -253,6 +258,7 @@ BLURB: dict[str, BlurbDataset] = {dataset.task: dataset for dataset in BLURB_DAT
 assert len(BLURB) == 13 and {d.task_type for d in BLURB_DATASETS} == set(TASK_TYPES)
 
 SPLIT_ORDER = ("train", "valid", "test")
+NO_DIGESTS = (None, None, None)
 
 
 def read_sizes(dataset: BlurbDataset, data: TaskData) -> tuple[int, int, int]:
@@ -335,32 +341,23 @@ def split_digests(data: TaskData) -> dict[str, str]:
     }
 
 
-# split_digest of BLURB's train/dev/test (split_digests); None: no copy of that split at hand.
-# ncbi-disease, bc5cdr-chem: measured on LinkBERT's release in ../shared/data/blurb_linkbert
-# (tokcls/NCBI-disease_hf, tokcls/BC5CDR-chem_hf). The others: measured on a public copy of
-# LinkBERT's release, github.com/robert1ridley/BioMedData at f346e04, data/seqcls/HoC_hf,
-# bioasq_hf, pubmedqa_hf, DDI_hf and data/tokcls/BC2GM_hf (its NCBI-disease_hf and
-# BC5CDR-chem_hf are byte for byte ../shared/data's; its BC5CDR-disease_hf is a copy of
-# BC5CDR-chem_hf, not used); every split measured has Table 3's size (abstracts, examples,
-# mentions); DDI's and BC2GM's train.json are listed in its tree, their content absent from
-# the snapshot at hand. PubMedQA's ids are fold 0 of bio_roberta/readers/blurb_ids/pubmedqa.json,
-# and our pubmedqa reader's replay of ../shared/data qa/PubMedQA gives the same three digests.
-# Re-measure: tests/test_blurb_split_content.py with BIO_ROBERTA_LINKBERT_RELEASE.
-BLURB_DIGESTS: dict[str, tuple[Optional[str], Optional[str], Optional[str]]] = {
-    "ncbi-disease": ("cdd3cda7284a9181", "c6d397411c119280", "8d8dde7508be3b7c"),
-    "bc5cdr-chem": ("5e97564d8f1e45cf", "6513e9a854ac3d88", "fcc96dae23b1851c"),
-    "bc2gm": (None, "7c51d9734d484ff2", "022589e41bdac685"),
-    "ddi": (None, "cf4f6933395ca803", "21936f0c9c764add"),
-    "hoc-blurb": ("b1a9e672852d71cb", "28810674ef9fbd19", "dc70c3f518700552"),
-    "pubmedqa": ("4ecb99881ca3023c", "f10c2975d3804cb7", "11ce5d911f3f052e"),
-    "bioasq": ("0d193e7524c76510", "bd17e92e2f8af2ad", "007aedcbab8a52aa"),
-}
+def id_digest(split: Split) -> str:
+    """First 16 hex digits of the sha256 of a split's example ids, sorted: what proves a split
+    BLURB's where BLURB's rule names its examples but no public file gives their text
+    (split_evidence.BLURB_ID_DIGESTS)."""
+    ids = sorted(example.id for example in split.examples)
+    return hashlib.sha256("\n".join(ids).encode("utf-8")).hexdigest()[:16]
+
 
 # How a split was checked (the data manifest's blurb_split_checked_by). Only content (a digest of
 # BLURB's files, or BLURB's id lists) can find a split BLURB's; sizes and the reader can only find
 # it not BLURB's; equal sizes without a content check are unknown.
 BY_CONTENT = "content: the sha256 of the sorted examples, measured on BLURB's files"
 BY_IDS = "ids: the examples' release ids against BLURB's id lists (bio_roberta/readers/blurb_ids)"
+BY_CONTENT_AND_IDS = (
+    "content and ids: the sha256 of the sorted examples of the splits public files give, of the "
+    "sorted example ids of those only BLURB's rule gives (bio_roberta/blurb/split_evidence.py)"
+)
 BY_SIZES = "sizes: not BLURB's, each number's source named in bio_roberta/blurb/suite.py"
 BY_READER = "the reader: not BLURB's (a split of its own)"
 BY_NOTHING = "none possible: unknown"
@@ -369,7 +366,7 @@ BY_NOTHING = "none possible: unknown"
 @dataclass(frozen=True)
 class SplitCheck:
     reason: Optional[str]  # None: BLURB's split; else why not, or why it is unknown
-    checked_by: str  # BY_CONTENT, BY_IDS, BY_SIZES, BY_READER or BY_NOTHING
+    checked_by: str  # BY_CONTENT, BY_IDS, BY_CONTENT_AND_IDS, BY_SIZES, BY_READER or BY_NOTHING
 
 
 def identical_splits(data: TaskData) -> list[tuple[str, str]]:
@@ -405,13 +402,14 @@ def id_list_gap(
 
 def check_blurb_split(dataset: BlurbDataset, data: TaskData) -> SplitCheck:
     """Whether the data read is BLURB's split, and how that was checked. Two splits with the same
-    examples are not; a split its reader knows not to be BLURB's is not. Then the examples'
-    digests decide where BLURB_DIGESTS has them: one split other than BLURB's is not, all equal
-    is BLURB's; a split without a recorded digest leaves it unproven. Then sizes other than
-    BLURB's are not; else the examples' ids decide where BLURB's id lists are known
-    (bio_roberta/readers/blurb_ids) and the reader did not place the examples by those lists itself.
+    examples are not; a split its reader knows not to be BLURB's is not. Then what
+    bio_roberta/blurb/split_evidence.py records decides, split by split: the examples' digest
+    (BLURB_DIGESTS), else their ids' (BLURB_ID_DIGESTS, unless the reader placed the examples by
+    BLURB's own lists): one split other than BLURB's is not, every split proven is BLURB's. Then
+    sizes other than BLURB's are not; else the examples' ids decide where BLURB's id lists are
+    known (bio_roberta/readers/blurb_ids) and the reader did not place the examples by them.
     Equal sizes, file names or no check possible tell nothing: unknown (naming the unproven
-    splits), never BLURB's."""
+    splits and the file that would prove them), never BLURB's."""
     copies = identical_splits(data)
     if copies:
         pairs = ", ".join(f"{a} and {b}" for a, b in copies)
@@ -425,31 +423,43 @@ def check_blurb_split(dataset: BlurbDataset, data: TaskData) -> SplitCheck:
     if why_not:
         return SplitCheck(f"{dataset.display}: {'; '.join(why_not)}", BY_READER)
     sizes = check_split_sizes(dataset, data) if dataset.unit is not None else None
-    recorded = dict(zip(SPLIT_ORDER, BLURB_DIGESTS.get(dataset.task, (None, None, None))))
-    measured = [name for name, digest in recorded.items() if digest is not None]
-    unproven = [name for name, digest in recorded.items() if digest is None]
-    if measured:
-        found = split_digests(data)
-        differ = [name for name in measured if found[name] != recorded[name]]
-        if differ:
-            return SplitCheck(
-                sizes
-                or f"{dataset.display}: {'/'.join(differ)} hold other examples than BLURB's "
-                "(same sizes)",
-                BY_CONTENT,
-            )
-        if not unproven:
-            return SplitCheck(None, BY_CONTENT)
+    placed_by = {fact.placed_by for fact in known.values() if fact is not None and fact.placed_by}
+    content = dict(zip(SPLIT_ORDER, BLURB_DIGESTS.get(dataset.task, NO_DIGESTS)))
+    ids = NO_DIGESTS if placed_by else BLURB_ID_DIGESTS.get(dataset.task, NO_DIGESTS)
+    by_ids = dict(zip(SPLIT_ORDER, ids))
+    measured = [name for name in SPLIT_ORDER if content[name]]
+    id_measured = [name for name in SPLIT_ORDER if by_ids[name]]
+    unproven = [name for name in SPLIT_ORDER if name not in measured + id_measured]
+    checked_by = BY_CONTENT_AND_IDS if id_measured else BY_CONTENT
+    found = split_digests(data) if measured else {}
+    differ = [name for name in measured if found[name] != content[name]]
+    if differ:
+        return SplitCheck(
+            sizes
+            or f"{dataset.display}: {'/'.join(differ)} hold other examples than BLURB's "
+            "(same sizes)",
+            checked_by,
+        )
+    differ = [name for name in id_measured if id_digest(data.splits[name]) != by_ids[name]]
+    if differ:
+        return SplitCheck(
+            sizes
+            or f"{dataset.display}: {'/'.join(differ)} hold other example ids than BLURB's rule "
+            f"gives (same sizes; {dataset.split_source})",
+            checked_by,
+        )
+    if (measured or id_measured) and not unproven:
+        return SplitCheck(None, checked_by)
     if sizes is not None:
         return SplitCheck(sizes, BY_SIZES)
     lists = blurb_id_lists(dataset.task)
-    placed_by = {fact.placed_by for fact in known.values() if fact is not None and fact.placed_by}
     if lists is not None and not placed_by:
         return SplitCheck(id_list_gap(dataset, data, lists), BY_IDS)
-    if measured:
+    if measured or id_measured:
         why = (
-            f"{'/'.join(measured)} hold BLURB's examples by content, but no digest of BLURB's "
-            f"{'/'.join(unproven)} is at hand and sizes cannot prove it"
+            f"{'/'.join(measured + id_measured)} hold BLURB's examples by "
+            f"{'content' if measured else 'ids'}, but no public file at hand proves BLURB's "
+            f"{'/'.join(unproven)} and sizes cannot"
         )
     elif placed_by:
         why = (
@@ -463,6 +473,8 @@ def check_blurb_split(dataset: BlurbDataset, data: TaskData) -> SplitCheck:
         )
     else:
         why = "no sizes to compare, no id lists of BLURB's release, no digest of its files"
+    if dataset.task in UNPROVEN:
+        why += f"; what would prove it: {UNPROVEN[dataset.task]}"
     return SplitCheck(
         f"{dataset.display}: split unknown ({why}); {dataset.split_source}", BY_NOTHING
     )
@@ -491,6 +503,7 @@ def split_gap(dataset: BlurbDataset, check=NO_CHECK) -> Optional[str]:
 CHECK_NAMES = {
     BY_CONTENT: "content hash",
     BY_IDS: "ids",
+    BY_CONTENT_AND_IDS: "content hash + ids",
     BY_READER: "reader",
     BY_SIZES: "sizes",
     BY_NOTHING: "none possible",

@@ -156,14 +156,36 @@ def runs_shown(
         shown.print_table()
 
 
+# --data-root of finetune and sweep
+DATA_ROOT_HELP = (
+    "the dir holding each task's converted data as <task>/, e.g. finetune-bin when convert-task "
+    "wrote --out finetune-bin/<task>; not its parent"
+)
+
+
 def check_converted(data_root: str, tasks: list[str]) -> None:
-    """Every task has its finetune-bin/<task> under data_root, or a one-line UsageError."""
-    missing = [task for task in tasks if not (Path(data_root) / task).is_dir()]
-    if missing:
-        raise UsageError(
-            f"no converted data for {', '.join(missing)} under {data_root}; run "
-            "bio-roberta convert-task first"
-        )
+    """Every task has its converted data (manifest.json) at data_root/<task>, or a one-line
+    UsageError naming where it looked (and the dir below data_root that has it, if one does);
+    a task file's task as its data was converted from it (as_converted), else the reason."""
+    from bio_roberta.finetuning.converted_data import converted_manifest
+    from bio_roberta.tasks.registry import get_task
+    from bio_roberta.tasks.task_file import as_converted
+
+    root = Path(data_root)
+    for task in tasks:
+        spec = get_task(task)
+        fold = spec.run_folds[0]
+        manifest = root / task / (f"fold{fold}" if fold is not None else "") / "manifest.json"
+        if not manifest.is_file():
+            below = sorted(p.parent.parent for p in root.glob(f"*/{task}/manifest.json"))
+            hint = (
+                f"; --data-root {below[0]} holds it" if below else "; run bio-roberta convert-task"
+            )
+            raise UsageError(
+                f"no converted data for {task}: {manifest} not found (--data-root is the dir "
+                f"holding <task>/, as convert-task --out DATA_ROOT/{task} wrote it){hint}"
+            )
+        as_converted(spec, converted_manifest(root / task, spec), manifest)
 
 
 def command_overrides(args, tasks: list[str], seeds: list[int]) -> list[str]:

@@ -25,8 +25,11 @@ from typing import Callable, Optional
 from bio_roberta.finetuning.results import FAILED, OK, STARTED, PlannedRun
 
 POLL_SECONDS = 1.0  # a look at 780 planned run dirs (BLURB tuned, 10 seeds) takes ~40 ms
-# between two progress lines of a run that only trains; a validation is shown when it is logged
+# between two progress lines of a run that only trains; a validation is shown when it is logged,
+# unless the run's last line is newer than VALIDATION_SECONDS (a toy run validating every second
+# would fill the console: the demo's six runs printed 187 lines in two minutes)
 PROGRESS_SECONDS = 30.0
+VALIDATION_SECONDS = 10.0
 KEPT = "kept"  # a run finished before with the same config, not run again
 
 
@@ -215,8 +218,8 @@ class RunsConsole:
         return f"run {run.number}/{len(self.runs)} {run.planned.name}"
 
     def read_log(self, run: WatchedRun) -> None:
-        """The new whole lines of the run's train.log; one progress line per validation, and at
-        most one per PROGRESS_SECONDS while it trains."""
+        """The new whole lines of the run's train.log; one progress line per validation (at most
+        one per VALIDATION_SECONDS), and at most one per PROGRESS_SECONDS while it trains."""
         if run.log is None:
             return
         try:
@@ -239,7 +242,8 @@ class RunsConsole:
                 )
             run.last_progress = progress
             now = self.clock()
-            if progress.dev is not None or now - run.shown_at >= PROGRESS_SECONDS:
+            wait = PROGRESS_SECONDS if progress.dev is None else VALIDATION_SECONDS
+            if now - run.shown_at >= wait:
                 run.shown_at = now
                 self.say(f"{self.name(run)}: {progress_text(progress, run)}")
 

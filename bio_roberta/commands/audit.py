@@ -1,17 +1,22 @@
-"""Audit a pretrained checkpoint for memorised training text before it is shared: the exposure of
-the canaries its text dir holds (parse-mimic/parse-text --canaries), membership inference on its
-training notes vs held-out notes (loss attack; likelihood-ratio attack with --reference) and,
-with --names, name->condition probes. Writes PREFIX.json and PREFIX.md and exits 1 when the
-verdict is fail. See bio_roberta/audit/record.py."""
+"""Audit a checkpoint (pretrained or fine-tuned) for memorised training text before it is shared:
+the exposure of the canaries its text dir holds (parse-mimic/parse-text --canaries), membership
+inference on its training notes vs held-out notes (loss attack; likelihood-ratio attack with
+--reference) and, with --names, name->condition probes. Writes PREFIX.json and PREFIX.md and exits
+1 when the verdict is fail. See bio_roberta/audit/record.py."""
 
-HELP = "memorisation audit of a pretrained checkpoint: canaries, membership inference, name probes"
+HELP = "memorisation audit of a checkpoint: canaries, membership inference, name probes"
 
 
 def add_arguments(parser):
-    from bio_roberta.audit.record import AuditOptions, Thresholds
+    from bio_roberta.audit.measurements import AuditOptions
+    from bio_roberta.audit.verdict import Thresholds
 
     options, thresholds = AuditOptions(), Thresholds()
-    parser.add_argument("checkpoint", metavar="CHECKPOINT", help="the pretrained checkpoint")
+    parser.add_argument(
+        "checkpoint",
+        metavar="CHECKPOINT",
+        help="the checkpoint: pretrained, or fine-tuned (read through the masked-LM head it kept)",
+    )
     parser.add_argument(
         "--vocab", required=True, metavar="VOCAB_DIR", help="the vocabulary dir of its data-bin"
     )
@@ -75,7 +80,8 @@ def add_arguments(parser):
         "--max-auc",
         type=float,
         default=thresholds.max_auc,
-        help="fail when a membership attack's ROC AUC exceeds it",
+        help="fail when a membership attack's ROC AUC is further from 0.5 than this is, either "
+        "side (0.6: above 0.6 or below 0.4)",
     )
     parser.add_argument(
         "--max-tpr-at-1pct-fpr",
@@ -100,7 +106,9 @@ def add_arguments(parser):
 def run(args):
     from pathlib import Path
 
-    from bio_roberta.audit.record import AuditOptions, Thresholds, audit, default_prefix
+    from bio_roberta.audit.measurements import AuditOptions
+    from bio_roberta.audit.record import audit, default_prefix
+    from bio_roberta.audit.verdict import Thresholds
     from bio_roberta.cli import UsageError
 
     for option in ("notes", "candidates", "batch_size"):

@@ -8,9 +8,11 @@ BLURB's, or could not be checked, is left out of the score unless --score-any-sp
 report and leaderboard.json say the score is not comparable with Table 6, naming each such
 dataset). --tune runs BLURB's grid of learning rates and batch sizes (each setting in its own
 run dirs) and scores per dataset the setting with the best dev score (untuned: the registry's
-setting alone). --runs-per-device and --devices pack the sweep's runs onto devices as `bio-roberta
-sweep` does. Extra arguments are Hydra overrides for the sweep (one of a grid's keys replaces that
-axis). The sweep shows each run as it goes and ends with their table (--quiet: not).
+setting alone); --tune-epochs adds BLURB's epochs axis (each run otherwise keeps the best-dev
+checkpoint of one fixed-length schedule, which the report's protocol line says).
+--runs-per-device and --devices pack the sweep's runs onto devices as `bio-roberta sweep` does.
+Extra arguments are Hydra overrides for the sweep (one of a grid's keys replaces that axis). The
+sweep shows each run as it goes and ends with their table (--quiet: not).
 """
 
 HELP = "convert, sweep and report BLURB's 13 datasets from one data root (resumable)"
@@ -47,16 +49,45 @@ def add_arguments(parser):
         help="BLURB's protocol: run its grid (lr x batch size) and score, per dataset, the "
         "setting with the best dev score aggregated over seeds",
     )
+    parser.add_argument(
+        "--tune-epochs",
+        type=tune_epochs,
+        default=None,
+        metavar="E,E,...",
+        help="with --tune, epochs as a further axis of the grid (BLURB tunes them over 2-60, Gu "
+        "et al. §6.2); without it each run keeps the best-dev checkpoint of its one schedule",
+    )
     add_packing_arguments(parser)
     add_console_options(parser)
     parser.add_argument("overrides", nargs="*", help="further Hydra overrides (key=value)")
 
 
+def tune_epochs(text: str) -> tuple[int, ...]:
+    """--tune-epochs: comma-separated epoch counts within BLURB's range (BLURB_EPOCHS)."""
+    import argparse
+
+    from bio_roberta.tasks.registry import BLURB_EPOCHS
+
+    low, high = BLURB_EPOCHS
+    try:
+        epochs = tuple(int(value) for value in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected comma-separated integers") from None
+    if not epochs or any(not low <= e <= high for e in epochs) or len(set(epochs)) < len(epochs):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: distinct epoch counts within BLURB's {low}-{high} (Gu et al. §6.2)"
+        )
+    return epochs
+
+
 def run(args):
     from bio_roberta.blurb_run import run_suite
     from bio_roberta.commands._packing import devices_option, runs_per_device_option
+    from bio_roberta.errors import UsageError
     from bio_roberta_core.output_dir import output_lock
 
+    if args.tune_epochs and not args.tune:
+        raise UsageError("--tune-epochs adds an axis to BLURB's grid: give --tune with it")
     runs_per_device_option(args.runs_per_device)  # refused before any conversion
     devices_option(args.devices)
     with output_lock(args.work):  # one suite per work dir, from conversion to report

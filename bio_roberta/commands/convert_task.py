@@ -43,8 +43,16 @@ def add_arguments(parser):
         "--max-positions",
         type=int,
         default=None,
-        help="model positions incl. <s> and </s>, at most an imported model's own (default: the "
-        "registry's, 512)",
+        help="model positions incl. <s> and </s>, at most the model's own (default: the "
+        "registry's, 512, or the model's where it has fewer: --pretrained, an imported "
+        "vocabulary's)",
+    )
+    parser.add_argument(
+        "--pretrained",
+        default=None,
+        metavar="CHECKPOINT",
+        help="the checkpoint the data is for (the one `finetune --pretrained` takes): its "
+        "positions bound --max-positions and are its default where fewer than the registry's",
     )
     parser.add_argument(
         "--long-inputs",
@@ -110,6 +118,7 @@ def run(args):
         max_positions=args.max_positions,
         max_unknown_rate=args.max_unknown_rate,
         long_inputs=long_inputs,
+        pretrained=args.pretrained,
     )
     for manifest in manifests:
         where = f" fold {manifest['fold']}" if manifest["fold"] else ""

@@ -39,8 +39,17 @@ def add_arguments(parser):
     parser.add_argument(
         "--allow-unaudited",
         action="store_true",
-        help="export a MIMIC-III-trained checkpoint without a passing audit; the model card's "
-        "first lines say so",
+        help="export a MIMIC-III-trained checkpoint without a passing audit (or one whose "
+        "recorded training data cannot be followed); the model card's first lines say so",
+    )
+    parser.add_argument(
+        "--training-data",
+        action="append",
+        default=[],
+        metavar="DATA_BIN",
+        help="the data-bin the checkpoint (or the pretrained model of a fine-tuned one) was "
+        "trained on, where the paths its options record no longer lead there (moved, renamed, "
+        "copied); repeat for several; the model card says the gate was pointed there",
     )
 
 
@@ -59,6 +68,7 @@ def run(args):
         head=args.head,
         audit=args.audit,
         allow_unaudited=args.allow_unaudited,
+        given_training_data=args.training_data,
     )
     print(f"{manifest['hf_model_class']} ({manifest['vocab_size']} tokens) -> {args.out}")
     return 0

@@ -7,6 +7,7 @@ Hydra run's own output goes to RESULTS/hydra/finetune-<time>.log (bio-roberta -v
 console). Exit status 1 when a run failed."""
 
 from bio_roberta.commands._finetune_runs import (
+    DATA_ROOT_HELP,
     add_console_options,
     check_converted,
     composed_sweep_job,
@@ -31,7 +32,7 @@ def add_arguments(parser):
         "--seed", type=int, default=None, help="default: the first of the task's seeds"
     )
     parser.add_argument("--pretrained", required=True, help="fairseq checkpoint to fine-tune from")
-    parser.add_argument("--data-root", required=True, help="dir holding finetune-bin/<task>/")
+    parser.add_argument("--data-root", required=True, help=DATA_ROOT_HELP)
     parser.add_argument("--results", required=True, help="results dir (records, logs, checkpoints)")
     parser.add_argument(
         "--arch",

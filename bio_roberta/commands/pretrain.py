@@ -15,6 +15,12 @@ def add_arguments(parser):
 
 
 def run(args):
-    from bio_roberta.launch import launch
+    import sys
 
-    return launch(args)
+    from bio_roberta.launch import continued_shape, launch
+
+    # a model of ours continued (checkpoint.finetune_from_model): the shape its weights have
+    shape, continuing = continued_shape(args.overrides)
+    if continuing:
+        print(f"bio-roberta pretrain: {continuing}", file=sys.stderr, flush=True)
+    return launch(args, tuple(shape))

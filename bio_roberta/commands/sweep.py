@@ -14,6 +14,7 @@ then a table of every run (--quiet: none of it); the Hydra runs' own output goes
 RESULTS/hydra/sweep-<time>.log (bio-roberta -v sweep: to the console)."""
 
 from bio_roberta.commands._finetune_runs import (
+    DATA_ROOT_HELP,
     add_console_options,
     check_converted,
     composed_sweep_job,
@@ -49,7 +50,7 @@ def add_arguments(parser):
         "--seed-list", default=None, help="comma-separated seeds for every task, instead of --seeds"
     )
     parser.add_argument("--pretrained", required=True, help="fairseq checkpoint to fine-tune from")
-    parser.add_argument("--data-root", required=True, help="dir holding finetune-bin/<task>/")
+    parser.add_argument("--data-root", required=True, help=DATA_ROOT_HELP)
     parser.add_argument("--results", required=True, help="results dir (records, logs, checkpoints)")
     parser.add_argument(
         "--arch",

@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from bio_roberta.finetuning.converted_data import convert_again_command, positions_problem
 from bio_roberta.finetuning.sweep_config import HparamsOverrides, SweepConfig
 from bio_roberta.tasks.registry import Hyperparameters, TaskSpec
 from bio_roberta_core.architecture_fields import FLAG_FIELDS, MODERNBERT_FIELDS, SHAPE_FIELDS
@@ -190,11 +191,11 @@ def check_data_dictionary(
         else:
             continue
         vocabulary = trained_vocabulary(recorded) if recorded else "<the model's vocabulary dir>"
+        again = convert_again_command(spec, task_data_dir(data_root, spec, None), vocabulary)
         raise FinetuneError(
             f"{dict_txt} is not the dictionary {checkpoint} was trained with ({problem}): its "
             f"tokens would get other tokens' embeddings; convert again with the model's "
-            f"vocabulary: bio-roberta convert-task {spec.name} --data <its data> --vocab "
-            f"{vocabulary} --out {task_data_dir(data_root, spec, None)}"
+            f"vocabulary: {again}"
         )
 
 
@@ -206,7 +207,12 @@ def check_pretrained(
     knows of the checkpoint's model family, and each task's converted data has the dictionary the
     checkpoint was trained with; else a one-line error."""
     from bio_roberta.tasks.registry import get_task
-    from bio_roberta_core.checkpoints import CheckpointError, check_finite_weights, read_checkpoint
+    from bio_roberta_core.checkpoints import (
+        CheckpointError,
+        check_finite_weights,
+        model_option,
+        read_checkpoint,
+    )
 
     try:
         state = read_checkpoint(path, mmap=True)
@@ -215,24 +221,27 @@ def check_pretrained(
         raise FinetuneError(f"--pretrained {error}") from None
     if arch:
         check_arch(path, state, arch)
+    positions = model_option(state)("max_positions")
     for task in tasks:
-        check_data_dictionary(path, state, get_task(task), data_root)
+        spec = get_task(task)
+        check_data_dictionary(path, state, spec, data_root)
+        problem = positions and positions_problem(
+            spec, task_data_dir(data_root, spec, None), path, int(positions)
+        )
+        if problem:
+            raise FinetuneError(problem)
 
 
 def check_converted_positions(
     cfg: SweepConfig, spec: TaskSpec, data_dir: Path, pretrained: PretrainedModel
 ) -> None:
     """Stop before training a model on examples longer than its positions (convert-task's
-    --max-positions)."""
-    converted = json.loads((data_dir / "manifest.json").read_text()).get("max_positions")
-    positions = pretrained.max_positions
-    if converted and converted > positions:
-        raise FinetuneError(
-            f"{data_dir} was converted for {converted} positions but {cfg.pretrained} "
-            f"has {positions}: re-run `bio-roberta convert-task {spec.name} "
-            f"--max-positions {positions} --out "
-            f"{task_data_dir(cfg.data_root, spec, None)}` with its --data and --vocab"
-        )
+    --max-positions, or its --pretrained)."""
+    problem = positions_problem(
+        spec, task_data_dir(cfg.data_root, spec, None), cfg.pretrained, pretrained.max_positions
+    )
+    if problem:
+        raise FinetuneError(problem)
 
 
 def task_options(spec: TaskSpec, max_positions: int) -> list[str]:

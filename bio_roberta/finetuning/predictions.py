@@ -29,7 +29,7 @@ from bio_roberta.finetuning.prediction_files import (
 from bio_roberta.submission import dataset_name, write_predictions_file
 from bio_roberta.tasks.kinds import label_symbols
 from bio_roberta.tasks.registry import TaskSpec, find_task
-from bio_roberta.tasks.task_file import as_converted
+from bio_roberta.tasks.task_file import as_converted, recorded_task
 from bio_roberta.tasks.truncation import LongInputs
 from bio_roberta_core.provenance import file_record
 from bio_roberta_core.windows import pool_logits
@@ -63,11 +63,20 @@ def task_spec_of(data_dir: Path) -> TaskSpec:
     except (KeyError, json.JSONDecodeError) as error:
         raise PredictionFileError(f"{manifest}: no task name ({error})") from None
     spec = find_task(name)
-    if spec is None:
+    if spec is None:  # a task file's, read from its declaration the conversion recorded
+        spec = recorded_task(record, manifest)
+        if spec is not None:
+            return spec
         declared_by = (record.get("task_declaration") or {}).get("path")
         raise PredictionFileError(
             f"{manifest}: task {name!r} is not the registry's"
-            + (f": pass --task-file {declared_by}" if declared_by else "")
+            + (
+                f" and the task file it was converted from ({declared_by}) has changed since: "
+                f"convert it again, or pass that task file (--task-file {declared_by}; "
+                "bio_roberta.load(..., task_file=...))"
+                if declared_by
+                else ""
+            )
         )
     return as_converted(spec, record, manifest)
 

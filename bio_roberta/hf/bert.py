@@ -68,7 +68,9 @@ class BertFamily(BertLayoutFamily):
             SEGMENTS: token_types,
         }
 
-    def config_options(self, state: dict[str, Any], model_cfg, kind: str) -> dict[str, Any]:
+    def config_options(
+        self, state: dict[str, Any], model_cfg, kind: str, special_ids: dict[str, int]
+    ) -> dict[str, Any]:
         return dict(
             max_position_embeddings=self.max_length(state, model_cfg),
             type_vocab_size=state[SEGMENTS].shape[0],

@@ -1,31 +1,43 @@
-"""export-hf's memorisation gate (issue 31): a checkpoint whose manifests record MIMIC-III notes
-among its training data leaves only with a passing audit record of that exact checkpoint.
+"""export-hf's memorisation gate (issues 31, 41): a checkpoint whose manifests record MIMIC-III
+notes among its training data leaves only with a passing audit record of that exact checkpoint
+and of those notes.
 
 The record is what `bio-roberta audit CHECKPOINT` writes (CHECKPOINT.audit.json by default, or the
-file given with --audit); it is this checkpoint's when its checkpoint_sha256 is the file's sha256.
-PhysioNet asks that a model which may reproduce or memorise notes be shared only under MIMIC's own
-restrictions (mimic-code#828); the audit's numbers and what they do not prove are docs/audit.md's.
+file given with --audit). The gate reads no verdict from it: it recomputes the verdict from the
+recorded measurements by the stricter of the record's thresholds and the defaults
+(audit/verdict.py), refuses a record whose own verdict is not what its numbers give (edited), and
+holds the record's evidence against the checkpoint's lineage (audit/evidence.py, lineage.py): its
+sha256, the members being the checkpoint's MIMIC-III training shards by content, its canaries,
+non-members that are none of its training notes, a reference that is another model. PhysioNet asks
+that a model which may reproduce or memorise notes be shared only under MIMIC's own restrictions
+(mimic-code#828); what a pass promises and does not: docs/audit.md.
 
-- MIMIC recorded: refused unless this checkpoint's record says pass; a failing record is refused
-  naming its reasons. --allow-unaudited exports without a passing record, and the card's first
-  lines say so.
-- MIMIC not recorded, or the chain of manifests broken (provenance unknown): exported; the card
+- MIMIC recorded: refused unless this checkpoint's record passes; a failing one is refused naming
+  its reasons. --allow-unaudited exports without a passing record, and the card's first lines
+  say so.
+- A recorded link of the lineage not here (a data-bin or text dir moved, a pretrained checkpoint
+  gone): refused (fails closed), saying how to point the gate at the training data
+  (--training-data DATA_BIN, which the card records) or --allow-unaudited.
+- MIMIC not recorded, or a chain our stages never wrote (provenance unknown): exported; the card
   says which, and carries an audit record of this checkpoint when there is one (a failing one is
   refused as above: someone audited it and it failed).
-- A record that is not an audit record, or an --audit of another checkpoint, is refused whatever
-  the options: the file given is the wrong one.
+- A record that is not an audit record, is of another checkpoint or other notes, or was edited, is
+  refused whatever the options: the file given is the wrong one.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
+from bio_roberta.audit.evidence import evidence_problem
+from bio_roberta.audit.lineage import TrainingData
+from bio_roberta.audit.report import judged_lines
+from bio_roberta.audit.verdict import Thresholds, judged
 from bio_roberta.errors import ExportError
-from bio_roberta.hf.model_card import TrainingData
 from bio_roberta_core.provenance import file_record
 
 logger = logging.getLogger(__name__)
@@ -72,15 +84,23 @@ def read_audit_record(path: Path, command: str) -> dict[str, Any]:
 class AuditGate:
     """What the gate decided, for the card and the export manifest.
 
-    record/path: this checkpoint's audit record, if any; required: MIMIC-III is recorded among the
-    training data; unaudited: exported under --allow-unaudited without a passing record; stale: an
-    audit record at the default path that is of another checkpoint."""
+    record/path: this checkpoint's audit record, if any; reasons/thresholds: why it fails (none: it
+    passes) by the thresholds the gate judged it by, recomputed from its measurements; required:
+    MIMIC-III is recorded among the training data; unaudited: exported under --allow-unaudited
+    without a passing record; stale: an audit record at the default path that is of another
+    checkpoint."""
 
     training: TrainingData
     record: Optional[dict[str, Any]] = None
     path: Optional[Path] = None
     unaudited: bool = False
     stale: str = ""
+    reasons: tuple[str, ...] = ()
+    thresholds: Optional[Thresholds] = None
+
+    @property
+    def verdict(self) -> Optional[str]:
+        return None if self.record is None else "fail" if self.reasons else "pass"
 
     @property
     def required(self) -> bool:
@@ -90,8 +110,9 @@ class AuditGate:
         return {
             "required": self.required,
             "record": file_record(self.path) if self.record is not None else None,
-            "verdict": self.record["verdict"] if self.record is not None else None,
+            "verdict": self.verdict,
             "allow_unaudited": self.unaudited,
+            **({"training_data_given": list(self.training.given)} if self.training.given else {}),
         }
 
     def card_warning(self) -> list[str]:
@@ -101,11 +122,17 @@ class AuditGate:
         if self.record is not None:
             what = (
                 f"**Warning: this model failed its memorisation audit** (`{self.path}`: "
-                f"{'; '.join(self.record.get('reasons') or ['no reasons given'])})"
+                f"{'; '.join(self.reasons)})"
             )
         else:
             what = "**Warning: this model has not passed a memorisation audit**"
-        if self.required:
+        if self.training.broken:
+            why = (
+                "It was exported with `--allow-unaudited` although the training data its "
+                f"manifests record cannot be followed ({self.training.broken[0]}): whether it "
+                "learnt from clinical notes is unknown"
+            )
+        elif self.required:
             why = (
                 "It was trained on MIMIC-III clinical notes and exported with `--allow-unaudited`: "
                 "it may reproduce parts of those notes. Share it only under PhysioNet's "
@@ -117,6 +144,15 @@ class AuditGate:
 
     def card_section(self) -> list[str]:
         lines = ["## Memorisation audit", ""]
+        if self.training.given:
+            lines += [
+                (
+                    "Training data as named by `--training-data` "
+                    f"({', '.join(f'`{d}`' for d in self.training.given)}), not followed from the "
+                    "checkpoint's own options."
+                ),
+                "",
+            ]
         if self.record is None:
             if self.required:
                 lines.append(
@@ -139,21 +175,33 @@ class AuditGate:
                 lines.append(f"({self.stale}.)")
             return lines + [""]
         record = self.record
-        verdict = "PASS" if record["verdict"] == "pass" else "FAIL"
         lines += [
             (
-                f"Verdict: **{verdict}** (`bio-roberta audit`, bio-roberta "
-                f"{record.get('bio_roberta_version')}, {record.get('created')}); record "
-                f"`{self.path}`, sha256 {file_record(self.path)['sha256']}. What the numbers mean "
-                f"and what passing does not prove: bio-roberta's {DOC}."
+                f"Verdict: **{self.verdict.upper()}**, recomputed from the record's measurements "
+                f"(`bio-roberta audit`, bio-roberta {record.get('bio_roberta_version')}, "
+                f"{record.get('created')}); record `{self.path}`, sha256 "
+                f"{file_record(self.path)['sha256']}. What the numbers mean and what passing does "
+                f"not prove: bio-roberta's {DOC}."
             ),
             "",
         ]
+        judged_what = judged_lines(record["evidence"])
+        lines += [judged_what[0].removeprefix("## ") + ":", *judged_what[1:]]
         lines += membership_table(record.get("membership"))
         for title, key in (("Canary exposure", "exposure"), ("Name probes", "name_probes")):
             lines += [f"{title}:", ""] + bullets(record.get(key), "not measured") + [""]
-        lines += ["Thresholds judged against:", ""] + bullets(record.get("thresholds"), "none")
-        lines += ["", "Reasons:", ""] + bullets(record.get("reasons"), "none given") + [""]
+        thresholds = asdict(self.thresholds)
+        lines += ["Thresholds judged against:", ""] + bullets(thresholds, "none")
+        looser = Thresholds(**record["thresholds"]).looser_than(Thresholds())
+        if looser:
+            lines += [
+                "",
+                (
+                    f"(The audit ran with looser thresholds, {'; '.join(looser)}: the gate "
+                    "judged it by the defaults.)"
+                ),
+            ]
+        lines += ["", "Reasons:", ""] + bullets(list(self.reasons), "none") + [""]
         return lines
 
 
@@ -216,6 +264,13 @@ def check_audit(
 ) -> AuditGate:
     """The gate's decision for checkpoint (sha256: its file's); ExportError saying what to run."""
     command = audit_command(checkpoint, vocab_dir, training)
+    if training.broken and not allow_unaudited:
+        raise ExportError(
+            f"{checkpoint}: the training data its manifests record cannot be followed from here "
+            f"({training.broken[0]}), so whether it learnt from MIMIC-III notes is unknown: pass "
+            "--training-data DATA_BIN (the data-bin it was trained on; the model card says so), "
+            "export from the dir it was trained in, or --allow-unaudited"
+        )
     path = Path(audit) if audit is not None else default_audit_path(checkpoint)
     if audit is not None and not path.is_file():
         raise ExportError(f"--audit {path} does not exist; write it with `{command}`")
@@ -232,11 +287,22 @@ def check_audit(
             )
         record, stale = None, other
         logger.warning("%s; it is not used", other)
-    if record is not None and record["verdict"] == "fail" and not allow_unaudited:
-        reasons = "; ".join(record.get("reasons") or ["no reasons given"])
+    thresholds, reasons = None, []
+    if record is not None:
+        try:
+            thresholds, reasons = judged(record)
+            problem = evidence_problem(record, sha256, training)
+        except ValueError as error:
+            problem = str(error)
+        if problem:
+            raise ExportError(
+                f"{path}: not an audit record the gate can take: {problem}; write one with "
+                f"`{command}`"
+            )
+    if reasons and not allow_unaudited:
         raise ExportError(
-            f"{checkpoint} failed its memorisation audit ({path}): {reasons}. A model that may "
-            "have memorised MIMIC-III notes is shared only under PhysioNet's terms "
+            f"{checkpoint} failed its memorisation audit ({path}): {'; '.join(reasons)}. A model "
+            "that may have memorised MIMIC-III notes is shared only under PhysioNet's terms "
             f"({DOC}); --allow-unaudited exports it with that warning opening its card"
         )
     if record is None and training.mimic and not allow_unaudited:
@@ -248,11 +314,14 @@ def check_audit(
             "names a record elsewhere; --allow-unaudited exports without one, saying so in the "
             "model card)"
         )
-    passed = record is not None and record["verdict"] == "pass"
+    passed = record is not None and not reasons
     return AuditGate(
         training,
         record,
         path if record is not None else None,
-        unaudited=not passed and (bool(training.mimic) or record is not None),
+        unaudited=not passed
+        and (bool(training.mimic) or record is not None or bool(training.broken)),
         stale=stale,
+        reasons=tuple(reasons),
+        thresholds=thresholds,
     )

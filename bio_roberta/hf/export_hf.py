@@ -18,13 +18,14 @@ import logging
 import os
 import re
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator, Optional, Sequence
 
+from bio_roberta.audit.lineage import given_corpora, training_data
 from bio_roberta.errors import ExportError
 from bio_roberta.hf.export_audit import check_audit
 from bio_roberta.hf.families import exported_family
 from bio_roberta.hf.family import MASKED_LM, TOKEN_CLASSIFICATION, option
-from bio_roberta.hf.model_card import CARD_FILE, model_card, training_data
+from bio_roberta.hf.model_card import CARD_FILE, model_card
 from bio_roberta.hf.tokenizer import open_vocabulary
 from bio_roberta.hf.weights import build_hf_model, head_of
 from bio_roberta.tasks.kinds import HFExport, TaskKind, kind_trained_by
@@ -183,10 +184,13 @@ def export(
     head: Optional[str] = None,
     audit: Optional[str | os.PathLike] = None,
     allow_unaudited: bool = False,
+    given_training_data: Sequence[str | os.PathLike] = (),
 ) -> dict[str, Any]:
     """Write the transformers model + tokenizer + model card (README.md) + manifest.json to
     out_dir; returns the manifest. A checkpoint trained on MIMIC-III notes needs a passing audit
-    record (audit, else CHECKPOINT.audit.json) or allow_unaudited (bio_roberta/hf/export_audit.py).
+    record (audit, else CHECKPOINT.audit.json) or allow_unaudited (bio_roberta/hf/export_audit.py);
+    given_training_data: the data-bins it was trained on, where its own options no longer lead to
+    them (the card says so).
     The output dir's lock is held for the whole run: a second export into it is refused at once."""
     from preprocess.vocab_dir import read_vocab_dir
 
@@ -199,7 +203,13 @@ def export(
         check_dictionary(vocab.dict_txt, checkpoint, dictionary, data_dir)
         kind, head = head_of(state, head)
         checkpoint_record = file_record(checkpoint)
-        training = training_data(Path(checkpoint), kind, data_dir, checkpoint_record["sha256"])
+        if given_training_data:
+            try:
+                training = given_corpora([str(d) for d in given_training_data])
+            except FileNotFoundError as error:
+                raise ExportError(str(error)) from None
+        else:
+            training = training_data(Path(checkpoint), kind, data_dir, checkpoint_record["sha256"])
         gate = check_audit(
             Path(checkpoint),
             checkpoint_record["sha256"],
@@ -226,16 +236,16 @@ def export(
                 if kind == TOKEN_CLASSIFICATION:
                     labels = entity_label_names(labels, spec, no_task)
         read_label_dict = labels is not None and hf_export.output_names is None
-        vocab_size = len(load_model_dictionary(vocab.dict_txt))
         model = build_hf_model(
             state,
             model_cfg,
-            vocab_size,
+            len(load_model_dictionary(vocab.dict_txt)),
             kind,
             head,
             labels,
             problem_type=hf_export.problem_type,
             decoding=hf_export.decoding,
+            original_ids=vocab.original,
         )
         with out_of_room_as_os_error(build.path):
             model.save_pretrained(build.path)
@@ -246,8 +256,16 @@ def export(
             "hf_model_class": type(model).__name__,
             "head": head,
             "labels": labels,
-            "vocab_size": vocab_size,
+            "vocab_size": model.config.vocab_size,
+            # an import's own ids (bio_roberta/hf/original_ids.py), else fairseq's dictionary's
+            "token_ids": "imported" if vocab.original else "fairseq",
             "checkpoint": checkpoint_record,
+            # the weight files written, by their hashes: `predict` of the export dir checks them
+            "weights": {
+                path.name: {"size": path.stat().st_size, "sha256": sha256_file(path)}
+                for path in sorted(build.path.iterdir())
+                if WEIGHT_FILE.match(path.name)
+            },
             "vocabulary": {name: file_record(path) for name, path in vocab.files().items()},
             "label_dict": file_record(label_dict) if read_label_dict else None,
             "audit": gate.manifest(),
@@ -269,6 +287,10 @@ def export(
         atomic_write_text(build.path / CARD_FILE, card)
         atomic_write_json(build.path / "manifest.json", manifest)  # last
     return manifest
+
+
+# transformers' weight files (save_pretrained: one file, or shards)
+WEIGHT_FILE = re.compile(r"^(model.*\.safetensors|pytorch_model.*\.bin)$")
 
 
 # How safetensors and tokenizers (Rust) report an OS error: "... (os error 28)" in the message

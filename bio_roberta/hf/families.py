@@ -18,6 +18,14 @@ EXPORTED_AS: dict[str, Family] = {family.arch: family for family in reversed(KNO
 
 
 def exported_family(model_cfg) -> Family:
-    """The family export-hf writes a checkpoint of these model options as; an architecture no
-    family names is a fairseq RoBERTa's (roberta_base, roberta_tiny, a distilled student)."""
-    return EXPORTED_AS.get(option(model_cfg, "arch", option(model_cfg, "_name")), ROBERTA)
+    """The family export-hf writes a checkpoint of these model options as: its architecture's, or
+    that of the fairseq model the architecture is a size of (modernbert_tiny and modernbert_large
+    are modernbert's sizes); an architecture no family names is a fairseq RoBERTa's (roberta_base,
+    roberta_tiny, a distilled student)."""
+    from fairseq.models import ARCH_MODEL_NAME_REGISTRY
+
+    import user_dir  # noqa: F401  (registers the plugin's architectures)
+
+    arch = option(model_cfg, "arch", option(model_cfg, "_name"))
+    model = ARCH_MODEL_NAME_REGISTRY.get(arch)
+    return EXPORTED_AS.get(arch) or EXPORTED_AS.get(model) or ROBERTA

@@ -121,9 +121,18 @@ class Family(ABC):
         """How many tokens, specials included, the model reads (the tokenizer's max length)."""
 
     @abstractmethod
-    def hf_config(self, state: dict[str, Any], model_cfg, vocab_size: int, kind: str):
+    def hf_config(
+        self,
+        state: dict[str, Any],
+        model_cfg,
+        vocab_size: int,
+        kind: str,
+        special_ids: dict[str, int],
+    ):
         """transformers' config of the checkpoint's model (state, model options) with the task
-        model of kind; tie_word_embeddings says whether decoder_weight is the embeddings."""
+        model of kind, the special tokens' ids those of fairseq's specials (<s>, <pad>, </s>,
+        <unk>: original_ids.py); tie_word_embeddings says whether decoder_weight is the
+        embeddings."""
 
     @abstractmethod
     def hf_state(

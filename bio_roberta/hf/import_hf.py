@@ -23,26 +23,29 @@ are listed in the manifest.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import logging
 import os
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any
 
 from bio_roberta.hf.families import FAMILIES
 from bio_roberta.hf.family import FAIRSEQ_ACTIVATIONS, Family
+from bio_roberta.hf.import_tokenizer import (
+    check_tokenizer_files,
+    hf_rows,
+    load_tokenizer,
+    rows_without_token,
+    shown_ids,
+    warn_if_lowercasing_a_cased_vocabulary,
+    wordpiece_blank_entries,
+    write_gpt2_vocab,
+)
 from bio_roberta.hf.model_files import HFImportError, check_weights, load_weights
+from bio_roberta.hf.original_ids import RECORD, OriginalIds
 from bio_roberta_core.vocab_files import IMPORTED_KINDS
 
 logger = logging.getLogger(__name__)
-
-# the files transformers builds each vocabulary kind's tokenizer from (any one set does)
-TOKENIZER_FILES = {
-    "gpt2": (("tokenizer.json",), ("vocab.json", "merges.txt")),
-    "wordpiece": (("tokenizer.json",), ("vocab.txt",)),
-    "hf_bpe": (("tokenizer.json",),),
-}
 
 
 def check_config(config_json: Path, raw: dict[str, Any]) -> Family:
@@ -105,142 +108,6 @@ def read_config(hf_dir: Path) -> tuple[Path, dict[str, Any]]:
     return config_json, raw
 
 
-def check_tokenizer_files(hf_dir: Path, vocabulary: str) -> None:
-    """Without its files transformers makes up a tokenizer of a few special tokens, which would
-    encode every word as unknown."""
-    choices = TOKENIZER_FILES[vocabulary]
-    if not any(all((hf_dir / name).is_file() for name in names) for names in choices):
-        looked_for = " or ".join(" + ".join(names) for names in choices)
-        raise HFImportError(
-            f"{hf_dir}: no tokenizer files (looked for {looked_for}); fetch the model's "
-            "tokenizer files into it"
-        )
-
-
-@contextlib.contextmanager
-def transformers_quiet() -> Iterator[None]:
-    """transformers' logging (loading chatter) at errors only while the block runs."""
-    from transformers.utils import logging as transformers_logging
-
-    verbosity = transformers_logging.get_verbosity()
-    transformers_logging.set_verbosity_error()
-    try:
-        yield
-    finally:
-        transformers_logging.set_verbosity(verbosity)
-
-
-def load_tokenizer(hf_dir: Path, vocab_size: int):
-    """The model's transformers tokenizer, whose ids must be rows of the embeddings."""
-    import transformers
-
-    with transformers_quiet():
-        tokenizer = transformers.AutoTokenizer.from_pretrained(hf_dir)
-    largest = max(tokenizer.get_vocab().values())
-    if largest >= vocab_size:
-        raise HFImportError(
-            f"{hf_dir}: the tokenizer has id {largest}, but the embeddings have {vocab_size} rows "
-            "(config.json's vocab_size); are the tokenizer files this model's?"
-        )
-    return tokenizer
-
-
-def hf_rows(dictionary, vocabulary: str, tokenizer, blanks: list[dict]) -> list[Optional[int]]:
-    """The transformers id of each fairseq dictionary entry (None: a padding entry, zero row);
-    blanks: the vocabulary's blank entries (preprocess/wordpiece.py), under their placeholders."""
-    from preprocess.vocab_dir import MADEUP_WORD_PREFIX
-    from preprocess.wordpiece import special_tokens, token_names
-
-    specials = (
-        special_tokens(tokenizer)
-        if vocabulary in IMPORTED_KINDS
-        else {symbol: symbol for symbol in ("<s>", "<pad>", "</s>", "<unk>", "<mask>")}
-    )
-    vocab = (
-        token_names(tokenizer, blanks) if vocabulary in IMPORTED_KINDS else tokenizer.get_vocab()
-    )
-    rows = []
-    for symbol in dictionary.symbols:
-        if symbol in specials:
-            rows.append(vocab[specials[symbol]])
-        elif symbol.startswith(MADEUP_WORD_PREFIX) and symbol not in vocab:
-            rows.append(None)  # the dictionary's padding
-        elif vocabulary == "gpt2" and symbol.isdigit():
-            rows.append(int(symbol))  # a BPE id: encoder.json's ids are the model's
-        else:  # a token of the model's own tokenizer, or a padding word its vocabulary has
-            rows.append(vocab[symbol])
-    return rows
-
-
-def write_gpt2_vocab(tokenizer, out_dir: Path) -> dict:
-    """encoder.json (token -> transformers id; specials left out: fairseq adds its own) +
-    vocab.bpe + dict.txt (those ids in order) of a RoBERTa tokenizer. Its madeupword tokens
-    (fairseq's padding words, which roberta-base's vocab.json keeps) are dict.txt words, as in
-    fairseq's own RoBERTa dict.txt, not BPE tokens."""
-    from bio_roberta_core.provenance import atomic_write_text
-    from preprocess.vocab_dir import MADEUP_WORD_PREFIX
-
-    specials = set(tokenizer.all_special_tokens)
-    vocab = {t: i for t, i in tokenizer.get_vocab().items() if t not in specials}
-    encoder = {t: i for t, i in vocab.items() if not t.startswith(MADEUP_WORD_PREFIX)}
-    entries = {i: str(i) if t in encoder else t for t, i in vocab.items()}
-    model = json.loads(tokenizer.backend_tokenizer.to_str())["model"]
-    if model.get("type") != "BPE":
-        raise HFImportError(f"a RoBERTa tokenizer of type {model.get('type')!r}; gpt2 needs BPE")
-    merges = [m if isinstance(m, str) else " ".join(m) for m in model["merges"]]
-    atomic_write_text(out_dir / "encoder.json", json.dumps(encoder, ensure_ascii=False) + "\n")
-    atomic_write_text(out_dir / "vocab.bpe", "#version: 0.2\n" + "\n".join(merges) + "\n")
-    atomic_write_text(out_dir / "dict.txt", "".join(f"{entries[i]} 0\n" for i in sorted(entries)))
-    return {"bpe_units": len(encoder)}
-
-
-def warn_if_lowercasing_a_cased_vocabulary(hf_dir: Path, tokenizer) -> None:
-    """A BERT tokenizer built from vocab.txt alone lowercases (transformers' default) even for a
-    cased model, whose capitalised tokens it then never emits: say so."""
-    from preprocess.wordpiece import lowercases
-
-    if not lowercases(tokenizer):
-        return
-    specials = set(tokenizer.all_special_tokens)
-    cased = [t for t in tokenizer.get_vocab() if t not in specials and t != t.lower()]
-    if cased:
-        settings = (
-            "its tokenizer_config.json says so"
-            if (hf_dir / "tokenizer_config.json").is_file()
-            else "transformers' default, without tokenizer_config.json"
-        )
-        logger.warning(
-            "%s: the tokenizer lowercases (%s), but %d of its tokens hold capitals (e.g. %s), "
-            "which it never emits: if the model is cased, add tokenizer_config.json with "
-            '"do_lower_case": false and import again',
-            hf_dir,
-            settings,
-            len(cased),
-            ", ".join(sorted(cased)[:3]),
-        )
-
-
-def wordpiece_blank_entries(hf_dir: Path, tokenizer) -> list[dict]:
-    """The blank entries of a BERT-family vocabulary (preprocess/wordpiece.py), each reported: read
-    from vocab.txt, with its line, when transformers built the tokenizer from it (no
-    tokenizer.json, as in SciBERT's release)."""
-    from preprocess.wordpiece import TOKENIZER_FILE, VOCAB_TXT, blank_entries
-
-    vocab_txt = None if (hf_dir / TOKENIZER_FILE).is_file() else hf_dir / VOCAB_TXT
-    blanks = blank_entries(tokenizer, vocab_txt)
-    for entry in blanks:
-        where = f"{vocab_txt} line {entry['line']}" if vocab_txt else f"{hf_dir}/{TOKENIZER_FILE}"
-        logger.warning(
-            "%s (id %d) is blank (%r), a token no text gives: dict.txt names it %s, the "
-            "manifest's options.blank_entries records it, export-hf writes it back",
-            where,
-            entry["id"],
-            entry["text"],
-            entry["placeholder"],
-        )
-    return blanks
-
-
 def import_hf(hf_dir: str | os.PathLike, out_dir: str | os.PathLike) -> dict[str, Any]:
     """Write OUT: a vocabulary dir of the model's tokenizer plus model.pt, its fairseq checkpoint.
     Returns the manifest.
@@ -282,11 +149,24 @@ def import_hf(hf_dir: str | os.PathLike, out_dir: str | os.PathLike) -> dict[str
                 counts = write_wordpiece_vocab(tokenizer, build.path, blanks)
         except WordPieceError as error:
             raise HFImportError(f"{hf_dir}: {error}") from None
+        without_token = rows_without_token(tokenizer, blanks, raw["vocab_size"])
         counts["padding_entries"] = write_padded_dict(
-            build.path / DICT_FILE, build.path / DICT_FILE
+            build.path / DICT_FILE, build.path / DICT_FILE, at_least=len(without_token)
         )
+        counts["rows_without_token"] = len(without_token)
+        if without_token:
+            logger.warning(
+                "%d rows of the embeddings (ids %s) have no token in %s's tokenizer: padding "
+                "entries of dict.txt carry them, and export-hf writes them back",
+                len(without_token),
+                shown_ids(without_token),
+                hf_dir,
+            )
         dictionary = load_model_dictionary(build.path / DICT_FILE)
-        rows = hf_rows(dictionary, family.vocabulary, tokenizer, blanks)
+        rows = hf_rows(dictionary, family.vocabulary, tokenizer, blanks, without_token)
+        original_ids = OriginalIds(rows, raw["vocab_size"], frozenset(without_token))
+        problem = original_ids.problem(len(dictionary))
+        assert problem is None, problem  # each original row once: export-hf checks it too
         state = family.fairseq_state(hf, rows, raw["num_hidden_layers"], checked.has_mlm_head)
         fairseq_model = build_fairseq_model(args, dictionary)
         expected = fairseq_model.state_dict()
@@ -332,6 +212,7 @@ def import_hf(hf_dir: str | os.PathLike, out_dir: str | os.PathLike) -> dict[str
             "arch": args.arch,
             "left_out": checked.left_out,
             "fresh": fresh,
+            RECORD: original_ids.record(),  # what export-hf numbers the tokens by
         }
         if family.vocabulary in IMPORTED_KINDS:  # export-hf's names of the specials
             options["special_tokens"] = special_tokens(tokenizer)

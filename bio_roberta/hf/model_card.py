@@ -13,21 +13,18 @@ What none of these gives is written as unknown, never guessed.
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from bio_roberta.hf.family import MASKED_LM, TOKEN_CLASSIFICATION, option
+from bio_roberta.audit.lineage import TrainingData
+from bio_roberta.hf.family import MASKED_LM, TOKEN_CLASSIFICATION
 from bio_roberta.tasks.registry import TaskSpec
 
 logger = logging.getLogger(__name__)
 
 CARD_FILE = "README.md"
-MANIFEST = "manifest.json"
 
 # parse-<source>'s name in the manifest -> what the corpus is
 CORPORA = {
@@ -54,142 +51,8 @@ AUTO_CLASSES = {
 }
 PIPELINE_TAGS = {MASKED_LM: "fill-mask", TOKEN_CLASSIFICATION: "token-classification"}
 # an imported dir inside the Hugging Face cache names its Hub repository
-# The options naming a checkpoint a masked LM's training started from or learnt from (section,
-# option, what it is); fairseq's default restore file is the run's own checkpoint_last.pt.
-PARENTS = (
-    ("task", "teacher_path", "distillation teacher"),
-    ("checkpoint", "finetune_from_model", "starting checkpoint"),
-    ("checkpoint", "restore_file", "restored checkpoint"),
-)
-DEFAULT_RESTORE_FILE = "checkpoint_last.pt"
 HUB_CACHE_DIR = re.compile(r"(?:^|/)models--([^/]+?)--([^/]+)/snapshots/[^/]+/?$")
 UNKNOWN = "unknown"
-
-
-def read_json(path: Path) -> Optional[dict[str, Any]]:
-    """The JSON object at path; None when it is missing or not a JSON object (said as unknown)."""
-    try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def training_corpora(data_dir: Optional[str]) -> tuple[list[dict[str, Any]], list[str]]:
-    """(corpus per text dir of the data-bins of a masked-LM data dir, why some are unknown)."""
-    if not data_dir:
-        return [], ["the checkpoint names no training data dir"]
-    corpora, unknown = [], []
-    for databin in str(data_dir).split(os.pathsep):
-        manifest = read_json(Path(databin) / MANIFEST)
-        if manifest is None or "text_dirs" not in manifest:
-            what = "no manifest" if manifest is None else "a manifest that is not a data-bin's"
-            unknown.append(f"{databin} has {what} (`bio-roberta binarize` writes one)")
-            continue
-        tokens = (manifest.get("splits") or {}).get("train", {}).get("tokens")
-        for text_dir in manifest["text_dirs"]:
-            text = read_json(Path(text_dir["path"]) / MANIFEST)
-            if text is None:
-                unknown.append(f"{text_dir['path']} (binarized into {databin}) has no manifest")
-                continue
-            counts = text.get("counts") or {}
-            corpora.append(
-                {
-                    "source": text.get("source"),
-                    "text_dir": text_dir["path"],
-                    "data_bin": databin,
-                    "documents": counts.get("documents_written"),
-                    "sentences": counts.get("sentences"),
-                    "data_bin_train_tokens": tokens,
-                }
-            )
-    return corpora, unknown
-
-
-def run_record(checkpoint: Path, sha256: str) -> tuple[Optional[dict[str, Any]], str]:
-    """(the result.json of the fine-tuning run that wrote checkpoint, why there is none)."""
-    path = checkpoint.parent.parent / "result.json"
-    record = read_json(path)
-    if record is None:
-        return None, f"no result record beside the checkpoint ({path})"
-    if (record.get("checkpoint") or {}).get("sha256") != sha256:
-        return None, f"{path} is the record of another checkpoint (another sha256)"
-    return record, ""
-
-
-def checkpoint_options(path: Optional[str]) -> tuple[Optional[dict[str, Any]], str]:
-    """(the options of the checkpoint at path by section (cfg; a checkpoint of fairseq before
-    Hydra has one argparse Namespace for all), why there are none)."""
-    from bio_roberta_core.checkpoints import CheckpointError, read_checkpoint
-
-    if not path or not Path(path).is_file():
-        return None, f"the checkpoint {path} is not here"
-    try:
-        state = read_checkpoint(path, mmap=True)
-    except CheckpointError as error:
-        return None, str(error)
-    args = state.get("args")
-    return state.get("cfg") or {"task": args, "checkpoint": args}, ""
-
-
-def masked_lm_corpora(
-    checkpoint: str, via: str = "", seen: Optional[set] = None
-) -> tuple[list[dict[str, Any]], list[str]]:
-    """(corpora, why some are unknown) of a masked LM: its data dir's, and those of the checkpoints
-    its training started from or learnt from (PARENTS: what they learnt, it may have too), each
-    corpus saying through which one it came (via)."""
-    cfg, why = checkpoint_options(checkpoint)
-    if cfg is None:
-        return [], [f"{via}: {why}" if via else why]
-    seen = set() if seen is None else seen
-    seen.add(os.path.realpath(checkpoint))
-    task = cfg.get("task")
-    corpora, unknown = training_corpora(option(task, "data") if task is not None else None)
-    corpora = [{**corpus, "via": via} for corpus in corpora]
-    for section, name, what in PARENTS:
-        parent = option(cfg[section], name) if cfg.get(section) is not None else None
-        if not parent or parent == DEFAULT_RESTORE_FILE or os.path.realpath(parent) in seen:
-            continue
-        more, more_unknown = masked_lm_corpora(
-            parent, f"{via}, whose {what} is `{parent}`" if via else f"the {what} `{parent}`", seen
-        )
-        known = {(corpus["text_dir"], corpus["data_bin"]) for corpus in corpora}
-        corpora += [c for c in more if (c["text_dir"], c["data_bin"]) not in known]
-        unknown += more_unknown
-    return corpora, unknown
-
-
-@dataclass(frozen=True)
-class TrainingData:
-    """What the manifests a checkpoint reaches say it was trained on: its corpora (for a fine-tuned
-    model, the pretrained checkpoint's), why some are unknown, and a fine-tuned run's record."""
-
-    corpora: list[dict[str, Any]]
-    unknown: list[str]
-    record: Optional[dict[str, Any]] = None
-    no_record: str = ""
-
-    @property
-    def mimic(self) -> list[dict[str, Any]]:
-        """The corpora of MIMIC-III notes."""
-        return [corpus for corpus in self.corpora if corpus["source"] == "mimic"]
-
-
-def training_data(
-    checkpoint: Path, kind: str, data_dir: Optional[str], sha256: str
-) -> TrainingData:
-    """The training data of checkpoint (sha256: its file's) as its manifests record: a masked LM's
-    (masked_lm_corpora); a fine-tuned model's run record (result.json beside checkpoints/) and the
-    masked LM's of the pretrained checkpoint that record names."""
-    if kind == MASKED_LM:
-        return TrainingData(*masked_lm_corpora(str(checkpoint)))
-    record, no_record = run_record(checkpoint, sha256)
-    if record is None:
-        unknown = [f"the pretrained checkpoint is not known ({no_record})"]
-        return TrainingData([], unknown, None, no_record)
-    record = {**record, "path": str(checkpoint.parent.parent / "result.json")}
-    pretrained = (record.get("pretrained") or {}).get("path")
-    return TrainingData(*masked_lm_corpora(pretrained), record)
 
 
 def imported_source(vocab_manifest: dict[str, Any]) -> tuple[Optional[str], Optional[str], str]:

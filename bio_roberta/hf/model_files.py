@@ -54,6 +54,9 @@ SHOWN = 3  # names shown of a longer list
 # LayerNorm parameters of old (TensorFlow-converted) BERT files, renamed as transformers does
 LEGACY_NAMES = ((".gamma", ".weight"), (".beta", ".bias"))
 GIT_LFS_POINTER = b"version https://git-lfs"
+# transformers' task heads (BertFor/RobertaFor/ModernBertForSequenceClassification, ...For
+# TokenClassification: classifier; ...ForQuestionAnswering: qa_outputs): a fine-tuned model's
+TASK_HEADS = ("classifier.", "qa_outputs.")
 
 
 @dataclass(frozen=True)
@@ -278,6 +281,17 @@ def check_weights(
     sizes = check_sizes(config_json, raw, family)
     stored = stored_tensors(hf_dir)
     fit = fit_names(family, stored, raw)
+    heads = [name for name in fit.unread if name.startswith(TASK_HEADS)]
+    if heads:
+        model = (raw.get("architectures") or ["task model"])[0]
+        base = raw.get("_name_or_path")
+        raise HFImportError(
+            f"{config_json.parent}: a fine-tuned {model} (its {shown(heads)} are a task head, "
+            "which import-hf has no place for): import-hf takes a pretrained model (a "
+            "*ForMaskedLM or *Model dir); import the model it was fine-tuned from"
+            + (f" ({base}, its config.json says)" if base else "")
+            + " and fine-tune that with `bio-roberta finetune`, or use this one in transformers"
+        )
     if fit.missing or fit.unread:
         others = [other for other in FAMILIES if other != model_type and fits(other, stored, raw)]
         files = ", ".join(sorted({str(t.file) for t in stored.values()}))

@@ -210,9 +210,16 @@ class ModernBertFamily(Family):
     def max_length(self, state: dict[str, Any], model_cfg) -> int:
         return option(model_cfg, "max_positions")
 
-    def hf_config(self, state: dict[str, Any], model_cfg, vocab_size: int, kind: str):
-        """transformers' ModernBertConfig of the plugin's model options; fairseq's specials are
-        the ids (<s> = [CLS] 0, <pad> 1, </s> = [SEP] 2)."""
+    def hf_config(
+        self,
+        state: dict[str, Any],
+        model_cfg,
+        vocab_size: int,
+        kind: str,
+        special_ids: dict[str, int],
+    ):
+        """transformers' ModernBertConfig of the plugin's model options; <s> is [CLS] and bos,
+        </s> [SEP] and eos."""
         from transformers import ModernBertConfig
 
         embed = state[ENCODER + "embed_tokens.weight"]
@@ -251,11 +258,11 @@ class ModernBertFamily(Family):
             attention_dropout=option(model_cfg, "attention_dropout") or 0.0,
             mlp_dropout=option(model_cfg, "mlp_dropout") or 0.0,
             classifier_dropout=option(model_cfg, "pooler_dropout") or 0.0,
-            pad_token_id=1,
-            bos_token_id=0,
-            eos_token_id=2,
-            cls_token_id=0,
-            sep_token_id=2,
+            pad_token_id=special_ids["<pad>"],
+            bos_token_id=special_ids["<s>"],
+            eos_token_id=special_ids["</s>"],
+            cls_token_id=special_ids["<s>"],
+            sep_token_id=special_ids["</s>"],
             tie_word_embeddings=tied,
         )
 

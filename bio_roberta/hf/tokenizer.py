@@ -1,4 +1,5 @@
-"""Hugging Face tokenizer files whose ids are a fairseq model's dictionary ids.
+"""Hugging Face tokenizer files whose ids are a fairseq model's dictionary ids (an imported model's:
+its own ids).
 
 fairseq encodes text with the vocabulary's BPE and looks what it emits up in dict.txt, whose order
 is its own (4 specials first, then the symbols by frequency, madeupword padding, <mask> added last
@@ -17,10 +18,12 @@ collapsing, the "▁" prefix). Dictionary entries that are no pieces (specials, 
 <mask>) are never produced; spm pieces missing from dict.txt are refused as for gpt2. The .model
 file is copied for reference; its ids are not the model's.
 
-wordpiece (an imported BERT-family model's, preprocess/wordpiece.py): the model's own tokenizer.json
-(normalizer, pre-tokenizer, WordPiece) with its vocabulary renumbered as the dictionary, BERT's
-specials at fairseq's, and BERT's [CLS] a [SEP] b [SEP] with token types; vocab.txt lists the same
-tokens, a blank entry (dict.txt's placeholder) as the model's vocab.txt line it was.
+An imported model (import-hf) is the exception: its export gives back the model's own ids and
+vocabulary size (bio_roberta/hf/original_ids.py), so its tokenizer is the model's own. wordpiece
+and hf_bpe (an imported BERT family's or ModernBERT's, preprocess/wordpiece.py): the model's
+tokenizer.json as imported (normalizer, pre-tokenizer, WordPiece or BPE, added tokens, pair
+layout); a BERT's vocab.txt lists its tokens in its id order, a blank entry (dict.txt's
+placeholder) as the model's vocab.txt line it was. gpt2 of an imported RoBERTa: its BPE ids.
 
 As transformers tokenizers do, the exported ones read <s>, </s>, <pad>, <unk> and <mask> in the
 text as those special tokens (fairseq would encode their characters), so <mask> works for fill-mask.
@@ -29,6 +32,7 @@ text as those special tokens (fairseq would encode their characters), so <mask> 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import struct
@@ -38,10 +42,13 @@ from pathlib import Path
 from typing import Optional
 
 from bio_roberta.errors import ExportError
+from bio_roberta.hf.original_ids import OriginalIds, imported_ids
 from bio_roberta_core.model_dictionary import load_model_dictionary
 from bio_roberta_core.protobuf import protobuf_fields
 from bio_roberta_core.provenance import atomic_write_json, atomic_write_text
 from bio_roberta_core.vocab_files import IMPORTED_KINDS
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -51,6 +58,7 @@ class Gpt2Vocabulary:
     encoder_json: Path
     vocab_bpe: Path
     dict_txt: Path
+    original: Optional[OriginalIds] = None  # an imported RoBERTa's own ids (original_ids.py)
 
     def merges(self) -> list[str]:
         """The merge lines of vocab.bpe (fairseq's reader skips its first, '#version' line)."""
@@ -58,10 +66,13 @@ class Gpt2Vocabulary:
         return [line for line in lines if line.strip()]
 
     def hf_vocab(self) -> dict[str, int]:
-        """BPE token -> fairseq dictionary index (see the module docstring)."""
+        """BPE token -> fairseq dictionary index (see the module docstring), or an imported
+        RoBERTa's own id."""
         dictionary = load_model_dictionary(self.dict_txt)
         encoder = json.loads(self.encoder_json.read_text(encoding="utf-8"))
         bpe_token = {str(bpe_id): token for token, bpe_id in encoder.items()}
+        if self.original is not None:
+            return self.original_vocab(dictionary.symbols, bpe_token)
         vocab = {
             bpe_token.get(symbol, symbol): index for index, symbol in enumerate(dictionary.symbols)
         }
@@ -73,6 +84,22 @@ class Gpt2Vocabulary:
                 "BPE tokenizer cannot (each BPE token needs its own id); use a dict.txt that "
                 "lists every BPE id, as `bio-roberta learn-vocab` writes, and binarise with it"
             )
+        return vocab
+
+    def original_vocab(self, symbols: list[str], bpe_token: dict[str, str]) -> dict[str, int]:
+        """Each token of the imported model's tokenizer -> its own id: a BPE id (dict.txt's
+        entry, encoder.json's value) is the model's, checked against the import's record."""
+        original = self.original
+        vocab = {}
+        for symbol, row in zip(symbols, original.rows):
+            if row is None or row in original.without_token:
+                continue  # padding
+            if symbol in bpe_token and int(symbol) != row:
+                raise ExportError(
+                    f"{self.dict_txt}: BPE id {symbol} is row {row} in the import's record of "
+                    "its model's ids: the vocabulary dir mixes two imports; re-run import-hf"
+                )
+            vocab[bpe_token.get(symbol, symbol)] = row
         return vocab
 
     def hf_tokenizer(self, model_max_length: int):
@@ -176,6 +203,7 @@ class SentencePieceVocabulary:
 
     model: Path
     dict_txt: Path
+    original = None  # a vocabulary learned here: its dictionary's ids are the model's
 
     def tokenizers_model(self, spm: SentencePieceModel, dictionary):
         """Unigram or BPE over the dictionary's entries, segmenting as the spm model does."""
@@ -303,14 +331,17 @@ class SentencePieceVocabulary:
 
 @dataclass
 class WordPieceVocabulary:
-    """A wordpiece vocabulary dir (an imported BERT-family model's, preprocess/wordpiece.py):
-    tokenizer.json + dict.txt, the BERT tokens fairseq's specials stand for, and the blank entries
-    dict.txt names by placeholders."""
+    """An imported model's vocabulary dir (wordpiece: a BERT family's, preprocess/wordpiece.py;
+    hf_bpe: ModernBERT's byte-level BPE): the model's own tokenizer.json + dict.txt, the model's
+    tokens fairseq's specials stand for, the blank entries dict.txt names by placeholders, and the
+    model's own id of each dictionary entry (original_ids.py), which the exported tokenizer, the
+    model's own, gives."""
 
     tokenizer_json: Path
     dict_txt: Path
     special_tokens: dict[str, str]  # fairseq special (<s>, ...) -> BERT's ([CLS], ...)
     blank_entries: list[dict]  # preprocess/wordpiece.py's blank_entries, from the import manifest
+    original: OriginalIds
     kind: str = "wordpiece"  # or "hf_bpe": ModernBERT's byte-level BPE (no token types)
 
     @property
@@ -318,44 +349,37 @@ class WordPieceVocabulary:
         """BERT's segments; ModernBERT has none."""
         return self.kind == "wordpiece"
 
-    def hf_entries(self, blank_field: str) -> list[Optional[str]]:
-        """Each dictionary entry as transformers names it: BERT's specials at fairseq's, a blank
-        entry by its record's blank_field ("token": the model's tokenizer's name for it, None if
-        it had none; "text": its line of the model's vocab.txt)."""
+    def original_entries(self, blank_field: str) -> dict[int, Optional[str]]:
+        """The model's own id -> its name for that token (BERT's specials at fairseq's; a blank
+        entry by its record's blank_field: "token", the tokenizer's name for it, None if it had
+        none, or "text", its line of the model's vocab.txt), of every row that has a token."""
         blank = {entry["placeholder"]: entry[blank_field] for entry in self.blank_entries}
         symbols = load_model_dictionary(self.dict_txt).symbols
-        return [blank[s] if s in blank else self.special_tokens.get(s, s) for s in symbols]
-
-    def hf_vocab(self) -> dict[str, int]:
-        """WordPiece token -> fairseq dictionary index (BERT's specials at fairseq's)."""
-        tokens = self.hf_entries("token")
-        return {token: i for i, token in enumerate(tokens) if token is not None}
+        return {
+            row: blank[symbol] if symbol in blank else self.special_tokens.get(symbol, symbol)
+            for symbol, row in zip(symbols, self.original.rows)
+            if row is not None and row not in self.original.without_token
+        }
 
     def hf_tokenizer(self, model_max_length: int):
-        """The model's own tokenizer (its normalizer, pre-tokenizer, WordPiece) over hf_vocab, with
-        BERT's [CLS] a [SEP] b [SEP] and token types."""
-        from tokenizers import AddedToken, Tokenizer, processors
+        """The model's own tokenizer (tokenizer.json as imported: its ids, added tokens and pair
+        layout), checked against the import's record of each dictionary entry's id."""
+        from tokenizers import Tokenizer
         from transformers import PreTrainedTokenizerFast
 
-        spec = json.loads(self.tokenizer_json.read_text(encoding="utf-8"))
-        vocab = self.hf_vocab()
-        spec["model"]["vocab"] = vocab
-        spec["added_tokens"], spec["post_processor"] = [], None
-        tokenizer = Tokenizer.from_str(json.dumps(spec))
+        tokenizer = Tokenizer.from_file(str(self.tokenizer_json))
+        for row, token in self.original_entries("token").items():
+            if token is not None and tokenizer.token_to_id(token) != row:
+                raise ExportError(
+                    f"{self.tokenizer_json} gives {token!r} id {tokenizer.token_to_id(token)}, "
+                    f"the import's record of its model's ids {row}: the vocabulary dir mixes "
+                    "two imports; re-run import-hf"
+                )
         special = self.special_tokens
-        cls, sep = special["<s>"], special["</s>"]
-        tokenizer.post_processor = processors.TemplateProcessing(
-            single=f"{cls} $A {sep}",
-            pair=f"{cls} $A {sep} $B:1 {sep}:1" if self.token_types else f"{cls} $A {sep} $B {sep}",
-            special_tokens=[(cls, vocab[cls]), (sep, vocab[sep])],
-        )
-        tokenizer.add_special_tokens(
-            [AddedToken(token, special=True, normalized=False) for token in special.values()]
-        )
         return PreTrainedTokenizerFast(
             tokenizer_object=tokenizer,
-            cls_token=cls,
-            sep_token=sep,
+            cls_token=special["<s>"],
+            sep_token=special["</s>"],
             pad_token=special["<pad>"],
             unk_token=special["<unk>"],
             mask_token=special["<mask>"],
@@ -365,14 +389,22 @@ class WordPieceVocabulary:
         )
 
     def save_tokenizer(self, tokenizer, out_dir: Path) -> None:
-        """save_fast_tokenizer, and a BERT-family model's vocab.txt for tools that read BERT's."""
+        """save_fast_tokenizer, and a BERT-family model's vocab.txt for tools that read BERT's:
+        a line per id, a blank entry's as the model's vocab.txt had it, which BertTokenizer reads
+        as the model's tokenizer did."""
         save_fast_tokenizer(tokenizer, out_dir)
         if self.kind != "wordpiece":
             return
-        # a blank entry's line as the model's vocab.txt had it, which BertTokenizer reads as the
-        # model's tokenizer did
-        lines = self.hf_entries("text")
-        atomic_write_text(out_dir / "vocab.txt", "".join(f"{line}\n" for line in lines))
+        lines = self.original_entries("text")
+        if sorted(lines) != list(range(len(lines))):
+            logger.warning(
+                "no vocab.txt in %s: ids %s of the model's tokenizer have no token, which a "
+                "vocab.txt (a token per line) cannot leave out; tokenizer.json is the tokenizer",
+                out_dir,
+                sorted(set(range(max(lines) + 1)) - set(lines))[:3],
+            )
+            return
+        atomic_write_text(out_dir / "vocab.txt", "".join(f"{lines[i]}\n" for i in sorted(lines)))
 
     def files(self) -> dict[str, Path]:
         return {f"{self.kind}_tokenizer": self.tokenizer_json, "dict_txt": self.dict_txt}
@@ -388,8 +420,11 @@ def open_vocabulary(vocab_dir: str | os.PathLike, dict_txt: Optional[str | os.Pa
     if not dict_txt.is_file():
         raise ExportError(f"{dict_txt}: no such dict.txt")
     files = vocab.bpe_files
+    original = imported_ids(vocab, dict_txt)
     if vocab.kind == "gpt2":
-        return Gpt2Vocabulary(files["gpt2_encoder_json"], files["gpt2_vocab_bpe"], dict_txt)
+        return Gpt2Vocabulary(
+            files["gpt2_encoder_json"], files["gpt2_vocab_bpe"], dict_txt, original
+        )
     if vocab.kind == "sentencepiece":
         return SentencePieceVocabulary(files["sentencepiece_model"], dict_txt)
     if vocab.kind in IMPORTED_KINDS:  # the imported model's own tokenizer.json
@@ -403,7 +438,8 @@ def open_vocabulary(vocab_dir: str | os.PathLike, dict_txt: Optional[str | os.Pa
             tokenizer_json,
             dict_txt,
             options["special_tokens"],
-            options.get("blank_entries", []),  # imports before blank entries had none
+            options["blank_entries"],
+            original,
             kind=vocab.kind,
         )
     raise ExportError(

@@ -11,6 +11,7 @@ from typing import Any, Optional
 from bio_roberta.errors import ExportError
 from bio_roberta.hf.families import exported_family
 from bio_roberta.hf.family import ENCODER, HEAD_PREFIXES, MASKED_LM
+from bio_roberta.hf.original_ids import FAIRSEQ_SPECIAL_IDS, OriginalIds
 
 
 def head_of(state: dict[str, Any], head_name: Optional[str]) -> tuple[str, Optional[str]]:
@@ -46,10 +47,12 @@ def build_hf_model(
     labels: Optional[list[str]],
     problem_type: Optional[str] = None,
     decoding: Optional[str] = None,
+    original_ids: Optional[OriginalIds] = None,
 ):
     """The transformers model holding exactly the checkpoint's weights (missing keys are an
     error). A head's outputs are named by labels, or left unnamed (labels None: a score);
-    problem_type and decoding go to the config (bio_roberta.tasks.kinds.HFExport)."""
+    problem_type and decoding go to the config (bio_roberta.tasks.kinds.HFExport). vocab_size is
+    the dictionary's (+<mask>); an imported model's rows go back to its original_ids."""
     import transformers
 
     family = exported_family(model_cfg)
@@ -59,7 +62,11 @@ def build_hf_model(
             f"the checkpoint's embedding has {embed.shape[0]} rows but the dictionary (+<mask>) "
             f"has {vocab_size} entries: pass the dict.txt the model was trained with (--dict)"
         )
-    config = family.hf_config(state, model_cfg, vocab_size, kind)
+    special_ids = FAIRSEQ_SPECIAL_IDS
+    if original_ids is not None:
+        state, vocab_size = original_ids.restore(state), original_ids.vocab_size
+        special_ids = original_ids.special_ids()
+    config = family.hf_config(state, model_cfg, vocab_size, kind, special_ids)
     hf_state = family.hf_state(state, model_cfg, kind, head)
     if kind != MASKED_LM:
         outputs = state[f"{HEAD_PREFIXES[kind]}{head}.out_proj.bias"].shape[0]

@@ -60,10 +60,14 @@ def read_declared_files(
     spec: TaskSpec, data_dir: Path, read_file: Callable[[TaskSpec, Path, Split], None]
 ) -> dict[str, Split]:
     """The task file's train, valid and test Splits from data_dir, train first: with "infer",
-    its labels are the ones valid and test are checked against."""
+    its labels are the ones valid and test are checked against. data_dir is the folder the task
+    file names its files from (its own, or convert-task's --data, predict's --input), or the
+    folder holding them (a file named bc2gm/train.tsv read from bc2gm/ as train.tsv)."""
     splits = {}
     for name, file_name in spec.declaration.files.items():
         path = data_dir / file_name
+        if not path.exists() and (data_dir / Path(file_name).name).exists():
+            path = data_dir / Path(file_name).name
         is_dir = spec.declaration.format == "hf_disk"  # its reader lists the files it reads
         if not is_dir:
             require_file(path, f"{spec.name} {name} split, {spec.declaration.path}")

@@ -6,7 +6,6 @@ Kept apart from the READERS table, which imports every reader.
 
 from __future__ import annotations
 
-import codecs
 import hashlib
 import json
 from collections import Counter
@@ -16,6 +15,7 @@ from typing import Callable, Iterator, Optional, Union
 
 from bio_roberta.tasks.registry import TaskSpec
 from bio_roberta_core.errors import BioRobertaError
+from bio_roberta_core.text_files import utf8_lines
 
 SPLITS = ("train", "valid", "test")
 
@@ -125,19 +125,9 @@ class SentenceLines:
 
 
 def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """(line number, text without its line ending); a byte that is not UTF-8 is an error, a UTF-8
-    byte order mark at the start is dropped (it would stick to the first token)."""
-    data = path.read_bytes().removeprefix(codecs.BOM_UTF8)
-    raw_lines = data.split(b"\n")
-    if raw_lines and raw_lines[-1] == b"":
-        raw_lines.pop()
-    for number, raw in enumerate(raw_lines, 1):
-        try:
-            yield number, raw.rstrip(b"\r").decode("utf-8")
-        except UnicodeDecodeError as error:
-            raise TaskFormatError(
-                f"{path}:{number}: not UTF-8 ({error.reason} at byte {error.start})"
-            ) from None
+    """(line number, text without its line ending) of a UTF-8 text file
+    (bio_roberta_core.text_files: a byte that is not UTF-8 is an error naming its line and byte)."""
+    return utf8_lines(path, TaskFormatError)
 
 
 def json_line_objects(path: Path, split: Split, expected: str) -> Iterator[tuple[int, str, dict]]:

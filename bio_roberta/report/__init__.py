@@ -49,11 +49,12 @@ from bio_roberta.report.errors import ReportError
 from bio_roberta.report.lewis import (
     LewisSummaryRow,
     LewisTaskRow,
+    is_own_task,
     lewis_results,
     summary_rows,
     task_rows,
 )
-from bio_roberta.report.markdown import blurb_lines, lewis_lines, markdown
+from bio_roberta.report.markdown import blurb_lines, lewis_lines, markdown, own_task_lines
 from bio_roberta.report.models import ReportedModel, reported_models
 from bio_roberta.report.scores_figure import (
     MODEL_COLOURS,
@@ -135,10 +136,17 @@ def one_model_files(
     panels, title = [], [f"{ours}: test score x100 of every fine-tuning seed, per task and metric"]
     if suite in (LEWIS, BOTH):
         lewis = lewis_results(results)
-        rows, summaries = task_rows(lewis, expected_seeds), summary_rows(lewis)
-        sections.append(lewis_lines(rows, summaries, ours))
+        paper = {name: result for name, result in lewis.items() if not is_own_task(name)}
+        own = {name: result for name, result in lewis.items() if is_own_task(name)}
+        rows, own_rows = task_rows(paper, expected_seeds), task_rows(own, expected_seeds)
+        # summary rows of Lewis et al.'s groups only where one of their tasks ran (not 0/18)
+        summaries = summary_rows(paper) if paper or not own else []
+        if paper or not own:
+            sections.append(lewis_lines(rows, summaries, ours))
+        if own:
+            sections.append(own_task_lines(own_rows, ours))
         panels += lewis_panels({ours: lewis}, lewis_references)
-        texts["csv"] = csv_text([LewisTaskRow, LewisSummaryRow], [*rows, *summaries])
+        texts["csv"] = csv_text([LewisTaskRow, LewisSummaryRow], [*rows, *own_rows, *summaries])
     if suite in (BLURB, BOTH):
         datasets = blurb_rows(records, results, expected_seeds, score_any_split=score_any_split)
         summary = blurb_summary(datasets)

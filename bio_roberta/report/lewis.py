@@ -56,6 +56,13 @@ def lewis_results(results: dict[str, TaskResult]) -> dict[str, TaskResult]:
     }
 
 
+def is_own_task(name: str) -> bool:
+    """A task of the user's (a task file's, or a name no registry has): no paper reports it, so
+    its row has no paper columns and no summary row averages it."""
+    spec = find_task(name)
+    return spec is None or spec.declaration is not None
+
+
 def task_rows(
     results: dict[str, TaskResult],
     expected_seeds: Optional[int],

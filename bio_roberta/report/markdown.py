@@ -18,7 +18,14 @@ from bio_roberta.report.blurb import (
     type_average_rows,
 )
 from bio_roberta.report.lewis import LewisSummaryRow, LewisTaskRow
-from bio_roberta.report.settings import NOT_PICKED, UNTUNED, TaskSettings, protocol
+from bio_roberta.report.settings import (
+    NOT_PICKED,
+    UNTUNED,
+    TaskSettings,
+    outside_blurb_grid,
+    protocol,
+    schedule_text,
+)
 from bio_roberta.tasks.paper_models import DEFAULT_LEWIS_COLUMNS, DEFAULT_TABLE6_COLUMNS
 from bio_roberta.tasks.truncation import LongInputs
 
@@ -102,6 +109,23 @@ def lewis_lines(rows: list[LewisTaskRow], summaries: list[LewisSummaryRow], ours
     ]
 
 
+def own_task_lines(rows: list[LewisTaskRow], ours: str) -> list[str]:
+    """The user's own tasks (task files): ours only, for no paper reports them."""
+    asked = ", ".join(map(str, sorted({row.seeds.asked for row in rows}))) or "-"
+    return [
+        (
+            f"Tasks of your own (task files): test scores x100 of {ours}, median over seeds "
+            f"(asked: {asked}); spread = min-max over seeds. `{SHORT}` marks a median over fewer "
+            "seeds than asked. No paper reports these tasks: no paper columns, no summary row."
+        ),
+        "",
+        *table_lines(
+            ["Task", "Domain", "Metric", f"{ours} (median)", "min-max", "seeds"],
+            [[row.task, row.domain, row.metric, *lewis_cells(row)] for row in rows],
+        ),
+    ]
+
+
 def blurb_cells(row: BlurbDatasetRow) -> list[str]:
     """A dataset's median (marked when short; else why it has none), min-max, seeds and mean
     cells."""
@@ -126,8 +150,9 @@ def score_cell(score: BlurbScoreRow) -> str:
 def split_check_text(score_any_split: bool) -> str:
     """What the split check column says, and which datasets the BLURB score leaves out."""
     return (
-        "Split check: how the split the runs trained on was checked (content hash, ids: can find "
-        "it BLURB's; sizes, reader: only not BLURB's; none possible; not recorded) and what that "
+        "Split check: how the split the runs trained on was checked (content hash, content hash + "
+        "ids, ids: can find it BLURB's; sizes, reader: only not BLURB's; none possible; not "
+        "recorded) and what that "
         "found (BLURB's, not BLURB's, unknown: never BLURB's). A dataset whose metric is not "
         "BLURB's gives the reason instead of a score and is left out of the BLURB score; so does "
         "one whose split is not BLURB's or "
@@ -221,6 +246,14 @@ def settings_lines(settings: dict[str, TaskSettings]) -> list[str]:
             "above score only the picked setting's runs. Ties: more seeds on dev, then the "
             "setting's name (the registry's first). Other tasks: "
             f"{UNTUNED}."
+        )
+    lines[-1] += f" Epochs: {schedule_text(settings)}."
+    outside = outside_blurb_grid(settings)
+    if outside:
+        named = ", ".join(f"{name} ({values})" for name, values in outside.items())
+        lines[-1] += (
+            f" Scored with an lr or batch size outside BLURB's grid: {named} (the registry's "
+            "setting where untuned: docs/finetune.md, tuned on dev)."
         )
     rows = []
     for task, found in settings.items():

@@ -78,21 +78,28 @@ def default_references() -> tuple[References, References]:
 
 
 def lewis_panels(series: dict[str, dict[str, TaskResult]], references: References) -> list[Panel]:
-    """Lewis et al.'s tasks of any model, one panel per metric, beside the references."""
+    """Lewis et al.'s tasks of any model, one panel per metric, beside the references; then the
+    user's own tasks (task files), one panel per metric, titled as theirs."""
+    from bio_roberta.report.lewis import is_own_task
+
     names = registry_order(name for results in series.values() for name in results)
     specs = {name: find_task(name) for name in names}
     metrics = {name: spec.metric if spec else "score" for name, spec in specs.items()}
-    return [
-        Panel(
-            f"Lewis et al. (2020) tasks: {metric}",
-            metric,
-            names,
-            [specs[n].display if specs[n] else n for n in names],
-            series,
-            references,
-        )
-        for metric, names in by_metric(names, metrics).items()
-    ]
+    panels = []
+    for title, own in (("Lewis et al. (2020) tasks", False), ("Your own tasks (task files)", True)):
+        chosen = [name for name in names if is_own_task(name) == own]
+        panels += [
+            Panel(
+                f"{title}: {metric}",
+                metric,
+                group,
+                [specs[n].display if specs[n] else n for n in group],
+                series,
+                references,
+            )
+            for metric, group in by_metric(chosen, metrics).items()
+        ]
+    return panels
 
 
 def panel_mark(rows: list[BlurbDatasetRow]) -> str:
@@ -139,7 +146,7 @@ def blurb_panels(
 def draw_panel(axes, panel: Panel) -> None:
     """Every seed's test score x100 per name and model (a model's seeds spread apart in its slot,
     see seed_offsets), its median as a bar, and the reference scores as markers."""
-    labelled = set()
+    labelled, drawn = set(), []
 
     def once(label):
         if label in labelled:
@@ -156,6 +163,7 @@ def draw_panel(axes, panel: Panel) -> None:
             colour = MODEL_COLOURS[index % len(MODEL_COLOURS)]
             centre = x + (index - (count - 1) / 2) * 0.7 * width
             scores = [100 * s for s in results[name].seed_scores.values()]
+            drawn += [*scores, 100 * results[name].median]
             axes.scatter(
                 [centre + width * dx for dx in seed_offsets(len(scores))],
                 scores,
@@ -172,16 +180,34 @@ def draw_panel(axes, panel: Panel) -> None:
             )
         for label, (marker, colour, values) in panel.references.items():
             if values.get(name) is not None:
+                drawn.append(values[name])
                 axes.scatter([x], [values[name]], marker=marker, color=colour, label=once(label))
     axes.set_title(panel.title, fontsize="medium")
     axes.set_xticks(range(len(panel.names)))
     axes.set_xticklabels(panel.labels, rotation=45, ha="right")
     axes.set_xlim(-0.6, len(panel.names) - 0.4)
     axes.set_ylabel(f"{panel.metric} x100")
+    if drawn:
+        axes.set_ylim(*score_range(min(drawn), max(drawn)))
     if labelled:
         axes.legend(loc="best", fontsize="small")
     else:  # no model scored these and no paper prints them: say so rather than an empty legend
         axes.text(0.5, 0.5, "no scored run", transform=axes.transAxes, ha="center")
+
+
+# The least height of a panel's score axis, points x100: one point (one seed, one task) is not
+# zoomed in to a tenth of a point as matplotlib's autoscale would
+LEAST_SCORE_RANGE = 10.0
+
+
+def score_range(low: float, high: float) -> tuple[float, float]:
+    """A panel's y limits around its scores (x100): at least LEAST_SCORE_RANGE tall, 5% more
+    than their spread, not below 0 where none is."""
+    margin = max((LEAST_SCORE_RANGE - (high - low)) / 2, 0.05 * (high - low))
+    bottom = low - margin
+    if low >= 0 > bottom:
+        return 0.0, max(high + margin, LEAST_SCORE_RANGE)
+    return bottom, high + margin
 
 
 def scores_figure(panels: list[Panel], title: str):

@@ -29,6 +29,7 @@ from bio_roberta.finetuning.results import (
     ResultRecord,
 )
 from bio_roberta.report.seed_results import registry_order
+from bio_roberta.tasks.registry import BLURB_EPOCHS, BLURB_GRID, TASKS
 
 UNTUNED, TUNED = "untuned (one setting)", "tuned on dev"
 NOT_PICKED = "no setting has a dev score (every run failed or unfinished)"
@@ -75,6 +76,46 @@ class TaskSettings:
 def protocol(settings: dict[str, TaskSettings]) -> str:
     """The report's protocol: tuned on dev when any task's runs hold several settings."""
     return TUNED if any(t.protocol == TUNED for t in settings.values()) else UNTUNED
+
+
+def fixed_schedule(settings: dict[str, TaskSettings]) -> bool:
+    """Whether every task's settings share one max_epoch: each run then keeps the best-dev
+    checkpoint of one fixed-length schedule, where BLURB (Gu et al. §6.2) also tunes the epochs
+    over BLURB_EPOCHS on dev (blurb-suite --tune-epochs makes them an axis of the grid)."""
+    for task, found in settings.items():
+        registry = TASKS[task].hparams.max_epoch if task in TASKS else None
+        if len({s.hparams.get("max_epoch", registry) for s in found.settings}) > 1:
+            return False
+    return True
+
+
+def schedule_text(settings: dict[str, TaskSettings]) -> str:
+    """How a run's epochs were chosen, for the report's protocol line."""
+    low, high = BLURB_EPOCHS
+    if fixed_schedule(settings):
+        return (
+            "each run keeps its best-dev checkpoint of one fixed-length schedule (its max_epoch), "
+            f"not BLURB's search over {low}-{high} epochs (--tune-epochs)"
+        )
+    return "epochs tuned on dev as a grid axis, each run keeping its best-dev checkpoint"
+
+
+def outside_blurb_grid(settings: dict[str, TaskSettings]) -> dict[str, str]:
+    """BLURB dataset (Table 6's name) -> the lr / batch size of its scored setting that BLURB's
+    grid does not hold (BLURB_GRID), e.g. DDI's registry lr 2e-05: Lewis et al.'s recipe for the
+    task both suites share (bio_roberta/tasks/registry.py)."""
+    outside = {}
+    for task, found in settings.items():
+        if task not in BLURB or found.picked is None:
+            continue
+        picked = next(s for s in found.settings if s.name == found.picked)
+        values = {
+            key: picked.hparams.get(key, getattr(TASKS[task].hparams, key)) for key in BLURB_GRID
+        }
+        off = [f"{key} {value!r}" for key, value in values.items() if value not in BLURB_GRID[key]]
+        if off:
+            outside[BLURB[task].display] = ", ".join(off)
+    return outside
 
 
 def task_settings(task: str, records: list[ResultRecord]) -> TaskSettings:

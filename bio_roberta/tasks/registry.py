@@ -52,6 +52,9 @@ class Hyperparameters:
 NER_HPARAMS = Hyperparameters(lr=1e-5, batch_size=32, max_epoch=20, validate_interval_updates=500)
 # Classification: batch 16, at most 10 epochs, early stopping, validate every 200 updates. The
 # paper prints lr 0.002; its released code's README (and BioM-Transformers' reproduction) use 2e-5.
+# DDI keeps it in BLURB's untuned route too (one task, `ddi`, serves both suites): 2e-5 is not in
+# BLURB_GRID, which the report's protocol line says (report.settings.outside_blurb_grid);
+# `blurb-suite --tune` runs DDI over the grid.
 CLASSIFICATION_HPARAMS = Hyperparameters(
     lr=2e-5, batch_size=16, max_epoch=10, validate_interval_updates=200, patience=10
 )
@@ -102,6 +105,7 @@ class Declaration:
     files: Mapping[str, str]  # split (train, valid, test) -> file (or save_to_disk dir)
     columns: Mapping[str, Any]
     infer_labels: bool
+    fields: Optional[Mapping[str, Any]] = None  # the task file's own, as read
 
     @property
     def data_dir(self) -> Path:
@@ -119,6 +123,9 @@ class Declaration:
             "columns": dict(self.columns),
             "labels_inferred": self.infer_labels,
             "labels": list(labels),
+            # the declaration itself, so that predict, export-hf and bio_roberta.load read the
+            # task from the converted data without its task file (task_file.recorded_task)
+            "fields": dict(self.fields) if self.fields is not None else None,
         }
 
 

@@ -34,10 +34,13 @@ from bio_roberta_core.errors import BioRobertaError
 from bio_roberta_core.metrics import BINARY_F1, METRICS
 from bio_roberta_core.provenance import sha256_file
 from bio_roberta_core.tagging import split_tag
+from bio_roberta_core.text_files import utf8_text
 
 INFER = "infer"
 # The declaration's split names -> ours (fairseq's "valid").
 SPLIT_NAMES = {"train": "train", "dev": "valid", "test": "test"}
+# What `files:` may call the dev split: dev, or fairseq's and the datasets library's names
+DEV_NAMES = ("dev", "valid", "validation")
 # format -> the reader of bio_roberta/readers/formats/ that reads it (TaskSpec.source_format).
 FORMATS = {
     "conll": "conll_columns",
@@ -86,7 +89,7 @@ def _load(path: Path) -> dict:
     """The file's mapping: YAML (.yaml, .yml) or JSON (.json)."""
     if not path.is_file():
         raise TaskFileError(f"{path}: no such task file")
-    text = path.read_text(encoding="utf-8")
+    text = utf8_text(path, TaskFileError)
     if path.suffix in (".yaml", ".yml"):
         import yaml
 
@@ -120,19 +123,29 @@ def _choice(path: Path, fields: dict, name: str, choices, default=None) -> str:
     return value
 
 
-def _files(path: Path, value) -> dict[str, str]:
-    """Our split name -> the file, each present beside the declaration."""
+def _files(path: Path, value, present: bool = True) -> dict[str, str]:
+    """Our split name -> the file, each present beside the declaration (unless not `present`:
+    a declaration read back from converted data)."""
+    if isinstance(value, dict):  # fairseq's and the datasets library's names of dev
+        named = [name for name in DEV_NAMES if name in value]
+        if len(named) > 1:
+            raise _field_error(path, "files", f"{' and '.join(named)} both name the dev split")
+        if named:
+            value = {("dev" if key == named[0] else key): file for key, file in value.items()}
     if not isinstance(value, dict) or set(value) != set(SPLIT_NAMES):
         given = sorted(value) if isinstance(value, dict) else type(value).__name__
         raise _field_error(
-            path, "files", f"expected train, dev and test (paths from {path.parent}), got {given}"
+            path,
+            "files",
+            f"expected train, dev (or valid, validation) and test (paths from {path.parent}), "
+            f"got {given}",
         )
     files = {}
     for split in SPLIT_NAMES:  # train first: an "infer" reads its labels there
         file = value[split]
         if not isinstance(file, str) or not file:
             raise _field_error(path, f"files.{split}", "expected a path")
-        if not (path.parent / file).exists():
+        if present and not (path.parent / file).exists():
             raise _field_error(path, f"files.{split}", f"{path.parent / file} does not exist")
         files[SPLIT_NAMES[split]] = file
     return files
@@ -239,7 +252,14 @@ def read_task_file(path: str | Path) -> TaskSpec:
     """The TaskSpec a task file declares (its declaration attached); TaskFileError naming the
     file and field when a field is unknown, missing or wrong, or a file it names is missing."""
     path = Path(path).resolve()
-    fields = _load(path)
+    return declared_spec(path, _load(path), sha256_file(path))
+
+
+def declared_spec(path: Path, fields: dict, sha256: str, files_present: bool = True) -> TaskSpec:
+    """The TaskSpec of a task file's fields (path: the file they were read from; files_present:
+    check that the files it names are there)."""
+    declared = json.loads(json.dumps(fields, default=str))  # as read, before checks convert it
+    fields = dict(fields)
     unknown = sorted(set(fields) - set(FIELDS))
     if unknown:
         raise _field_error(path, unknown[0], f"unknown field; known: {', '.join(FIELDS)}")
@@ -270,11 +290,12 @@ def read_task_file(path: str | Path) -> TaskSpec:
         raise _field_error(path, "seeds", "expected a list of integers")
     declaration = Declaration(
         path=path,
-        sha256=sha256_file(path),
+        sha256=sha256,
         format=data_format,
-        files=_files(path, fields["files"]),
+        files=_files(path, fields["files"], files_present),
         columns=_columns(path, fields.get("columns"), data_format, kind),
         infer_labels=infer,
+        fields=declared,
     )
     try:
         return TaskSpec(
@@ -322,6 +343,23 @@ def as_converted(spec: TaskSpec, manifest: Mapping, manifest_path: Path) -> Task
             f"declares {', '.join(spec.labels)}: convert it again"
         )
     return dataclasses.replace(spec, labels=labels)
+
+
+def recorded_task(manifest: Mapping, manifest_path: Path) -> Optional[TaskSpec]:
+    """The declared task converted data records (its manifest's task_declaration), as converted,
+    with no task file to pass: the declaration's fields as the conversion recorded them, or, in a
+    manifest written before they were recorded, its task file if unchanged (its sha256); None
+    where neither is there."""
+    recorded = manifest.get("task_declaration")
+    if not isinstance(recorded, dict) or not recorded.get("path"):
+        return None
+    path, fields = Path(recorded["path"]), recorded.get("fields")
+    if fields is None:
+        if not path.is_file() or sha256_file(path) != recorded.get("sha256"):
+            return None
+        fields = _load(path)
+    spec = declared_spec(path, fields, recorded.get("sha256"), files_present=False)
+    return as_converted(spec, manifest, manifest_path)
 
 
 def declare_task_files(paths: Iterable[str | os.PathLike]) -> list[TaskSpec]:

@@ -19,12 +19,19 @@ from bio_roberta_core.windows import WINDOWS
 def truncate_longest_first(
     first: Sequence[int], second: Sequence[int], budget: int, example_id: str
 ) -> tuple[list[int], list[int]]:
-    """Drop tokens from the end of the longer sequence until both fit in budget (the sentence
-    pairs of NLI, and single texts, whose second sequence is empty)."""
-    first, second = list(first), list(second)
-    while len(first) + len(second) > budget:
-        (first if len(first) >= len(second) else second).pop()
-    return first, second
+    """Cut the longer text from its end until both fit in budget (the sentence pairs of NLI and
+    similarity, and single texts, whose second sequence is empty), as transformers' fast
+    tokenizers cut a pair with truncation="longest_first" (tokenizers' truncate_encodings): the
+    shorter text is kept whole if it fills at most half the budget, else the two get half each
+    and an odd budget's extra token goes to the longer text (the second if they are as long)."""
+    shorter, longer = sorted((len(first), len(second)))
+    if shorter + longer <= budget:
+        return list(first), list(second)
+    longer = shorter if shorter > budget else max(shorter, budget - shorter)
+    if shorter + longer > budget:
+        shorter, longer = budget // 2, budget // 2 + budget % 2
+    first_kept, second_kept = (longer, shorter) if len(first) > len(second) else (shorter, longer)
+    return list(first[:first_kept]), list(second[:second_kept])
 
 
 def truncate_context(

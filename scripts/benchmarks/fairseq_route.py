@@ -1,5 +1,6 @@
 """fairseq-train in this process, ours (--user-dir: corpora_masked_lm, masked_lm_positions, our lr
-schedule) or stock fairseq masked_lm; tokens/s = the median of fairseq's per-update wps."""
+schedule) or stock fairseq masked_lm; tokens/s = the median of fairseq's per-update wps, and the
+per-update losses (a lever's loss curve against the plain route's, same seed and data)."""
 
 import re
 import statistics
@@ -22,7 +23,9 @@ def fairseq_args(
     batch=BATCH,
     seq=SEQ,
     device_args=("--cpu",),
+    extra=(),
 ):
+    """fairseq-train's arguments; EXTRA last, so that it overrides what comes before."""
     task = (
         [
             "--user-dir",
@@ -72,12 +75,13 @@ def fairseq_args(
         "simple",
         "--seed",
         "1",
+        *extra,
     ]
 
 
-def fairseq_tokens_per_s(args, skip=2) -> float:
-    """fairseq-train ARGS in this process; the median of its per-update wps after the first SKIP
-    updates."""
+def fairseq_tokens_per_s(args, skip=2) -> tuple[float, list]:
+    """fairseq-train ARGS in this process: the median of its per-update wps after the first SKIP
+    updates, and the loss of every update."""
     import io
     import logging
 
@@ -87,9 +91,9 @@ def fairseq_tokens_per_s(args, skip=2) -> float:
     logging.getLogger().addHandler(logging.StreamHandler(stream))
     sys.argv = ["fairseq-train", *args]
     train.cli_main()
-    return statistics.median(
-        [float(x) for x in re.findall(r"wps=([\d.]+)", stream.getvalue())][skip:]
-    )
+    updates = re.findall(r"\bloss=([\d.]+).*?wps=([\d.]+)", stream.getvalue())
+    losses = [float(loss) for loss, _ in updates]
+    return statistics.median([float(wps) for _, wps in updates][skip:]), losses
 
 
 def measure_fairseq(
@@ -102,36 +106,59 @@ def measure_fairseq(
     device_args=("--cpu",),
     skip=2,
     cpu=True,
+    extra=(),
 ):
     with tempfile.TemporaryDirectory() as save_dir:
-        tokens_per_s = fairseq_tokens_per_s(
-            fairseq_args(databin, save_dir, steps, ours, model_args, batch, seq, device_args), skip
+        tokens_per_s, losses = fairseq_tokens_per_s(
+            fairseq_args(
+                databin, save_dir, steps, ours, model_args, batch, seq, device_args, extra
+            ),
+            skip,
         )
-    return {"tokens_per_s": round(tokens_per_s, 1), **peak_memory(cpu)}
+    return {"tokens_per_s": round(tokens_per_s, 1), "losses": losses, **peak_memory(cpu)}
 
 
 def profile_updates(directory: str, first: int = 6, count: int = 3) -> None:
-    """Profile fairseq updates FIRST+1 .. FIRST+COUNT (CPU and GPU) into kernel tables in DIRECTORY:
+    """Profile fairseq updates FIRST+1 .. FIRST+COUNT (CPU and GPU) into kernel tables and a
+    summary of where the time goes (profile_summary.py: summary.json, summary.md) in DIRECTORY:
     fairseq labels its phases (forward, backward, clip-grads, optimizer), so the tables say where an
     update's time goes beside the model itself."""
+    import json
+
+    import torch
     from fairseq.trainer import Trainer
     from torch.profiler import ProfilerActivity, profile, schedule
 
+    from benchmarks.profile_summary import TRAIN_STEP, markdown, time_shares
+
     def write_tables(prof):
-        Path(directory).mkdir(parents=True, exist_ok=True)
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
         for sort in ("self_cuda_time_total", "cpu_time_total"):
             table = prof.key_averages().table(sort_by=sort, row_limit=40, max_name_column_width=80)
-            (Path(directory) / f"{sort}.txt").write_text(table)
+            (out / f"{sort}.txt").write_text(table)
+        try:
+            summary = time_shares(prof.events())
+        except Exception as error:  # the kernel tables above still hold the profile
+            (out / "summary.json").write_text(json.dumps({"error": repr(error)}))
+            return
+        (out / "summary.json").write_text(json.dumps(summary, indent=1))
+        title = f"updates {first + 2}-{first + 1 + count}"
+        (out / "summary.md").write_text(markdown(summary, title))
 
+    activities = [ProfilerActivity.CPU]
+    if torch.cuda.is_available():
+        activities.append(ProfilerActivity.CUDA)
     profiler = profile(
-        activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
+        activities=activities,
         on_trace_ready=write_tables,
         schedule=schedule(wait=first, warmup=1, active=count, repeat=1),
     )
     train_step = Trainer.train_step
 
     def profiled_train_step(self, samples, raise_oom=False):
-        output = train_step(self, samples, raise_oom)
+        with torch.profiler.record_function(TRAIN_STEP):
+            output = train_step(self, samples, raise_oom)
         profiler.step()
         return output
 
@@ -157,7 +184,16 @@ def measure_fairseq_at_scale(databin, arch, seq, steps, batch, update_freq, cpu,
         device_args += ["--user-dir", str(USER_DIR)]
     peak_gb = None if cpu else track_peak_gpu_memory()
     result = measure_fairseq(
-        databin, steps, spec["ours"], ["--arch", arch], batch, seq, device_args, skip=5, cpu=cpu
+        databin,
+        steps,
+        spec["ours"],
+        ["--arch", arch],
+        batch,
+        seq,
+        device_args,
+        skip=5,
+        cpu=cpu,
+        extra=spec.get("flags", ()),
     )
     if peak_gb:
         result["peak_gpu_memory_gb"] = peak_gb()

@@ -68,7 +68,7 @@ def measure(args) -> dict:
     if args.profile:
         from benchmarks.fairseq_route import profile_updates
 
-        profile_updates(args.profile)
+        profile_updates(args.profile, count=args.profile_updates)
     result = measurements(args)[args.measure]()
     # what else ran meanwhile: these timings are only comparable at a similar load
     result["load_average_1_5_15min"] = [round(load, 2) for load in os.getloadavg()]

@@ -43,8 +43,10 @@ def summed_counts(meters, keys) -> list:
 
 
 def log_percentage(name: str, score_of_meters) -> None:
-    """Log score_of_meters(meters), a fraction, as a percentage to 2 decimals, derived when read."""
-    metrics.log_derived(name, lambda meters: round(100 * score_of_meters(meters), 2))
+    """Log score_of_meters(meters), a fraction, as a percentage, derived when read. Unrounded:
+    checkpoint_best and a run's valid_score (the dev score a tuned sweep picks its setting by)
+    tell apart scores less than 0.01 points apart (issue 42); fairseq's logs print 6 digits."""
+    metrics.log_derived(name, lambda meters: 100 * score_of_meters(meters))
 
 
 def forward_keeping_head_logits(criterion, model, sample, reduce=True):

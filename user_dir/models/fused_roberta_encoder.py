@@ -28,6 +28,10 @@ longest row (NCBI-disease's batches of 32: half padding); the GEMMs, the dominan
 work of the real tokens only. Finding the real tokens takes one wait for the GPU per batch (their
 number); features at padding positions are zeros.
 
+Two speed options ride on it (docs/pretrain.md, "Speed"): ``cuda_graphs`` replays each compiled
+layer as a CUDA graph, ``float8`` runs the four projections as FP8 GEMMs (_float8.py); where
+either cannot run, _encoder_levers.py refuses it in one line.
+
 It only replaces forward code: ``use_fused_encoder`` switches an existing RobertaEncoder's class
 to FusedRobertaEncoder, which reads the parameters of fairseq's own submodules. State dicts,
 parameter names and checkpoints are exactly stock fairseq's, in both directions. Returned hidden
@@ -41,6 +45,9 @@ import torch
 import torch.nn.functional as F
 import torch.utils.checkpoint
 from fairseq.models.roberta.model import RobertaEncoder
+
+from user_dir.models._encoder_levers import check_levers
+from user_dir.models._float8 import float8_linear
 
 logger = logging.getLogger(__name__)
 
@@ -68,10 +75,12 @@ def encoder_layer(
     normalize_before,
     training,
     rows=None,
+    linear=F.linear,
 ):
     """fairseq's TransformerEncoderLayer on batch-major x (B x T x C); ``keep`` is None or the
     B x 1 x 1 x T mask of the keys to attend to; ``params`` as ``layer_params`` returns them.
-    With ``rows`` (RealTokens), x is the N x C matrix of the batch's real tokens."""
+    With ``rows`` (RealTokens), x is the N x C matrix of the batch's real tokens. ``linear``
+    runs the four projections (F.linear, or _float8.float8_linear's FP8 GEMMs)."""
     (
         q_w,
         q_b,
@@ -94,7 +103,7 @@ def encoder_layer(
     residual = x
     if normalize_before:
         x = F.layer_norm(x, (width,), attn_ln_w, attn_ln_b, eps)
-    qkv = F.linear(x, torch.cat([q_w, k_w, v_w]), torch.cat([q_b, k_b, v_b]))
+    qkv = linear(x, torch.cat([q_w, k_w, v_w]), torch.cat([q_b, k_b, v_b]))
     if rows is not None:
         qkv = rows.scatter(qkv)
     q, k, v = qkv.view(batch, length, 3, heads, width // heads).permute(2, 0, 3, 1, 4).unbind(0)
@@ -102,15 +111,15 @@ def encoder_layer(
         q, k, v, attn_mask=keep, dropout_p=attention_dropout_p if training else 0.0
     )
     attention = attention.transpose(1, 2).reshape(batch, length, width)
-    x = F.linear(rows.gather(attention) if rows is not None else attention, out_w, out_b)
+    x = linear(rows.gather(attention) if rows is not None else attention, out_w, out_b)
     x = residual + dropout(x, dropout_p, training)
     if not normalize_before:
         x = F.layer_norm(x, (width,), attn_ln_w, attn_ln_b, eps)
     residual = x
     if normalize_before:
         x = F.layer_norm(x, (width,), final_ln_w, final_ln_b, eps)
-    x = dropout(activation_fn(F.linear(x, fc1_w, fc1_b)), activation_dropout_p, training)
-    x = residual + dropout(F.linear(x, fc2_w, fc2_b), dropout_p, training)
+    x = dropout(activation_fn(linear(x, fc1_w, fc1_b)), activation_dropout_p, training)
+    x = residual + dropout(linear(x, fc2_w, fc2_b), dropout_p, training)
     if not normalize_before:
         x = F.layer_norm(x, (width,), final_ln_w, final_ln_b, eps)
     return x
@@ -134,21 +143,24 @@ class RealTokens:
 
 
 @functools.cache
-def _compiled_layer():
+def _compiled_layer(cuda_graphs: bool = False):
     """encoder_layer through torch.compile, made at the first use of the compiled path: making it
-    imports torch._dynamo (a second of every start, on CPU too), which no other path needs."""
+    imports torch._dynamo (a second of every start, on CPU too), which no other path needs. With
+    ``cuda_graphs`` each static graph is also captured as a CUDA graph and replayed (torch.compile's
+    reduce-overhead mode: one launch per layer instead of one per kernel)."""
     import torch._dynamo
 
     # One static graph per batch size, length bucket, padded or not, training or not and
     # architecture: a distillation run with validation has about ten, above torch's default
     # limit of 8 (past it, torch runs the layer uncompiled).
     torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit, 64)
-    return torch.compile(encoder_layer, fullgraph=True, dynamic=False)
+    mode = "reduce-overhead" if cuda_graphs else None
+    return torch.compile(encoder_layer, fullgraph=True, dynamic=False, mode=mode)
 
 
-def compiled_encoder_layer(*args, **kwargs):
+def compiled_encoder_layer(*args, cuda_graphs=False, **kwargs):
     """encoder_layer, each layer one static compiled graph (see _compiled_layer)."""
-    return _compiled_layer()(*args, **kwargs)
+    return _compiled_layer(cuda_graphs)(*args, **kwargs)
 
 
 def pad_to_bucket(src_tokens: torch.Tensor, padding_idx: int) -> torch.Tensor:
@@ -203,6 +215,8 @@ class FusedRobertaEncoder(RobertaEncoder):
     """RobertaEncoder whose features and LM head run through encoder_layer (see module doc)."""
 
     implementation = "fused"
+    cuda_graphs = False  # compiled layers replayed as CUDA graphs (use_fused_encoder)
+    float8 = False  # the layers' projections as FP8 GEMMs (use_fused_encoder, _float8.py)
 
     def forward(
         self,
@@ -249,6 +263,9 @@ class FusedRobertaEncoder(RobertaEncoder):
             x = x.masked_fill(padding.unsqueeze(-1), 0)
         states = [x] if return_all_hiddens else []
         layer_fn = compiled_encoder_layer if compiled else encoder_layer
+        if compiled and self.cuda_graphs:
+            layer_fn = functools.partial(compiled_encoder_layer, cuda_graphs=True)
+        linear = float8_linear() if self.float8 else F.linear
         checkpointing = encoder.cfg.checkpoint_activations and self.training
         for layer in encoder.layers:
             options = dict(
@@ -261,6 +278,7 @@ class FusedRobertaEncoder(RobertaEncoder):
                 normalize_before=layer.normalize_before,
                 training=self.training,
                 rows=rows,
+                linear=linear,
             )
             if checkpointing:
                 x = torch.utils.checkpoint.checkpoint(
@@ -286,12 +304,17 @@ class FusedRobertaEncoder(RobertaEncoder):
         is fairseq's boolean B x T mask or the same tokens' flat positions (row * T + column,
         ascending: the mask's order), which are gathered without a wait for the GPU."""
         head = self.lm_head
-        if masked_tokens is not None and masked_tokens.dtype == torch.bool:
-            features = features[masked_tokens, :]
-        elif masked_tokens is not None:
-            features = features.flatten(0, 1).index_select(0, masked_tokens)
-        x = head.layer_norm(head.activation_fn(head.dense(features)))
-        return F.linear(x, head.weight, head.bias)
+        return F.linear(lm_head_hidden(head, features, masked_tokens), head.weight, head.bias)
+
+
+def lm_head_hidden(head, features, masked_tokens=None) -> torch.Tensor:
+    """fairseq's RobertaLMHead up to its vocabulary projection (dense, activation, LayerNorm) on
+    the rows ``masked_tokens`` selects: a boolean B x T mask or flat positions (row * T + col)."""
+    if masked_tokens is not None and masked_tokens.dtype == torch.bool:
+        features = features[masked_tokens, :]
+    elif masked_tokens is not None:
+        features = features.flatten(0, 1).index_select(0, masked_tokens)
+    return head.layer_norm(head.activation_fn(head.dense(features)))
 
 
 def fairseq_class(encoder) -> type:
@@ -322,11 +345,15 @@ def fine_tuning_implementation(model, choice: str, cpu: bool) -> str:
     return "fairseq"
 
 
-def use_fused_encoder(model, implementation: str) -> None:
+def use_fused_encoder(
+    model, implementation: str, *, cuda_graphs: bool = False, float8: bool = False, cpu=False
+) -> None:
     """Run a fairseq RoBERTa model's encoder through IMPLEMENTATION: 'fairseq' (unchanged), 'fused'
     or 'compiled' (fused, each layer through torch.compile). Parameters and state dict are
     unchanged; an encoder configuration the fused forward does not implement stays on fairseq's with
-    a warning."""
+    a warning. ``cuda_graphs`` (compiled only) replays each compiled layer as a CUDA graph;
+    ``float8`` runs the layers' projections as FP8 GEMMs (_float8.py): levers of the fused forward,
+    refused where they cannot run (_encoder_levers.py; ``cpu``: the run is on the CPU)."""
     if implementation not in IMPLEMENTATIONS:
         raise ValueError(
             f"encoder implementation {implementation!r}: choose one of {', '.join(IMPLEMENTATIONS)}"
@@ -338,16 +365,26 @@ def use_fused_encoder(model, implementation: str) -> None:
             f"the fused encoder replaces fairseq's RobertaEncoder, not {type(encoder).__name__}"
         )
     if implementation == "fairseq":
+        check_levers(implementation, [], cuda_graphs=cuda_graphs, float8=float8, cpu=cpu)
         encoder.__class__ = own
         return
     problems = unsupported(encoder)
+    check_levers(implementation, problems, cuda_graphs=cuda_graphs, float8=float8, cpu=cpu)
     if problems:
         logger.warning(
             "encoder stays on fairseq's implementation: the fused one has no %s",
             ", ".join(problems),
         )
         return
+    if float8:
+        float8_linear()  # torchao is there (or a one-line error says what to install)
     encoder.fairseq_class = own
     encoder.__class__ = FusedRobertaEncoder
     encoder.implementation = implementation
-    logger.info("RoBERTa encoder: %s implementation", implementation)
+    encoder.cuda_graphs, encoder.float8 = cuda_graphs, float8
+    logger.info(
+        "RoBERTa encoder: %s implementation%s%s",
+        implementation,
+        ", CUDA graphs" if cuda_graphs else "",
+        ", FP8 projections" if float8 else "",
+    )

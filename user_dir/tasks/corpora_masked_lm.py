@@ -63,6 +63,22 @@ class CorporaMaskedLMConfig(MaskedLMConfig):
             "compiled on a GPU, fairseq on CPU"
         },
     )
+    encoder_cuda_graphs: bool = field(
+        default=False,
+        metadata={
+            "help": "replay each compiled encoder layer as a CUDA graph (torch.compile's "
+            "reduce-overhead mode; the compiled layers' shapes are static): GPU and "
+            "encoder_implementation compiled only"
+        },
+    )
+    float8_training: bool = field(
+        default=False,
+        metadata={
+            "help": "run the encoder layers' projections as FP8 GEMMs (torchao's float8 "
+            "training, dynamic tensorwise scaling; needs torchao and, on a GPU, compute "
+            "capability 8.9+); weights, LM head and checkpoints stay as they are"
+        },
+    )
     cpu: bool = II("common.cpu")
 
 
@@ -147,7 +163,13 @@ class CorporaMaskedLMTask(MaskedLMTask):
 
     def build_model(self, cfg, from_checkpoint=False):
         model = super().build_model(cfg, from_checkpoint)
-        use_fused_encoder(model, self.encoder_implementation())
+        use_fused_encoder(
+            model,
+            self.encoder_implementation(),
+            cuda_graphs=self.cfg.encoder_cuda_graphs,
+            float8=self.cfg.float8_training,
+            cpu=self.cfg.cpu,
+        )
         return model
 
     def encoder_implementation(self) -> str:

@@ -33,6 +33,8 @@ def _read_file(spec: TaskSpec, path: Path, split: Split) -> None:
             continue
         try:
             word, tag = columns[word_at], columns[tag_at]
+            if word_at % len(columns) == tag_at % len(columns):  # a word without its tag
+                raise IndexError
         except IndexError:
             raise TaskFormatError(
                 f"{where}: {len(columns)} column(s), but the task file's columns name word "

@@ -77,11 +77,14 @@ def _json_files(data_dir: Path) -> list[Path]:
 
 def detect(data_dir: Path) -> bool:
     """Whether data_dir holds this layout: one of the three files (read names one missing)
-    whose first record has LinkBERT's keys (BLURB's older BioASQ JSON lines share the file names,
-    not the keys), or Parquet files of a split with those columns."""
+    whose first record (the first file's that has one) has LinkBERT's keys (BLURB's older BioASQ
+    JSON lines share the file names, not the keys), its files all blank (the reader then names
+    the empty split), or Parquet files of a split with those columns."""
     parquet = [paths[0] for paths in parquet_files(data_dir).values() if paths]
     if _json_files(data_dir):
-        keys = _first_record_keys(_json_files(data_dir)[0])
+        keys = next(filter(None, map(_first_record_keys, _json_files(data_dir))), None)
+        if keys is None:  # its file names, each blank (an empty train.json): the split is named
+            return all(not path.read_bytes().strip() for path in _json_files(data_dir))
     elif parquet:
         keys = parquet_columns(parquet[0])
     else:
