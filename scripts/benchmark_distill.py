@@ -262,7 +262,9 @@ def main():
     parser.add_argument("--finetune-updates", type=int, default=150)
     parser.add_argument("--ft-lr", type=float, default=1e-3, help="fine-tuning lr (tiny models)")
     parser.add_argument("--more", action="store_true", help="also (a) with hidden and minilm")
-    parser.add_argument("--out", type=Path, help="default: docs/benchmarks/cpu-distill-DATE.json")
+    parser.add_argument(
+        "--out", type=Path, help="default: docs/benchmarks/cpu-distill-4xWIDTH-DATE.json"
+    )
     parser.add_argument("--keep", type=Path, help="work in this dir and keep it")
     args = parser.parse_args()
     args.updates, args.batch_size, args.log_interval = args.finetune_updates, BATCH, 50
@@ -393,7 +395,8 @@ def main():
         "teacher_logits": logits,
         "wall_s": round(time.perf_counter() - started, 1),
     }
-    out = args.out or REPO / "docs" / "benchmarks" / f"cpu-distill-{date.today().isoformat()}.json"
+    shape = f"{TEACHER_LAYERS}x{args.width}"
+    out = args.out or REPO / "docs" / "benchmarks" / f"cpu-distill-{shape}-{date.today()}.json"
     out.write_text(json.dumps(record, indent=1) + "\n")
     print(json.dumps(record["summary"], indent=1))
     print(f"wrote {out}", file=sys.stderr)

@@ -3,7 +3,6 @@
 relations, each against a hand computation on tiny tensors; the logged terms adding up in one unit;
 and the paper's `base` and `align` recipes giving, to the bit, the loss they gave at 6bfaaea."""
 
-import copy
 import math
 import re
 
@@ -13,11 +12,17 @@ import torch
 import user_dir  # noqa: F401  (registers the distillation task and criterion)
 
 # isort: split
-from fairseq.checkpoint_utils import load_checkpoint_to_cpu
 from fairseq.logging import metrics
 
 from bio_roberta_core.checkpoints import read_checkpoint
 from bio_roberta_core.provenance import sha256_file
+from tiny_distillation import (
+    criterion_run,
+    distill_task,
+    fixed_batch,
+    narrow_student,
+    seeded_checkpoint,
+)
 from tiny_training import TINY_ROBERTA, fairseq_train
 from user_dir.criterions._layer_losses import (
     attention_inputs,
@@ -29,51 +34,6 @@ from user_dir.criterions._layer_losses import (
 )
 from user_dir.criterions.distillation import DistillationLoss, DistillationLossConfig
 from user_dir.tasks._student_layers import chosen_layers
-from user_dir.tasks.corpora_masked_lm import CorporaMaskedLMConfig, CorporaMaskedLMTask
-from user_dir.tasks.distillation import DistillationConfig, DistillationTask
-
-
-def seeded_checkpoint(databin, source, dest, seed: int, layers: int | None = None):
-    """The checkpoint `source` (its model config) with fresh weights drawn under `seed` alone, and
-    `layers` layers if given: a teacher whose every weight the seed fixes, however the fixture
-    that trained `source` ran."""
-    state = read_checkpoint(source)
-    model_cfg = state["cfg"]["model"]
-    if layers is not None:
-        model_cfg.encoder_layers = layers
-    torch.manual_seed(seed)
-    task = CorporaMaskedLMTask.setup_task(CorporaMaskedLMConfig(data=str(databin)))
-    state["model"] = task.build_model(model_cfg).state_dict()
-    torch.save(state, dest)
-    return dest
-
-
-def distill_task(databin, teacher, implementation="fairseq", **options):
-    return DistillationTask.setup_task(
-        DistillationConfig(
-            data=str(databin),
-            teacher_path=str(teacher),
-            teacher_dict=str(databin / "dict.txt"),
-            tokens_per_sample=32,
-            seed=5,
-            encoder_implementation=implementation,
-            **options,
-        )
-    )
-
-
-def narrow_student(task, width=32, layers=2):
-    """A roberta_tiny student of `width` and `layers`, built as fairseq-train builds it."""
-    model_cfg = copy.deepcopy(load_checkpoint_to_cpu(task.cfg.teacher_path)["cfg"].model)
-    model_cfg.encoder_embed_dim, model_cfg.encoder_ffn_embed_dim = width, 2 * width
-    model_cfg.encoder_layers = layers
-    return task.build_model(model_cfg), model_cfg
-
-
-def fixed_batch(task):
-    task.load_dataset("valid")
-    dataset = task.dataset("valid")
-    return dataset.collater([dataset[i] for i in range(6)])
 
 
 @pytest.fixture(scope="module")
@@ -168,36 +128,29 @@ def test_the_criterion_aligns_each_mapped_layer(tiny_databin, teacher4):
     """A 2-layer, 32-wide student of the 4-layer teacher: the logged hidden_loss is, per masked
     token, the sum over the uniform map (1:2, 2:4) of the MSE between the projected student states
     and the teacher's at the real tokens; the loss adds it with its weight."""
-    task = distill_task(tiny_databin, teacher4)
-    torch.manual_seed(0)
-    student = narrow_student(task)[0].eval()
-    cfg = DistillationLossConfig(alpha_cos=0.0, alpha_hidden=3.0)
-    criterion = DistillationLoss(cfg, task)
-    batch = fixed_batch(task)
-    loss, sample_size, log = criterion(student, batch)
-
-    tokens = batch["net_input"]["src_tokens"]
-    real = tokens.ne(task.dictionary.pad())
+    run = criterion_run(tiny_databin, teacher4, alpha_hidden=3.0)
+    real = run.tokens.ne(run.task.dictionary.pad())
     with torch.no_grad():
-        _, s_extra = student(tokens, return_all_hiddens=True)
-        _, t_extra = task.teacher(tokens, return_all_hiddens=True)
         by_hand = sum(
             (
                 (
-                    criterion.projection(s_extra["inner_states"][s].transpose(0, 1)[real])
-                    - t_extra["inner_states"][t].transpose(0, 1)[real]
+                    run.criterion.projection(
+                        run.student_extra["inner_states"][s].transpose(0, 1)[real]
+                    )
+                    - run.teacher_extra["inner_states"][t].transpose(0, 1)[real]
                 )
                 ** 2
             ).mean()
             for s, t in [(1, 2), (2, 4)]
         )
-    assert log["hidden_loss"].item() == pytest.approx(by_hand.item() * sample_size, rel=1e-4)
-    assert loss.item() == pytest.approx(
+    log = run.log
+    assert log["hidden_loss"].item() == pytest.approx(by_hand.item() * run.sample_size, rel=1e-4)
+    assert run.loss.item() == pytest.approx(
         5 * log["mlm_loss"].item() + 2 * log["kl_loss"].item() + 3 * log["hidden_loss"].item(),
         rel=1e-5,
     )
-    loss.backward()
-    assert criterion.projection.weight.grad.abs().sum() > 0
+    run.loss.backward()
+    assert run.criterion.projection.weight.grad.abs().sum() > 0
 
 
 # --- MiniLM's self-attention relations ----------------------------------------------------------
@@ -275,30 +228,21 @@ def test_the_recomputed_q_k_relation_is_the_layers_own_attention(tiny_databin, t
 
 
 def test_the_criterion_adds_the_relations_of_the_last_layers(tiny_databin, teacher4):
-    task = distill_task(tiny_databin, teacher4)
-    torch.manual_seed(0)
-    student = narrow_student(task)[0].eval()
-    criterion = DistillationLoss(
-        DistillationLossConfig(alpha_cos=0.0, alpha_attention=2.0, relation_heads=4), task
-    )
-    assert (criterion.relations, criterion.relation_pair) == (["qq", "kk", "vv"], (2, 4))
-    batch = fixed_batch(task)
-    loss, sample_size, log = criterion(student, batch)
-    tokens = batch["net_input"]["src_tokens"]
-    padding = tokens.eq(task.dictionary.pad())
+    run = criterion_run(tiny_databin, teacher4, alpha_attention=2.0, relation_heads=4)
+    assert (run.criterion.relations, run.criterion.relation_pair) == (["qq", "kk", "vv"], (2, 4))
+    padding = run.tokens.eq(run.task.dictionary.pad())
     with torch.no_grad():
-        _, s_extra = student(tokens, return_all_hiddens=True)
-        _, t_extra = task.teacher(tokens, return_all_hiddens=True)
         by_hand = attention_relations(
-            attention_inputs(student, s_extra, 2),
-            attention_inputs(task.teacher, t_extra, 4),
+            attention_inputs(run.student, run.student_extra, 2),
+            attention_inputs(run.task.teacher, run.teacher_extra, 4),
             ["qq", "kk", "vv"],
             4,
             padding,
             int((~padding).sum()),
         )
-    assert log["attention_loss"].item() == pytest.approx(by_hand.item() * sample_size, rel=1e-4)
-    assert loss.item() == pytest.approx(
+    log, task = run.log, run.task
+    assert log["attention_loss"].item() == pytest.approx(by_hand.item() * run.sample_size, rel=1e-4)
+    assert run.loss.item() == pytest.approx(
         5 * log["mlm_loss"].item() + 2 * log["kl_loss"].item() + 2 * log["attention_loss"].item(),
         rel=1e-5,
     )

@@ -217,12 +217,23 @@ def test_a_save_dir_is_held_by_its_run(tiny_databin, tmp_path):
     ), line
 
 
-def test_the_distill_script_passes_teacher_student_and_recipe(tiny_databin, tmp_path):
+@pytest.mark.parametrize(
+    "student, override",
+    [("student.pt", "criterion.alpha_cos=1.0"), ("-", "task.student_layers=every_other")],
+)
+def test_the_distill_script_passes_teacher_student_and_recipe(
+    tiny_databin, tmp_path, student, override
+):
+    """TEACHER, STUDENT and the recipe, then overrides; STUDENT may be left out (the script:
+    "-") when the recipe's or an override's task.student_layers builds the student, and
+    `bio-roberta distill` without it gives the same command (an override right after TEACHER
+    stays an override)."""
     plan_line, command = dry_run(
         "bash", REPO_ROOT / "scripts" / "distill.sh", tiny_databin, tmp_path, "teacher.pt",
-        "student.pt", "tiny", "criterion.alpha_cos=1.0", GPUS="0",
+        student, "tiny", override, GPUS="0",
     )  # fmt: skip
     assert plan_line == "world size 1 x the recipe's own batch and update_freq (CPU)"
+    given = [] if student == "-" else [student]
     assert command == [
         sys.executable,
         *hydra_train(
@@ -232,34 +243,13 @@ def test_the_distill_script_passes_teacher_student_and_recipe(tiny_databin, tmp_
             f"checkpoint.save_dir={tmp_path}",
             f"common.user_dir={USER_DIR}",
             "task.teacher_path=teacher.pt",
-            "checkpoint.finetune_from_model=student.pt",
-            "criterion.alpha_cos=1.0",
-        ),
-    ]
-
-
-def test_a_student_built_from_the_teacher_needs_no_student_checkpoint(tiny_databin, tmp_path):
-    """STUDENT may be left out (the script: "-"): the recipe's or an override's
-    task.student_layers builds the student; an override right after TEACHER stays an override."""
-    plan_line, command = dry_run(
-        "bash", REPO_ROOT / "scripts" / "distill.sh", tiny_databin, tmp_path, "teacher.pt", "-",
-        "tiny", "task.student_layers=every_other", GPUS="0",
-    )  # fmt: skip
-    assert command == [
-        sys.executable,
-        *hydra_train(
-            "distill",
-            "+recipe=tiny",
-            f"task.data={tiny_databin}",
-            f"checkpoint.save_dir={tmp_path}",
-            f"common.user_dir={USER_DIR}",
-            "task.teacher_path=teacher.pt",
-            "task.student_layers=every_other",
+            *(f"checkpoint.finetune_from_model={path}" for path in given),
+            override,
         ),
     ]
     _, direct = dry_run(
         sys.executable, "-m", "bio_roberta", "distill", tiny_databin, tmp_path, "teacher.pt",
-        "task.student_layers=every_other", "--recipe", "tiny", GPUS="0",
+        *given, override, "--recipe", "tiny", GPUS="0",
     )  # fmt: skip
     assert direct == command
 
