@@ -172,12 +172,21 @@ DISTILL_FROM_PRETRAIN = {
     "task._name": "distillation",
     "task.teacher_path": "???",
     "task.teacher_dict": "",
+    "task.student_layers": "",
     "criterion": None,  # the name alone becomes a node with the loss weights
     "criterion._name": "distillation",
     "criterion.alpha_mlm": 5.0,
     "criterion.alpha_kl": 2.0,
     "criterion.alpha_cos": 0.0,
     "criterion.temperature": 2.0,
+    # the per-layer terms (TinyBERT's, MiniLM's), off
+    "criterion.alpha_hidden": 0.0,
+    "criterion.hidden_distance": "mse",
+    "criterion.hidden_layer_map": "",
+    "criterion.alpha_attention": 0.0,
+    "criterion.attention_relations": "qq,kk,vv",
+    "criterion.relation_heads": 0,
+    "criterion.relation_layers": "",
 }
 # Fine-tuning (paper §5.2 and RoBERTa's fine-tuning recipe; the task's own settings are registry
 # rows)
@@ -231,6 +240,17 @@ RECIPE_CHANGES = {
         "optimizer._name": "fused_adam",
     },
     ("distill", "align"): {"criterion.alpha_cos": 1.0},
+    # the student built from the teacher's layers, no student checkpoint
+    ("distill", "student6"): {
+        "task.student_layers": "every_other",
+        "checkpoint.finetune_from_model": None,
+    },
+    ("distill", "student4"): {
+        "task.student_layers": "0,4,7,11",
+        "checkpoint.finetune_from_model": None,
+    },
+    ("distill", "hidden"): {"criterion.alpha_hidden": 1.0},
+    ("distill", "minilm"): {"criterion.alpha_attention": 1.0},
     # the one tiny recipe, with a student narrower than the 64-wide tiny teacher, and 6 updates
     ("distill", "tiny"): {
         **TINY,
@@ -245,6 +265,7 @@ COMBINED = [
     ("pretrain", ("modernbert", "modernbert_tiny")),
     ("pretrain", ("continue_modernbert", "modernbert_tiny")),
     ("distill", ("tiny", "align")),
+    ("distill", ("tiny", "student6", "hidden", "minilm")),
 ]
 CASES = (
     [(config_dir, ()) for config_dir in COMPOSE]

@@ -271,7 +271,7 @@ NOT_RUN = [
         (
             "minutes, or a GPU; tests/test_benchmark_train.py, tests/test_predict.py, "
             "tests/test_benchmark_finetune.py, tests/test_packing.py (benchmark_packing.py), "
-            "tests/test_modernbert_long.py"
+            "tests/test_modernbert_long.py, tests/test_benchmark_distill.py"
         ),
     ),
 ]

@@ -217,12 +217,23 @@ def test_a_save_dir_is_held_by_its_run(tiny_databin, tmp_path):
     ), line
 
 
-def test_the_distill_script_passes_teacher_student_and_recipe(tiny_databin, tmp_path):
+@pytest.mark.parametrize(
+    "student, override",
+    [("student.pt", "criterion.alpha_cos=1.0"), ("-", "task.student_layers=every_other")],
+)
+def test_the_distill_script_passes_teacher_student_and_recipe(
+    tiny_databin, tmp_path, student, override
+):
+    """TEACHER, STUDENT and the recipe, then overrides; STUDENT may be left out (the script:
+    "-") when the recipe's or an override's task.student_layers builds the student, and
+    `bio-roberta distill` without it gives the same command (an override right after TEACHER
+    stays an override)."""
     plan_line, command = dry_run(
         "bash", REPO_ROOT / "scripts" / "distill.sh", tiny_databin, tmp_path, "teacher.pt",
-        "student.pt", "tiny", "criterion.alpha_cos=1.0", GPUS="0",
+        student, "tiny", override, GPUS="0",
     )  # fmt: skip
     assert plan_line == "world size 1 x the recipe's own batch and update_freq (CPU)"
+    given = [] if student == "-" else [student]
     assert command == [
         sys.executable,
         *hydra_train(
@@ -232,10 +243,15 @@ def test_the_distill_script_passes_teacher_student_and_recipe(tiny_databin, tmp_
             f"checkpoint.save_dir={tmp_path}",
             f"common.user_dir={USER_DIR}",
             "task.teacher_path=teacher.pt",
-            "checkpoint.finetune_from_model=student.pt",
-            "criterion.alpha_cos=1.0",
+            *(f"checkpoint.finetune_from_model={path}" for path in given),
+            override,
         ),
     ]
+    _, direct = dry_run(
+        sys.executable, "-m", "bio_roberta", "distill", tiny_databin, tmp_path, "teacher.pt",
+        *given, override, "--recipe", "tiny", GPUS="0",
+    )  # fmt: skip
+    assert direct == command
 
 
 def test_an_unknown_recipe_or_config_dir_is_one_line(tmp_path, capsys, no_launch_variables):

@@ -20,16 +20,18 @@ places only:
     --reset-meters) it resets fairseq's cumulative training clock too, so
     optimization.stop_time_hours counts this run's time;
   * Trainer.save_checkpoint records the path and sha256 of the dict.txt the model is trained with
-    (extra_state["dictionary"]; `bio-roberta export-hf` checks its vocabulary against it);
+    (extra_state["dictionary"]; `bio-roberta export-hf` checks its vocabulary against it), and a
+    student built from its teacher's layers records them (extra_state["student_init"]);
   * load_checkpoint_to_cpu reports a file it cannot load as a one-line CheckpointError naming it;
   * checkpoint_utils.load_checkpoint refuses a first launch whose checkpoint.finetune_from_model is
     still WEIGHTS_REQUIRED, the value of recipes that start from another model's weights
     (continue_roberta, train_longer, continue_modernbert, modernbert_long, distillation): Hydra's
     `???` cannot mark it, since OmegaConf keeps fairseq's default null over it, and the run would
-    start from random weights; and one whose data's dict.txt is not the dictionary of the weights
-    it starts from (bio_roberta_core.model_dictionary.checkpoint_dictionaries), in one line naming
-    both: the embedding rows would be read as other tokens (a vocabulary of another size fails
-    to load anyway, one of the same size would train on).
+    start from random weights (a student built from its teacher's layers, task.student_layers,
+    needs none and is refused others); and one whose data's dict.txt is not the dictionary of the
+    weights it starts from (bio_roberta_core.model_dictionary.checkpoint_dictionaries), in one
+    line naming both: the embedding rows would be read as other tokens (a vocabulary of another
+    size fails to load anyway, one of the same size would train on).
 For tests: BIO_ROBERTA_KILL_AT=checkpoint-written:<file name> makes the process SIGKILL itself while
 it writes that checkpoint file, all its bytes written but not yet in place (provenance.kill_point).
 """
@@ -338,29 +340,43 @@ def load_training_checkpoint(cfg, trainer, **passthrough_args):
         and not os.path.exists(last)
         and newest_intact(cfg.save_dir, os.path.basename(last)) is None
     )
-    if cfg.finetune_from_model == WEIGHTS_REQUIRED and first_launch:
+    student_layers = getattr(trainer.cfg.task, "student_layers", "")
+    given = cfg.finetune_from_model if first_launch else None
+    start = None if student_layers else given
+    if student_layers and given and given != WEIGHTS_REQUIRED:
+        raise CheckpointError(
+            f"task.student_layers={student_layers} builds the student from the teacher's layers,"
+            f" and checkpoint.finetune_from_model={given} would replace them: give one of the two"
+        )
+    if start == WEIGHTS_REQUIRED:
         raise CheckpointError(
             "this recipe starts from another model's weights: give "
             "checkpoint.finetune_from_model=<checkpoint.pt> (continue_roberta: the model.pt of "
             "`bio-roberta learn-vocab --checkpoint`; continue_modernbert: of `bio-roberta "
             "import-hf`; modernbert_long: the modernbert run's checkpoint_last.pt; "
-            "train_longer and distillation: the base "
-            f"model's checkpoint_best.pt); {last} does not exist, so this is not a restart"
+            "train_longer and distillation: the base model's checkpoint_best.pt, or a student "
+            "built from the teacher's layers: task.student_layers, the student6 and student4 "
+            f"recipes); {last} does not exist, so this is not a restart"
         )
-    if cfg.finetune_from_model and first_launch and os.path.isfile(cfg.finetune_from_model):
-        check_start_dictionary(cfg.finetune_from_model, trainer.cfg.task.data)
-    if cfg.restore_file == "checkpoint_last.pt" and not first_launch and cfg.finetune_from_model:
+    if start and os.path.isfile(start):
+        check_start_dictionary(start, trainer.cfg.task.data)
+    restart = cfg.restore_file == "checkpoint_last.pt" and not first_launch
+    if cfg.finetune_from_model and (restart or student_layers):
         cfg = copy.deepcopy(cfg)
         with open_dict(cfg):
-            cfg.finetune_from_model = None  # a restart: the weights come from save_dir
+            # a restart's weights come from save_dir, a student's from its teacher's layers
+            cfg.finetune_from_model = None
     return _fairseq["load_training_checkpoint"](cfg, trainer, **passthrough_args)
 
 
 def save_checkpoint(self, filename, extra_state):
-    """Trainer.save_checkpoint, with the training dictionary's path and sha256 in extra_state."""
+    """Trainer.save_checkpoint, with the training dictionary's path and sha256 in extra_state, and
+    the teacher and layers a distillation student was built from."""
     data = getattr(self.cfg.task, "data", None)
     dictionary = dictionary_record(data) if data else None
-    return _fairseq["save_checkpoint"](self, filename, {**extra_state, "dictionary": dictionary})
+    student_init = getattr(self.task, "student_init", None)
+    records = {"dictionary": dictionary, **({"student_init": student_init} if student_init else {})}
+    return _fairseq["save_checkpoint"](self, filename, {**extra_state, **records})
 
 
 def install() -> None:

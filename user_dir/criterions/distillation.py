@@ -3,16 +3,22 @@
 loss = α_mlm · CE(student, targets)                        mean over masked positions
      + α_kl · T² · KL(softmax(teacher/T) ‖ softmax(student/T))   mean over masked positions
      + α_cos · (1 − cos(W·h_student, h_teacher))          mean over non-padding positions
+     + α_hidden · Σ_(m, g(m)) d(W·H^S_m, H^T_g(m))         TinyBERT's mapped layers (MSE or cosine)
+     + α_attention · Σ_ij KL(R^T_ij ‖ R^S_ij)              MiniLM's self-attention relations
 
-Both vocabulary projections are computed on the masked positions only (RoBERTa's masked_tokens),
-and the two logit terms share one closed-form gradient (MaskedLogitLoss), which keeps a
-distillation step near the cost of a student step plus a teacher forward. α_cos = 0
-is the paper's "distill", α_cos > 0 its "distill + align". The projection W (student width to
-teacher width, identity when equal) belongs to this criterion: the trainer optimises it and
-stores it under the checkpoint's "criterion" key, apart from the student model. h is each
+(Sanh et al. 2019 §3 for the first three; the last two, off by default, are written out with their
+sources in _layer_losses.py.) Both vocabulary projections are computed on the masked positions only
+(RoBERTa's masked_tokens), and the two logit terms share one closed-form gradient
+(MaskedLogitLoss), which keeps a distillation step near the cost of a student step plus a teacher
+forward. α_cos = 0 is the paper's "distill", α_cos > 0 its "distill + align"; their loss is the same
+to the bit whatever the new options (tests/test_distill.py pins it). The projection W (student
+width to teacher width, identity when equal) belongs to this criterion: the trainer optimises it
+and stores it under the checkpoint's "criterion" key, apart from the student model. h is each
 model's output, its last layer's states through its final norm where it has one (ModernBERT and
 other pre-norm encoders: what their heads read), so the student and teacher may be of different
-architectures and widths; their vocabulary is one (the distillation task refuses another).
+architectures and widths; their vocabulary is one (the distillation task refuses another). Every
+term is scaled per masked token (fairseq divides by sample_size) and logged in bits, so that the
+logged terms, weighted, add up to the logged loss.
 """
 
 import math
@@ -22,9 +28,19 @@ import torch
 import torch.nn.functional as F
 from fairseq import utils
 from fairseq.criterions import FairseqCriterion, register_criterion
-from fairseq.dataclass import FairseqDataclass
+from fairseq.dataclass import ChoiceEnum, FairseqDataclass
 from fairseq.logging import metrics
 
+from user_dir.criterions._layer_losses import (
+    RELATION_INPUTS,
+    attention_inputs,
+    attention_relations,
+    hidden_alignment,
+    layer_states,
+    parse_layer_map,
+    supports_relations,
+    uniform_layer_map,
+)
 from user_dir.tasks.corpora_masked_lm import lm_inputs
 
 
@@ -91,25 +107,6 @@ class MaskedLogitLoss(torch.autograd.Function):
         return grad.mul_(grad_loss).to(ctx.dtype), None, None, None, None, None
 
 
-def real_rows(states: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
-    """The rows of T x B x C STATES at flat batch-major POSITIONS (row * T + column)."""
-    return states.transpose(0, 1).flatten(0, 1).index_select(0, positions)
-
-
-def final_norm(model) -> torch.nn.Module:
-    """The norm a pre-norm encoder applies after its last layer (ModernBERT's final_norm, a
-    pre-norm fairseq encoder's layer_norm; none in RoBERTa), which inner_states leave out."""
-    encoder = model.encoder.sentence_encoder
-    norm = getattr(encoder, "final_norm", None) or getattr(encoder, "layer_norm", None)
-    return norm if norm is not None else torch.nn.Identity()
-
-
-def last_hidden_states(model, extra: dict, positions: torch.Tensor) -> torch.Tensor:
-    """The encoder's output at POSITIONS: the last inner state, through the final norm where the
-    encoder has one, so that a pre-norm model (ModernBERT) is aligned on what its heads read."""
-    return final_norm(model)(real_rows(extra["inner_states"][-1], positions))
-
-
 @dataclass
 class DistillationLossConfig(FairseqDataclass):
     alpha_mlm: float = field(
@@ -122,6 +119,46 @@ class DistillationLossConfig(FairseqDataclass):
         default=1.0, metadata={"help": "weight of the hidden-state cosine loss; 0 = no align"}
     )
     temperature: float = field(default=2.0, metadata={"help": "softmax temperature of the KL term"})
+    alpha_hidden: float = field(
+        default=0.0,
+        metadata={
+            "help": "weight of the hidden-state alignment of mapped layers (TinyBERT): "
+            "hidden_distance summed over hidden_layer_map's pairs; 0 = off"
+        },
+    )
+    hidden_distance: ChoiceEnum(["mse", "cosine"]) = field(
+        default="mse", metadata={"help": "per mapped layer: mean squared error or 1 - cosine"}
+    )
+    hidden_layer_map: str = field(
+        default="",
+        metadata={
+            "help": "STUDENT:TEACHER layer pairs, counted from 1 (0 = the embeddings), e.g. "
+            "'1:2,2:4'; empty: TinyBERT's uniform map, student layer m of M to teacher layer "
+            "m*N/M of N"
+        },
+    )
+    alpha_attention: float = field(
+        default=0.0,
+        metadata={"help": "weight of MiniLM's self-attention relation loss; 0 = off"},
+    )
+    attention_relations: str = field(
+        default="qq,kk,vv",
+        metadata={
+            "help": "the relations, pairs of q, k, v: MiniLMv2's 'qq,kk,vv'; 'qk,vv' with "
+            "relation_heads = the attention heads is MiniLM's attention and value relation"
+        },
+    )
+    relation_heads: int = field(
+        default=0,
+        metadata={"help": "relation heads A_r, dividing both widths; 0: the teacher's heads"},
+    )
+    relation_layers: str = field(
+        default="",
+        metadata={
+            "help": "STUDENT:TEACHER, the layer (counted from 1) of each model whose relations "
+            "are compared; empty: the last of each (MiniLM)"
+        },
+    )
 
 
 @register_criterion("distillation", dataclass=DistillationLossConfig)
@@ -139,9 +176,58 @@ class DistillationLoss(FairseqCriterion):
             )
         self.projection = (
             torch.nn.Linear(task.student_dim, task.teacher_dim)
-            if cfg.alpha_cos > 0 and task.student_dim != task.teacher_dim
+            if (cfg.alpha_cos > 0 or cfg.alpha_hidden > 0) and task.student_dim != task.teacher_dim
             else torch.nn.Identity()
         )
+        teacher_depth = task.teacher_depth
+        self.hidden_pairs = (
+            []
+            if cfg.alpha_hidden <= 0
+            else parse_layer_map(
+                cfg.hidden_layer_map, task.student_depth, teacher_depth, "hidden_layer_map"
+            )
+            if cfg.hidden_layer_map
+            else uniform_layer_map(task.student_depth, teacher_depth)
+        )
+        self.relations, self.relation_heads, self.relation_pair = (
+            self.relation_options(task) if cfg.alpha_attention > 0 else ([], 0, None)
+        )
+
+    def relation_options(self, task) -> tuple[list[str], int, tuple[int, int]]:
+        """(relations, relation heads, (student layer, teacher layer)) of the attention term,
+        checked against both models; ValueError naming the option otherwise."""
+        cfg = self.cfg
+        relations = [item.strip() for item in cfg.attention_relations.split(",")]
+        if not relations or any(
+            len(item) != 2 or set(item) - set(RELATION_INPUTS) for item in relations
+        ):
+            raise ValueError(
+                f"criterion.attention_relations={cfg.attention_relations!r}: give pairs of q, k "
+                "and v, e.g. 'qq,kk,vv' (MiniLMv2) or 'qk,vv' (MiniLM)"
+            )
+        heads = cfg.relation_heads
+        if not heads and supports_relations(task.teacher):
+            heads = task.teacher.encoder.sentence_encoder.layers[0].self_attn.num_heads
+        for name, model_dim in (("student", task.student_dim), ("teacher", task.teacher_dim)):
+            if not heads or model_dim % heads:
+                raise ValueError(
+                    f"criterion.relation_heads={heads}: the {name}'s width {model_dim} must be a "
+                    "multiple of it (give criterion.relation_heads)"
+                )
+        pairs = (
+            parse_layer_map(
+                cfg.relation_layers, task.student_depth, task.teacher_depth, "relation_layers"
+            )
+            if cfg.relation_layers
+            else [(task.student_depth, task.teacher_depth)]
+        )
+        if len(pairs) != 1 or 0 in pairs[0]:
+            raise ValueError(
+                f"criterion.relation_layers={cfg.relation_layers!r}: give one STUDENT:TEACHER "
+                "pair of layers counted from 1 (the embeddings have no self-attention)"
+            )
+        (pair,) = pairs
+        return relations, heads, pair
 
     def load_state_dict(self, state_dict, strict=True):
         """A student checkpoint from plain MLM pretraining has no criterion state: W starts
@@ -162,35 +248,39 @@ class DistillationLoss(FairseqCriterion):
         """The distillation task's batches carry their masked and real positions (found while
         collating, on the host): logits, targets and states are gathered there, with no wait for
         the GPU."""
+        cfg = self.cfg
         positions = sample["masked_positions"]
         real = sample["non_padding_positions"]
         sample_size = len(positions)
+        all_hiddens = cfg.alpha_cos > 0 or cfg.alpha_hidden > 0 or cfg.alpha_attention > 0
 
         student_logits, student_extra = model(
             **sample["net_input"],
             **lm_inputs(model, sample, self.padding_idx),
-            return_all_hiddens=self.cfg.alpha_cos > 0,
+            return_all_hiddens=all_hiddens,
         )
         teacher = self.teacher_on(student_logits)
         with torch.no_grad():
             teacher_logits, teacher_extra = teacher(
                 **sample["net_input"],
                 **lm_inputs(teacher, sample, self.padding_idx),
-                return_all_hiddens=self.cfg.alpha_cos > 0,
+                return_all_hiddens=all_hiddens,
             )
 
         logit_loss, mlm_loss, kl_loss = MaskedLogitLoss.apply(
             student_logits,
             teacher_logits,
             sample["target"].view(-1).index_select(0, positions),
-            self.cfg.temperature,
-            self.cfg.alpha_mlm,
-            self.cfg.alpha_kl,
+            cfg.temperature,
+            cfg.alpha_mlm,
+            cfg.alpha_kl,
         )
-        if self.cfg.alpha_cos > 0:
-            student_states = self.projection(last_hidden_states(model, student_extra, real))
+        if cfg.alpha_cos > 0:
+            last = len(student_extra["inner_states"]) - 1
+            student_states = self.projection(layer_states(model, student_extra, last, real))
             with torch.no_grad():
-                teacher_states = last_hidden_states(teacher, teacher_extra, real)
+                teacher_last = len(teacher_extra["inner_states"]) - 1
+                teacher_states = layer_states(teacher, teacher_extra, teacher_last, real)
             cos_mean = (
                 1 - F.cosine_similarity(student_states.float(), teacher_states.float(), dim=-1)
             ).mean()
@@ -200,33 +290,79 @@ class DistillationLoss(FairseqCriterion):
         else:
             cos_loss = student_logits.new_zeros((), dtype=torch.float)
 
-        loss = logit_loss + self.cfg.alpha_cos * cos_loss
+        loss = logit_loss + cfg.alpha_cos * cos_loss
+        terms = {"mlm_loss": mlm_loss, "kl_loss": kl_loss, "cos_loss": cos_loss}
+        # the per-layer terms, added only when asked for: the paper's recipes sum as before
+        if cfg.alpha_hidden > 0:
+            terms["hidden_loss"] = (
+                self.hidden_loss(model, student_extra, teacher, teacher_extra, real) * sample_size
+            )
+            loss = loss + cfg.alpha_hidden * terms["hidden_loss"]
+        if cfg.alpha_attention > 0:
+            terms["attention_loss"] = (
+                self.attention_loss(model, student_extra, teacher, teacher_extra, sample, len(real))
+                * sample_size
+            )
+            loss = loss + cfg.alpha_attention * terms["attention_loss"]
         logging_output = {
             "loss": loss.data,
-            "mlm_loss": mlm_loss.data,
-            "kl_loss": kl_loss.data,
-            "cos_loss": cos_loss.data,
+            **{name: term.data for name, term in terms.items()},
             "ntokens": sample["ntokens"],
             "nsentences": sample["nsentences"],
             "sample_size": sample_size,
         }
         return loss, sample_size, logging_output
 
+    def hidden_loss(self, model, student_extra, teacher, teacher_extra, real) -> torch.Tensor:
+        """TinyBERT's alignment of the mapped layers' states (_layer_losses.hidden_alignment)."""
+        student_states = [
+            self.projection(layer_states(model, student_extra, s, real))
+            for s, _ in self.hidden_pairs
+        ]
+        with torch.no_grad():
+            teacher_states = [
+                layer_states(teacher, teacher_extra, t, real) for _, t in self.hidden_pairs
+            ]
+        return hidden_alignment(student_states, teacher_states, self.cfg.hidden_distance)
+
+    def attention_loss(
+        self, model, student_extra, teacher, teacher_extra, sample, real_tokens
+    ) -> torch.Tensor:
+        """MiniLM's self-attention relations of one layer of each (_layer_losses)."""
+        for name, each in (("student", model), ("teacher", teacher)):
+            if not supports_relations(each):
+                raise ValueError(
+                    f"criterion.alpha_attention: the {name} ({type(each.encoder).__name__}) has "
+                    "no fairseq transformer layers whose Q, K and V the relation loss recomputes "
+                    "(RoBERTa and the BERT family have); set criterion.alpha_attention=0"
+                )
+        student_layer, teacher_layer = self.relation_pair
+        padding = sample["net_input"]["src_tokens"].eq(self.padding_idx)
+        student = attention_inputs(model, student_extra, student_layer)
+        with torch.no_grad():
+            teacher_inputs = attention_inputs(teacher, teacher_extra, teacher_layer)
+        return attention_relations(
+            student, teacher_inputs, self.relations, self.relation_heads, padding, real_tokens
+        )
+
     @staticmethod
     def reduce_metrics(logging_outputs) -> None:
-        """loss and mlm_loss in bits per masked token as fairseq's masked_lm logs them; KL and
-        cosine terms in their own units, each per masked token."""
+        """Every term in bits per masked token (nats / ln 2), as fairseq's masked_lm logs its loss,
+        so that loss = α_mlm·mlm_loss + α_kl·kl_loss + α_cos·cos_loss (+ α_hidden·hidden_loss +
+        α_attention·attention_loss) holds between the logged values; the cosine and MSE terms,
+        which are no information quantities, are divided by ln 2 alike."""
         sample_size = sum(log.get("sample_size", 0) for log in logging_outputs)
-        for key, scale in (
-            ("loss", math.log(2)),
-            ("mlm_loss", math.log(2)),
-            ("kl_loss", 1.0),
-            ("cos_loss", 1.0),
-        ):
-            total = sum(log.get(key, 0) for log in logging_outputs)
-            metrics.log_scalar(key, total / sample_size / scale, sample_size, round=3)
+        for key in TERMS:
+            if key in LOGGED_ALWAYS or any(key in log for log in logging_outputs):
+                total = sum(log.get(key, 0) for log in logging_outputs)
+                metrics.log_scalar(key, total / sample_size / math.log(2), sample_size, round=3)
         metrics.log_derived("ppl", lambda meters: utils.get_perplexity(meters["mlm_loss"].avg))
 
     @staticmethod
     def logging_outputs_can_be_summed() -> bool:
         return True
+
+
+# the logged terms; the per-layer ones only where the run has them
+TERMS = ("loss", "mlm_loss", "kl_loss", "cos_loss", "hidden_loss", "attention_loss")
+LOGGED_ALWAYS = TERMS[:4]

@@ -9,6 +9,11 @@ widths (the criterion's projection aligns the hidden states), but not of differe
 both read the data's token ids, and the KL term compares their distributions over one dictionary;
 a teacher with another dict.txt is refused, and so is one with fewer positions than the blocks
 it must read (task.tokens_per_sample), each in one line.
+
+task.student_layers builds the student from the teacher instead (DistilBERT's initialisation,
+_student_layers.py): the teacher's model with a subset of its layers, their weights, its embeddings
+and LM head; the run's model.* options give way to the teacher's, and every checkpoint of the run
+records the teacher (path and sha256) and the layers taken (extra_state["student_init"]).
 """
 
 import logging
@@ -26,6 +31,14 @@ from bio_roberta_core.model_dictionary import (
     first_difference,
     load_model_dictionary,
 )
+from bio_roberta_core.provenance import sha256_file
+from user_dir.tasks._student_layers import (
+    EVERY_OTHER,
+    check_teacher,
+    chosen_layers,
+    copy_teacher_layers,
+    student_config,
+)
 from user_dir.tasks.corpora_masked_lm import CorporaMaskedLMConfig, CorporaMaskedLMTask
 
 logger = logging.getLogger(__name__)
@@ -40,6 +53,15 @@ class DistillationConfig(CorporaMaskedLMConfig):
             "help": "teacher dict.txt; default: beside the checkpoint, else its training data's"
         },
     )
+    student_layers: str = field(
+        default="",
+        metadata={
+            "help": f"build the student from the teacher (DistilBERT): its model with these of "
+            f"its layers, their weights, its embeddings and LM head; {EVERY_OTHER} (half the "
+            "layers, first and last kept: 0,2,4,7,9,11 of 12) or the layers counted from 0, "
+            "e.g. 0,4,7,11; empty: the student is model.*, from checkpoint.finetune_from_model"
+        },
+    )
 
 
 @register_task("distillation", dataclass=DistillationConfig)
@@ -51,14 +73,46 @@ class DistillationTask(CorporaMaskedLMTask):
         self.teacher = self.load_teacher()
 
     def build_model(self, cfg, from_checkpoint=False):
-        """The student; its width is recorded for the criterion's student-to-teacher projection."""
+        """The student, from the teacher's layers when task.student_layers names them; its width
+        and depth are recorded for the criterion."""
+        layers = None
+        if self.cfg.student_layers:
+            check_teacher(self.teacher, self.cfg.teacher_path)
+            layers = chosen_layers(self.cfg.student_layers, self.teacher_depth)
+            replaced = student_config(cfg, self.teacher_model_config, len(layers))
+            if replaced:
+                logger.warning(
+                    "task.student_layers: the student is the teacher's model; the teacher's "
+                    "replaced the run's model.%s",
+                    ", model.".join(replaced),
+                )
         model = super().build_model(cfg, from_checkpoint)
+        if layers is not None:
+            copy_teacher_layers(model, self.teacher, layers)
+            self.student_init = {
+                "teacher": {
+                    "path": os.path.abspath(self.cfg.teacher_path),
+                    "sha256": sha256_file(self.cfg.teacher_path),
+                },
+                "teacher_depth": self.teacher_depth,
+                "teacher_layers": layers,
+            }
+            logger.info(
+                "student: the teacher's embeddings, LM head and layers %s of its %d",
+                layers,
+                self.teacher_depth,
+            )
         self.student_dim = model.encoder.sentence_encoder.embed_tokens.embedding_dim
+        self.student_depth = len(model.encoder.sentence_encoder.layers)
         return model
 
     @property
     def teacher_dim(self) -> int:
         return self.teacher.encoder.sentence_encoder.embed_tokens.embedding_dim
+
+    @property
+    def teacher_depth(self) -> int:
+        return len(self.teacher.encoder.sentence_encoder.layers)
 
     def teacher_dictionary_path(self, state) -> str:
         """task.teacher_dict, else the checkpoint's own (beside it, recorded, its training
@@ -94,6 +148,7 @@ class DistillationTask(CorporaMaskedLMTask):
                 "binarize the data with the teacher's (an imported model's is its import dir: "
                 "binarize --vocab <import dir>), and pretrain the student on that vocabulary"
             )
+        self.teacher_model_config = state["cfg"].model
         teacher = super().build_model(state["cfg"].model)
         teacher.load_state_dict(state["model"], strict=True, model_cfg=state["cfg"].model)
         if teacher.max_positions() < self.cfg.tokens_per_sample:
