@@ -622,8 +622,13 @@ def test_kill_9_of_a_joblib_sweep_leaves_no_worker_and_frees_its_run_dirs(
 def sweep_args(tmp_path, tasks, seeds=None, seed_list=None):
     import argparse
 
-    for task in tasks.split(","):
-        (tmp_path / "finetune-bin" / task).mkdir(parents=True, exist_ok=True)
+    from bio_roberta.tasks.registry import get_task
+
+    for task in tasks.split(","):  # converted, as far as the sweep's check before any run reads
+        fold = get_task(task).run_folds[0]
+        data = tmp_path / "finetune-bin" / task / (f"fold{fold}" if fold is not None else "")
+        data.mkdir(parents=True, exist_ok=True)
+        (data / "manifest.json").write_text("{}")
     return argparse.Namespace(
         tasks=tasks,
         seeds=seeds,
