@@ -42,7 +42,8 @@ SCRIPTS = Path(__file__).resolve().parent
 REPO = SCRIPTS.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(SCRIPTS))
-from benchmark_finetune import SHARED_DATA, default_tasks, revision, run_overrides  # noqa: E402
+from benchmark_finetune import SHARED_DATA, default_tasks, run_overrides  # noqa: E402
+from benchmarks.provenance import commit  # noqa: E402
 
 USER_DIR = REPO / "user_dir"
 SEQ, BATCH, VOCAB = 128, 16, 1000
@@ -359,7 +360,7 @@ def main():
     rows = per_seed_table(seeds, variants, bits, scores, tasks)
     record = {
         "benchmark": "scripts/benchmark_distill.py",
-        "commit": revision(REPO),
+        "commit": commit(),
         "date": date.today().isoformat(),
         "machine": {
             "platform": platform.platform(),
