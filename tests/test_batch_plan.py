@@ -1,6 +1,6 @@
-"""bio_roberta/batch_plan.py: the per-GPU micro-batch of a launch fits the card by a memory estimate
-that reproduces the peak memory measured on an H100 (our bf16 route, roberta-base, 512 tokens, the
-50,304-entry padded dictionary), and the effective batch stays 8,192 sequences."""
+"""bio_roberta/pretraining/batch_plan.py: the per-GPU micro-batch of a launch fits the card by a
+memory estimate that reproduces the peak memory measured on an H100 (our bf16 route, roberta-base,
+512 tokens, the 50,304-entry padded dictionary), and the effective batch stays 8,192 sequences."""
 
 import os
 import subprocess
@@ -10,8 +10,13 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from bio_roberta.batch_plan import largest_micro_batch, parameter_count, plan, training_bytes
 from bio_roberta.errors import UsageError
+from bio_roberta.pretraining.batch_plan import (
+    largest_micro_batch,
+    parameter_count,
+    plan,
+    training_bytes,
+)
 from conftest import REPO_ROOT, USER_DIR
 
 GIB = 2**30

@@ -334,8 +334,8 @@ def test_recipes_combine(composed, config_dir, recipes):
 @pytest.mark.parametrize("case", FAIRSEQ_CASES, ids=case_id)
 def test_gpu_configs_update_on_their_paper_s_sequences_per_node(composed, case):
     """`bio-roberta pretrain` recomputes update_freq for the GPUs at hand from the configured
-    batch on one node (bio_roberta/batch_plan.py: configured_batch), which is the paper's: 8,192
-    sequences, or ModernBERT's own. The CPU (tiny) recipes keep their own."""
+    batch on one node (bio_roberta/pretraining/batch_plan.py: configured_batch), which is the
+    paper's: 8,192 sequences, or ModernBERT's own. The CPU (tiny) recipes keep their own."""
     job = composed[case]
     if not job.get("common.cpu"):
         per_node = job["dataset.batch_size"] * job["optimization.update_freq"][0] * GPUS_PER_NODE

@@ -14,7 +14,6 @@ import pytest
 import torch
 from omegaconf import OmegaConf
 
-from bio_roberta.batch_plan import parameter_count
 from bio_roberta.cli import main as cli_main
 from bio_roberta.commands import _packing as packing
 from bio_roberta.commands._packing import (
@@ -31,6 +30,7 @@ from bio_roberta.commands._packing import (
 from bio_roberta.errors import UsageError
 from bio_roberta.finetuning.packing import PackError, claimed_device
 from bio_roberta.finetuning.sweep import compose_config, hparams_grid
+from bio_roberta.pretraining.batch_plan import parameter_count
 from conftest import REPO_ROOT
 from finetune_data import build_ner
 from test_sweep import (

@@ -17,7 +17,7 @@ time (joblib, n_jobs = the number of devices; the basic launcher for one device)
 N. Given, or `auto`: the device's memory (the smallest free memory of the local GPUs, the host's
 available memory on CPU, or --device-memory-gb) over the estimated peak of the sweep's largest run
 (`run_bytes`: the model's parameters with gradients and Adam state, and the activations of a batch
-of the task's batch size at its longest training example, from bio_roberta.batch_plan's
+of the task's batch size at its longest training example, from bio_roberta.pretraining.batch_plan's
 pretraining estimate, plus each process' own fixed cost).
 """
 
@@ -33,16 +33,16 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-from bio_roberta.batch_plan import (
+from bio_roberta.commands._finetune_runs import model_overrides, one_job_override
+from bio_roberta.errors import UsageError
+from bio_roberta.finetuning.packing import CPU
+from bio_roberta.pretraining.batch_plan import (
     BYTES_PER_PARAMETER,
     MEMORY_SHARE,
     activation_bytes_per_token,
     checkpoint_shape,
     model_shape,
 )
-from bio_roberta.commands._finetune_runs import model_overrides, one_job_override
-from bio_roberta.errors import UsageError
-from bio_roberta.finetuning.packing import CPU
 from preprocess.text_shards import usable_cores
 
 AUTO = "auto"

@@ -4,7 +4,7 @@ recipe adds the cosine loss of the last-layer states). Planned and launched as `
 pretrain` is. scripts/distill.sh DATA SAVE TEACHER STUDENT [RECIPE] [overrides...] runs this
 command."""
 
-from bio_roberta.launch import CONFIGS, add_launch_arguments
+from bio_roberta.pretraining.launch import CONFIGS, add_launch_arguments
 
 HELP = "distil a teacher RoBERTa into a student with fairseq: plan the batch, then launch"
 
@@ -18,7 +18,7 @@ def add_arguments(parser):
 
 
 def run(args):
-    from bio_roberta.launch import launch
+    from bio_roberta.pretraining.launch import launch
 
     return launch(
         args,
