@@ -23,6 +23,7 @@ from typing import Optional
 from bio_roberta.blurb.leaderboard import leaderboard
 from bio_roberta.blurb.suite import BLURB as BLURB_TASKS
 from bio_roberta.blurb.suite import BLURB_DATASETS, BY_NOTHING, CHECK_NAMES
+from bio_roberta.blurb.suites import BLURB
 from bio_roberta.convert import convert_task, vocab_record
 from bio_roberta.finetuning.command_line import check_pretrained
 from bio_roberta.finetuning.sweep import grid_overrides, hparams_grid
@@ -37,7 +38,6 @@ from bio_roberta.report.models import reported_models
 from bio_roberta.report.seed_results import task_results
 from bio_roberta.report.settings import outside_blurb_grid, protocol, schedule_text
 from bio_roberta.submission import write_submission
-from bio_roberta.suites import BLURB
 from bio_roberta.tasks.registry import BLURB_GRID, get_task
 from bio_roberta_core.checkpoints import check_max_positions
 from bio_roberta_core.errors import BioRobertaError

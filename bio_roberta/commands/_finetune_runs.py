@@ -19,7 +19,7 @@ from bio_roberta.errors import UsageError
 def selected_tasks(names: str) -> list[str]:
     """Task names (the registry's, or declared by --task-file) from comma-separated names, a
     suite, or 'public' (lewis' public tasks)."""
-    from bio_roberta.suites import LEWIS, SUITES, lewis_tasks, public_tasks, suite_tasks
+    from bio_roberta.blurb.suites import LEWIS, SUITES, lewis_tasks, public_tasks, suite_tasks
     from bio_roberta.tasks.registry import task_names
 
     if names in ("all", "public"):

@@ -23,7 +23,7 @@ from bio_roberta.readers.source_files import (
 )
 from bio_roberta.tasks.registry import TaskSpec
 
-# The files `--data` holds, as docs/data.md states them (bio_roberta/data_sources.py).
+# The files `--data` holds, as docs/data.md states them (bio_roberta/report/data_sources.py).
 LAYOUT = (
     "`1/` ... `10/`, each with `train.tsv` (`sentence<TAB>label`, no header) and `test.tsv` "
     "(header `index sentence label`); valid is 1 in 10 train rows by the hash of their sentence"

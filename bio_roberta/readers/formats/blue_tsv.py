@@ -19,7 +19,7 @@ from bio_roberta.readers.source_files import (
 )
 from bio_roberta.tasks.registry import TaskSpec
 
-# The files `--data` holds, as docs/data.md states them (bio_roberta/data_sources.py).
+# The files `--data` holds, as docs/data.md states them (bio_roberta/report/data_sources.py).
 LAYOUT = (
     "`train.tsv`, `dev.tsv`, `test.tsv`: header `index sentence label`, the pair already "
     "replaced by placeholders (BLUE)"

@@ -51,7 +51,7 @@ FILES = {"train": "train.json", "valid": "dev.json", "test": "test.json"}
 PARQUET_SPLITS = {"train": ("train",), "valid": ("dev", "validation"), "test": ("test",)}
 TOKCLS_KEYS = ("tokens", "ner_tags", "id")
 SEQCLS_KEYS = ("sentence", "sentence1", "label", "id")
-# The files `--data` holds, as docs/data.md states them (bio_roberta/data_sources.py).
+# The files `--data` holds, as docs/data.md states them (bio_roberta/report/data_sources.py).
 LAYOUT = (
     "LinkBERT's BLURB release, its `<kind>/<name>_hf` folder (docs/finetune.md): `train.json`, "
     "`dev.json`, `test.json` JSON lines, or the same columns in Parquet files (`train`, "
