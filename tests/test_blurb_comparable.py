@@ -25,7 +25,13 @@ from bio_roberta.blurb.suite import (
     check_blurb_split,
     split_digests,
 )
-from bio_roberta.blurb_run import convert_all, dataset_folders, report, score_line, unproven_line
+from bio_roberta.blurb_run.run import (
+    convert_all,
+    dataset_folders,
+    report,
+    score_line,
+    unproven_line,
+)
 from bio_roberta.readers.blurb_ids import blurb_id_lists
 from bio_roberta.readers.source_files import BlurbSplit
 from bio_roberta.report import ReportError

@@ -261,7 +261,8 @@ def test_a_linkbert_folder_without_train_json_names_it(tmp_path):
 def test_an_empty_linkbert_train_json_is_named_as_empty(tmp_path):
     """Issue 43: an empty train.json made the folder look like no LinkBERT one, and the error
     said train.tsv was missing; now the conversion names train.json's empty split."""
-    from bio_roberta.convert import ConversionError, check_splits_not_empty
+    from bio_roberta.conversion.encoder import ConversionError
+    from bio_roberta.conversion.finetune_bin import check_splits_not_empty
 
     folder = write_linkbert(tmp_path, "chemprot-blurb")
     (folder / "train.json").write_text("")

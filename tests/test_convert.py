@@ -18,7 +18,8 @@ from bio_roberta.blurb.suite import (
     BY_SIZES,
 )
 from bio_roberta.cli import main as cli_main
-from bio_roberta.convert import ConversionError, convert_task
+from bio_roberta.conversion.encoder import ConversionError
+from bio_roberta.conversion.finetune_bin import convert_task
 from bio_roberta.readers import TaskFormatError, read_task
 from bio_roberta.tasks.kinds import label_symbols
 from bio_roberta.tasks.registry import HOC_HALLMARKS, get_task
@@ -598,7 +599,7 @@ def test_linkbert_tokens_holding_whitespace_keep_one_conll_line_per_word(tmp_pat
     in tests/blurb_toy.py) keeps a token's inner spaces and U+2028 (it splits lines on newlines
     and columns on tabs only); a tab or newline comes from a file edited since. Each whitespace
     run is written as '_', one line a word, and counted."""
-    from bio_roberta.finetuning.prediction_files import read_conll
+    from bio_roberta.tasks.prediction_files import read_conll
     from blurb_toy import write_linkbert
 
     folder = write_linkbert(tmp_path / "linkbert", "ncbi-disease")

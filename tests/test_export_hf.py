@@ -530,7 +530,7 @@ def test_token_classification_export_matches_fairseq(
 ):
     from transformers import RobertaForTokenClassification, RobertaTokenizerFast
 
-    from bio_roberta.finetuning.predictions import load_finetuned
+    from bio_roberta.prediction.predictions import load_finetuned
     from user_dir.models.token_classification_head import token_classification_logits
 
     vocab_dir, _ = bpe_vocab
@@ -719,7 +719,7 @@ def hoc_run(tmp_path_factory):
 
 def fairseq_test_batch(checkpoint, data):
     """(fairseq model, its task, the test split as one batch in example order)."""
-    from bio_roberta.finetuning.predictions import load_finetuned
+    from bio_roberta.prediction.predictions import load_finetuned
 
     model, task = load_finetuned(checkpoint, data)
     task.load_dataset("test")
@@ -732,7 +732,7 @@ def fairseq_test_batch(checkpoint, data):
 def test_regression_export_outputs_fairseqs_predicted_scores(biosses_run, tmp_path):
     from transformers import RobertaForSequenceClassification
 
-    from bio_roberta.finetuning.prediction_files import SCORES
+    from bio_roberta.tasks.classification_tables import SCORES
 
     vocab_dir, data, record = biosses_run
     checkpoint = Path(record["checkpoint"]["path"])
@@ -777,7 +777,7 @@ def test_multi_element_tagging_export_gives_fairseqs_logits_and_says_how_to_deco
 ):
     from transformers import AutoConfig, RobertaForTokenClassification
 
-    from bio_roberta.finetuning.prediction_files import ELEMENT_SET_WORDS
+    from bio_roberta.tasks.prediction_files import ELEMENT_SET_WORDS
     from user_dir.criterions.multi_element_tagging import word_element_tags
     from user_dir.models.token_classification_head import token_classification_logits
 
@@ -817,7 +817,7 @@ def test_multilabel_export_scores_each_label_with_a_sigmoid(hoc_run, tmp_path):
     transformers' text-classification pipeline gives sigmoid(fairseq's logits), not a softmax."""
     from transformers import pipeline
 
-    from bio_roberta.finetuning.prediction_files import ClassificationTable
+    from bio_roberta.tasks.classification_tables import ClassificationTable
     from bio_roberta.tasks.registry import HOC_HALLMARKS
 
     vocab_dir, data, record = hoc_run

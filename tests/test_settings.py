@@ -246,7 +246,7 @@ def test_tune_epochs_adds_blurbs_epoch_axis_to_the_grid_and_the_protocol_says_so
     protocol line says which schedule the runs had."""
     import argparse
 
-    from bio_roberta.blurb_run import sweep_overrides
+    from bio_roberta.blurb_run.run import sweep_overrides
     from bio_roberta.commands.blurb_suite import tune_epochs
     from bio_roberta.report.settings import fixed_schedule, schedule_text
 

@@ -2,7 +2,7 @@
 <root>/<kind>/<name>_hf, or one folder per registry task, <root>/<task>), convert what is there,
 sweep it with each dataset's BLURB seeds (bio-roberta sweep), and report Table 6's layout, the
 BLURB score and leaderboard.json (bio_roberta/blurb/leaderboard.py), and collect each dataset's
-chosen run's test predictions into submission/ (bio_roberta/submission.py).
+chosen run's test predictions into submission/ (bio_roberta/blurb/predictions_file.py).
 
 --tune runs BLURB's grid (bio_roberta.tasks.registry.BLURB_GRID: every lr x batch size, each
 setting in its own run dirs) and the report scores, per dataset, the setting whose dev score is
@@ -24,7 +24,8 @@ from bio_roberta.blurb.leaderboard import leaderboard
 from bio_roberta.blurb.suite import BLURB as BLURB_TASKS
 from bio_roberta.blurb.suite import BLURB_DATASETS, BY_NOTHING, CHECK_NAMES
 from bio_roberta.blurb.suites import BLURB
-from bio_roberta.convert import convert_task, vocab_record
+from bio_roberta.blurb_run.submission import write_submission
+from bio_roberta.conversion.finetune_bin import convert_task, vocab_record
 from bio_roberta.finetuning.command_line import check_pretrained
 from bio_roberta.finetuning.sweep import grid_overrides, hparams_grid
 from bio_roberta.report import write_report
@@ -37,7 +38,6 @@ from bio_roberta.report.blurb import (
 from bio_roberta.report.models import reported_models
 from bio_roberta.report.seed_results import task_results
 from bio_roberta.report.settings import outside_blurb_grid, protocol, schedule_text
-from bio_roberta.submission import write_submission
 from bio_roberta.tasks.registry import BLURB_GRID, get_task
 from bio_roberta_core.checkpoints import check_max_positions
 from bio_roberta_core.errors import BioRobertaError

@@ -2,7 +2,7 @@
 
 A run is fairseq-train from a pretrained checkpoint (its command line:
 bio_roberta.finetuning.command_line), then predictions on test with the checkpoint it selected
-(bio_roberta.finetuning.predictions), scored; both in the job's own process (`train`), which imports
+(bio_roberta.prediction.predictions), scored; both in the job's own process (`train`), which imports
 torch, fairseq and the plugin once for all its runs. Each run writes
 
     RESULTS/<task>/[<setting>/]seed<seed>/[fold<k>/]result.json   (bio_roberta.finetuning.results)
@@ -109,7 +109,7 @@ def fine_tune(
     pretrained: PretrainedModel,
 ) -> dict[str, Any]:
     """Train, predict and score one run (or reuse its finished record); always returns a record."""
-    from bio_roberta.finetuning.predictions import predict, trained_model
+    from bio_roberta.prediction.predictions import predict, trained_model
 
     out = run_dir(cfg.results_dir, spec.name, cfg.seed, fold, setting_of(cfg, spec))
     log_path = out / "train.log"
@@ -425,7 +425,7 @@ def run_task_seed(cfg: SweepConfig) -> list[dict[str, Any]]:
     folds."""
     spec = get_task(cfg.task_name)
     if spec.declaration is not None:  # a task file's: its labels as converted ("infer")
-        from bio_roberta.finetuning.predictions import task_spec_of
+        from bio_roberta.prediction.predictions import task_spec_of
 
         spec = task_spec_of(task_data_dir(cfg.data_root, spec, None))
     pretrained = PretrainedModel.read(cfg)

@@ -142,8 +142,8 @@ def label_names(label_dict: Path) -> list[str]:
 def finetuned_task(task_dir: Optional[Path]) -> tuple[Optional[TaskSpec], str]:
     """(the registry task of finetune-bin/<task>/manifest.json in task_dir, why there is none):
     data binarised by hand has no manifest; its head is exported as classes of label/dict.txt."""
-    from bio_roberta.finetuning.prediction_files import PredictionFileError
-    from bio_roberta.finetuning.predictions import task_spec_of
+    from bio_roberta.prediction.predictions import task_spec_of
+    from bio_roberta.tasks.prediction_files import PredictionFileError
 
     if task_dir is None:
         return None, "the checkpoint does not name its data dir"

@@ -2,10 +2,10 @@
 
 ``predict`` loads a checkpoint trained by the fine-tuning plugin (user_dir), runs it over one split
 of its finetune-bin/<task> directory, writes the prediction file of the task's kind
-(bio_roberta/finetuning/prediction_files.py) and returns the task's score computed from that file,
+(bio_roberta/tasks/prediction_files.py) and returns the task's score computed from that file,
 so the file alone reproduces the number. Beside it, the same predictions keyed by the release's
-example ids (test.predictions.json, the form of bio_roberta/submission.py), which `bio-roberta
-rescore` scores against the release files.
+example ids (test.predictions.json, the form of bio_roberta/blurb/predictions_file.py), which
+`bio-roberta rescore` scores against the release files.
 
 A split converted with --long-inputs windows is predicted window by window and scored over whole
 documents: the prediction file of a word-tagging kind merges its windows (each word from the
@@ -20,14 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from bio_roberta.finetuning.prediction_files import (
+from bio_roberta.blurb.predictions_file import dataset_name, write_predictions_file
+from bio_roberta.tasks.kinds import label_symbols
+from bio_roberta.tasks.prediction_files import (
     PredictionFile,
     PredictionFileError,
     document_rows,
     read_windows,
 )
-from bio_roberta.submission import dataset_name, write_predictions_file
-from bio_roberta.tasks.kinds import label_symbols
 from bio_roberta.tasks.registry import TaskSpec, find_task
 from bio_roberta.tasks.task_file import as_converted, recorded_task
 from bio_roberta.tasks.truncation import LongInputs

@@ -1,5 +1,5 @@
 """The benchmark tasks: one registry of declarations and the table of task kinds (their readers
-are bio_roberta.readers, their conversion bio_roberta.convert)."""
+are bio_roberta.readers, their conversion bio_roberta.conversion)."""
 
 from bio_roberta.tasks.registry import TASKS, TaskSpec, get_task
 
