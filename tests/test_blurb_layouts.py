@@ -34,7 +34,8 @@ from bio_roberta.blurb.suite import (
     split_status,
 )
 from bio_roberta.readers import TaskFormatError, read_task
-from bio_roberta.tasks.registry import HOC_HALLMARKS, get_task
+from bio_roberta.tasks.blurb_entries import HOC_HALLMARKS
+from bio_roberta.tasks.registry import get_task
 from blurb_toy import (
     LINKBERT_FOLDERS,
     linkbert_records,

@@ -385,7 +385,7 @@ def test_sweep_overrides_name_every_registry_hyperparameter():
     """The sweep's typed hparams overrides stay field for field the registry's Hyperparameters,
     so each registry value can be overridden and nothing else is accepted."""
     from bio_roberta.finetuning.sweep_config import HparamsOverrides
-    from bio_roberta.tasks.registry import Hyperparameters
+    from bio_roberta.tasks.spec import Hyperparameters
 
     assert [f.name for f in fields(HparamsOverrides)] == [f.name for f in fields(Hyperparameters)]
 

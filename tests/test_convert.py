@@ -21,8 +21,9 @@ from bio_roberta.cli import main as cli_main
 from bio_roberta.conversion.encoder import ConversionError
 from bio_roberta.conversion.finetune_bin import convert_task
 from bio_roberta.readers import TaskFormatError, read_task
+from bio_roberta.tasks.blurb_entries import HOC_HALLMARKS
 from bio_roberta.tasks.kinds import label_symbols
-from bio_roberta.tasks.registry import HOC_HALLMARKS, get_task
+from bio_roberta.tasks.registry import get_task
 from bio_roberta_core.provenance import sha256_file
 from bio_roberta_core.tagging import BIO, BIOUL, IO, convert_tags
 from conftest import SAMPLE_DIR, shared_data_path

@@ -691,7 +691,7 @@ HOC_SENTENCES = (
 
 def write_hoc(folder: Path) -> Path:
     """BLUE's HoC tsv files: 10 hallmarks a row, each on when its keyword is in the sentence."""
-    from bio_roberta.tasks.registry import HOC_HALLMARKS
+    from bio_roberta.tasks.blurb_entries import HOC_HALLMARKS
 
     rng = random.Random(3)
     keywords = ("apoptosis", "Angiogenesis", "proliferate")
@@ -817,8 +817,8 @@ def test_multilabel_export_scores_each_label_with_a_sigmoid(hoc_run, tmp_path):
     transformers' text-classification pipeline gives sigmoid(fairseq's logits), not a softmax."""
     from transformers import pipeline
 
+    from bio_roberta.tasks.blurb_entries import HOC_HALLMARKS
     from bio_roberta.tasks.classification_tables import ClassificationTable
-    from bio_roberta.tasks.registry import HOC_HALLMARKS
 
     vocab_dir, data, record = hoc_run
     checkpoint = Path(record["checkpoint"]["path"])

@@ -13,7 +13,8 @@ import pytest
 from bio_roberta.readers import READERS, TaskFormatError, read_task
 from bio_roberta.readers.formats.ddi_xml import PLACEHOLDER as DDI_PLACEHOLDER
 from bio_roberta.readers.source_files import TaggedSentence
-from bio_roberta.tasks.registry import HOC_HALLMARKS, TASKS, get_task
+from bio_roberta.tasks.blurb_entries import HOC_HALLMARKS
+from bio_roberta.tasks.registry import TASKS, get_task
 from conftest import REPO_ROOT, SAMPLE_DIR, shared_data_path
 
 

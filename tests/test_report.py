@@ -27,7 +27,8 @@ from bio_roberta.report import ReportError, write_report
 from bio_roberta.report.blurb import blurb_rows, blurb_summary
 from bio_roberta.report.lewis import summary_rows
 from bio_roberta.report.seed_results import task_results
-from bio_roberta.tasks.registry import TASKS, TEN_SEEDS, get_task
+from bio_roberta.tasks.registry import TASKS, get_task
+from bio_roberta.tasks.spec import TEN_SEEDS
 from bio_roberta_core.provenance import atomic_write_json, file_record
 
 BIN = Path(sys.executable).parent

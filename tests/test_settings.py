@@ -21,7 +21,8 @@ from bio_roberta.finetuning.results import (
 from bio_roberta.finetuning.sweep import compose_config, grid_overrides, hparams_grid
 from bio_roberta.report import write_report
 from bio_roberta.report.settings import NOT_PICKED, TUNED, UNTUNED, picked_settings
-from bio_roberta.tasks.registry import BLURB_GRID, Hyperparameters, get_task
+from bio_roberta.tasks.registry import get_task
+from bio_roberta.tasks.spec import BLURB_GRID, Hyperparameters
 from bio_roberta_core.provenance import atomic_write_json
 
 

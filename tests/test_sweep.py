@@ -681,7 +681,8 @@ def test_each_task_runs_its_own_seeds_and_no_other(fake_multirun, tmp_path, monk
     each task's seeds run once, none outside them."""
     import dataclasses
 
-    from bio_roberta.tasks.registry import DEFAULT_SEEDS, TASKS, TEN_SEEDS
+    from bio_roberta.tasks.registry import TASKS
+    from bio_roberta.tasks.spec import DEFAULT_SEEDS, TEN_SEEDS
 
     command, multiruns, _ = fake_multirun
     monkeypatch.setitem(TASKS, "bc2gm", dataclasses.replace(TASKS["bc2gm"], seeds=TEN_SEEDS))
@@ -715,7 +716,8 @@ def test_failed_runs_of_every_seed_list_set_the_exit_status(
 ):
     import dataclasses
 
-    from bio_roberta.tasks.registry import TASKS, TEN_SEEDS
+    from bio_roberta.tasks.registry import TASKS
+    from bio_roberta.tasks.spec import TEN_SEEDS
 
     command, multiruns, fail = fake_multirun
     monkeypatch.setitem(TASKS, "bc2gm", dataclasses.replace(TASKS["bc2gm"], seeds=TEN_SEEDS))

@@ -36,7 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from bio_roberta.blurb.suite import BLURB
-from bio_roberta.tasks.registry import TASKS, TaskSpec, get_task
+from bio_roberta.tasks.registry import TASKS, get_task
+from bio_roberta.tasks.spec import TaskSpec
 from bio_roberta_core.errors import BioRobertaError
 from bio_roberta_core.provenance import atomic_write_text
 

@@ -25,7 +25,7 @@ from bio_roberta.blurb.predictions_file import (
 from bio_roberta.blurb.suite import BLURB
 from bio_roberta.blurb_run.submission import MANIFEST
 from bio_roberta.readers import read_task
-from bio_roberta.tasks.registry import TaskSpec
+from bio_roberta.tasks.spec import TaskSpec
 from bio_roberta_core.provenance import atomic_write_json, environment_record, file_record
 
 RESCORE_SCHEMA = "bio-roberta/rescore/1"

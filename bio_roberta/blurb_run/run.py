@@ -4,7 +4,7 @@ sweep it with each dataset's BLURB seeds (bio-roberta sweep), and report Table 6
 BLURB score and leaderboard.json (bio_roberta/blurb/leaderboard.py), and collect each dataset's
 chosen run's test predictions into submission/ (bio_roberta/blurb/predictions_file.py).
 
---tune runs BLURB's grid (bio_roberta.tasks.registry.BLURB_GRID: every lr x batch size, each
+--tune runs BLURB's grid (bio_roberta.tasks.spec.BLURB_GRID: every lr x batch size, each
 setting in its own run dirs) and the report scores, per dataset, the setting whose dev score is
 best (bio_roberta/report/settings.py); without it each dataset runs its registry setting alone
 (untuned). Resumable: a dataset converted before from the same files, vocabulary and positions is
@@ -38,7 +38,8 @@ from bio_roberta.report.blurb import (
 from bio_roberta.report.models import reported_models
 from bio_roberta.report.seed_results import task_results
 from bio_roberta.report.settings import outside_blurb_grid, protocol, schedule_text
-from bio_roberta.tasks.registry import BLURB_GRID, get_task
+from bio_roberta.tasks.registry import get_task
+from bio_roberta.tasks.spec import BLURB_GRID
 from bio_roberta_core.checkpoints import check_max_positions
 from bio_roberta_core.errors import BioRobertaError
 from bio_roberta_core.processes import run_owned

@@ -66,7 +66,7 @@ def tune_epochs(text: str) -> tuple[int, ...]:
     """--tune-epochs: comma-separated epoch counts within BLURB's range (BLURB_EPOCHS)."""
     import argparse
 
-    from bio_roberta.tasks.registry import BLURB_EPOCHS
+    from bio_roberta.tasks.spec import BLURB_EPOCHS
 
     low, high = BLURB_EPOCHS
     try:

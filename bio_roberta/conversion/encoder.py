@@ -32,7 +32,7 @@ from typing import Optional, Sequence
 
 from bio_roberta.readers.source_files import TaggedSentence, TaskData, TextExample
 from bio_roberta.tasks.kinds import SCHEME_TAGS, SCORES_PER_LINE, label_symbols
-from bio_roberta.tasks.registry import TaskSpec
+from bio_roberta.tasks.spec import TaskSpec
 from bio_roberta.tasks.truncation import WINDOWS, LongInputs, window_spans
 from bio_roberta_core.errors import BioRobertaError
 from bio_roberta_core.tagging import check_scheme, convert_tags

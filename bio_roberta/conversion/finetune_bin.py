@@ -30,7 +30,7 @@ from bio_roberta.conversion.encoder import (
 from bio_roberta.readers import read_task
 from bio_roberta.readers.source_files import SPLITS, TaskData
 from bio_roberta.tasks.kinds import SCHEME_TAGS, SCORES_PER_LINE
-from bio_roberta.tasks.registry import TaskSpec
+from bio_roberta.tasks.spec import TaskSpec
 from bio_roberta.tasks.truncation import WINDOWS, LongInputs
 from bio_roberta_core.checkpoints import check_max_positions, model_positions
 from bio_roberta_core.output_dir import new_output_dir

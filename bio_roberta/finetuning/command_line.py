@@ -18,7 +18,7 @@ from typing import Any, Callable, Optional
 
 from bio_roberta.finetuning.converted_data import convert_again_command, positions_problem
 from bio_roberta.finetuning.sweep_config import HparamsOverrides, SweepConfig
-from bio_roberta.tasks.registry import Hyperparameters, TaskSpec
+from bio_roberta.tasks.spec import Hyperparameters, TaskSpec
 from bio_roberta_core.architecture_fields import FLAG_FIELDS, MODERNBERT_FIELDS, SHAPE_FIELDS
 from bio_roberta_core.errors import BioRobertaError
 from bio_roberta_core.model_dictionary import MASK

@@ -11,7 +11,7 @@ import shlex
 from pathlib import Path
 from typing import Optional
 
-from bio_roberta.tasks.registry import TaskSpec
+from bio_roberta.tasks.spec import TaskSpec
 from bio_roberta_core.tagging import BIO
 
 

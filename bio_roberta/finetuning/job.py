@@ -62,7 +62,8 @@ from bio_roberta.finetuning.results import (
     setting_name,
 )
 from bio_roberta.finetuning.sweep_config import SweepConfig
-from bio_roberta.tasks.registry import TaskSpec, get_task
+from bio_roberta.tasks.registry import get_task
+from bio_roberta.tasks.spec import TaskSpec
 from bio_roberta_core.processes import owner_pid
 from bio_roberta_core.provenance import (
     atomic_write_json,

@@ -29,7 +29,7 @@ from bio_roberta.hf.model_card import CARD_FILE, model_card
 from bio_roberta.hf.tokenizer import open_vocabulary
 from bio_roberta.hf.weights import build_hf_model, head_of
 from bio_roberta.tasks.kinds import HFExport, TaskKind, kind_trained_by
-from bio_roberta.tasks.registry import TaskSpec
+from bio_roberta.tasks.spec import TaskSpec
 from bio_roberta_core.checkpoints import check_finite_weights
 from bio_roberta_core.model_dictionary import load_model_dictionary, training_dictionary
 from bio_roberta_core.output_dir import new_output_dir

@@ -28,7 +28,8 @@ from bio_roberta.tasks.prediction_files import (
     document_rows,
     read_windows,
 )
-from bio_roberta.tasks.registry import TaskSpec, find_task
+from bio_roberta.tasks.registry import find_task
+from bio_roberta.tasks.spec import TaskSpec
 from bio_roberta.tasks.task_file import as_converted, recorded_task
 from bio_roberta.tasks.truncation import LongInputs
 from bio_roberta_core.provenance import file_record

@@ -21,7 +21,7 @@ from bio_roberta.readers.source_files import (
     read_split_files,
     tab_columns,
 )
-from bio_roberta.tasks.registry import BIO_TAGS, TaskSpec
+from bio_roberta.tasks.spec import BIO_TAGS, TaskSpec
 
 # The files `--data` holds, as docs/data.md states them (bio_roberta/report/data_sources.py).
 LAYOUT = (

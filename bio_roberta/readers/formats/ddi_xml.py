@@ -22,7 +22,7 @@ from bio_roberta.readers.source_files import (
     check_label,
     in_valid_slice,
 )
-from bio_roberta.tasks.registry import TaskSpec
+from bio_roberta.tasks.spec import TaskSpec
 
 logger = logging.getLogger(__name__)
 

@@ -24,7 +24,7 @@ from bio_roberta.readers.source_files import (
     numbered_lines,
     require_file,
 )
-from bio_roberta.tasks.registry import TaskSpec
+from bio_roberta.tasks.spec import TaskSpec
 from bio_roberta_core.tagging import PICO_ELEMENTS, PICO_SEPARATOR, pico_tag
 
 # The files `--data` holds, as docs/data.md states them (bio_roberta/report/data_sources.py).

@@ -44,7 +44,7 @@ from bio_roberta.readers.source_files import (
     read_split_files,
 )
 from bio_roberta.tasks.kinds import MULTILABEL
-from bio_roberta.tasks.registry import TaskSpec
+from bio_roberta.tasks.spec import TaskSpec
 
 FILES = {"train": "train.json", "valid": "dev.json", "test": "test.json"}
 # split -> the names its Parquet files start with (datasets calls dev "validation")
