@@ -9,11 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bio_roberta.blurb.suite import (
-    BLURB,
-    BLURB_DATASETS,
-    BLURB_DIGESTS,
-    BLURB_ID_DIGESTS,
+from bio_roberta.blurb.split_check import (
     BLURBS,
     BY_CONTENT,
     BY_CONTENT_AND_IDS,
@@ -33,6 +29,8 @@ from bio_roberta.blurb.suite import (
     split_gap,
     split_status,
 )
+from bio_roberta.blurb.split_evidence import BLURB_DIGESTS, BLURB_ID_DIGESTS
+from bio_roberta.blurb.suite import BLURB, BLURB_DATASETS
 from bio_roberta.readers import TaskFormatError, read_task
 from bio_roberta.tasks.blurb_entries import HOC_HALLMARKS
 from bio_roberta.tasks.registry import get_task

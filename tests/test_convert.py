@@ -9,14 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bio_roberta.blurb.split_evidence import BLURB_ID_DIGESTS
-from bio_roberta.blurb.suite import (
-    BLURB_DIGESTS,
-    BY_CONTENT,
-    BY_CONTENT_AND_IDS,
-    BY_NOTHING,
-    BY_SIZES,
-)
+from bio_roberta.blurb.split_check import BY_CONTENT, BY_CONTENT_AND_IDS, BY_NOTHING, BY_SIZES
+from bio_roberta.blurb.split_evidence import BLURB_DIGESTS, BLURB_ID_DIGESTS
 from bio_roberta.cli import main as cli_main
 from bio_roberta.conversion.encoder import ConversionError
 from bio_roberta.conversion.finetune_bin import convert_task

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from bio_roberta.blurb.suite import BLURB_DATASETS, BY_CONTENT, BY_SIZES, TABLE6_BLURB_SCORES
+from bio_roberta.blurb.split_check import BY_CONTENT, BY_SIZES
+from bio_roberta.blurb.suite import BLURB_DATASETS, TABLE6_BLURB_SCORES
 from bio_roberta.finetuning.results import (
     EVALUATION,
     MODEL_SELECTION,

@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Optional
 
 from bio_roberta.blurb.leaderboard import leaderboard
+from bio_roberta.blurb.split_check import BY_NOTHING, CHECK_NAMES
 from bio_roberta.blurb.suite import BLURB as BLURB_TASKS
-from bio_roberta.blurb.suite import BLURB_DATASETS, BY_NOTHING, CHECK_NAMES
+from bio_roberta.blurb.suite import BLURB_DATASETS
 from bio_roberta.blurb.suites import BLURB
 from bio_roberta.blurb_run.submission import write_submission
 from bio_roberta.conversion.finetune_bin import convert_task, vocab_record

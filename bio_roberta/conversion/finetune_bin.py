@@ -20,7 +20,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Optional
 
-from bio_roberta.blurb.suite import BLURB, check_blurb_split, identical_splits
+from bio_roberta.blurb.split_check import check_blurb_split, identical_splits
+from bio_roberta.blurb.suite import BLURB
 from bio_roberta.conversion.encoder import (
     ConversionError,
     EncodedSplit,
