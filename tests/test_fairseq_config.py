@@ -52,7 +52,7 @@ def test_the_config_is_fairseq_s_own(kind, arch, fixed_updates, tmp_path, monkey
     from fairseq.dataclass.utils import convert_namespace_to_omegaconf, override_module_args
     from hydra.core.config_store import ConfigStore
 
-    from bio_roberta.finetuning.job import fairseqs_hydra
+    from bio_roberta.finetuning.in_process_train import fairseqs_hydra
 
     args = fine_tuning_args(kind, arch, fixed_updates, tmp_path, monkeypatch)
     store = ConfigStore.instance()

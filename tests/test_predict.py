@@ -179,9 +179,9 @@ def best_checkpoint_predictions(record: dict, out: Path, loaded=None) -> tuple[b
 def test_a_run_trained_in_its_jobs_process_predicts_as_a_separate_fairseq_train_did(
     ner_run, chemprot_run, tmp_path
 ):
-    """The runs train in their job's process (bio_roberta.finetuning.job.train), here one after the
-    other in this one: each gives the test predictions and score of its command line run as a
-    fairseq-train process of its own, the route of the runs before."""
+    """The runs train in their job's process (bio_roberta.finetuning.in_process_train.train), here
+    one after the other in this one: each gives the test predictions and score of its command line
+    run as a fairseq-train process of its own, the route of the runs before."""
     for out, run in ((tmp_path / "ner", ner_run), (tmp_path / "chemprot", chemprot_run)):
         record, args = recorded_command_line(run, out)
         train = subprocess.run(
@@ -201,7 +201,7 @@ def test_a_run_keeps_its_own_best_checkpoint_after_another_in_the_same_process(n
     from fairseq import checkpoint_utils
     from fairseq_cli import train as fairseq_train
 
-    from bio_roberta.finetuning.job import train
+    from bio_roberta.finetuning.in_process_train import train
 
     record, args = recorded_command_line(ner_run, tmp_path)
     checkpoint_utils.save_checkpoint.best = fairseq_train.should_stop_early.best = math.inf

@@ -141,7 +141,7 @@ def runs_shown(
             with output, owning():
                 status = sweep.run_app(arguments)
             if status and output_path is not None:
-                from bio_roberta.finetuning.job import tail
+                from bio_roberta.finetuning.in_process_train import tail
 
                 print(
                     f"bio-roberta {command}: the Hydra run exited with status {status}: "
