@@ -9,8 +9,9 @@ import pytest
 from omegaconf import OmegaConf
 
 from bio_roberta.finetuning import command_line
-from bio_roberta.finetuning.command_line import PretrainedModel, fairseq_options, hyperparameters
+from bio_roberta.finetuning.command_line import fairseq_options, hyperparameters
 from bio_roberta.finetuning.fairseq_config import default_overrides, fairseq_config
+from bio_roberta.finetuning.pretrained_model import PretrainedModel
 from bio_roberta.finetuning.sweep_config import SweepConfig
 from bio_roberta.tasks.kinds import KINDS
 from bio_roberta.tasks.registry import TASKS

@@ -593,7 +593,7 @@ def test_imported_model_fine_tunes_on_a_pair_task(tmp_path, family):
     AutoTokenizer.from_pretrained(base) + fine-tuned weights, issue 43)."""
     from bio_roberta.conversion.finetune_bin import convert_task
     from bio_roberta.finetuning import job as finetune
-    from bio_roberta.finetuning.command_line import check_pretrained
+    from bio_roberta.finetuning.pretrained_model import check_pretrained
     from bio_roberta.finetuning.sweep import compose_config
 
     hf_dir = save_hf_model(tmp_path / "hf", family)
@@ -708,7 +708,7 @@ def test_masked_lm_training_continues_from_an_imported_model(tmp_path, family):
     import re
 
     from bio_roberta.conversion.finetune_bin import convert_task
-    from bio_roberta.finetuning.command_line import architecture_options
+    from bio_roberta.finetuning.pretrained_model import architecture_options
     from tiny_training import fairseq_train, restore_flags
 
     hf_dir = save_hf_model(tmp_path / "hf", family)

@@ -27,7 +27,7 @@ from bio_roberta.blurb.suite import BLURB_DATASETS
 from bio_roberta.blurb.suites import BLURB
 from bio_roberta.blurb_run.submission import write_submission
 from bio_roberta.conversion.finetune_bin import convert_task, vocab_record
-from bio_roberta.finetuning.command_line import check_pretrained
+from bio_roberta.finetuning.pretrained_model import check_pretrained
 from bio_roberta.finetuning.sweep import grid_overrides, hparams_grid
 from bio_roberta.report import write_report
 from bio_roberta.report.blurb import (

@@ -288,7 +288,8 @@ def auto_runs_per_device(
     CPU at most one run per core."""
     import torch
 
-    from bio_roberta.finetuning.command_line import hyperparameters, task_data_dir
+    from bio_roberta.finetuning.command_line import hyperparameters
+    from bio_roberta.finetuning.converted_data import task_data_dir
     from bio_roberta.finetuning.sweep_config import HparamsOverrides
     from bio_roberta.tasks.registry import get_task
     from bio_roberta_core.checkpoints import model_option, read_checkpoint

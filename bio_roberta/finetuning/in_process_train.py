@@ -12,9 +12,7 @@ import traceback
 from pathlib import Path
 from typing import Iterator, Optional, TextIO
 
-from bio_roberta.finetuning.command_line import (
-    FinetuneError,
-)
+from bio_roberta.errors import FinetuneError
 from bio_roberta.finetuning.fairseq_config import fairseq_config
 from bio_roberta_core.processes import owner_pid
 from bio_roberta_core.provenance import (

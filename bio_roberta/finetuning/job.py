@@ -34,17 +34,16 @@ import traceback
 from pathlib import Path
 from typing import Any, Optional
 
+from bio_roberta.errors import FinetuneError
 from bio_roberta.finetuning.command_line import (
-    FinetuneError,
-    PretrainedModel,
-    check_converted_positions,
     data_record,
     fairseq_options,
     hyperparameters,
     run_config,
-    task_data_dir,
 )
+from bio_roberta.finetuning.converted_data import task_data_dir
 from bio_roberta.finetuning.in_process_train import train
+from bio_roberta.finetuning.pretrained_model import PretrainedModel, check_converted_positions
 from bio_roberta.finetuning.results import (
     EVALUATION,
     FAILED,
