@@ -20,7 +20,7 @@ from bio_roberta.finetuning.converted_data import (
 from bio_roberta.finetuning.sweep_config import SweepConfig
 from bio_roberta.tasks.spec import TaskSpec
 from bio_roberta_core.architecture_fields import FLAG_FIELDS, MODERNBERT_FIELDS, SHAPE_FIELDS
-from bio_roberta_core.model_dictionary import MASK
+from bio_roberta_core.model_dictionary import MASK, recorded_dictionary
 from bio_roberta_core.provenance import sha256_file
 
 # The model options of a checkpoint's config passed on as fairseq-train options (those it has)
@@ -135,7 +135,7 @@ def check_data_dictionary(
     vocabulary of the same size gives every token a wrong embedding without any error."""
     from preprocess.gpt2_encoder import read_dictionary_indices
 
-    rows, recorded = embedding_rows(state), (state.get("extra_state") or {}).get("dictionary")
+    rows, recorded = embedding_rows(state), recorded_dictionary(state)
     for fold in spec.run_folds:
         dict_txt = task_data_dir(data_root, spec, fold) / "input0" / "dict.txt"
         if not dict_txt.is_file():

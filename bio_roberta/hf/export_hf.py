@@ -31,7 +31,11 @@ from bio_roberta.hf.weights import build_hf_model, head_of
 from bio_roberta.tasks.kinds import HFExport, TaskKind, kind_trained_by
 from bio_roberta.tasks.spec import TaskSpec
 from bio_roberta_core.checkpoints import check_finite_weights
-from bio_roberta_core.model_dictionary import load_model_dictionary, training_dictionary
+from bio_roberta_core.model_dictionary import (
+    load_model_dictionary,
+    recorded_dictionary,
+    training_dictionary,
+)
 from bio_roberta_core.output_dir import new_output_dir
 from bio_roberta_core.provenance import (
     NO_ROOM,
@@ -85,7 +89,7 @@ def load_checkpoint(
         state["model"],
         model_cfg,
         option(task_cfg, "data"),
-        (state.get("extra_state") or {}).get("dictionary"),
+        recorded_dictionary(state),
         kind_trained_by(*trained_by) if None not in trained_by else None,
     )
 
