@@ -176,6 +176,13 @@ def write(path: Path, text: str | bytes) -> Path:
     return path
 
 
+def mednli_dir(root: Path, line: str) -> Path:
+    """MedNLI's three files, each the one line given."""
+    for name in ("mli_train_v1.jsonl", "mli_dev_v1.jsonl", "mli_test_v1.jsonl"):
+        write(root / name, line)
+    return root
+
+
 def write_ner_dir(root: Path, train: str, other: str = "Pain\tO\n\n") -> Path:
     write(root / "train.tsv", train)
     write(root / "devel.tsv", other)
@@ -410,35 +417,19 @@ def blue_dir(root: Path, train_rows: str, header: str = "index\tsentence\tlabel\
         ),
         (
             "mednli",
-            lambda p: (
-                [
-                    write(p / n, '{"sentence1": "a", "sentence2": "b", "gold_label": "maybe"}\n')
-                    for n in ("mli_train_v1.jsonl", "mli_dev_v1.jsonl", "mli_test_v1.jsonl")
-                ]
-                and p
+            lambda p: mednli_dir(
+                p, '{"sentence1": "a", "sentence2": "b", "gold_label": "maybe"}\n'
             ),
             r"mli_train_v1\.jsonl:1: unknown label 'maybe'",
         ),
         (
             "mednli",
-            lambda p: (
-                [
-                    write(p / n, '{"sentence1": "a", "gold_label": "neutral"}\n{\n')
-                    for n in ("mli_train_v1.jsonl", "mli_dev_v1.jsonl", "mli_test_v1.jsonl")
-                ]
-                and p
-            ),
+            lambda p: mednli_dir(p, '{"sentence1": "a", "gold_label": "neutral"}\n{\n'),
             r"mli_train_v1\.jsonl:1: field 'sentence2' missing",
         ),
         (
             "mednli",
-            lambda p: (
-                [
-                    write(p / n, '["a", "b", "neutral"]\n')
-                    for n in ("mli_train_v1.jsonl", "mli_dev_v1.jsonl", "mli_test_v1.jsonl")
-                ]
-                and p
-            ),
+            lambda p: mednli_dir(p, '["a", "b", "neutral"]\n'),
             r"mli_train_v1\.jsonl:1: expected one MedNLI object .* a line, found a JSON list",
         ),
     ],
