@@ -403,23 +403,23 @@ def test_byte_order_mark_is_not_part_of_the_first_token(tmp_path):
     assert sentence.words == ("Fever", "resolved")
 
 
+def chemprot_arguments(vocab_dir: Path, out: Path) -> list[str]:
+    """The arguments of `bio-roberta convert-task chemprot` of the bundled sample into out."""
+    return [
+        "convert-task",
+        "chemprot",
+        "--data",
+        str(CHEMPROT_SAMPLE),
+        "--vocab",
+        str(vocab_dir),
+        "--out",
+        str(out),
+    ]
+
+
 def test_out_naming_a_file_is_a_one_line_error(tmp_path, vocab_dir, capsys):
     taken = write(tmp_path / "taken", "a file\n")
-    assert (
-        cli_main(
-            [
-                "convert-task",
-                "chemprot",
-                "--data",
-                str(CHEMPROT_SAMPLE),
-                "--vocab",
-                str(vocab_dir),
-                "--out",
-                str(taken),
-            ]
-        )
-        == 2
-    )
+    assert cli_main(chemprot_arguments(vocab_dir, taken)) == 2
     error = capsys.readouterr().err
     assert (
         error == f"bio-roberta convert-task: error: {taken}: exists and is not a directory; "
@@ -435,18 +435,7 @@ def test_scheme_is_for_ner_only(tmp_path, vocab_dir):
 
 def test_convert_task_command(tmp_path, vocab_dir, capsys):
     out = tmp_path / "finetune-bin" / "chemprot"
-    status = cli_main(
-        [
-            "convert-task",
-            "chemprot",
-            "--data",
-            str(CHEMPROT_SAMPLE),
-            "--vocab",
-            str(vocab_dir),
-            "--out",
-            str(out),
-        ]
-    )
+    status = cli_main(chemprot_arguments(vocab_dir, out))
     assert status == 0 and (out / "manifest.json").is_file()
     assert '"train": 80' in capsys.readouterr().out
     bad = write(
