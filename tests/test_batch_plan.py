@@ -56,8 +56,8 @@ def test_largest_micro_batch_by_card_model_and_checkpointing():
         largest_micro_batch(LARGE, 512, 50304, 4 * GIB, 1024)
 
 
-def composed_job(data, *overrides) -> dict:
-    """The job config as `bio-roberta pretrain` composes it."""
+def composed_job(data, *overrides, stage: str = "pretrain") -> dict:
+    """The job config as `bio-roberta pretrain` (or `distill`: stage) composes it."""
     done = subprocess.run(
         [
             sys.executable,
@@ -65,7 +65,7 @@ def composed_job(data, *overrides) -> dict:
             "user_dir.distributed_launch",
             "fairseq-hydra-train",
             "--config-dir",
-            str(REPO_ROOT / "configs/pretrain"),
+            str(REPO_ROOT / "configs" / stage),
             "--config-name",
             "base",
             f"task.data={data}",
@@ -96,29 +96,12 @@ def test_the_launch_plans_from_the_composed_config(tiny_databin, tiny_roberta_ch
     checkpointed = composed_job(tiny_databin, "+recipe=large", "+model.checkpoint_activations=true")
     *first, why = planned(checkpointed, 1, 24)
     assert first == [128, 64] and "with activation checkpointing" in why
-    distill = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "user_dir.distributed_launch",
-            "fairseq-hydra-train",
-            "--config-dir",
-            str(REPO_ROOT / "configs/distill"),
-            "--config-name",
-            "base",
-            f"task.data={tiny_databin}",
-            f"common.user_dir={USER_DIR}",
-            f"task.teacher_path={tiny_roberta_checkpoint}",
-            f"checkpoint.finetune_from_model={tiny_roberta_checkpoint}",
-            "--cfg",
-            "job",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=REPO_ROOT,
+    distill_job = composed_job(
+        tiny_databin,
+        f"task.teacher_path={tiny_roberta_checkpoint}",
+        f"checkpoint.finetune_from_model={tiny_roberta_checkpoint}",
+        stage="distill",
     )
-    assert distill.returncode == 0, distill.stderr[-2000:]
-    distill_job = OmegaConf.to_container(OmegaConf.create(distill.stdout))
     assert "and the teacher" in planned(distill_job, 1, 80)[2]
 
 
