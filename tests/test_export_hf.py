@@ -193,6 +193,23 @@ def distilled_checkpoint(bpe_vocab, mlm_checkpoint, tmp_path_factory):
     return save_dir / "checkpoint_last.pt"
 
 
+def tiny_finetune_from(mlm_checkpoint, save_dir) -> list:
+    """fairseq-train options of a 4-update fine-tune of the MLM checkpoint into save_dir, at 512
+    positions, batches of 8, no validation."""
+    return [
+        "--max-positions",
+        "512",
+        "--batch-size",
+        "8",
+        "--max-update",
+        "4",
+        *restore_flags(mlm_checkpoint),
+        "--save-dir",
+        save_dir,
+        "--disable-validation",
+    ]
+
+
 @pytest.fixture(scope="module")
 def classification_checkpoint(bpe_vocab, mlm_checkpoint, tmp_path_factory):
     """A 3-class sentence_prediction fine-tune of the MLM checkpoint (finetune-bin layout)."""
@@ -247,16 +264,7 @@ def classification_checkpoint(bpe_vocab, mlm_checkpoint, tmp_path_factory):
         "0",
         "--separator-token",
         "2",
-        "--max-positions",
-        "512",
-        "--batch-size",
-        "8",
-        "--max-update",
-        "4",
-        *restore_flags(mlm_checkpoint),
-        "--save-dir",
-        save_dir,
-        "--disable-validation",
+        *tiny_finetune_from(mlm_checkpoint, save_dir),
     )
     return save_dir / "checkpoint_last.pt", data
 
@@ -277,16 +285,7 @@ def token_classification_checkpoint(bpe_vocab, mlm_checkpoint, tmp_path_factory)
         "--criterion",
         "sequence_labeling",
         *TINY_ROBERTA,
-        "--max-positions",
-        "512",
-        "--batch-size",
-        "8",
-        "--max-update",
-        "4",
-        *restore_flags(mlm_checkpoint),
-        "--save-dir",
-        root / "ckpt",
-        "--disable-validation",
+        *tiny_finetune_from(mlm_checkpoint, root / "ckpt"),
     )
     return root / "ckpt" / "checkpoint_last.pt", data
 
