@@ -2,7 +2,7 @@
 reports, export, prediction). Importing it makes fairseq checkpoints load under torch's
 weights_only default; `load` imports torch and fairseq only when called."""
 
-from bio_roberta.inference import load
+from bio_roberta.prediction.predictor import load
 from bio_roberta_core import checkpoints as _checkpoints  # noqa: F401
 
 __all__ = ["load"]

@@ -106,7 +106,7 @@ def override_hint(unknown: list[str], argv: list[str]) -> str:
     fine-tuning commands take hyperparameters as Hydra overrides (hparams.lr=3e-5)."""
     import dataclasses
 
-    from bio_roberta.tasks.registry import Hyperparameters
+    from bio_roberta.tasks.spec import Hyperparameters
 
     fields = {field.name for field in dataclasses.fields(Hyperparameters)}
     for arg in unknown:

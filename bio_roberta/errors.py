@@ -10,3 +10,7 @@ class UsageError(BioRobertaError):
 
 class ExportError(BioRobertaError):
     """The checkpoint or vocabulary cannot be exported as asked; the message says why."""
+
+
+class FinetuneError(BioRobertaError):
+    """A run cannot start or finish; the message names the file or setting to fix."""

@@ -43,13 +43,18 @@ def dictionary_record(data: str) -> Optional[dict[str, str]]:
     return {"path": str(path.resolve()), "sha256": sha256_file(path)} if path.is_file() else None
 
 
+def recorded_dictionary(state: dict) -> Optional[dict[str, str]]:
+    """The dictionary_record a checkpoint's extra_state carries (our training runs'), or None."""
+    return (state.get("extra_state") or {}).get("dictionary")
+
+
 def checkpoint_dictionaries(checkpoint: str | os.PathLike, state: dict) -> list[Path]:
     """Where the dict.txt whose entries a checkpoint's embedding rows are may be, in the order to
     look: beside it (fairseq's from_pretrained layout; import-hf and learn-vocab --checkpoint
     write model.pt there), the one its extra_state records (our training runs' checkpoints), its
     training data's (cfg.task.data)."""
     candidates = [Path(checkpoint).parent / "dict.txt"]
-    recorded = (state.get("extra_state") or {}).get("dictionary")
+    recorded = recorded_dictionary(state)
     if recorded:
         candidates.append(Path(recorded["path"]))
     task = (state.get("cfg") or {}).get("task") or {}

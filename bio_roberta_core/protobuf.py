@@ -1,5 +1,6 @@
 """Read serialised protobuf messages without the protobuf package: a SentencePiece model
-(bio_roberta/hf/tokenizer.py) and TensorBoard's event records (bio_roberta/training_curves.py)."""
+(bio_roberta/hf/tokenizer.py) and TensorBoard's event records
+(bio_roberta/report/tensorboard_curves.py)."""
 
 from __future__ import annotations
 

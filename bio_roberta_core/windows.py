@@ -4,9 +4,9 @@ the most context, a text's outputs from its windows' logits pooled (mean or max)
 {split}.windows file that says which window belongs to which document.
 
 One definition, read by everything that scores or decodes windows: the prediction files and
-`predict` (bio_roberta/finetuning, bio_roberta/inference.py) and the fine-tuning criteria's
-validation, which picks checkpoint_best (user_dir/criterions/_document_validation.py), so a run's
-dev score is computed over documents exactly as its test score is.
+`predict` (bio_roberta/finetuning, bio_roberta/prediction/predictor.py) and the fine-tuning
+criteria's validation, which picks checkpoint_best (user_dir/criterions/_document_validation.py), so
+a run's dev score is computed over documents exactly as its test score is.
 """
 
 from __future__ import annotations

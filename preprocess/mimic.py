@@ -258,10 +258,6 @@ def iter_mimic_records(
             yield Document(row[column["ROW_ID"]].strip(), tuple(PARAGRAPH_BREAK.split(text)))
 
 
-def find_mimic_inputs(paths: Sequence[str | os.PathLike]) -> list[Path]:
-    return expand_inputs(paths, INPUT_PATTERNS)
-
-
 def parse_mimic(
     inputs: Sequence[str | os.PathLike],
     out_dir: str | os.PathLike,
@@ -282,7 +278,7 @@ def parse_mimic(
     return build_text_shards(
         SOURCE,
         iter_mimic_records,
-        find_mimic_inputs(inputs),
+        expand_inputs(inputs, INPUT_PATTERNS),
         out_dir,
         options,
         reader_options,

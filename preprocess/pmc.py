@@ -178,10 +178,6 @@ def iter_pmc_records(
         yield from _iter_package(path, log, max_article_mb)
 
 
-def find_pmc_inputs(paths: Sequence[str | os.PathLike]) -> list[Path]:
-    return expand_inputs(paths, INPUT_PATTERNS)
-
-
 def parse_pmc(
     inputs: Sequence[str | os.PathLike],
     out_dir: str | os.PathLike,
@@ -196,7 +192,7 @@ def parse_pmc(
     return build_text_shards(
         SOURCE,
         iter_pmc_records,
-        find_pmc_inputs(inputs),
+        expand_inputs(inputs, INPUT_PATTERNS),
         out_dir,
         options,
         {"max_article_mb": max_article_mb},

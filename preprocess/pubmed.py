@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import zlib
-from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from lxml import etree
@@ -106,10 +105,6 @@ def iter_pubmed_records(path: str | os.PathLike, log: InputLog | None = None) ->
             )
 
 
-def find_pubmed_inputs(paths: Sequence[str | os.PathLike]) -> list[Path]:
-    return expand_inputs(paths, INPUT_PATTERNS)
-
-
 def parse_pubmed(
     inputs: Sequence[str | os.PathLike],
     out_dir: str | os.PathLike,
@@ -120,7 +115,7 @@ def parse_pubmed(
     return build_text_shards(
         SOURCE,
         iter_pubmed_records,
-        find_pubmed_inputs(inputs),
+        expand_inputs(inputs, INPUT_PATTERNS),
         out_dir,
         options,
         overwrite=overwrite,

@@ -149,7 +149,7 @@ def corpus_text_dirs(root: Path, runner: Runner) -> tuple[list[Path], str]:
 
 def prepare(root: Path, runner: Runner) -> dict:
     """Vocabulary, data-bin and the tasks converted with that vocabulary."""
-    from bio_roberta.convert import convert_task
+    from bio_roberta.conversion.finetune_bin import convert_task
     from bio_roberta.tasks.registry import get_task
 
     text_dirs, source = corpus_text_dirs(root, runner)

@@ -101,7 +101,7 @@ def pretrained_model(
 ) -> tuple[Path, Path, Path]:
     """(vocabulary dir, data root with each task converted, pretrained checkpoint) of the model of
     fairseq options `model` (scripts/benchmark_packing.py gives roberta-base's)."""
-    from bio_roberta.convert import convert_task
+    from bio_roberta.conversion.finetune_bin import convert_task
     from bio_roberta.tasks.registry import get_task
     from preprocess.learn_vocab import learn_vocabulary
 
@@ -366,8 +366,9 @@ def main():
     import torch
     import transformers
 
-    from bio_roberta.finetuning.prediction_files import SINGLE_LABELS, TAGGED_WORDS
     from bio_roberta.hf.export_hf import export
+    from bio_roberta.tasks.classification_tables import SINGLE_LABELS
+    from bio_roberta.tasks.prediction_files import TAGGED_WORDS
     from bio_roberta.tasks.registry import get_task
 
     tasks = chosen_tasks(args.task)

@@ -44,7 +44,7 @@ TASKS = {"ncbi-disease": "token-classification", "chemprot": "text-classificatio
 
 def build_model(task: str, vocab: Path, root: Path) -> tuple[Path, Path]:
     """(fine-tuning checkpoint, its export-hf dir) of `task` on the sample."""
-    from bio_roberta.convert import convert_task
+    from bio_roberta.conversion.finetune_bin import convert_task
     from bio_roberta.hf.export_hf import export
     from bio_roberta.tasks.registry import get_task
 

@@ -49,25 +49,23 @@ when the parse is linear).
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
-import math
 import os
-import random
-import resource
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 sys.path.insert(0, str(REPO_ROOT / "scripts"))
+
+from benchmarks.pmc_scaling import pmc_scaling  # noqa: E402
 from benchmarks.preprocess_costs import RATIOS_KEY, cost_ratios, end_to_end, stage  # noqa: E402
+from benchmarks.process_tree import timed  # noqa: E402
+from benchmarks.pubmed_input import synthesise_input  # noqa: E402
 
 STANDARD_PARSE = r"""
 import sys
@@ -93,216 +91,6 @@ with Pool(workers) as pool, open(out, "w", encoding="utf-8") as handle:
         handle.write("".join(docs))
 print(documents)
 """
-XML_HEADER = (
-    b'<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE PubmedArticleSet PUBLIC "-//NLM//DTD '
-    b'PubMedArticle, 1st January 2019//EN" '
-    b'"https://dtd.nlm.nih.gov/ncbi/pubmed/out/pubmed_190101.dtd">\n<PubmedArticleSet>\n'
-)
-XML_FOOTER = b"</PubmedArticleSet>\n"
-TEXT_PATHS = (
-    "MedlineCitation/Article/ArticleTitle",
-    "MedlineCitation/Article/Abstract/AbstractText",
-)
-
-
-def tree_memory_bytes(pid: int) -> tuple[int, int]:
-    """(RSS, PSS) summed over a process and all its descendants (Linux /proc). Forked workers share
-    their parent's pages (imported libraries), which RSS counts once per process and PSS splits."""
-    rss = pss = 0
-    stack = [pid]
-    while stack:
-        current = stack.pop()
-        try:
-            with open(f"/proc/{current}/smaps_rollup") as rollup:
-                for line in rollup:
-                    if line.startswith(("Rss:", "Pss:")):
-                        kilobytes = int(line.split()[1]) * 1024
-                        rss, pss = (
-                            (rss + kilobytes, pss)
-                            if line.startswith("Rss:")
-                            else (rss, pss + kilobytes)
-                        )
-            for task in os.listdir(f"/proc/{current}/task"):
-                with open(f"/proc/{current}/task/{task}/children") as children:
-                    stack.extend(int(child) for child in children.read().split())
-        except (FileNotFoundError, ProcessLookupError, PermissionError):
-            continue
-    return rss, pss
-
-
-def timed(command: list[str], env: dict | None = None) -> dict:
-    """Run a command; its wall time, CPU time (user + system, the whole process tree: pool workers
-    are waited for by their parent), peak process-tree RSS and PSS, the 1-minute load average after
-    it, stdout.
-    CPU time hardly depends on what else the machine runs; wall time on a shared machine does."""
-    cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    process = subprocess.Popen(
-        command,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, **(env or {})},
-    )
-    peak_rss = peak_pss = 0
-    done = threading.Event()
-
-    def poll():
-        nonlocal peak_rss, peak_pss
-        while not done.is_set():
-            rss, pss = tree_memory_bytes(process.pid)
-            peak_rss, peak_pss = max(peak_rss, rss), max(peak_pss, pss)
-            time.sleep(0.05)
-
-    poller = threading.Thread(target=poll, daemon=True)
-    poller.start()
-    stdout, stderr = process.communicate()
-    seconds = time.perf_counter() - started
-    cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    done.set()
-    poller.join()
-    if process.returncode != 0:
-        raise RuntimeError(f"{' '.join(command)} failed ({process.returncode}):\n{stderr[-3000:]}")
-    cpu_seconds = (cpu_after.ru_utime - cpu_before.ru_utime) + (
-        cpu_after.ru_stime - cpu_before.ru_stime
-    )
-    return {
-        "seconds": seconds,
-        "cpu_seconds": cpu_seconds,
-        "peak_rss_mb": peak_rss / 2**20,
-        "peak_pss_mb": peak_pss / 2**20,
-        "load_average_1m": os.getloadavg()[0],
-        "stdout": stdout,
-    }
-
-
-def citation_text_bytes(article) -> int:
-    """UTF-8 bytes of a citation's title + abstract as the parsers collapse them; 0 without
-    abstract."""
-    title, *sections = (
-        [" ".join("".join(node.itertext()).split()) for node in article.iterfind(path)]
-        for path in TEXT_PATHS
-    )
-    sections = [section for section in sections[0] if section]
-    return len(" ".join(title + sections).encode("utf-8")) if sections else 0
-
-
-class TextVariation:
-    """Shuffles and splices the words of text segments (see the module doc), seeded per copy."""
-
-    def __init__(self, lexicon: list[str], splice_rate: float):
-        self.lexicon, self.splice_rate = lexicon, splice_rate
-        self.rng = random.Random(0)
-
-    def _word(self, word: str) -> str:
-        if len(word) < 6 or not word.isalpha() or self.rng.random() >= self.splice_rate:
-            return word
-        other = self.rng.choice(self.lexicon)
-        return (
-            word[: self.rng.randint(3, len(word) - 2)]
-            + other[self.rng.randint(2, len(other) - 3) :]
-        )
-
-    def segment(self, text: str | None) -> str | None:
-        words = (text or "").split()
-        if len(words) < 3:
-            return text
-        interior = words[1:-1]
-        self.rng.shuffle(interior)
-        varied = " ".join(map(self._word, [words[0], *interior, words[-1]]))
-        return (" " if text[0].isspace() else "") + varied + (" " if text[-1].isspace() else "")
-
-    def citation(self, article, copy: int) -> None:
-        self.rng.seed(copy * 10**9 + int(article.findtext("MedlineCitation/PMID")))
-        for path in TEXT_PATHS:
-            for element in article.iterfind(path):
-                for node in element.iter():
-                    node.text = self.segment(node.text)
-                    if node is not element:
-                        node.tail = self.segment(node.tail)
-
-
-def synthesise_input(
-    source: Path, out: Path, text_mb: float, files: int, splice_rate: float
-) -> dict:
-    """Replicated, PMID-shifted and text-varied real PubMed citations, `files` equal files (see
-    module doc)."""
-    from copy import deepcopy
-
-    from lxml import etree
-
-    originals = sorted(source.glob("*.xml.gz"))
-    articles, seen = [], set()
-    for path in originals:
-        for article in etree.fromstring(gzip.decompress(path.read_bytes())).iterfind(
-            "PubmedArticle"
-        ):
-            pmid = int(article.findtext("MedlineCitation/PMID"))
-            if pmid not in seen:
-                seen.add(pmid)
-                articles.append(article)
-    lexicon = sorted(
-        {
-            word
-            for article in articles
-            for path in TEXT_PATHS
-            for element in article.iterfind(path)
-            for word in "".join(element.itertext()).split()
-            if len(word) >= 6 and word.isalpha()
-        }
-    )
-    copies = math.ceil(text_mb * 2**20 / sum(map(citation_text_bytes, articles)))
-    per_file = math.ceil(copies * len(articles) / files)
-    variation = TextVariation(lexicon, splice_rate)
-    out.mkdir(parents=True, exist_ok=True)
-    text_bytes = xml_bytes = with_abstract = 0
-    words: set[str] = set()
-    handle = None
-    for number in range(copies * len(articles)):
-        copy, article = divmod(number, len(articles))
-        if number % per_file == 0:
-            if handle is not None:
-                handle.write(XML_FOOTER)
-                handle.close()
-            name = f"pubmed90n{number // per_file + 1:04d}.xml.gz"
-            handle = gzip.GzipFile(out / name, "wb", compresslevel=6, mtime=0)
-            handle.write(XML_HEADER)
-            xml_bytes += len(XML_HEADER) + len(XML_FOOTER)
-        citation = deepcopy(articles[article])
-        pmid = citation.find("MedlineCitation/PMID")
-        pmid.text = str(int(pmid.text) + copy * 10**8)
-        if copy:
-            variation.citation(citation, copy)
-        size = citation_text_bytes(citation)
-        if size:
-            with_abstract += 1
-            text_bytes += size
-            words.update(
-                word
-                for path in TEXT_PATHS
-                for element in citation.iterfind(path)
-                for word in "".join(element.itertext()).split()
-            )
-        citation.tail = "\n"
-        data = etree.tostring(citation, encoding="utf-8")
-        handle.write(data)
-        xml_bytes += len(data)
-    handle.write(XML_FOOTER)
-    handle.close()
-    return {
-        "source": f"{source}/*.xml.gz",
-        "source_files": len(originals),
-        "source_citations": len(articles),
-        "copies": copies,
-        "files": files,
-        "citations": copies * len(articles),
-        "citations_per_file": per_file,
-        "citations_with_abstract": with_abstract,
-        "text_mb": round(text_bytes / 2**20, 2),
-        "xml_mb": round(xml_bytes / 2**20, 1),
-        "distinct_words": len(words),
-        "splice_rate": splice_rate,
-    }
 
 
 def xml_parser_per_core(paths: list[str]) -> dict:
@@ -359,92 +147,6 @@ def repeated(commands: dict[str, tuple[list[str], Path]], repeats: int) -> dict[
             "stdout": results[-1]["stdout"],
         }
         for name, results in runs.items()
-    }
-
-
-PMC_SAMPLE = REPO_ROOT / "sample" / "corpus" / "pmc"
-
-
-def sample_pmc_paragraphs() -> list[str]:
-    """The body paragraphs of the sample articles, as parse-pmc reads them (pubmed_parser's
-    stringify_children of //body//p), XML-escaped again."""
-    from xml.sax.saxutils import escape
-
-    from lxml import etree
-    from pubmed_parser.utils import stringify_children
-
-    paragraphs = []
-    for path in sorted(PMC_SAMPLE.glob("*.nxml")):
-        for paragraph in etree.parse(str(path)).xpath("//body//p"):
-            text = " ".join(stringify_children(paragraph).split())
-            if text:
-                paragraphs.append(escape(text))
-    return paragraphs
-
-
-def write_pmc_article(path: Path, megabytes: float, paragraphs: list[str], shape: str) -> int:
-    """One JATS article of about `megabytes` of body text (the elements parse-pmc reads: pmc
-    article-id, article-title, abstract, body/sec/p); returns its size in bytes."""
-    target = int(megabytes * 2**20)
-    if shape == "one_unpunctuated_paragraph":  # one sentence of the whole size, cut into lines
-        words = " ".join(paragraphs).replace(".", "").replace("?", "").replace("!", "")
-        words = " ".join(words.split())
-        paragraphs = [(words + " ") * (target // (len(words) + 1) + 1)]
-    body, size, number = [], 0, 0
-    while size < target:
-        text = paragraphs[number % len(paragraphs)]
-        body.append(f"<sec><title>Section {number}</title><p>{text}</p></sec>")
-        size += len(body[-1])
-        number += 1
-    path.write_text(
-        '<?xml version="1.0" encoding="UTF-8"?>\n<article><front><article-meta>'
-        '<article-id pub-id-type="pmc">1</article-id><title-group><article-title>Scaling'
-        "</article-title></title-group><abstract><p>Abstract.</p></abstract></article-meta>"
-        f"</front><body>{''.join(body)}</body></article>\n",
-        encoding="utf-8",
-    )
-    return path.stat().st_size
-
-
-def pmc_scaling(sizes_mb: list[float], work: Path) -> dict:
-    """parse-pmc on one article per shape and size: time and peak memory against its size."""
-    bio_roberta = str(Path(sys.executable).parent / "bio-roberta")
-    paragraphs = sample_pmc_paragraphs()
-    startup = timed([bio_roberta, "parse-pmc", "--help"])
-    results = {}
-    for shape in ("paragraphs", "one_unpunctuated_paragraph"):
-        rows = []
-        for megabytes in sizes_mb:
-            article = work / f"{shape}-{megabytes:g}mb.nxml"
-            size_mb = write_pmc_article(article, megabytes, paragraphs, shape) / 2**20
-            out = work / f"{shape}-{megabytes:g}mb-text"
-            run = timed([bio_roberta, "parse-pmc", str(article), "--out", str(out)])
-            manifest = json.loads((out / "manifest.json").read_text())
-            article.unlink()
-            shutil.rmtree(out)
-            rows.append(
-                {
-                    "article_mb": round(size_mb, 1),
-                    "seconds": round(run["seconds"], 2),
-                    "cpu_seconds": round(run["cpu_seconds"], 2),
-                    "peak_rss_mb": round(run["peak_rss_mb"], 1),
-                    # less the start-up's (imports), per MB: flat when the parse is linear
-                    "seconds_per_mb": round((run["seconds"] - startup["seconds"]) / size_mb, 3),
-                    "peak_rss_mb_per_mb": round(
-                        (run["peak_rss_mb"] - startup["peak_rss_mb"]) / size_mb, 2
-                    ),
-                    "sentences": sum(manifest["counts"]["sentences"].values()),
-                    "problems": manifest["counts"]["problems"],
-                }
-            )
-        results[shape] = rows
-    return {
-        "pmc_article_scaling": results,
-        "command_start_up": {
-            "seconds": round(startup["seconds"], 2),
-            "peak_rss_mb": round(startup["peak_rss_mb"], 1),
-        },
-        "load_average_1m": os.getloadavg()[0],
     }
 
 

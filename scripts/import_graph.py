@@ -16,14 +16,20 @@ from pathlib import Path
 # bio_roberta_core imports nothing of ours; preprocess and user_dir build on it and not on each
 # other; bio_roberta (commands, registry, sweeps, report, export) is on top.
 LAYERS = {"bio_roberta_core": 0, "preprocess": 1, "user_dir": 1, "bio_roberta": 2}
-# Inside bio_roberta: the task declarations, the readers of their source files, BLURB's suite and
-# score, the report (whose BLURB rows blurb/leaderboard.py takes without importing it); the rest
-# of bio_roberta (commands, convert, sweeps) may import any of them.
+# Inside bio_roberta: the task declarations (with their kinds' prediction files), the readers of
+# their source files, BLURB's suite and score, the report (whose BLURB rows blurb/leaderboard.py
+# takes without importing it), the conversion into finetune-bin and pretraining's launch, the
+# predictions of a fine-tuned model, a whole BLURB run; the rest of bio_roberta (commands,
+# sweeps, export) may import any of them.
 SUBPACKAGE_LAYERS = {
     "bio_roberta.tasks": 0,
     "bio_roberta.readers": 1,
     "bio_roberta.blurb": 2,
     "bio_roberta.report": 3,
+    "bio_roberta.conversion": 4,
+    "bio_roberta.pretraining": 4,
+    "bio_roberta.prediction": 5,
+    "bio_roberta.blurb_run": 6,
 }
 
 

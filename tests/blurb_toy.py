@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Iterable
 
 from bio_roberta.blurb.suite import BLURB_DATASETS
-from bio_roberta.tasks.registry import HOC_HALLMARKS
+from bio_roberta.tasks.blurb_entries import HOC_HALLMARKS
 
 LINKBERT_FOLDERS = {dataset.task: dataset.linkbert_dir for dataset in BLURB_DATASETS}
 SPLIT_FILES = ("train", "dev", "test")

@@ -13,7 +13,7 @@ import pytest
 import torch
 from fairseq.data import Dictionary, indexed_dataset
 
-from bio_roberta.finetuning.predictions import predict
+from bio_roberta.prediction.predictions import predict
 from bio_roberta.tasks.kinds import MULTILABEL, label_symbols
 from bio_roberta.tasks.registry import get_task
 from bio_roberta_core.tagging import convert_tags

@@ -283,6 +283,11 @@ def test_a_record_edited_or_of_other_notes_is_refused_naming_what_differs(
     assert not (tmp_path / "hf").exists()
 
 
+def export_arguments(checkpoint, out, vocab) -> list[str]:
+    """The arguments of `bio-roberta export-hf` of a checkpoint with its vocabulary."""
+    return ["export-hf", str(checkpoint), str(out), "--vocab", str(vocab)]
+
+
 @pytest.mark.slow
 def test_the_gate_follows_a_relative_data_dir_from_anywhere_and_fails_closed_when_it_is_gone(
     audit_models, tmp_path, capsys, monkeypatch
@@ -298,13 +303,7 @@ def test_the_gate_follows_a_relative_data_dir_from_anywhere_and_fails_closed_whe
     checkpoint.parent.mkdir(exist_ok=True)
     torch.save(state, checkpoint)
     monkeypatch.chdir(tmp_path)
-    export = [
-        "export-hf",
-        str(checkpoint),
-        str(tmp_path / "hf"),
-        "--vocab",
-        str(audit_models.vocab),
-    ]
+    export = export_arguments(checkpoint, tmp_path / "hf", audit_models.vocab)
     line = refused(export, capsys)
     assert f"{checkpoint} was trained on MIMIC-III notes ({audit_models.text_dir}" in line
 
@@ -343,13 +342,7 @@ def test_a_fine_tuned_checkpoint_is_audited_through_the_masked_lm_head_it_kept(
     assert code == (0 if record["verdict"] == "pass" else 1)
     assert record["evidence"]["route"] == "fine-tuned encoder through the masked-LM head it kept"
     assert record["evidence"]["lineage"] == {"followed": True}
-    export = [
-        "export-hf",
-        str(checkpoint),
-        str(tmp_path / "hf"),
-        "--vocab",
-        str(audit_models.vocab),
-    ]
+    export = export_arguments(checkpoint, tmp_path / "hf", audit_models.vocab)
     if record["verdict"] == "fail":
         assert "failed its memorisation audit" in refused(export, capsys)
     else:

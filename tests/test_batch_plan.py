@@ -1,6 +1,6 @@
-"""bio_roberta/batch_plan.py: the per-GPU micro-batch of a launch fits the card by a memory estimate
-that reproduces the peak memory measured on an H100 (our bf16 route, roberta-base, 512 tokens, the
-50,304-entry padded dictionary), and the effective batch stays 8,192 sequences."""
+"""bio_roberta/pretraining/batch_plan.py: the per-GPU micro-batch of a launch fits the card by a
+memory estimate that reproduces the peak memory measured on an H100 (our bf16 route, roberta-base,
+512 tokens, the 50,304-entry padded dictionary), and the effective batch stays 8,192 sequences."""
 
 import os
 import subprocess
@@ -10,8 +10,13 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from bio_roberta.batch_plan import largest_micro_batch, parameter_count, plan, training_bytes
 from bio_roberta.errors import UsageError
+from bio_roberta.pretraining.batch_plan import (
+    largest_micro_batch,
+    parameter_count,
+    plan,
+    training_bytes,
+)
 from conftest import REPO_ROOT, USER_DIR
 
 GIB = 2**30
@@ -51,8 +56,8 @@ def test_largest_micro_batch_by_card_model_and_checkpointing():
         largest_micro_batch(LARGE, 512, 50304, 4 * GIB, 1024)
 
 
-def composed_job(data, *overrides) -> dict:
-    """The job config as `bio-roberta pretrain` composes it."""
+def composed_job(data, *overrides, stage: str = "pretrain") -> dict:
+    """The job config as `bio-roberta pretrain` (or `distill`: stage) composes it."""
     done = subprocess.run(
         [
             sys.executable,
@@ -60,7 +65,7 @@ def composed_job(data, *overrides) -> dict:
             "user_dir.distributed_launch",
             "fairseq-hydra-train",
             "--config-dir",
-            str(REPO_ROOT / "configs/pretrain"),
+            str(REPO_ROOT / "configs" / stage),
             "--config-name",
             "base",
             f"task.data={data}",
@@ -91,29 +96,12 @@ def test_the_launch_plans_from_the_composed_config(tiny_databin, tiny_roberta_ch
     checkpointed = composed_job(tiny_databin, "+recipe=large", "+model.checkpoint_activations=true")
     *first, why = planned(checkpointed, 1, 24)
     assert first == [128, 64] and "with activation checkpointing" in why
-    distill = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "user_dir.distributed_launch",
-            "fairseq-hydra-train",
-            "--config-dir",
-            str(REPO_ROOT / "configs/distill"),
-            "--config-name",
-            "base",
-            f"task.data={tiny_databin}",
-            f"common.user_dir={USER_DIR}",
-            f"task.teacher_path={tiny_roberta_checkpoint}",
-            f"checkpoint.finetune_from_model={tiny_roberta_checkpoint}",
-            "--cfg",
-            "job",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=REPO_ROOT,
+    distill_job = composed_job(
+        tiny_databin,
+        f"task.teacher_path={tiny_roberta_checkpoint}",
+        f"checkpoint.finetune_from_model={tiny_roberta_checkpoint}",
+        stage="distill",
     )
-    assert distill.returncode == 0, distill.stderr[-2000:]
-    distill_job = OmegaConf.to_container(OmegaConf.create(distill.stdout))
     assert "and the teacher" in planned(distill_job, 1, 80)[2]
 
 

@@ -13,10 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bio_roberta.blurb.split_evidence import UNPROVEN
-from bio_roberta.blurb.suite import (
-    BLURB,
-    BLURB_DIGESTS,
+from bio_roberta.blurb.split_check import (
     BY_CONTENT,
     BY_IDS,
     BY_NOTHING,
@@ -25,7 +22,15 @@ from bio_roberta.blurb.suite import (
     check_blurb_split,
     split_digests,
 )
-from bio_roberta.blurb_run import convert_all, dataset_folders, report, score_line, unproven_line
+from bio_roberta.blurb.split_evidence import BLURB_DIGESTS, UNPROVEN
+from bio_roberta.blurb.suite import BLURB
+from bio_roberta.blurb_run.run import (
+    convert_all,
+    dataset_folders,
+    report,
+    score_line,
+    unproven_line,
+)
 from bio_roberta.readers.blurb_ids import blurb_id_lists
 from bio_roberta.readers.source_files import BlurbSplit
 from bio_roberta.report import ReportError

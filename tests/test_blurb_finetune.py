@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from scipy.stats import pearsonr
 
-from bio_roberta.finetuning.predictions import predict, score_prediction_file
+from bio_roberta.blurb_run.rescore import rescore
+from bio_roberta.prediction.predictions import predict, score_prediction_file
 from bio_roberta.readers.formats.biosses_blue_rowdata import BIOSSES_BLURB_SPLIT
-from bio_roberta.rescore import rescore
+from bio_roberta.report.tensorboard_curves import read_scalars
 from bio_roberta.tasks.registry import get_task
-from bio_roberta.training_curves import read_scalars
 from bio_roberta_core.metrics import pico_macro_word_f1
 from test_blurb_readers import EBM_TOKENS, SENTENCES, write_biosses, write_ebm_nlp
 from tiny_finetune import fine_tune, tiny_vocab

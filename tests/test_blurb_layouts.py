@@ -9,11 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bio_roberta.blurb.suite import (
-    BLURB,
-    BLURB_DATASETS,
-    BLURB_DIGESTS,
-    BLURB_ID_DIGESTS,
+from bio_roberta.blurb.split_check import (
     BLURBS,
     BY_CONTENT,
     BY_CONTENT_AND_IDS,
@@ -33,8 +29,11 @@ from bio_roberta.blurb.suite import (
     split_gap,
     split_status,
 )
+from bio_roberta.blurb.split_evidence import BLURB_DIGESTS, BLURB_ID_DIGESTS
+from bio_roberta.blurb.suite import BLURB, BLURB_DATASETS
 from bio_roberta.readers import TaskFormatError, read_task
-from bio_roberta.tasks.registry import HOC_HALLMARKS, get_task
+from bio_roberta.tasks.blurb_entries import HOC_HALLMARKS
+from bio_roberta.tasks.registry import get_task
 from blurb_toy import (
     LINKBERT_FOLDERS,
     linkbert_records,
@@ -261,7 +260,8 @@ def test_a_linkbert_folder_without_train_json_names_it(tmp_path):
 def test_an_empty_linkbert_train_json_is_named_as_empty(tmp_path):
     """Issue 43: an empty train.json made the folder look like no LinkBERT one, and the error
     said train.tsv was missing; now the conversion names train.json's empty split."""
-    from bio_roberta.convert import ConversionError, check_splits_not_empty
+    from bio_roberta.conversion.encoder import ConversionError
+    from bio_roberta.conversion.finetune_bin import check_splits_not_empty
 
     folder = write_linkbert(tmp_path, "chemprot-blurb")
     (folder / "train.json").write_text("")

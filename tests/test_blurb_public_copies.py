@@ -15,10 +15,7 @@ import shutil
 
 import pytest
 
-from bio_roberta.blurb.split_evidence import BLURB_DIGESTS, BLURB_ID_DIGESTS, UNPROVEN
-from bio_roberta.blurb.suite import (
-    BLURB,
-    BLURB_DATASETS,
+from bio_roberta.blurb.split_check import (
     BY_CONTENT,
     BY_CONTENT_AND_IDS,
     BY_NOTHING,
@@ -32,6 +29,8 @@ from bio_roberta.blurb.suite import (
     split_digests,
     split_status,
 )
+from bio_roberta.blurb.split_evidence import BLURB_DIGESTS, BLURB_ID_DIGESTS, UNPROVEN
+from bio_roberta.blurb.suite import BLURB, BLURB_DATASETS
 from bio_roberta.readers import read_task
 from bio_roberta.readers.blurb_ids import blurb_id_lists
 from bio_roberta.readers.formats import linkbert_hf

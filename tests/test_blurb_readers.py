@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bio_roberta.blurb.suite import BLURB, check_split, check_split_sizes
+from bio_roberta.blurb.split_check import check_split, check_split_sizes
+from bio_roberta.blurb.suite import BLURB
 from bio_roberta.readers import TaskFormatError, read_task
 from bio_roberta.readers.blurb_id_lists import VALID_ONE_IN
 from bio_roberta.readers.formats.biosses_blue_rowdata import BIOSSES_BLURB_SPLIT, BIOSSES_HEADER

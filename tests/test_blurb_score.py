@@ -3,17 +3,16 @@
 import pytest
 
 from bio_roberta.blurb.score import blurb_score, mean_over_runs, table6_results
+from bio_roberta.blurb.split_check import NO_CHECK, split_gap
 from bio_roberta.blurb.suite import (
     BLURB,
     BLURB_DATASETS,
     NER,
-    NO_CHECK,
     QUESTION_ANSWERING,
     SENTENCE_SIMILARITY,
     TABLE6_BLURB_SCORES,
     TASK_TYPES,
     metric_gap,
-    split_gap,
 )
 from bio_roberta.tasks.registry import TASKS
 

@@ -12,12 +12,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from bio_roberta.blurb.split_evidence import UNPROVEN
-from bio_roberta.blurb.suite import (
-    BLURB,
-    BLURB_DATASETS,
-    BLURB_DIGESTS,
-    BLURB_ID_DIGESTS,
+from bio_roberta.blurb.split_check import (
     BY_CONTENT,
     BY_CONTENT_AND_IDS,
     BY_IDS,
@@ -35,6 +30,8 @@ from bio_roberta.blurb.suite import (
     split_digests,
     split_status,
 )
+from bio_roberta.blurb.split_evidence import BLURB_DIGESTS, BLURB_ID_DIGESTS, UNPROVEN
+from bio_roberta.blurb.suite import BLURB, BLURB_DATASETS
 from bio_roberta.readers import read_task
 from bio_roberta.readers.blurb_ids import blurb_id_lists
 from bio_roberta.readers.formats.pubmedqa_pqal import fold_split, split_dataset_pqal

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from bio_roberta.blurb.suite import BLURB, BLURB_DATASETS
-from bio_roberta.convert import convert_task
+from bio_roberta.conversion.finetune_bin import convert_task
 from bio_roberta.tasks.registry import get_task
 from blurb_toy import write_linkbert
 from conftest import shared_data_path

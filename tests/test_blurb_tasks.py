@@ -6,14 +6,8 @@ import pytest
 
 from bio_roberta.blurb.suite import BLURB
 from bio_roberta.readers import READERS, read_task
-from bio_roberta.tasks.registry import (
-    BLURB_EPOCHS,
-    BLURB_GRID,
-    DEFAULT_SEEDS,
-    TASKS,
-    TEN_SEEDS,
-    get_task,
-)
+from bio_roberta.tasks.registry import TASKS, get_task
+from bio_roberta.tasks.spec import BLURB_EPOCHS, BLURB_GRID, DEFAULT_SEEDS, TEN_SEEDS
 from bio_roberta.tasks.truncation import truncate_context
 from bio_roberta_core.metrics import METRICS
 from conftest import shared_data_path

@@ -21,14 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from bio_roberta.blurb.suite import (
-    BLURB,
-    BLURB_DATASETS,
-    BLURB_DIGESTS,
-    BLURB_ID_DIGESTS,
-    TASK_TYPES,
-)
-from bio_roberta.convert import convert_task
+from bio_roberta.blurb.split_evidence import BLURB_DIGESTS, BLURB_ID_DIGESTS
+from bio_roberta.blurb.suite import BLURB, BLURB_DATASETS, TASK_TYPES
+from bio_roberta.conversion.finetune_bin import convert_task
 from bio_roberta.finetuning.results import read_record
 from bio_roberta.tasks.registry import get_task
 from blurb_toy import toy_text, write_blurb_toy, write_linkbert

@@ -129,37 +129,18 @@ def test_too_few_training_documents_is_one_line_naming_the_option(tmp_path, caps
 def test_a_rerun_without_canaries_over_a_dir_with_them_removes_their_file(tmp_path):
     text_dir = parse_notes(tmp_path, "text", *CANARY_OPTIONS)
     csv = tmp_path / "notes" / "NOTEEVENTS.csv"
-    assert (
-        main(
-            [
-                "parse-mimic",
-                str(csv),
-                "--out",
-                str(text_dir),
-                "--valid-fraction",
-                "0.3",
-                "--workers",
-                "1",
-            ]
-        )
-        == 2
-    )  # another run's options: refused
+    without_canaries = [
+        "parse-mimic",
+        str(csv),
+        "--out",
+        str(text_dir),
+        "--valid-fraction",
+        "0.3",
+        "--workers",
+        "1",
+    ]
+    assert main(without_canaries) == 2  # another run's options: refused
     assert (text_dir / CANARY_FILE).is_file()
-    assert (
-        main(
-            [
-                "parse-mimic",
-                str(csv),
-                "--out",
-                str(text_dir),
-                "--valid-fraction",
-                "0.3",
-                "--workers",
-                "1",
-                "--overwrite",
-            ]
-        )
-        == 0
-    )
+    assert main([*without_canaries, "--overwrite"]) == 0
     assert not (text_dir / CANARY_FILE).exists()
     assert "canaries" not in json.loads((text_dir / "manifest.json").read_text())

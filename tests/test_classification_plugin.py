@@ -9,7 +9,7 @@ import re
 import pytest
 from sklearn.metrics import f1_score
 
-from bio_roberta.finetuning.predictions import predict
+from bio_roberta.prediction.predictions import predict
 from bio_roberta.tasks.registry import get_task
 from bio_roberta_core import metrics
 from finetune_data import SPLITS, build_classification, fine_tune_selecting_best

@@ -355,8 +355,8 @@ def test_recipes_combine(composed, config_dir, recipes):
 @pytest.mark.parametrize("case", FAIRSEQ_CASES, ids=case_id)
 def test_gpu_configs_update_on_their_paper_s_sequences_per_node(composed, case):
     """`bio-roberta pretrain` recomputes update_freq for the GPUs at hand from the configured
-    batch on one node (bio_roberta/batch_plan.py: configured_batch), which is the paper's: 8,192
-    sequences, or ModernBERT's own. The CPU (tiny) recipes keep their own."""
+    batch on one node (bio_roberta/pretraining/batch_plan.py: configured_batch), which is the
+    paper's: 8,192 sequences, or ModernBERT's own. The CPU (tiny) recipes keep their own."""
     job = composed[case]
     if not job.get("common.cpu"):
         per_node = job["dataset.batch_size"] * job["optimization.update_freq"][0] * GPUS_PER_NODE
@@ -406,7 +406,7 @@ def test_sweep_overrides_name_every_registry_hyperparameter():
     """The sweep's typed hparams overrides stay field for field the registry's Hyperparameters,
     so each registry value can be overridden and nothing else is accepted."""
     from bio_roberta.finetuning.sweep_config import HparamsOverrides
-    from bio_roberta.tasks.registry import Hyperparameters
+    from bio_roberta.tasks.spec import Hyperparameters
 
     assert [f.name for f in fields(HparamsOverrides)] == [f.name for f in fields(Hyperparameters)]
 

@@ -9,19 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from bio_roberta.blurb.split_evidence import BLURB_ID_DIGESTS
-from bio_roberta.blurb.suite import (
-    BLURB_DIGESTS,
-    BY_CONTENT,
-    BY_CONTENT_AND_IDS,
-    BY_NOTHING,
-    BY_SIZES,
-)
+from bio_roberta.blurb.split_check import BY_CONTENT, BY_CONTENT_AND_IDS, BY_NOTHING, BY_SIZES
+from bio_roberta.blurb.split_evidence import BLURB_DIGESTS, BLURB_ID_DIGESTS
 from bio_roberta.cli import main as cli_main
-from bio_roberta.convert import ConversionError, convert_task
+from bio_roberta.conversion.encoder import ConversionError
+from bio_roberta.conversion.finetune_bin import convert_task
 from bio_roberta.readers import TaskFormatError, read_task
+from bio_roberta.tasks.blurb_entries import HOC_HALLMARKS
 from bio_roberta.tasks.kinds import label_symbols
-from bio_roberta.tasks.registry import HOC_HALLMARKS, get_task
+from bio_roberta.tasks.registry import get_task
 from bio_roberta_core.provenance import sha256_file
 from bio_roberta_core.tagging import BIO, BIOUL, IO, convert_tags
 from conftest import SAMPLE_DIR, shared_data_path
@@ -407,23 +403,23 @@ def test_byte_order_mark_is_not_part_of_the_first_token(tmp_path):
     assert sentence.words == ("Fever", "resolved")
 
 
+def chemprot_arguments(vocab_dir: Path, out: Path) -> list[str]:
+    """The arguments of `bio-roberta convert-task chemprot` of the bundled sample into out."""
+    return [
+        "convert-task",
+        "chemprot",
+        "--data",
+        str(CHEMPROT_SAMPLE),
+        "--vocab",
+        str(vocab_dir),
+        "--out",
+        str(out),
+    ]
+
+
 def test_out_naming_a_file_is_a_one_line_error(tmp_path, vocab_dir, capsys):
     taken = write(tmp_path / "taken", "a file\n")
-    assert (
-        cli_main(
-            [
-                "convert-task",
-                "chemprot",
-                "--data",
-                str(CHEMPROT_SAMPLE),
-                "--vocab",
-                str(vocab_dir),
-                "--out",
-                str(taken),
-            ]
-        )
-        == 2
-    )
+    assert cli_main(chemprot_arguments(vocab_dir, taken)) == 2
     error = capsys.readouterr().err
     assert (
         error == f"bio-roberta convert-task: error: {taken}: exists and is not a directory; "
@@ -439,18 +435,7 @@ def test_scheme_is_for_ner_only(tmp_path, vocab_dir):
 
 def test_convert_task_command(tmp_path, vocab_dir, capsys):
     out = tmp_path / "finetune-bin" / "chemprot"
-    status = cli_main(
-        [
-            "convert-task",
-            "chemprot",
-            "--data",
-            str(CHEMPROT_SAMPLE),
-            "--vocab",
-            str(vocab_dir),
-            "--out",
-            str(out),
-        ]
-    )
+    status = cli_main(chemprot_arguments(vocab_dir, out))
     assert status == 0 and (out / "manifest.json").is_file()
     assert '"train": 80' in capsys.readouterr().out
     bad = write(
@@ -598,7 +583,7 @@ def test_linkbert_tokens_holding_whitespace_keep_one_conll_line_per_word(tmp_pat
     in tests/blurb_toy.py) keeps a token's inner spaces and U+2028 (it splits lines on newlines
     and columns on tabs only); a tab or newline comes from a file edited since. Each whitespace
     run is written as '_', one line a word, and counted."""
-    from bio_roberta.finetuning.prediction_files import read_conll
+    from bio_roberta.tasks.prediction_files import read_conll
     from blurb_toy import write_linkbert
 
     folder = write_linkbert(tmp_path / "linkbert", "ncbi-disease")

@@ -1,16 +1,16 @@
-"""docs/data.md's table is bio_roberta/data_sources.py's output, and that module has a row for
-every registry task and a layout for every source format a reader takes: a task added to the
+"""docs/data.md's table is bio_roberta/report/data_sources.py's output, and that module has a row
+for every registry task and a layout for every source format a reader takes: a task added to the
 registry without its source, licence and files fails here."""
 
 import re
 
-from bio_roberta.data_sources import DATA_SOURCES, convert_line, markdown_table
 from bio_roberta.readers import FORMAT_MODULES, READERS
+from bio_roberta.report.data_sources import DATA_SOURCES, convert_line, markdown_table
 from bio_roberta.tasks.registry import TASKS
 from conftest import REPO_ROOT
 
 GENERATED = re.compile(
-    r"<!-- generated: python -m bio_roberta.data_sources -->\n(.*)<!-- end generated -->",
+    r"<!-- generated: python -m bio_roberta.report.data_sources -->\n(.*)<!-- end generated -->",
     re.S,
 )
 
@@ -18,7 +18,7 @@ GENERATED = re.compile(
 def test_the_page_holds_the_generated_table():
     page = (REPO_ROOT / "docs" / "data.md").read_text(encoding="utf-8")
     (table,) = GENERATED.findall(page)
-    assert table == markdown_table(), "regenerate: python -m bio_roberta.data_sources"
+    assert table == markdown_table(), "regenerate: python -m bio_roberta.report.data_sources"
 
 
 def test_every_task_and_format_has_its_facts():

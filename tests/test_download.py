@@ -123,18 +123,23 @@ def test_downloads_the_listed_files_verifies_md5_and_skips_them_next_time(server
     assert again["counts"]["by_status"] == {"already_present": 3}
 
 
+def baseline_file(url: str, name: str, out: Path) -> dict:
+    """download_file of the baseline's `name` into out, checked against its .md5, no backoff."""
+    return download_file(
+        f"{url}/baseline/{name}",
+        out / name,
+        md5_url=f"{url}/baseline/{name}.md5",
+        backoff=0,
+        progress=False,
+    )
+
+
 def test_an_interrupted_transfer_resumes_with_a_range_request(server, tmp_path):
     url, root = server
     name = "pubmed24n0002.xml.gz"
     size = (root / "baseline" / name).stat().st_size
     FaultyRangeHandler.cut_once[name] = size // 3
-    record = download_file(
-        f"{url}/baseline/{name}",
-        tmp_path / name,
-        md5_url=f"{url}/baseline/{name}.md5",
-        backoff=0,
-        progress=False,
-    )
+    record = baseline_file(url, name, tmp_path)
     assert record["status"] == "resumed" and record["attempts"] == 2
     assert "connection closed" in record["problems"][0] or "IncompleteRead" in record["problems"][0]
     assert (name, f"bytes={size // 3}-") in FaultyRangeHandler.requests
@@ -146,13 +151,7 @@ def test_a_partial_file_left_by_an_earlier_run_is_resumed(server, tmp_path):
     name = "pubmed24n0003.xml.gz"
     data = (root / "baseline" / name).read_bytes()
     (tmp_path / (name + ".part")).write_bytes(data[:100])
-    record = download_file(
-        f"{url}/baseline/{name}",
-        tmp_path / name,
-        md5_url=f"{url}/baseline/{name}.md5",
-        backoff=0,
-        progress=False,
-    )
+    record = baseline_file(url, name, tmp_path)
     assert record["status"] == "resumed" and record["attempts"] == 1
     assert FaultyRangeHandler.requests[-1] == (name, "bytes=100-")
     assert (tmp_path / name).read_bytes() == data
@@ -162,24 +161,12 @@ def test_a_corrupt_transfer_is_detected_and_fetched_again(server, tmp_path):
     url, root = server
     name = "pubmed24n0001.xml.gz"
     FaultyRangeHandler.corrupt[name] = 1
-    record = download_file(
-        f"{url}/baseline/{name}",
-        tmp_path / name,
-        md5_url=f"{url}/baseline/{name}.md5",
-        backoff=0,
-        progress=False,
-    )
+    record = baseline_file(url, name, tmp_path)
     assert record["attempts"] == 2 and "corrupt download: md5" in record["problems"][0]
     assert (tmp_path / name).read_bytes() == (root / "baseline" / name).read_bytes()
     # a file corrupted on disk since is found on the next run and replaced
     (tmp_path / name).write_bytes(b"garbage")
-    record = download_file(
-        f"{url}/baseline/{name}",
-        tmp_path / name,
-        md5_url=f"{url}/baseline/{name}.md5",
-        backoff=0,
-        progress=False,
-    )
+    record = baseline_file(url, name, tmp_path)
     assert "existing pubmed24n0001.xml.gz: md5" in record["problems"][0]
     assert (tmp_path / name).read_bytes() == (root / "baseline" / name).read_bytes()
 

@@ -193,6 +193,23 @@ def distilled_checkpoint(bpe_vocab, mlm_checkpoint, tmp_path_factory):
     return save_dir / "checkpoint_last.pt"
 
 
+def tiny_finetune_from(mlm_checkpoint, save_dir) -> list:
+    """fairseq-train options of a 4-update fine-tune of the MLM checkpoint into save_dir, at 512
+    positions, batches of 8, no validation."""
+    return [
+        "--max-positions",
+        "512",
+        "--batch-size",
+        "8",
+        "--max-update",
+        "4",
+        *restore_flags(mlm_checkpoint),
+        "--save-dir",
+        save_dir,
+        "--disable-validation",
+    ]
+
+
 @pytest.fixture(scope="module")
 def classification_checkpoint(bpe_vocab, mlm_checkpoint, tmp_path_factory):
     """A 3-class sentence_prediction fine-tune of the MLM checkpoint (finetune-bin layout)."""
@@ -247,16 +264,7 @@ def classification_checkpoint(bpe_vocab, mlm_checkpoint, tmp_path_factory):
         "0",
         "--separator-token",
         "2",
-        "--max-positions",
-        "512",
-        "--batch-size",
-        "8",
-        "--max-update",
-        "4",
-        *restore_flags(mlm_checkpoint),
-        "--save-dir",
-        save_dir,
-        "--disable-validation",
+        *tiny_finetune_from(mlm_checkpoint, save_dir),
     )
     return save_dir / "checkpoint_last.pt", data
 
@@ -277,16 +285,7 @@ def token_classification_checkpoint(bpe_vocab, mlm_checkpoint, tmp_path_factory)
         "--criterion",
         "sequence_labeling",
         *TINY_ROBERTA,
-        "--max-positions",
-        "512",
-        "--batch-size",
-        "8",
-        "--max-update",
-        "4",
-        *restore_flags(mlm_checkpoint),
-        "--save-dir",
-        root / "ckpt",
-        "--disable-validation",
+        *tiny_finetune_from(mlm_checkpoint, root / "ckpt"),
     )
     return root / "ckpt" / "checkpoint_last.pt", data
 
@@ -530,7 +529,7 @@ def test_token_classification_export_matches_fairseq(
 ):
     from transformers import RobertaForTokenClassification, RobertaTokenizerFast
 
-    from bio_roberta.finetuning.predictions import load_finetuned
+    from bio_roberta.prediction.predictions import load_finetuned
     from user_dir.models.token_classification_head import token_classification_logits
 
     vocab_dir, _ = bpe_vocab
@@ -691,7 +690,7 @@ HOC_SENTENCES = (
 
 def write_hoc(folder: Path) -> Path:
     """BLUE's HoC tsv files: 10 hallmarks a row, each on when its keyword is in the sentence."""
-    from bio_roberta.tasks.registry import HOC_HALLMARKS
+    from bio_roberta.tasks.blurb_entries import HOC_HALLMARKS
 
     rng = random.Random(3)
     keywords = ("apoptosis", "Angiogenesis", "proliferate")
@@ -719,7 +718,7 @@ def hoc_run(tmp_path_factory):
 
 def fairseq_test_batch(checkpoint, data):
     """(fairseq model, its task, the test split as one batch in example order)."""
-    from bio_roberta.finetuning.predictions import load_finetuned
+    from bio_roberta.prediction.predictions import load_finetuned
 
     model, task = load_finetuned(checkpoint, data)
     task.load_dataset("test")
@@ -732,7 +731,7 @@ def fairseq_test_batch(checkpoint, data):
 def test_regression_export_outputs_fairseqs_predicted_scores(biosses_run, tmp_path):
     from transformers import RobertaForSequenceClassification
 
-    from bio_roberta.finetuning.prediction_files import SCORES
+    from bio_roberta.tasks.classification_tables import SCORES
 
     vocab_dir, data, record = biosses_run
     checkpoint = Path(record["checkpoint"]["path"])
@@ -777,7 +776,7 @@ def test_multi_element_tagging_export_gives_fairseqs_logits_and_says_how_to_deco
 ):
     from transformers import AutoConfig, RobertaForTokenClassification
 
-    from bio_roberta.finetuning.prediction_files import ELEMENT_SET_WORDS
+    from bio_roberta.tasks.prediction_files import ELEMENT_SET_WORDS
     from user_dir.criterions.multi_element_tagging import word_element_tags
     from user_dir.models.token_classification_head import token_classification_logits
 
@@ -817,8 +816,8 @@ def test_multilabel_export_scores_each_label_with_a_sigmoid(hoc_run, tmp_path):
     transformers' text-classification pipeline gives sigmoid(fairseq's logits), not a softmax."""
     from transformers import pipeline
 
-    from bio_roberta.finetuning.prediction_files import ClassificationTable
-    from bio_roberta.tasks.registry import HOC_HALLMARKS
+    from bio_roberta.tasks.blurb_entries import HOC_HALLMARKS
+    from bio_roberta.tasks.classification_tables import ClassificationTable
 
     vocab_dir, data, record = hoc_run
     checkpoint = Path(record["checkpoint"]["path"])

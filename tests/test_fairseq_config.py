@@ -9,8 +9,9 @@ import pytest
 from omegaconf import OmegaConf
 
 from bio_roberta.finetuning import command_line
-from bio_roberta.finetuning.command_line import PretrainedModel, fairseq_options, hyperparameters
+from bio_roberta.finetuning.command_line import fairseq_options, hyperparameters
 from bio_roberta.finetuning.fairseq_config import default_overrides, fairseq_config
+from bio_roberta.finetuning.pretrained_model import PretrainedModel
 from bio_roberta.finetuning.sweep_config import SweepConfig
 from bio_roberta.tasks.kinds import KINDS
 from bio_roberta.tasks.registry import TASKS
@@ -52,7 +53,7 @@ def test_the_config_is_fairseq_s_own(kind, arch, fixed_updates, tmp_path, monkey
     from fairseq.dataclass.utils import convert_namespace_to_omegaconf, override_module_args
     from hydra.core.config_store import ConfigStore
 
-    from bio_roberta.finetuning.job import fairseqs_hydra
+    from bio_roberta.finetuning.in_process_train import fairseqs_hydra
 
     args = fine_tuning_args(kind, arch, fixed_updates, tmp_path, monkeypatch)
     store = ConfigStore.instance()

@@ -1,6 +1,7 @@
 """The packages import one way: bio_roberta_core imports none of ours, preprocess and user_dir
 import it and not each other, bio_roberta is on top; inside it, the task declarations, their
-readers, BLURB's suite, the report (tasks/ never imports blurb/, blurb/ never the report); no two
+readers, BLURB's suite, the report, the conversion and pretraining's launch, prediction, the BLURB
+run (tasks/ never imports blurb/, blurb/ never the report, prediction never the BLURB run); no two
 modules import each other (scripts/import_graph.py prints the graph)."""
 
 import importlib.util
@@ -46,6 +47,9 @@ def test_the_checks_find_what_they_forbid_anywhere_in_a_module(tmp_path):
         "bio_roberta/blurb/suite.py": "from bio_roberta.readers.source_files import TaskData\n",
         "bio_roberta/report/blurb.py": "from bio_roberta.blurb.suite import BLURB\n",
         "bio_roberta/blurb/leaderboard.py": "from bio_roberta.report.blurb import blurb_rows\n",
+        "bio_roberta/prediction/predictions.py": "from bio_roberta.blurb_run import submission\n",
+        "bio_roberta/blurb_run/run.py": "from bio_roberta.conversion.finetune_bin import x\n",
+        "bio_roberta/conversion/finetune_bin.py": "from bio_roberta.pretraining import launch\n",
     }.items():
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text(source)
@@ -61,11 +65,16 @@ def test_the_checks_find_what_they_forbid_anywhere_in_a_module(tmp_path):
     inner = import_graph.package_edges(tmp_path, layers)
     assert import_graph.layering_violations(inner, layers) == [
         ("bio_roberta.blurb", "bio_roberta.report"),
+        ("bio_roberta.conversion", "bio_roberta.pretraining"),
+        ("bio_roberta.prediction", "bio_roberta.blurb_run"),
         ("bio_roberta.tasks", "bio_roberta.blurb"),
     ]
     assert sorted(inner) == [
         ("bio_roberta.blurb", "bio_roberta.readers"),
         ("bio_roberta.blurb", "bio_roberta.report"),
+        ("bio_roberta.blurb_run", "bio_roberta.conversion"),
+        ("bio_roberta.conversion", "bio_roberta.pretraining"),
+        ("bio_roberta.prediction", "bio_roberta.blurb_run"),
         ("bio_roberta.report", "bio_roberta.blurb"),
         ("bio_roberta.tasks", "bio_roberta.blurb"),
     ]

@@ -340,7 +340,7 @@ def converted_rows(out_dir: Path, split: str, key: str = "input0") -> list[list[
 def test_convert_task_ids_equal_the_models_own_tokenizer(imported, tmp_path):
     """convert-task with the imported vocabulary dir gives, on the sample task files, the ids the
     model's own tokenizer gives (as the fairseq dictionary numbers them), eos after each."""
-    from bio_roberta.convert import convert_task
+    from bio_roberta.conversion.finetune_bin import convert_task
 
     hf_dir, vocab = imported
     tokenizer = transformers.AutoTokenizer.from_pretrained(hf_dir)
@@ -365,7 +365,7 @@ def test_sentence_pairs_are_laid_out_as_transformers_does(imported, tmp_path):
     from fairseq import checkpoint_utils
     from fairseq.tasks.sentence_prediction import SentencePredictionConfig, SentencePredictionTask
 
-    from bio_roberta.convert import convert_task
+    from bio_roberta.conversion.finetune_bin import convert_task
 
     hf_dir, vocab = imported
     data = tmp_path / "mednli"
@@ -423,7 +423,7 @@ def assert_pairs_converted_as_transformers_tokenizes(
     """convert-task's rows of every split of the task are the model's own tokenizer's ids of its
     pairs (truncated as transformers truncates them to these positions); returns how many pairs
     hold a run of spaces."""
-    from bio_roberta.convert import convert_task
+    from bio_roberta.conversion.finetune_bin import convert_task
 
     hf_dir, vocab = imported
     tokenizer = transformers.AutoTokenizer.from_pretrained(hf_dir)
@@ -591,9 +591,9 @@ def test_imported_model_fine_tunes_on_a_pair_task(tmp_path, family):
     ModernBERT's layer pattern, biases and mean pooling included), exported with the same
     logits, which the ORIGINAL model's tokenizer gives beside the exported weights (the common
     AutoTokenizer.from_pretrained(base) + fine-tuned weights, issue 43)."""
-    from bio_roberta.convert import convert_task
+    from bio_roberta.conversion.finetune_bin import convert_task
     from bio_roberta.finetuning import job as finetune
-    from bio_roberta.finetuning.command_line import check_pretrained
+    from bio_roberta.finetuning.pretrained_model import check_pretrained
     from bio_roberta.finetuning.sweep import compose_config
 
     hf_dir = save_hf_model(tmp_path / "hf", family)
@@ -628,7 +628,7 @@ def test_imported_model_fine_tunes_on_a_pair_task(tmp_path, family):
     assert record["status"] == "ok", record.get("error")
 
     # the fine-tuned model exported: the same pair ids, token types and class logits
-    from bio_roberta.finetuning.predictions import load_finetuned
+    from bio_roberta.prediction.predictions import load_finetuned
 
     checkpoint = Path(record["checkpoint"]["path"])
     model, task = load_finetuned(checkpoint, root / "mednli")
@@ -707,8 +707,8 @@ def test_masked_lm_training_continues_from_an_imported_model(tmp_path, family):
     weights come out as they went in, the MLM loss being computed through them."""
     import re
 
-    from bio_roberta.convert import convert_task
-    from bio_roberta.finetuning.command_line import architecture_options
+    from bio_roberta.conversion.finetune_bin import convert_task
+    from bio_roberta.finetuning.pretrained_model import architecture_options
     from tiny_training import fairseq_train, restore_flags
 
     hf_dir = save_hf_model(tmp_path / "hf", family)
@@ -771,7 +771,7 @@ def test_an_imported_bert_teaches_a_distilled_roberta_student(tmp_path):
     binarized with the imported vocabulary."""
     import re
 
-    from bio_roberta.convert import convert_task
+    from bio_roberta.conversion.finetune_bin import convert_task
     from test_distill import distill
 
     hf_dir = save_hf_model(tmp_path / "hf", "bert-uncased")
@@ -1129,7 +1129,7 @@ def test_a_pair_that_fits_the_models_positions_is_not_cut(imported, tmp_path):
     """convert-task budgets a pair's specials as the model lays it out: BERT's [CLS] a [SEP] b
     [SEP] three, RoBERTa's <s> a </s></s> b </s> four. A pair transformers' tokenizer fits in N
     positions is kept whole at --max-positions N, and cut at N - 1."""
-    from bio_roberta.convert import convert_task
+    from bio_roberta.conversion.finetune_bin import convert_task
 
     hf_dir, vocab = imported
     tokenizer = transformers.AutoTokenizer.from_pretrained(hf_dir)
@@ -1208,7 +1208,7 @@ def test_a_blank_vocab_line_imports_as_a_placeholder_and_exports_as_it_was(
     back as it was, the blank line included, so that BertTokenizer reads the exported vocab.txt
     with the exported tokenizer's ids, the original's, and the exported model's logits are the
     original's."""
-    from bio_roberta.convert import convert_task
+    from bio_roberta.conversion.finetune_bin import convert_task
     from bio_roberta_core.model_dictionary import load_model_dictionary
 
     hf_dir, out, back = tmp_path / "hf", tmp_path / "imported", tmp_path / "back"

@@ -1,8 +1,8 @@
 """`bio-roberta pretrain` and `bio-roberta distill`, the front doors of pretraining and
-distillation (bio_roberta/launch.py): --dry-run prints the plan and the exact command line for a
-GPU world given by options or by the launch scripts' environment variables (no GPU needed), the
-CPU tiny recipe starts without composing the config, bad input stops with one line, and the tiny
-recipe trains, on two gloo ranks under torchrun."""
+distillation (bio_roberta/pretraining/launch.py): --dry-run prints the plan and the exact command
+line for a GPU world given by options or by the launch scripts' environment variables (no GPU
+needed), the CPU tiny recipe starts without composing the config, bad input stops with one line, and
+the tiny recipe trains, on two gloo ranks under torchrun."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from bio_roberta import launch
 from bio_roberta.cli import main
+from bio_roberta.pretraining import launch
 from conftest import REPO_ROOT, USER_DIR
 from user_dir.distributed import free_port
 

@@ -18,8 +18,8 @@ import torch
 import torch.nn.functional as F
 
 from bio_roberta.cli import main as cli_main
-from user_dir.models import modernbert
-from user_dir.models.modernbert import FullAttention, SlidingWindowAttention
+from user_dir.models import _modernbert_attention as modernbert_attention
+from user_dir.models._modernbert_attention import FullAttention, SlidingWindowAttention
 
 transformers = pytest.importorskip("transformers")
 
@@ -107,18 +107,18 @@ def test_full_attention_with_dropout_on_the_cpu_keeps_chunks_not_t_squared(monke
     in the backward pass: each chunk's dropout is drawn again from the same random state, so
     outputs and gradients are those of the chunks kept in memory; without dropout the chunks
     are SDPA exactly."""
-    monkeypatch.setattr(modernbert, "CHUNK_SCORES", 2 * 3 * 8 * 23)  # chunks of 8 queries
+    monkeypatch.setattr(modernbert_attention, "CHUNK_SCORES", 2 * 3 * 8 * 23)  # chunks of 8 queries
     generator = torch.Generator().manual_seed(0)
     q, k, v = (torch.randn(2, 3, 23, 8, generator=generator).requires_grad_() for _ in range(3))
     keys = ~padding([23, 11], 23)[:, None, None, :]
     weights = torch.randn(2, 3, 23, 8, generator=generator)
-    size = modernbert.query_chunk(2, 3, 23)
+    size = modernbert_attention.query_chunk(2, 3, 23)
     assert size == 8
 
     def gradients(output):
         return [output] + list(torch.autograd.grad((output * weights).sum(), (q, k, v)))
 
-    exact = gradients(modernbert.ChunkedAttention.apply(q, k, v, keys, 0.0, 0.35))
+    exact = gradients(modernbert_attention.ChunkedAttention.apply(q, k, v, keys, 0.0, 0.35))
     sdpa = gradients(F.scaled_dot_product_attention(q, k, v, attn_mask=keys, scale=0.35))
     for found, wanted in zip(exact, sdpa):
         assert (found - wanted).abs().max() < 1e-6
@@ -250,7 +250,7 @@ def test_an_imported_modernbert_fine_tunes_at_8192_positions(tmp_path):
     log = Path(record["log"]).read_text()
     assert "num_updates 4" in log or "num_updates=4" in log  # 2 epochs of 2 batches
 
-    from bio_roberta.finetuning.predictions import load_finetuned
+    from bio_roberta.prediction.predictions import load_finetuned
 
     model, task = load_finetuned(Path(record["checkpoint"]["path"]), data)
     assert model.encoder.sentence_encoder.max_positions() == 8192

@@ -1,7 +1,7 @@
 """A non-editable install holds every package and its configs, and runs from any directory: a
 sweep's config (package data, read from beside bio_roberta/finetuning/sweep.py) composes, and
 `bio-roberta pretrain` / `distill` --dry-run compose their configs from the installed package
-(beside bio_roberta/launch.py), not from a checkout."""
+(beside bio_roberta/pretraining/launch.py), not from a checkout."""
 
 import os
 import shlex

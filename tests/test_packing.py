@@ -14,9 +14,9 @@ import pytest
 import torch
 from omegaconf import OmegaConf
 
-from bio_roberta.batch_plan import parameter_count
 from bio_roberta.cli import main as cli_main
 from bio_roberta.commands import _packing as packing
+from bio_roberta.commands._device_memory import longest_example, run_bytes, runs_that_fit
 from bio_roberta.commands._packing import (
     BASIC_LAUNCHER,
     JOBLIB_LAUNCHER,
@@ -25,12 +25,11 @@ from bio_roberta.commands._packing import (
     first_pack_job,
     launcher_route,
     plan_packing,
-    run_bytes,
-    runs_that_fit,
 )
 from bio_roberta.errors import UsageError
 from bio_roberta.finetuning.packing import PackError, claimed_device
 from bio_roberta.finetuning.sweep import compose_config, hparams_grid
+from bio_roberta.pretraining.batch_plan import parameter_count
 from conftest import REPO_ROOT
 from finetune_data import build_ner
 from test_sweep import (
@@ -115,9 +114,7 @@ def test_auto_runs_per_device_from_the_estimate_and_the_device_memory(
     # tiny runs: each process' libraries (0.4 GiB on the CPU) are most of a run
     state = torch.load(tiny_roberta_checkpoint, weights_only=False)
     parameters = sum(tensor.numel() for tensor in state["model"].values())
-    longest = max(
-        packing.longest_example(data_root / task) for task in ("chemprot", "ncbi-disease")
-    )
+    longest = max(longest_example(data_root / task) for task in ("chemprot", "ncbi-disease"))
     assert 3 < longest < 32  # the longest example's tokens, not the model's 32 positions
     shape = {"layers": 2, "width": 64, "ffn": 128, "checkpointing": False}  # roberta_tiny
     per_run = run_bytes(shape, parameters, longest, 16, False, False)

@@ -7,7 +7,7 @@ import statistics
 import pytest
 
 from bio_roberta.blurb.suite import BLURB_DATASETS, TABLE6_BLURB_SCORES
-from bio_roberta.suites import lewis_tasks
+from bio_roberta.blurb.suites import lewis_tasks
 from bio_roberta.tasks.paper_models import (
     DEFAULT_LEWIS_COLUMNS,
     DEFAULT_TABLE6_COLUMNS,

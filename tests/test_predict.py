@@ -1,5 +1,5 @@
 """`bio-roberta predict` and bio_roberta.load: a fine-tuned model on new text gives what the
-fine-tuning run's own test predictions (bio_roberta/finetuning/predictions.py) gave on the same
+fine-tuning run's own test predictions (bio_roberta/prediction/predictions.py) gave on the same
 examples, with entities whose character offsets slice the input to their text."""
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def entities_and_scores(record: dict, number=float) -> dict:
 
 
 def test_words_keep_their_character_offsets():
-    from bio_roberta.inference import split_words
+    from bio_roberta.prediction.predictor import split_words
 
     text = "Wilms' tumour (WT1), 12.5 mg/kg  β-blocker."
     spans = split_words(text)
@@ -76,7 +76,7 @@ def test_words_keep_their_character_offsets():
 def test_raw_text_splits_into_the_releases_words(task, folder, shared_data):
     """On the real BioBERT releases' test sentences, joined by spaces, WORD gives back the
     release's words (checked: all 940 NCBI-disease and 4,797 BC5CDR-chem test sentences)."""
-    from bio_roberta.inference import split_words
+    from bio_roberta.prediction.predictor import split_words
     from bio_roberta.readers import read_task
     from bio_roberta.tasks.registry import get_task
 
@@ -91,8 +91,9 @@ def test_ner_matches_the_runs_test_predictions_and_offsets_slice_the_input(ner_r
     """The test split read in the task's layout gives the run's own predicted tags; the same
     sentences as raw text give entities whose offsets slice the text to the entity."""
     import bio_roberta
-    from bio_roberta.finetuning.prediction_files import TAGGED_WORDS
-    from bio_roberta.inference import read_inputs, split_words
+    from bio_roberta.prediction.input_files import read_inputs
+    from bio_roberta.prediction.predictor import split_words
+    from bio_roberta.tasks.prediction_files import TAGGED_WORDS
 
     predictor = bio_roberta.load(ner_run)
     inputs = read_inputs(SAMPLE_DIR / "tasks" / "ncbi-disease", predictor.spec)
@@ -132,8 +133,8 @@ def test_ner_matches_the_runs_test_predictions_and_offsets_slice_the_input(ner_r
 
 def test_classification_gives_the_runs_labels_and_probabilities(chemprot_run):
     import bio_roberta
-    from bio_roberta.finetuning.prediction_files import SINGLE_LABELS
-    from bio_roberta.inference import read_inputs
+    from bio_roberta.prediction.input_files import read_inputs
+    from bio_roberta.tasks.classification_tables import SINGLE_LABELS
 
     predictor = bio_roberta.load(chemprot_run / "checkpoints" / "checkpoint_best.pt")
     inputs = read_inputs(SAMPLE_DIR / "tasks" / "chemprot", predictor.spec)
@@ -164,7 +165,7 @@ def recorded_command_line(run: Path, out: Path) -> tuple[dict, list[str]]:
 def best_checkpoint_predictions(record: dict, out: Path, loaded=None) -> tuple[bytes, float]:
     """(test prediction file bytes, score) of out/checkpoints/checkpoint_best.pt (its model and
     task `loaded` already, or read from the file)."""
-    from bio_roberta.finetuning.predictions import predict
+    from bio_roberta.prediction.predictions import predict
     from bio_roberta.tasks.registry import get_task
 
     spec = get_task(record["task"])
@@ -178,9 +179,9 @@ def best_checkpoint_predictions(record: dict, out: Path, loaded=None) -> tuple[b
 def test_a_run_trained_in_its_jobs_process_predicts_as_a_separate_fairseq_train_did(
     ner_run, chemprot_run, tmp_path
 ):
-    """The runs train in their job's process (bio_roberta.finetuning.job.train), here one after the
-    other in this one: each gives the test predictions and score of its command line run as a
-    fairseq-train process of its own, the route of the runs before."""
+    """The runs train in their job's process (bio_roberta.finetuning.in_process_train.train), here
+    one after the other in this one: each gives the test predictions and score of its command line
+    run as a fairseq-train process of its own, the route of the runs before."""
     for out, run in ((tmp_path / "ner", ner_run), (tmp_path / "chemprot", chemprot_run)):
         record, args = recorded_command_line(run, out)
         train = subprocess.run(
@@ -200,7 +201,7 @@ def test_a_run_keeps_its_own_best_checkpoint_after_another_in_the_same_process(n
     from fairseq import checkpoint_utils
     from fairseq_cli import train as fairseq_train
 
-    from bio_roberta.finetuning.job import train
+    from bio_roberta.finetuning.in_process_train import train
 
     record, args = recorded_command_line(ner_run, tmp_path)
     checkpoint_utils.save_checkpoint.best = fairseq_train.should_stop_early.best = math.inf
@@ -215,7 +216,7 @@ def test_a_run_keeps_its_own_best_checkpoint_after_another_in_the_same_process(n
     # checkpoint's weights are loaded into it, and it predicts as the file does
     import torch
 
-    from bio_roberta.finetuning.predictions import trained_model
+    from bio_roberta.prediction.predictions import trained_model
 
     with torch.no_grad():
         for parameter in trainer.get_model().parameters():
@@ -371,7 +372,8 @@ def test_the_documented_python_example_runs(ner_run, tmp_path, monkeypatch, caps
 
 
 def test_input_errors_name_the_file_and_line(tmp_path):
-    from bio_roberta.inference import PredictError, read_inputs
+    from bio_roberta.prediction.finetuned_files import PredictError
+    from bio_roberta.prediction.input_files import read_inputs
     from bio_roberta.tasks.registry import get_task
 
     spec = get_task("mednli")
@@ -456,7 +458,7 @@ def test_ebm_pico_words_become_overlapping_element_entities_with_offsets():
     """EBM-PICO (one sigmoid per element per word): a word is in each element >= 0.5, its tag
     that set as the prediction file writes it, and each run of words in an element is an entity
     whose offsets slice the text; a word in two elements is in two entities."""
-    from bio_roberta.inference import element_entities, split_words
+    from bio_roberta.prediction.predictor import element_entities, split_words
 
     text = "Asthmatic children given inhaled steroids had fewer attacks."
     spans = split_words(text)
@@ -492,7 +494,7 @@ def test_ebm_pico_words_become_overlapping_element_entities_with_offsets():
 def windowed_copy(run: Path, task: str, data: Path, tmp_path: Path, **options) -> Path:
     """The run's task converted again from `data` with its vocabulary and positions, long inputs
     as overlapping windows (convert-task --long-inputs windows)."""
-    from bio_roberta.convert import convert_task
+    from bio_roberta.conversion.finetune_bin import convert_task
     from bio_roberta.tasks.registry import get_task
     from bio_roberta.tasks.truncation import WINDOWS, LongInputs
 
@@ -516,9 +518,9 @@ def test_a_3000_token_document_is_tagged_through_windows_word_by_word(ner_run, t
     words by the same rule (its own batches), and the run records the route it trained with."""
     import shutil
 
-    from bio_roberta.finetuning.prediction_files import TAGGED_WORDS
-    from bio_roberta.finetuning.predictions import predict
-    from bio_roberta.inference import Predictor
+    from bio_roberta.prediction.predictions import predict
+    from bio_roberta.prediction.predictor import Predictor
+    from bio_roberta.tasks.prediction_files import TAGGED_WORDS
 
     source = SAMPLE_DIR / "tasks" / "ncbi-disease"
     data = tmp_path / "data"
@@ -554,7 +556,7 @@ def test_a_3000_token_document_is_tagged_through_windows_word_by_word(ner_run, t
 
 
 def read_conll_rows(path: Path) -> list[list[tuple[str, ...]]]:
-    from bio_roberta.finetuning.prediction_files import read_conll
+    from bio_roberta.tasks.prediction_files import read_conll
 
     return [[tuple(row) for row in block] for block in read_conll(path, 3)]
 
@@ -565,9 +567,10 @@ def test_a_long_text_is_classified_from_its_windows_pooled_logits(chemprot_run, 
     example, the long one from its windows' logits pooled, as `predict` pools them."""
     import shutil
 
-    from bio_roberta.finetuning.prediction_files import SINGLE_LABELS
-    from bio_roberta.finetuning.predictions import predict
-    from bio_roberta.inference import Predictor, read_inputs
+    from bio_roberta.prediction.input_files import read_inputs
+    from bio_roberta.prediction.predictions import predict
+    from bio_roberta.prediction.predictor import Predictor
+    from bio_roberta.tasks.classification_tables import SINGLE_LABELS
 
     source = SAMPLE_DIR / "tasks" / "chemprot"
     data = tmp_path / "data"

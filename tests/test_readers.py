@@ -13,7 +13,8 @@ import pytest
 from bio_roberta.readers import READERS, TaskFormatError, read_task
 from bio_roberta.readers.formats.ddi_xml import PLACEHOLDER as DDI_PLACEHOLDER
 from bio_roberta.readers.source_files import TaggedSentence
-from bio_roberta.tasks.registry import HOC_HALLMARKS, TASKS, get_task
+from bio_roberta.tasks.blurb_entries import HOC_HALLMARKS
+from bio_roberta.tasks.registry import TASKS, get_task
 from conftest import REPO_ROOT, SAMPLE_DIR, shared_data_path
 
 
@@ -173,6 +174,13 @@ def write(path: Path, text: str | bytes) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     (path.write_bytes if isinstance(text, bytes) else path.write_text)(text)
     return path
+
+
+def mednli_dir(root: Path, line: str) -> Path:
+    """MedNLI's three files, each the one line given."""
+    for name in ("mli_train_v1.jsonl", "mli_dev_v1.jsonl", "mli_test_v1.jsonl"):
+        write(root / name, line)
+    return root
 
 
 def write_ner_dir(root: Path, train: str, other: str = "Pain\tO\n\n") -> Path:
@@ -409,35 +417,19 @@ def blue_dir(root: Path, train_rows: str, header: str = "index\tsentence\tlabel\
         ),
         (
             "mednli",
-            lambda p: (
-                [
-                    write(p / n, '{"sentence1": "a", "sentence2": "b", "gold_label": "maybe"}\n')
-                    for n in ("mli_train_v1.jsonl", "mli_dev_v1.jsonl", "mli_test_v1.jsonl")
-                ]
-                and p
+            lambda p: mednli_dir(
+                p, '{"sentence1": "a", "sentence2": "b", "gold_label": "maybe"}\n'
             ),
             r"mli_train_v1\.jsonl:1: unknown label 'maybe'",
         ),
         (
             "mednli",
-            lambda p: (
-                [
-                    write(p / n, '{"sentence1": "a", "gold_label": "neutral"}\n{\n')
-                    for n in ("mli_train_v1.jsonl", "mli_dev_v1.jsonl", "mli_test_v1.jsonl")
-                ]
-                and p
-            ),
+            lambda p: mednli_dir(p, '{"sentence1": "a", "gold_label": "neutral"}\n{\n'),
             r"mli_train_v1\.jsonl:1: field 'sentence2' missing",
         ),
         (
             "mednli",
-            lambda p: (
-                [
-                    write(p / n, '["a", "b", "neutral"]\n')
-                    for n in ("mli_train_v1.jsonl", "mli_dev_v1.jsonl", "mli_test_v1.jsonl")
-                ]
-                and p
-            ),
+            lambda p: mednli_dir(p, '["a", "b", "neutral"]\n'),
             r"mli_train_v1\.jsonl:1: expected one MedNLI object .* a line, found a JSON list",
         ),
     ],

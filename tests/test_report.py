@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from bio_roberta.blurb.suite import BLURB_DATASETS, BY_CONTENT, BY_SIZES, TABLE6_BLURB_SCORES
+from bio_roberta.blurb.split_check import BY_CONTENT, BY_SIZES
+from bio_roberta.blurb.suite import BLURB_DATASETS, TABLE6_BLURB_SCORES
 from bio_roberta.finetuning.results import (
     EVALUATION,
     MODEL_SELECTION,
@@ -27,7 +28,8 @@ from bio_roberta.report import ReportError, write_report
 from bio_roberta.report.blurb import blurb_rows, blurb_summary
 from bio_roberta.report.lewis import summary_rows
 from bio_roberta.report.seed_results import task_results
-from bio_roberta.tasks.registry import TASKS, TEN_SEEDS, get_task
+from bio_roberta.tasks.registry import TASKS, get_task
+from bio_roberta.tasks.spec import TEN_SEEDS
 from bio_roberta_core.provenance import atomic_write_json, file_record
 
 BIN = Path(sys.executable).parent

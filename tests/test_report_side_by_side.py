@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from bio_roberta.blurb.suite import BY_CONTENT, BY_IDS, BY_SIZES
+from bio_roberta.blurb.split_check import BY_CONTENT, BY_IDS, BY_SIZES
 from bio_roberta.cli import main as cli_main
-from bio_roberta.convert import convert_task
+from bio_roberta.conversion.finetune_bin import convert_task
 from bio_roberta.finetuning.results import ResultRecordError
 from bio_roberta.report import write_report
 from bio_roberta.report.models import results_argument

@@ -7,8 +7,8 @@ import re
 import pytest
 import seqeval.metrics
 
-from bio_roberta.finetuning.prediction_files import read_conll
-from bio_roberta.finetuning.predictions import predict
+from bio_roberta.prediction.predictions import predict
+from bio_roberta.tasks.prediction_files import read_conll
 from bio_roberta.tasks.registry import get_task
 from finetune_data import build_ner, fine_tune_selecting_best
 

@@ -21,7 +21,8 @@ from bio_roberta.finetuning.results import (
 from bio_roberta.finetuning.sweep import compose_config, grid_overrides, hparams_grid
 from bio_roberta.report import write_report
 from bio_roberta.report.settings import NOT_PICKED, TUNED, UNTUNED, picked_settings
-from bio_roberta.tasks.registry import BLURB_GRID, Hyperparameters, get_task
+from bio_roberta.tasks.registry import get_task
+from bio_roberta.tasks.spec import BLURB_GRID, Hyperparameters
 from bio_roberta_core.provenance import atomic_write_json
 
 
@@ -246,7 +247,7 @@ def test_tune_epochs_adds_blurbs_epoch_axis_to_the_grid_and_the_protocol_says_so
     protocol line says which schedule the runs had."""
     import argparse
 
-    from bio_roberta.blurb_run import sweep_overrides
+    from bio_roberta.blurb_run.run import sweep_overrides
     from bio_roberta.commands.blurb_suite import tune_epochs
     from bio_roberta.report.settings import fixed_schedule, schedule_text
 

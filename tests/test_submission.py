@@ -1,5 +1,5 @@
-"""Test predictions keyed by the release's example ids (bio_roberta/submission.py), how each task
-kind keys a run's outputs (prediction_files.py ``by_id``), which run stands for a dataset
+"""Test predictions keyed by the release's example ids (bio_roberta/blurb/predictions_file.py), how
+each task kind keys a run's outputs (prediction_files.py ``by_id``), which run stands for a dataset
 (``chosen_run``) and `bio-roberta rescore` against a release (toy copies in LinkBERT's layout,
 tests/blurb_toy.py): its scores, and its errors naming the file and line. The end-to-end evidence
 (real runs' files re-score to their result.json and leaderboard numbers) is in
@@ -15,18 +15,18 @@ from pathlib import Path
 
 import pytest
 
-from bio_roberta.finetuning.prediction_files import LABEL_SETS, TAGGED_WORDS, PredictionFileError
-from bio_roberta.finetuning.results import FAILED, OK, ResultRecord
-from bio_roberta.readers import read_task
-from bio_roberta.rescore import rescore
-from bio_roberta.submission import (
+from bio_roberta.blurb.predictions_file import (
     SubmissionError,
-    chosen_run,
     read_predictions_file,
     write_predictions_file,
-    write_submission,
 )
+from bio_roberta.blurb_run.rescore import rescore
+from bio_roberta.blurb_run.submission import chosen_run, write_submission
+from bio_roberta.finetuning.results import FAILED, OK, ResultRecord
+from bio_roberta.readers import read_task
+from bio_roberta.tasks.classification_tables import LABEL_SETS
 from bio_roberta.tasks.kinds import label_symbols
+from bio_roberta.tasks.prediction_files import TAGGED_WORDS, PredictionFileError
 from bio_roberta.tasks.registry import get_task
 from bio_roberta_core.provenance import file_record
 from blurb_toy import write_linkbert

@@ -390,7 +390,8 @@ def test_data_of_another_dictionary_is_refused_before_any_run(tiny_roberta_check
     trained (exit 0, ok record) with every token on another token's embedding; a dictionary of
     another size failed 20 s into fairseq. Now both are refused from the checkpoint's record of its
     dict.txt (sha256) and its embedding rows; the same entries with other counts pass."""
-    from bio_roberta.finetuning.command_line import FinetuneError, check_pretrained
+    from bio_roberta.errors import FinetuneError
+    from bio_roberta.finetuning.pretrained_model import check_pretrained
 
     trained = (tiny_roberta_checkpoint.parent / "dict.txt").read_text().splitlines()
     recounted = [f"{line.rsplit(' ', 1)[0]} 1" for line in trained]
@@ -421,7 +422,8 @@ def test_an_arch_fairseq_does_not_know_or_of_another_family_is_refused_before_an
 ):
     """`sweep --arch no_such_arch` and a BERT architecture for a RoBERTa checkpoint failed inside
     each run after fairseq started."""
-    from bio_roberta.finetuning.command_line import FinetuneError, check_pretrained
+    from bio_roberta.errors import FinetuneError
+    from bio_roberta.finetuning.pretrained_model import check_pretrained
 
     trained = (tiny_roberta_checkpoint.parent / "dict.txt").read_text().splitlines()
     converted_with(tmp_path, "chemprot", trained)
@@ -654,7 +656,7 @@ def fake_multirun(monkeypatch):
     record for every (task, seed) of its command line (or a failed one for the pairs in `fail`);
     returns the (task, seed) pairs each multirun got."""
     from bio_roberta.commands import sweep as command
-    from bio_roberta.finetuning import command_line as finetune_command
+    from bio_roberta.finetuning import pretrained_model
     from bio_roberta.finetuning import sweep as sweep_app
     from bio_roberta.finetuning.results import RESULT_SCHEMA, run_dir
     from bio_roberta_core.provenance import atomic_write_json
@@ -676,7 +678,7 @@ def fake_multirun(monkeypatch):
             atomic_write_json(run_dir(options["results_dir"], task, seed) / "result.json", record)
         return 0
 
-    monkeypatch.setattr(finetune_command, "check_pretrained", lambda *checked: None)
+    monkeypatch.setattr(pretrained_model, "check_pretrained", lambda *checked: None)
     monkeypatch.setattr(sweep_app, "run_app", multirun)
     return command, multiruns, fail
 
@@ -686,7 +688,8 @@ def test_each_task_runs_its_own_seeds_and_no_other(fake_multirun, tmp_path, monk
     each task's seeds run once, none outside them."""
     import dataclasses
 
-    from bio_roberta.tasks.registry import DEFAULT_SEEDS, TASKS, TEN_SEEDS
+    from bio_roberta.tasks.registry import TASKS
+    from bio_roberta.tasks.spec import DEFAULT_SEEDS, TEN_SEEDS
 
     command, multiruns, _ = fake_multirun
     monkeypatch.setitem(TASKS, "bc2gm", dataclasses.replace(TASKS["bc2gm"], seeds=TEN_SEEDS))
@@ -720,7 +723,8 @@ def test_failed_runs_of_every_seed_list_set_the_exit_status(
 ):
     import dataclasses
 
-    from bio_roberta.tasks.registry import TASKS, TEN_SEEDS
+    from bio_roberta.tasks.registry import TASKS
+    from bio_roberta.tasks.spec import TEN_SEEDS
 
     command, multiruns, fail = fake_multirun
     monkeypatch.setitem(TASKS, "bc2gm", dataclasses.replace(TASKS["bc2gm"], seeds=TEN_SEEDS))

@@ -9,7 +9,7 @@ import json
 import pytest
 import torch
 
-from bio_roberta.convert import convert_task
+from bio_roberta.conversion.finetune_bin import convert_task
 from bio_roberta.finetuning.command_line import task_options
 from bio_roberta.tasks import kinds
 from bio_roberta.tasks.kinds import KINDS, NLI

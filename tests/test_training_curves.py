@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from bio_roberta.report import write_report
-from bio_roberta.training_curves import TRAIN, read_scalars
+from bio_roberta.report.tensorboard_curves import TRAIN, read_scalars
 from conftest import REPO_ROOT
 from test_report import write
 
@@ -51,7 +51,7 @@ def test_pretraining_logs_its_curves_to_tensorboard_quietly(pretrained):
 def test_the_legend_hides_no_point(pretrained):
     """Issue 43: the legend sat in the panel's upper right, over the demo's distilled run's one
     validation point; it is below the panel now, and names the learning rate too."""
-    from bio_roberta.training_curves import curves_figure
+    from bio_roberta.report.tensorboard_curves import curves_figure
 
     save, _ = pretrained
     figure = curves_figure([save])
@@ -125,7 +125,7 @@ def test_without_tensorboardx_curves_says_it_is_missing_not_the_path(tmp_path, m
     """Without tensorboardX (and tensorboard) fairseq writes no events whatever
     tensorboard_logdir says: `curves` blamed the run dir's settings; it names the missing
     package and the extra to install. The missing imports are simulated (None in sys.modules)."""
-    from bio_roberta.training_curves import CurvesError, run_logdir
+    from bio_roberta.report.tensorboard_curves import CurvesError, run_logdir
 
     (tmp_path / "tensorboard").mkdir()
     monkeypatch.setitem(sys.modules, "torch.utils.tensorboard", None)

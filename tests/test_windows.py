@@ -150,7 +150,7 @@ CONTEXT = " ".join(f"In cohort {n} aspirin lowered stroke incidence." for n in r
 
 
 def encoder_of(task: str, vocab, positions: int, **options):
-    from bio_roberta.convert import TaskEncoder
+    from bio_roberta.conversion.encoder import TaskEncoder
     from bio_roberta.tasks.registry import get_task
     from bio_roberta.tasks.truncation import WINDOWS, LongInputs
     from preprocess.vocab_dir import read_vocab_dir
@@ -161,7 +161,7 @@ def encoder_of(task: str, vocab, positions: int, **options):
 
 
 def test_a_pair_keeps_its_question_whole_in_every_window_of_its_context(vocab):
-    from bio_roberta.convert import EncodedSplit
+    from bio_roberta.conversion.encoder import EncodedSplit
     from bio_roberta.readers.source_files import TextExample
 
     encoder = encoder_of("pubmedqa", vocab, 64, stride=20)
@@ -193,14 +193,14 @@ def test_a_pair_keeps_its_question_whole_in_every_window_of_its_context(vocab):
     ],
 )
 def test_window_options_a_route_cannot_take_are_refused(vocab, task, options, error):
-    from bio_roberta.convert import ConversionError
+    from bio_roberta.conversion.encoder import ConversionError
 
     with pytest.raises(ConversionError, match=re.escape(error)):
         encoder_of(task, vocab, 32, **options)
 
 
 def test_a_route_of_another_kind_is_refused(vocab):
-    from bio_roberta.convert import ConversionError, TaskEncoder
+    from bio_roberta.conversion.encoder import ConversionError, TaskEncoder
     from bio_roberta.tasks.registry import get_task
     from bio_roberta.tasks.truncation import PIECES, LongInputs
     from preprocess.vocab_dir import read_vocab_dir
@@ -217,8 +217,8 @@ def test_blurb_suite_converts_again_a_dir_converted_with_windows(vocab, tmp_path
     """blurb-suite keeps a conversion only if it took the kinds' own routes (BLURB's)."""
     import json
 
-    from bio_roberta.blurb_run import converted_before
-    from bio_roberta.convert import vocab_record
+    from bio_roberta.blurb_run.run import converted_before
+    from bio_roberta.conversion.finetune_bin import vocab_record
     from preprocess.vocab_dir import read_vocab_dir
 
     vocabulary = read_vocab_dir(vocab)
@@ -235,11 +235,7 @@ def test_the_prediction_file_merges_a_documents_windows_word_by_word(tmp_path):
     """finetune-bin files as convert-task writes them for one 10-word document in 4 windows of 4
     words, 2 apart, and a short one: each word once, from the window the rule picks (worked out
     by hand: a word 1 from one window's edge and 0 from the other's goes to the first)."""
-    from bio_roberta.finetuning.prediction_files import (
-        TAGGED_WORDS,
-        PredictionFileError,
-        document_ids,
-    )
+    from bio_roberta.tasks.prediction_files import TAGGED_WORDS, PredictionFileError, document_ids
 
     words = [f"w{i}" for i in range(10)]
     windows = [(0, 0, 4), (0, 2, 4), (0, 4, 4), (0, 6, 4), (1, 0, 2)]
@@ -333,7 +329,7 @@ def test_validation_scores_tagged_documents_as_their_prediction_file_scores(tmp_
     criterion's entity_f1 is the score of the prediction file the test-time merge writes from
     the same predictions, not the windows' own; an entity whose words come from two windows
     counts once, as the document holds it."""
-    from bio_roberta.finetuning.prediction_files import TAGGED_WORDS
+    from bio_roberta.tasks.prediction_files import TAGGED_WORDS
     from bio_roberta.tasks.registry import get_task
     from bio_roberta_core.metrics import entity_f1
     from user_dir.criterions.sequence_labeling import SequenceLabelingCriterion
@@ -499,7 +495,7 @@ def test_training_selects_its_checkpoint_by_the_dev_score_over_documents(
     (`predict` on dev, the windows merged as for test) computes that same score from the
     checkpoint's predictions, and the windows' own score of those predictions (what validation
     logged before) is another number."""
-    from bio_roberta.finetuning.predictions import load_finetuned, model_outputs, predict
+    from bio_roberta.prediction.predictions import load_finetuned, model_outputs, predict
     from bio_roberta.tasks.registry import get_task
 
     record, spec = windowed_runs[task], get_task(task)
@@ -557,8 +553,8 @@ def test_a_split_without_windows_validates_over_its_examples_as_before(
     the checkpoint's validation logs no documents and the scores over the examples, the numbers
     fairseq logged before windows had a route of their own (entity counts summed over pieces;
     sentence_prediction's accuracy to 0.1)."""
-    from bio_roberta.convert import convert_task
-    from bio_roberta.finetuning.predictions import load_finetuned, model_outputs
+    from bio_roberta.conversion.finetune_bin import convert_task
+    from bio_roberta.prediction.predictions import load_finetuned, model_outputs
     from bio_roberta.tasks.registry import get_task
     from bio_roberta_core.metrics import accuracy
     from conftest import SAMPLE_DIR

@@ -4,7 +4,7 @@ Used by the BLURB end-to-end tests and the export tests of the kinds they fine-t
 
 from pathlib import Path
 
-from bio_roberta.convert import convert_task
+from bio_roberta.conversion.finetune_bin import convert_task
 from bio_roberta.finetuning import job as finetune
 from bio_roberta.finetuning.sweep import compose_config
 from bio_roberta.tasks.registry import get_task

@@ -1,6 +1,7 @@
 """The shape of a registered fairseq architecture, read from fairseq's own table
 (ARCH_CONFIG_REGISTRY), so that no caller restates an architecture's layers or widths: the launch
-plan (bio_roberta/batch_plan.py) and the benchmarks (scripts/benchmarks/) take it from here."""
+plan (bio_roberta/pretraining/batch_plan.py) and the benchmarks (scripts/benchmarks/) take it from
+here."""
 
 from __future__ import annotations
 

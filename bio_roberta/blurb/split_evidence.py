@@ -1,9 +1,9 @@
 """What proves each BLURB dataset's split BLURB's, measured on public files at named commits
-(bio_roberta/blurb/suite.py check_blurb_split reads it; docs/blurb_splits.md's "BLURB's 13 splits"
-table gives the same per dataset).
+(bio_roberta/blurb/split_check.py check_blurb_split reads it; docs/blurb_splits.md's
+"BLURB's 13 splits" table gives the same per dataset).
 
 Per split, one of:
-- a content digest (suite.split_digest: the sha256 of its sorted examples, ids left out), in
+- a content digest (split_check.split_digest: the sha256 of its sorted examples, ids left out), in
   BLURB_DIGESTS, measured on a public copy of BLURB's split: a copy of LinkBERT's release, or the
   files BLURB's own data generation and LinkBERT's script make of the public source files
   (tests/blurb_public_copies.py makes each and re-measures every digest);

@@ -19,7 +19,7 @@ from bio_roberta.errors import UsageError
 def selected_tasks(names: str) -> list[str]:
     """Task names (the registry's, or declared by --task-file) from comma-separated names, a
     suite, or 'public' (lewis' public tasks)."""
-    from bio_roberta.suites import LEWIS, SUITES, lewis_tasks, public_tasks, suite_tasks
+    from bio_roberta.blurb.suites import LEWIS, SUITES, lewis_tasks, public_tasks, suite_tasks
     from bio_roberta.tasks.registry import task_names
 
     if names in ("all", "public"):
@@ -141,7 +141,7 @@ def runs_shown(
             with output, owning():
                 status = sweep.run_app(arguments)
             if status and output_path is not None:
-                from bio_roberta.finetuning.job import tail
+                from bio_roberta.finetuning.in_process_train import tail
 
                 print(
                     f"bio-roberta {command}: the Hydra run exited with status {status}: "

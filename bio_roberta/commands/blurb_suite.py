@@ -66,7 +66,7 @@ def tune_epochs(text: str) -> tuple[int, ...]:
     """--tune-epochs: comma-separated epoch counts within BLURB's range (BLURB_EPOCHS)."""
     import argparse
 
-    from bio_roberta.tasks.registry import BLURB_EPOCHS
+    from bio_roberta.tasks.spec import BLURB_EPOCHS
 
     low, high = BLURB_EPOCHS
     try:
@@ -81,7 +81,7 @@ def tune_epochs(text: str) -> tuple[int, ...]:
 
 
 def run(args):
-    from bio_roberta.blurb_run import run_suite
+    from bio_roberta.blurb_run.run import run_suite
     from bio_roberta.commands._packing import devices_option, runs_per_device_option
     from bio_roberta.errors import UsageError
     from bio_roberta_core.output_dir import output_lock

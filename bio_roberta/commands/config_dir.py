@@ -16,7 +16,7 @@ def add_arguments(parser):
 
 
 def run(args):
-    from bio_roberta.launch import CONFIGS
+    from bio_roberta.pretraining.launch import CONFIGS
 
     print(CONFIGS / args.stage if args.stage else CONFIGS)
     return 0

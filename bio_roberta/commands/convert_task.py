@@ -12,7 +12,7 @@ HELP = "convert a task's source files into fairseq fine-tuning inputs (finetune-
 
 def add_arguments(parser):
     from bio_roberta.commands._task_files import add_task_file_argument
-    from bio_roberta.convert import MAX_UNKNOWN_RATE
+    from bio_roberta.conversion.finetune_bin import MAX_UNKNOWN_RATE
     from bio_roberta.tasks.registry import TASKS
     from bio_roberta.tasks.truncation import PIECES, TRUNCATE, WINDOWS
     from bio_roberta_core.windows import POOLINGS
@@ -89,7 +89,7 @@ def run(args):
     import json
 
     from bio_roberta.commands._task_files import declare_task_files
-    from bio_roberta.convert import convert_task
+    from bio_roberta.conversion.finetune_bin import convert_task
     from bio_roberta.errors import UsageError
     from bio_roberta.tasks.registry import find_task, task_names
     from bio_roberta.tasks.truncation import LongInputs

@@ -16,8 +16,8 @@ def run(args):
     from pathlib import Path
 
     from bio_roberta.errors import UsageError
-    from bio_roberta.figures import figure_png
-    from bio_roberta.training_curves import curves_figure
+    from bio_roberta.report.figures import figure_png
+    from bio_roberta.report.tensorboard_curves import curves_figure
     from bio_roberta_core.provenance import atomic_write_bytes
 
     if Path(args.out).is_dir():

@@ -5,7 +5,7 @@ T = 2; the align recipe adds the cosine loss of the last-layer states, hidden an
 terms). Planned and launched as `bio-roberta pretrain` is. scripts/distill.sh DATA SAVE TEACHER
 STUDENT [RECIPE] [overrides...] runs this command."""
 
-from bio_roberta.launch import CONFIGS, add_launch_arguments
+from bio_roberta.pretraining.launch import CONFIGS, add_launch_arguments
 
 HELP = "distil a teacher RoBERTa into a student with fairseq: plan the batch, then launch"
 
@@ -34,7 +34,7 @@ def student_and_overrides(args) -> tuple[str | None, list[str]]:
 
 
 def run(args):
-    from bio_roberta.launch import launch
+    from bio_roberta.pretraining.launch import launch
 
     student, args.overrides = student_and_overrides(args)
     start = () if student is None else (f"checkpoint.finetune_from_model={student}",)

@@ -44,7 +44,7 @@ def add_arguments(parser):
 
 
 def run(args):
-    from bio_roberta.finetuning.command_line import check_pretrained
+    from bio_roberta.finetuning.pretrained_model import check_pretrained
     from bio_roberta.finetuning.sweep import hparams_grid
     from bio_roberta.tasks.registry import get_task
 

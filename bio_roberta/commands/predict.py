@@ -40,7 +40,8 @@ def run(args):
     from pathlib import Path
 
     from bio_roberta.commands._task_files import declare_task_files
-    from bio_roberta.inference import count_records, load, read_inputs
+    from bio_roberta.prediction.input_files import count_records, read_inputs
+    from bio_roberta.prediction.predictor import load
     from bio_roberta_core.provenance import atomic_write_text
 
     declare_task_files(args)

@@ -3,7 +3,7 @@ or a recipe of it): compose the config, plan the per-process micro-batch and upd
 8,192-sequence batch, and start fairseq-hydra-train with the plugin, under torchrun when several
 processes take part. scripts/pretrain.sh DATA SAVE [RECIPE] [overrides...] runs this command."""
 
-from bio_roberta.launch import CONFIGS, add_launch_arguments
+from bio_roberta.pretraining.launch import CONFIGS, add_launch_arguments
 
 HELP = "pretrain a RoBERTa with fairseq: plan the batch for the GPUs at hand, then launch"
 
@@ -17,7 +17,7 @@ def add_arguments(parser):
 def run(args):
     import sys
 
-    from bio_roberta.launch import continued_shape, launch
+    from bio_roberta.pretraining.launch import continued_shape, launch
 
     # a model of ours continued (checkpoint.finetune_from_model): the shape its weights have
     shape, continuing = continued_shape(args.overrides)

@@ -8,9 +8,9 @@ HELP = "median-over-seeds report (markdown, CSV, PNG) of a sweep's result record
 
 
 def add_arguments(parser):
+    from bio_roberta.blurb.suites import LEWIS, SUITES
     from bio_roberta.commands._blurb_options import add_score_any_split
     from bio_roberta.commands._task_files import add_task_file_argument
-    from bio_roberta.suites import LEWIS, SUITES
 
     parser.add_argument(
         "results",
@@ -40,10 +40,10 @@ def add_arguments(parser):
 
 
 def run(args):
+    from bio_roberta.blurb.suites import LEWIS
     from bio_roberta.cli import UsageError
     from bio_roberta.commands._task_files import declare_task_files
     from bio_roberta.report import write_report
-    from bio_roberta.suites import LEWIS
 
     if args.expected_seeds is not None and args.expected_seeds < 1:
         raise UsageError("--expected-seeds must be at least 1")

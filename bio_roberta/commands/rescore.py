@@ -30,7 +30,7 @@ def add_arguments(parser):
 def run(args):
     import json
 
-    from bio_roberta.rescore import rescore
+    from bio_roberta.blurb_run.rescore import rescore
 
     record = rescore(args.predictions, args.data, args.allow_missing, args.out)
     print(json.dumps(record["datasets"], indent=2))

@@ -125,7 +125,7 @@ def run(args):
     from omegaconf import OmegaConf
 
     from bio_roberta.commands._packing import first_pack_job, pack_arguments, plan_packing
-    from bio_roberta.finetuning.command_line import check_pretrained
+    from bio_roberta.finetuning.pretrained_model import check_pretrained
     from bio_roberta.finetuning.sweep import hparams_grid
     from bio_roberta_core.output_dir import output_lock
 

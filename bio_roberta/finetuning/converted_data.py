@@ -7,11 +7,12 @@ the scheme and the route of long inputs), so the command an error prints can be 
 from __future__ import annotations
 
 import json
+import os
 import shlex
 from pathlib import Path
 from typing import Optional
 
-from bio_roberta.tasks.registry import TaskSpec
+from bio_roberta.tasks.spec import TaskSpec
 from bio_roberta_core.tagging import BIO
 
 
@@ -79,3 +80,9 @@ def positions_problem(
         f"{data_dir} was converted for {converted} positions but {pretrained} has {positions}: "
         f"convert it again for the model's: {again}"
     )
+
+
+def task_data_dir(data_root: str | os.PathLike, spec: TaskSpec, fold: Optional[int]) -> Path:
+    """finetune-bin/<task>[/fold<k>] (layout: user_dir/tasks/sequence_labeling.py)."""
+    path = Path(data_root) / spec.name
+    return path / f"fold{fold}" if fold is not None else path

@@ -21,7 +21,8 @@ import os
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-from bio_roberta.tasks.registry import Hyperparameters, find_task, get_task
+from bio_roberta.tasks.registry import find_task, get_task
+from bio_roberta.tasks.spec import Hyperparameters
 from bio_roberta_core.errors import BioRobertaError
 
 RESULT_SCHEMA = "bio-roberta/result/1"

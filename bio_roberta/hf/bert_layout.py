@@ -5,7 +5,6 @@ in what differs: its position and token-type rows, its transformers config, its 
 
 from __future__ import annotations
 
-import argparse
 from abc import abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -137,16 +136,10 @@ class BertLayoutFamily(Family):
         optional = {self.decoder_weight: (vocab, hidden), f"{self.mlm_decoder}.bias": (vocab,)}
         return {**weights, **optional}, set(optional)
 
-    def fairseq_args(
+    def model_options(
         self, hf_dir: Path, raw: dict[str, Any], hf: dict[str, Any]
-    ) -> argparse.Namespace:
-        from fairseq.models import ARCH_CONFIG_REGISTRY
-
-        import user_dir  # noqa: F401  (registers bert_encoder)
-
-        args = argparse.Namespace(
-            arch=self.arch,
-            _name=self.arch,
+    ) -> dict[str, Any]:
+        return dict(
             encoder_layers=raw["num_hidden_layers"],
             encoder_embed_dim=raw["hidden_size"],
             encoder_ffn_embed_dim=raw["intermediate_size"],
@@ -157,8 +150,6 @@ class BertLayoutFamily(Family):
             untie_weights_roberta=self.untied_decoder(hf),
             **self.arch_options(raw),
         )
-        ARCH_CONFIG_REGISTRY[self.arch](args)
-        return args
 
     def fairseq_state(
         self, hf: dict[str, Any], rows: list[Optional[int]], layers: int, mlm: bool

@@ -29,9 +29,13 @@ from bio_roberta.hf.model_card import CARD_FILE, model_card
 from bio_roberta.hf.tokenizer import open_vocabulary
 from bio_roberta.hf.weights import build_hf_model, head_of
 from bio_roberta.tasks.kinds import HFExport, TaskKind, kind_trained_by
-from bio_roberta.tasks.registry import TaskSpec
+from bio_roberta.tasks.spec import TaskSpec
 from bio_roberta_core.checkpoints import check_finite_weights
-from bio_roberta_core.model_dictionary import load_model_dictionary, training_dictionary
+from bio_roberta_core.model_dictionary import (
+    load_model_dictionary,
+    recorded_dictionary,
+    training_dictionary,
+)
 from bio_roberta_core.output_dir import new_output_dir
 from bio_roberta_core.provenance import (
     NO_ROOM,
@@ -85,7 +89,7 @@ def load_checkpoint(
         state["model"],
         model_cfg,
         option(task_cfg, "data"),
-        (state.get("extra_state") or {}).get("dictionary"),
+        recorded_dictionary(state),
         kind_trained_by(*trained_by) if None not in trained_by else None,
     )
 
@@ -142,8 +146,8 @@ def label_names(label_dict: Path) -> list[str]:
 def finetuned_task(task_dir: Optional[Path]) -> tuple[Optional[TaskSpec], str]:
     """(the registry task of finetune-bin/<task>/manifest.json in task_dir, why there is none):
     data binarised by hand has no manifest; its head is exported as classes of label/dict.txt."""
-    from bio_roberta.finetuning.prediction_files import PredictionFileError
-    from bio_roberta.finetuning.predictions import task_spec_of
+    from bio_roberta.prediction.predictions import task_spec_of
+    from bio_roberta.tasks.prediction_files import PredictionFileError
 
     if task_dir is None:
         return None, "the checkpoint does not name its data dir"

@@ -100,12 +100,27 @@ class Family(ABC):
         """(the MLM head's weights the mapping reads, with their shapes; the optional ones among
         them: an untied decoder, which a tied model's file leaves out); empty: it has none."""
 
-    @abstractmethod
     def fairseq_args(
         self, hf_dir: Path, raw: dict[str, Any], hf: dict[str, Any]
     ) -> argparse.Namespace:
         """The fairseq model options of config.json (raw) and the weights (hf: an untied decoder
-        stays untied)."""
+        stays untied), the architecture's defaults filling the others."""
+        from fairseq.models import ARCH_CONFIG_REGISTRY
+
+        import user_dir  # noqa: F401  (registers the plugin's architectures)
+
+        args = argparse.Namespace(
+            arch=self.arch, _name=self.arch, **self.model_options(hf_dir, raw, hf)
+        )
+        ARCH_CONFIG_REGISTRY[self.arch](args)
+        return args
+
+    @abstractmethod
+    def model_options(
+        self, hf_dir: Path, raw: dict[str, Any], hf: dict[str, Any]
+    ) -> dict[str, Any]:
+        """fairseq_args' options of this family: shape, activations, dropouts, untie_weights_roberta
+        (self.untied_decoder(hf)) and the family's own."""
 
     @abstractmethod
     def fairseq_state(

@@ -20,7 +20,7 @@ from typing import Any, Optional, Sequence
 
 from bio_roberta.audit.lineage import TrainingData
 from bio_roberta.hf.family import MASKED_LM, TOKEN_CLASSIFICATION
-from bio_roberta.tasks.registry import TaskSpec
+from bio_roberta.tasks.spec import TaskSpec
 
 logger = logging.getLogger(__name__)
 

@@ -14,7 +14,6 @@ model reads as many tokens as its max_positions.
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 from typing import Any, Optional
 
@@ -146,19 +145,13 @@ class ModernBertFamily(Family):
         weights[TIED_DECODER] = ("vocab_size", "hidden_size")
         return weights, {TIED_DECODER}
 
-    def fairseq_args(
+    def model_options(
         self, hf_dir: Path, raw: dict[str, Any], hf: dict[str, Any]
-    ) -> argparse.Namespace:
+    ) -> dict[str, Any]:
         """The plugin's modernbert options of transformers' ModernBertConfig (its architecture
         fills RoBERTa's other options)."""
-        from fairseq.models import ARCH_CONFIG_REGISTRY
-
-        import user_dir  # noqa: F401  (registers modernbert)
-
         config = transformers_config(hf_dir)
-        args = argparse.Namespace(
-            arch=ARCH,
-            _name=ARCH,
+        return dict(
             encoder_layers=config.num_hidden_layers,
             encoder_embed_dim=config.hidden_size,
             encoder_ffn_embed_dim=config.intermediate_size,
@@ -183,8 +176,6 @@ class ModernBertFamily(Family):
             pooler_dropout=config.classifier_dropout,
             untie_weights_roberta=self.untied_decoder(hf),
         )
-        ARCH_CONFIG_REGISTRY[ARCH](args)
-        return args
 
     def fairseq_state(
         self, hf: dict[str, Any], rows: list[Optional[int]], layers: int, mlm: bool

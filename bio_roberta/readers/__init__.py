@@ -22,7 +22,8 @@ from typing import Callable, Optional
 from bio_roberta.readers import formats
 from bio_roberta.readers.declared_files import with_declared_labels
 from bio_roberta.readers.source_files import Split, TaskData, TaskFormatError
-from bio_roberta.tasks.registry import TASKS, TaskSpec
+from bio_roberta.tasks.registry import TASKS
+from bio_roberta.tasks.spec import TaskSpec
 
 __all__ = ["READERS", "TaskFormatError", "read_task"]
 

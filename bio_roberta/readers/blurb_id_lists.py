@@ -21,7 +21,7 @@ from bio_roberta.readers.source_files import (
     in_valid_slice,
     numbered_lines,
 )
-from bio_roberta.tasks.registry import TaskSpec
+from bio_roberta.tasks.spec import TaskSpec
 
 # Without BLURB's id lists, 1 in N training documents / questions goes to valid.
 VALID_ONE_IN = 10

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Callable
 
 from bio_roberta.readers.source_files import Split, TaskFormatError, require_file
-from bio_roberta.tasks.registry import BIO_TAGS, TaskSpec, bio_tags
+from bio_roberta.tasks.spec import BIO_TAGS, TaskSpec, bio_tags
 from bio_roberta.tasks.task_file import check_tag_set
 from bio_roberta_core.metrics import BINARY_F1
 from bio_roberta_core.tagging import split_tag

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Optional, Union
 
-from bio_roberta.tasks.registry import TaskSpec
+from bio_roberta.tasks.spec import TaskSpec
 from bio_roberta_core.errors import BioRobertaError
 from bio_roberta_core.text_files import utf8_lines
 
@@ -51,7 +51,8 @@ Example = Union[TaggedSentence, TextExample]
 class BlurbSplit:
     """What a reader knows of a split of a BLURB dataset (Gu et al. 2021): why it is not BLURB's
     (a dev of its own, ...), or which of BLURB's own lists it placed the examples by, so that their
-    ids, taken from that list, prove nothing (bio_roberta/blurb/suite.py check_blurb_split)."""
+    ids, taken from that list, prove nothing (bio_roberta/blurb/split_check.py's
+    check_blurb_split)."""
 
     why_not: Optional[str] = None
     placed_by: Optional[str] = None
@@ -66,7 +67,7 @@ class Split:
     label_counts: Counter = field(default_factory=Counter)
     derivation: str = ""  # how the split was formed
     # what the reader knows of it being BLURB's split; None: nothing (the content decides,
-    # bio_roberta/blurb/suite.py check_blurb_split)
+    # bio_roberta/blurb/split_check.py check_blurb_split)
     blurb: Optional[BlurbSplit] = None
 
     def add(self, example: Example) -> None:

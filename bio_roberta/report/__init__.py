@@ -33,7 +33,7 @@ from itertools import cycle
 from pathlib import Path
 from typing import Optional, Sequence
 
-from bio_roberta.figures import figure_png
+from bio_roberta.blurb.suites import BLURB, BOTH, LEWIS, SUITES
 from bio_roberta.report.blurb import (
     BlurbDatasetRow,
     BlurbScoreRow,
@@ -46,6 +46,7 @@ from bio_roberta.report.blurb import (
 from bio_roberta.report.csv_table import csv_text, long_csv_text
 from bio_roberta.report.curves import training_curves
 from bio_roberta.report.errors import ReportError
+from bio_roberta.report.figures import figure_png
 from bio_roberta.report.lewis import (
     LewisSummaryRow,
     LewisTaskRow,
@@ -76,7 +77,6 @@ from bio_roberta.report.side_by_side import (
     models_lines,
     runs_lines,
 )
-from bio_roberta.suites import BLURB, BOTH, LEWIS, SUITES
 from bio_roberta_core.output_dir import new_output_dir
 from bio_roberta_core.provenance import atomic_write_bytes, atomic_write_text
 
@@ -99,7 +99,7 @@ def write_report(
     score_any_split: bool = False,
 ) -> dict[str, Path]:
     """report.md, and report.csv (Lewis) and/or blurb.csv (BLURB), and scores.png of the records
-    under the results dirs for a suite (bio_roberta.suites.SUITES); returns their paths.
+    under the results dirs for a suite (bio_roberta.blurb.suites.SUITES); returns their paths.
     results: a results dir, or several, each a dir or NAME=DIR (models.py): one gives the
     one-model report, several the side-by-side report (side_by_side.py). expected_seeds: the
     first N of each task's seeds were asked (None: all of them). score_any_split: score BLURB

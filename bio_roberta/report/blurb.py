@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import Optional
 
 from bio_roberta.blurb.score import BlurbScore, blurb_score, mean_over_runs, table6_results
-from bio_roberta.blurb.suite import BLURB_DATASETS, BLURBS, TABLE6_BLURB_SCORES
+from bio_roberta.blurb.split_check import BLURBS
+from bio_roberta.blurb.suite import BLURB_DATASETS, TABLE6_BLURB_SCORES
 from bio_roberta.finetuning.results import ResultRecord
 from bio_roberta.report.csv_table import fraction_column, reference_columns
 from bio_roberta.report.seed_results import SeedCount, TaskResult, seed_count
@@ -42,7 +43,7 @@ class BlurbDatasetRow:
     short: bool  # fewer seeds (or folds) than asked
     reason: Optional[str]  # why the runs are not BLURB's (then no score), or None
     note: str  # data manifests that could not be checked
-    # how the runs' split was checked (suite.CHECK_NAMES, or "not recorded"), what that found
+    # how the runs' split was checked (split_check.CHECK_NAMES, or "not recorded"), what that found
     # (BLURB's, not BLURB's, unknown) and why not BLURB's; None: no runs
     split_checked_by: Optional[str]
     split_outcome: Optional[str]

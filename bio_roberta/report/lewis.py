@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from typing import Optional
 
 from bio_roberta.blurb.suite import BLURB_DATASETS
+from bio_roberta.blurb.suites import lewis_tasks
 from bio_roberta.report.csv_table import fraction_column, reference_columns
 from bio_roberta.report.seed_results import SeedCount, TaskResult, seed_count
-from bio_roberta.suites import lewis_tasks
 from bio_roberta.tasks.paper_models import DEFAULT_LEWIS_COLUMNS
 from bio_roberta.tasks.registry import TASKS, find_task, summary_groups
 

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Optional
 
 from bio_roberta.blurb.suite import BLURB_DATASETS, TABLE6_BLURB_SCORES
-from bio_roberta.figures import pyplot
 from bio_roberta.report.blurb import BlurbDatasetRow, BlurbSummary
+from bio_roberta.report.figures import pyplot
 from bio_roberta.report.seed_results import TaskResult, registry_order
 from bio_roberta.tasks.paper_models import (
     DEFAULT_TABLE6_COLUMNS,

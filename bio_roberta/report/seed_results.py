@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Iterable, Optional
 
 from bio_roberta.finetuning.results import SINGLE, ResultRecord
-from bio_roberta.tasks.registry import DEFAULT_SEEDS, TASKS, find_task
+from bio_roberta.tasks.registry import TASKS, find_task
+from bio_roberta.tasks.spec import DEFAULT_SEEDS
 
 
 @dataclass

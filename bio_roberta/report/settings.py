@@ -29,7 +29,8 @@ from bio_roberta.finetuning.results import (
     ResultRecord,
 )
 from bio_roberta.report.seed_results import registry_order
-from bio_roberta.tasks.registry import BLURB_EPOCHS, BLURB_GRID, TASKS
+from bio_roberta.tasks.registry import TASKS
+from bio_roberta.tasks.spec import BLURB_EPOCHS, BLURB_GRID
 
 UNTUNED, TUNED = "untuned (one setting)", "tuned on dev"
 NOT_PICKED = "no setting has a dev score (every run failed or unfinished)"

@@ -11,14 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from bio_roberta.blurb.suite import (
-    NO_CHECK,
-    BlurbDataset,
-    SplitStatus,
-    combined_status,
-    metric_gap,
-    split_status,
-)
+from bio_roberta.blurb.split_check import NO_CHECK, SplitStatus, combined_status, split_status
+from bio_roberta.blurb.suite import BlurbDataset, metric_gap
 from bio_roberta.finetuning.results import ResultRecord
 from bio_roberta.report.errors import ReportError
 from bio_roberta.tasks.registry import TASKS

@@ -4,7 +4,7 @@ Like fairseq's registries (fairseq/registry.py), a table from a name to its part
 names its kind (bio_roberta/tasks/registry.py), and conversion, fine-tuning, predictions and the
 report read the kind's row rather than testing its name. A new kind is one row in KINDS; its
 fairseq task and criterion are plugin components (user_dir/tasks, user_dir/criterions), its
-prediction file one of bio_roberta/finetuning/prediction_files.py (or a new one there), and the
+prediction file one of bio_roberta/tasks/prediction_files.py (or a new one there), and the
 metrics its criterion logs rows of bio_roberta_core/metrics.py's METRICS.
 """
 
@@ -14,14 +14,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from bio_roberta.finetuning.prediction_files import (
-    ELEMENT_SET_WORDS,
-    LABEL_SETS,
-    SCORES,
-    SINGLE_LABELS,
-    TAGGED_WORDS,
-    PredictionFile,
-)
+from bio_roberta.tasks.classification_tables import LABEL_SETS, SCORES, SINGLE_LABELS
+from bio_roberta.tasks.prediction_files import ELEMENT_SET_WORDS, TAGGED_WORDS, PredictionFile
 from bio_roberta.tasks.truncation import (
     PIECES,
     TRUNCATE,

@@ -19,13 +19,11 @@ from pathlib import Path
 from typing import Iterable, Mapping, Optional
 
 from bio_roberta.tasks.kinds import KINDS, NER, REGRESSION
-from bio_roberta.tasks.registry import (
+from bio_roberta.tasks.registry import DECLARED, KIND_DEFAULTS, TASKS
+from bio_roberta.tasks.spec import (
     CLINICAL,
-    DECLARED,
     DEFAULT_SEEDS,
-    KIND_DEFAULTS,
     PUBMED,
-    TASKS,
     Declaration,
     Hyperparameters,
     TaskSpec,

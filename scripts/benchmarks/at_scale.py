@@ -5,7 +5,7 @@ micro-batch asked for (update_freq = 256 / micro-batch), each as tokens/s, model
 runs --repeats times, each run a process of its own, the routes taking turns (a drift of the
 machine hits all alike): tokens/s is the median, spread (max - min) / median. What it
 measured on an H100 (bf16, our route) is quoted where it is used: tokens/s per micro-batch in
-user_dir/batch_plan.py, peak memory in tests/test_batch_plan.py."""
+bio_roberta/pretraining/batch_plan.py, peak memory in tests/test_batch_plan.py."""
 
 import json
 import statistics

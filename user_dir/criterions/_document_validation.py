@@ -58,6 +58,17 @@ class DocumentValidationConfig(FairseqDataclass):
     valid_subset: str = II("dataset.valid_subset")
 
 
+class WindowedValidation:
+    """The part of a criterion validated over documents where its validation split was converted
+    with --long-inputs windows (self.windows: ValidationWindows.of, else None): each window's
+    outputs are logged whole, so the logging outputs cannot be summed."""
+
+    windows: Optional["ValidationWindows"]
+
+    def logging_outputs_can_be_summed(self) -> bool:
+        return self.windows is None
+
+
 class ValidationWindows:
     """Where each example of the validation subset sits in its document, and how a document's
     windows' logits are pooled (the manifest's long_inputs.pooling; None for tagging)."""

@@ -3,7 +3,7 @@
 Validation scores are derived from meters that hold the whole validation set (counts summed over
 every batch, or tensors concatenated), never from per-batch scores, and are logged as percentages
 rounded to 2 decimals, so that a checkpoint re-scored from its prediction file
-(bio_roberta.finetuning.predictions) gives the number validation logged.
+(bio_roberta.prediction.predictions) gives the number validation logged.
 """
 
 import math

@@ -18,6 +18,7 @@ from bio_roberta_core.tagging import PICO_ELEMENTS, pico_tag
 from user_dir.criterions._document_validation import (
     DocumentValidationConfig,
     ValidationWindows,
+    WindowedValidation,
     gold_and_predicted,
     log_document_score,
     log_documents,
@@ -59,7 +60,7 @@ def word_element_tags(decisions: torch.Tensor, target: torch.Tensor) -> list[lis
 
 
 @register_criterion("multi_element_tagging", dataclass=DocumentValidationConfig)
-class MultiElementTaggingCriterion(FairseqCriterion):
+class MultiElementTaggingCriterion(WindowedValidation, FairseqCriterion):
     """BCE with logits summed over words and elements; the gradient is normalised by words."""
 
     def __init__(self, cfg: DocumentValidationConfig, task):
@@ -106,6 +107,3 @@ class MultiElementTaggingCriterion(FairseqCriterion):
                     *(summed_counts(meters, keys) for keys in ELEMENT_COUNTS)
                 ),
             )
-
-    def logging_outputs_can_be_summed(self) -> bool:
-        return self.windows is None  # a window's tags are not summed

@@ -13,6 +13,7 @@ from bio_roberta_core.metrics import ENTITY_F1, entity_counts, entity_f1, f1_fro
 from user_dir.criterions._document_validation import (
     DocumentValidationConfig,
     ValidationWindows,
+    WindowedValidation,
     gold_and_predicted,
     log_document_score,
     log_documents,
@@ -42,7 +43,7 @@ def word_tags(class_ids: torch.Tensor, target: torch.Tensor, tags: list[str]) ->
 
 
 @register_criterion("sequence_labeling", dataclass=DocumentValidationConfig)
-class SequenceLabelingCriterion(FairseqCriterion):
+class SequenceLabelingCriterion(WindowedValidation, FairseqCriterion):
     """Loss summed over tagged words (the gradient is normalised by their number).
 
     At validation it also counts entities (conlleval rules, bio_roberta_core.metrics) so that
@@ -97,9 +98,6 @@ class SequenceLabelingCriterion(FairseqCriterion):
             log_percentage(
                 ENTITY_F1, lambda meters: f1_from_counts(*summed_counts(meters, ENTITY_COUNTS))
             )
-
-    def logging_outputs_can_be_summed(self) -> bool:
-        return self.windows is None  # a window's tags are not summed
 
 
 def word_accuracy(documents: list[tuple[list, list]]) -> float:

@@ -34,6 +34,7 @@ from bio_roberta_core.metrics import (
 from user_dir.criterions._document_validation import (
     DocumentValidationConfig,
     ValidationWindows,
+    WindowedValidation,
     log_document_score,
     log_documents,
     window_logging_output,
@@ -58,7 +59,7 @@ class SingleLabelClassificationConfig(SentencePredictionConfig, DocumentValidati
 
 
 @register_criterion("single_label_classification", dataclass=SingleLabelClassificationConfig)
-class SingleLabelClassificationCriterion(SentencePredictionCriterion):
+class SingleLabelClassificationCriterion(WindowedValidation, SentencePredictionCriterion):
     def __init__(self, cfg: SingleLabelClassificationConfig, task):
         super().__init__(cfg, task)
         if cfg.regression_target:
@@ -123,9 +124,6 @@ class SingleLabelClassificationCriterion(SentencePredictionCriterion):
         log_percentage(MICRO_F1, lambda meters: micro_f1_from_counts(*count_arrays(meters)))
         if len(classes) == 1:
             log_percentage(BINARY_F1, lambda meters: micro_f1_from_counts(*count_arrays(meters)))
-
-    def logging_outputs_can_be_summed(self) -> bool:
-        return self.windows is None  # a window's logits are not summed
 
 
 def log_document_classes(scored: list[int]) -> None:

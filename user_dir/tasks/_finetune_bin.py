@@ -196,7 +196,8 @@ def load_split(data: str, key: str, split: str, dictionary: Dictionary, combine:
     dataset = data_utils.load_indexed_dataset(path, dictionary, combine=combine)
     if dataset is None:
         raise FileNotFoundError(
-            f"{path}.bin/.idx not found: convert the task first (bio_roberta/convert.py)"
+            f"{path}.bin/.idx not found: convert the task first "
+            "(bio_roberta/conversion/finetune_bin.py)"
         )
     return dataset
 

@@ -1,7 +1,7 @@
 """BLURB's train/dev/test id lists, one ``<task>.json`` per dataset whose release ids could be
 obtained from public files (each file's ``source`` says which, at which commit): a converted
-split is BLURB's by its ids when they are these (bio_roberta/blurb/suite.py check_blurb_split).
-Datasets without a file here have no id check.
+split is BLURB's by its ids when they are these (bio_roberta/blurb/split_check.py
+check_blurb_split). Datasets without a file here have no id check.
 """
 
 from __future__ import annotations

@@ -21,9 +21,9 @@ from bio_roberta.readers.source_files import (
     json_line_objects,
     nonempty_text,
 )
-from bio_roberta.tasks.registry import TaskSpec
+from bio_roberta.tasks.spec import TaskSpec
 
-# The files `--data` holds, as docs/data.md states them (bio_roberta/data_sources.py).
+# The files `--data` holds, as docs/data.md states them (bio_roberta/report/data_sources.py).
 LAYOUT = (
     "BLURB's `train/dev/test.jsonl` (`id question context label`), or `BioASQ-training7b/` + "
     "`Task7BGoldenEnriched/` (yes/no questions, snippets joined)"

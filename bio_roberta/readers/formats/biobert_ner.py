@@ -21,9 +21,9 @@ from bio_roberta.readers.source_files import (
     read_split_files,
     tab_columns,
 )
-from bio_roberta.tasks.registry import BIO_TAGS, TaskSpec
+from bio_roberta.tasks.spec import BIO_TAGS, TaskSpec
 
-# The files `--data` holds, as docs/data.md states them (bio_roberta/data_sources.py).
+# The files `--data` holds, as docs/data.md states them (bio_roberta/report/data_sources.py).
 LAYOUT = (
     "`train.tsv`, `devel.tsv`, `test.tsv`: `token<TAB>tag` per line, a blank line between "
     "sentences (BioBERT's NERdata; Crichton et al.'s `*-IOB` typed tags `B-Disease` read as `B`"

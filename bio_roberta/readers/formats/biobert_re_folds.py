@@ -21,9 +21,9 @@ from bio_roberta.readers.source_files import (
     require_file,
     tab_columns,
 )
-from bio_roberta.tasks.registry import TaskSpec
+from bio_roberta.tasks.spec import TaskSpec
 
-# The files `--data` holds, as docs/data.md states them (bio_roberta/data_sources.py).
+# The files `--data` holds, as docs/data.md states them (bio_roberta/report/data_sources.py).
 LAYOUT = (
     "`1/` ... `10/`, each with `train.tsv` (`sentence<TAB>label`, no header) and `test.tsv` "
     "(header `index sentence label`); valid is 1 in 10 train rows by the hash of their sentence"

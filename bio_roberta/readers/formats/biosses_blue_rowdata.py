@@ -22,9 +22,9 @@ from bio_roberta.readers.source_files import (
     numbered_lines,
     require_file,
 )
-from bio_roberta.tasks.registry import TaskSpec
+from bio_roberta.tasks.spec import TaskSpec
 
-# The files `--data` holds, as docs/data.md states them (bio_roberta/data_sources.py).
+# The files `--data` holds, as docs/data.md states them (bio_roberta/report/data_sources.py).
 LAYOUT = (
     "BLUE's rowdata `train.tsv`, `dev.tsv`, `test.tsv` (all 100 pairs); placed in BLURB's "
     "64/16/20 by pair number (`old_index` + 1)"

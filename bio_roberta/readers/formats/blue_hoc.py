@@ -18,9 +18,9 @@ from bio_roberta.readers.source_files import (
     read_split_files,
     rows_after_header,
 )
-from bio_roberta.tasks.registry import TaskSpec
+from bio_roberta.tasks.spec import TaskSpec
 
-# The files `--data` holds, as docs/data.md states them (bio_roberta/data_sources.py).
+# The files `--data` holds, as docs/data.md states them (bio_roberta/report/data_sources.py).
 LAYOUT = (
     "`train.tsv`, `dev.tsv`, `test.tsv`, header `labels sentence index`; `labels` = "
     "`0_0,1_1,...,9_0` (every class id with its 0/1 flag), `index` = `<PMID>_s<n>`"

@@ -17,9 +17,9 @@ from bio_roberta.readers.source_files import (
     read_split_files,
     rows_after_header,
 )
-from bio_roberta.tasks.registry import TaskSpec
+from bio_roberta.tasks.spec import TaskSpec
 
-# The files `--data` holds, as docs/data.md states them (bio_roberta/data_sources.py).
+# The files `--data` holds, as docs/data.md states them (bio_roberta/report/data_sources.py).
 LAYOUT = (
     "`train.tsv`, `dev.tsv`, `test.tsv`: header `index sentence label`, the pair already "
     "replaced by placeholders (BLUE)"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from bio_roberta.readers.declared_files import declared_label, read_declared_files
 from bio_roberta.readers.source_files import SentenceLines, Split, TaskFormatError, numbered_lines
-from bio_roberta.tasks.registry import TaskSpec
+from bio_roberta.tasks.spec import TaskSpec
 
 LAYOUT = "the files a task file names, one `word ... tag` line per word (docs/own_tasks.md)"
 DOCSTART = "-DOCSTART-"

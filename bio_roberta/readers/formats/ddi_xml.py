@@ -22,7 +22,7 @@ from bio_roberta.readers.source_files import (
     check_label,
     in_valid_slice,
 )
-from bio_roberta.tasks.registry import TaskSpec
+from bio_roberta.tasks.spec import TaskSpec
 
 logger = logging.getLogger(__name__)
 
@@ -34,7 +34,7 @@ TEST_DIRS = (
     "Test/Test for DDI Extraction task/MedLine",
 )
 
-# The files `--data` holds, as docs/data.md states them (bio_roberta/data_sources.py).
+# The files `--data` holds, as docs/data.md states them (bio_roberta/report/data_sources.py).
 LAYOUT = (
     "the DDI corpus XML: `Train/DrugBank`, `Train/MedLine`, `Test/Test for DDI Extraction "
     "task/{DrugBank,MedLine}`; one example per `<pair>`, its two drugs replaced by `@DRUG$` as "

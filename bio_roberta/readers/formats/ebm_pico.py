@@ -24,10 +24,10 @@ from bio_roberta.readers.source_files import (
     numbered_lines,
     require_file,
 )
-from bio_roberta.tasks.registry import TaskSpec
+from bio_roberta.tasks.spec import TaskSpec
 from bio_roberta_core.tagging import PICO_ELEMENTS, PICO_SEPARATOR, pico_tag
 
-# The files `--data` holds, as docs/data.md states them (bio_roberta/data_sources.py).
+# The files `--data` holds, as docs/data.md states them (bio_roberta/report/data_sources.py).
 LAYOUT = (
     "EBM-NLP's `documents/` + `annotations/aggregated/starting_spans/`, or SciBERT's "
     "`train.txt`/`dev.txt`/`test.txt`"

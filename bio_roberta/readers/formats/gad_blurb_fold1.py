@@ -18,9 +18,9 @@ from bio_roberta.readers.source_files import (
     require_file,
     tab_columns,
 )
-from bio_roberta.tasks.registry import TaskSpec
+from bio_roberta.tasks.spec import TaskSpec
 
-# The files `--data` holds, as docs/data.md states them (bio_roberta/data_sources.py).
+# The files `--data` holds, as docs/data.md states them (bio_roberta/report/data_sources.py).
 LAYOUT = (
     "BioBERT's GAD `1/train.tsv` (rows 1-4,261 train, the other 535 dev) and `1/test.tsv` "
     "(534): BLURB's single split, 128 positions, no folds"

@@ -44,14 +44,14 @@ from bio_roberta.readers.source_files import (
     read_split_files,
 )
 from bio_roberta.tasks.kinds import MULTILABEL
-from bio_roberta.tasks.registry import TaskSpec
+from bio_roberta.tasks.spec import TaskSpec
 
 FILES = {"train": "train.json", "valid": "dev.json", "test": "test.json"}
 # split -> the names its Parquet files start with (datasets calls dev "validation")
 PARQUET_SPLITS = {"train": ("train",), "valid": ("dev", "validation"), "test": ("test",)}
 TOKCLS_KEYS = ("tokens", "ner_tags", "id")
 SEQCLS_KEYS = ("sentence", "sentence1", "label", "id")
-# The files `--data` holds, as docs/data.md states them (bio_roberta/data_sources.py).
+# The files `--data` holds, as docs/data.md states them (bio_roberta/report/data_sources.py).
 LAYOUT = (
     "LinkBERT's BLURB release, its `<kind>/<name>_hf` folder (docs/blurb.md): `train.json`, "
     "`dev.json`, `test.json` JSON lines, or the same columns in Parquet files (`train`, "

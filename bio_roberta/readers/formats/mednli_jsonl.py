@@ -16,9 +16,9 @@ from bio_roberta.readers.source_files import (
     json_line_objects,
     read_split_files,
 )
-from bio_roberta.tasks.registry import TaskSpec
+from bio_roberta.tasks.spec import TaskSpec
 
-# The files `--data` holds, as docs/data.md states them (bio_roberta/data_sources.py).
+# The files `--data` holds, as docs/data.md states them (bio_roberta/report/data_sources.py).
 LAYOUT = (
     "`mli_train_v1.jsonl`, `mli_dev_v1.jsonl`, `mli_test_v1.jsonl`: `sentence1`, `sentence2`, "
     "`gold_label`"

@@ -21,9 +21,9 @@ from bio_roberta.readers.source_files import (
     nonempty_text,
     require_file,
 )
-from bio_roberta.tasks.registry import TaskSpec
+from bio_roberta.tasks.spec import TaskSpec
 
-# The files `--data` holds, as docs/data.md states them (bio_roberta/data_sources.py).
+# The files `--data` holds, as docs/data.md states them (bio_roberta/report/data_sources.py).
 LAYOUT = (
     "`ori_pqal.json`, `test_ground_truth.json`; train/dev = fold 0 of PubMedQA's "
     "`split_dataset.py`, replayed; context = `CONTEXTS` joined (the abstract without its "

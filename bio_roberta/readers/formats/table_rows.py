@@ -30,7 +30,7 @@ from bio_roberta.readers.source_files import (
     require_file,
 )
 from bio_roberta.tasks.kinds import REGRESSION
-from bio_roberta.tasks.registry import TaskSpec
+from bio_roberta.tasks.spec import TaskSpec
 
 LAYOUT = "the files a task file names: JSON lines, CSV/TSV, Parquet or save_to_disk dirs"
 

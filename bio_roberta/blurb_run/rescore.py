@@ -1,6 +1,7 @@
-"""Re-score a directory of predictions files (the JSON form of bio_roberta/submission.py, e.g. the
-submission blurb-suite writes) against the release files, read through our readers, with the
-metric code the runs use (TaskSpec.score on the task kind's ``scored`` values).
+"""Re-score a directory of predictions files (the JSON form of
+bio_roberta/blurb/predictions_file.py, e.g. the submission blurb-suite writes) against the release
+files, read through our readers, with the metric code the runs use (TaskSpec.score on the task
+kind's ``scored`` values).
 
 Each <dir>/*.json but manifest.json and rescore.json is one dataset's file; its release is found
 under the data root as blurb-suite finds it (<root>/<kind>/<name>_hf or <root>/<task>). An id
@@ -15,16 +16,16 @@ import json
 from pathlib import Path
 from typing import Optional
 
-from bio_roberta.blurb.suite import BLURB
-from bio_roberta.readers import read_task
-from bio_roberta.submission import (
-    MANIFEST,
+from bio_roberta.blurb.predictions_file import (
     PredictionsFile,
     SubmissionError,
     dataset_name,
     read_predictions_file,
 )
-from bio_roberta.tasks.registry import TaskSpec
+from bio_roberta.blurb.suite import BLURB
+from bio_roberta.blurb_run.submission import MANIFEST
+from bio_roberta.readers import read_task
+from bio_roberta.tasks.spec import TaskSpec
 from bio_roberta_core.provenance import atomic_write_json, environment_record, file_record
 
 RESCORE_SCHEMA = "bio-roberta/rescore/1"

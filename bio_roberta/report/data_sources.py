@@ -1,6 +1,6 @@
 """Where each registry task's files come from, under which terms, and the layout its reader takes
 in `convert-task --data`: the facts docs/data.md's table is generated from
-(`python -m bio_roberta.data_sources` prints it; tests/test_data_doc.py keeps the two equal
+(`python -m bio_roberta.report.data_sources` prints it; tests/test_data_doc.py keeps the two equal
 and this table in step with the registry)."""
 
 from __future__ import annotations
@@ -106,8 +106,8 @@ def convert_line(task: str) -> str:
 
 def markdown_table() -> str:
     """docs/data.md's table: one row per registry task, in registry order."""
+    from bio_roberta.blurb.suites import blurb_tasks, lewis_tasks, public_tasks
     from bio_roberta.readers import FORMAT_MODULES
-    from bio_roberta.suites import blurb_tasks, lewis_tasks, public_tasks
     from bio_roberta.tasks.registry import TASKS
 
     columns = ("task", "suites", "access", "`--tasks public`", "source", "licence")

@@ -136,7 +136,7 @@ def run_name(logdir: Path) -> str:
 def curves_figure(runs: list[str | os.PathLike]):
     """One panel per run (save dir or log dir): training loss (every logged update) and validation
     loss against updates, the learning rate on a second axis (a matplotlib Figure)."""
-    from bio_roberta.figures import pyplot
+    from bio_roberta.report.figures import pyplot
 
     logdirs = [run_logdir(run) for run in runs]
     height = 3.9 * len(logdirs)

@@ -2,9 +2,9 @@
 <root>/<kind>/<name>_hf, or one folder per registry task, <root>/<task>), convert what is there,
 sweep it with each dataset's BLURB seeds (bio-roberta sweep), and report Table 6's layout, the
 BLURB score and leaderboard.json (bio_roberta/blurb/leaderboard.py), and collect each dataset's
-chosen run's test predictions into submission/ (bio_roberta/submission.py).
+chosen run's test predictions into submission/ (bio_roberta/blurb/predictions_file.py).
 
---tune runs BLURB's grid (bio_roberta.tasks.registry.BLURB_GRID: every lr x batch size, each
+--tune runs BLURB's grid (bio_roberta.tasks.spec.BLURB_GRID: every lr x batch size, each
 setting in its own run dirs) and the report scores, per dataset, the setting whose dev score is
 best (bio_roberta/report/settings.py); without it each dataset runs its registry setting alone
 (untuned). Resumable: a dataset converted before from the same files, vocabulary and positions is
@@ -21,10 +21,13 @@ from pathlib import Path
 from typing import Optional
 
 from bio_roberta.blurb.leaderboard import leaderboard
+from bio_roberta.blurb.split_check import BY_NOTHING, CHECK_NAMES
 from bio_roberta.blurb.suite import BLURB as BLURB_TASKS
-from bio_roberta.blurb.suite import BLURB_DATASETS, BY_NOTHING, CHECK_NAMES
-from bio_roberta.convert import convert_task, vocab_record
-from bio_roberta.finetuning.command_line import check_pretrained
+from bio_roberta.blurb.suite import BLURB_DATASETS
+from bio_roberta.blurb.suites import BLURB
+from bio_roberta.blurb_run.submission import write_submission
+from bio_roberta.conversion.finetune_bin import convert_task, vocab_record
+from bio_roberta.finetuning.pretrained_model import check_pretrained
 from bio_roberta.finetuning.sweep import grid_overrides, hparams_grid
 from bio_roberta.report import write_report
 from bio_roberta.report.blurb import (
@@ -36,9 +39,8 @@ from bio_roberta.report.blurb import (
 from bio_roberta.report.models import reported_models
 from bio_roberta.report.seed_results import task_results
 from bio_roberta.report.settings import outside_blurb_grid, protocol, schedule_text
-from bio_roberta.submission import write_submission
-from bio_roberta.suites import BLURB
-from bio_roberta.tasks.registry import BLURB_GRID, get_task
+from bio_roberta.tasks.registry import get_task
+from bio_roberta.tasks.spec import BLURB_GRID
 from bio_roberta_core.checkpoints import check_max_positions
 from bio_roberta_core.errors import BioRobertaError
 from bio_roberta_core.processes import run_owned

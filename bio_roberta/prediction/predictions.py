@@ -2,10 +2,10 @@
 
 ``predict`` loads a checkpoint trained by the fine-tuning plugin (user_dir), runs it over one split
 of its finetune-bin/<task> directory, writes the prediction file of the task's kind
-(bio_roberta/finetuning/prediction_files.py) and returns the task's score computed from that file,
+(bio_roberta/tasks/prediction_files.py) and returns the task's score computed from that file,
 so the file alone reproduces the number. Beside it, the same predictions keyed by the release's
-example ids (test.predictions.json, the form of bio_roberta/submission.py), which `bio-roberta
-rescore` scores against the release files.
+example ids (test.predictions.json, the form of bio_roberta/blurb/predictions_file.py), which
+`bio-roberta rescore` scores against the release files.
 
 A split converted with --long-inputs windows is predicted window by window and scored over whole
 documents: the prediction file of a word-tagging kind merges its windows (each word from the
@@ -20,15 +20,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from bio_roberta.finetuning.prediction_files import (
+from bio_roberta.blurb.predictions_file import dataset_name, write_predictions_file
+from bio_roberta.tasks.kinds import label_symbols
+from bio_roberta.tasks.prediction_files import (
     PredictionFile,
     PredictionFileError,
     document_rows,
     read_windows,
 )
-from bio_roberta.submission import dataset_name, write_predictions_file
-from bio_roberta.tasks.kinds import label_symbols
-from bio_roberta.tasks.registry import TaskSpec, find_task
+from bio_roberta.tasks.registry import find_task
+from bio_roberta.tasks.spec import TaskSpec
 from bio_roberta.tasks.task_file import as_converted, recorded_task
 from bio_roberta.tasks.truncation import LongInputs
 from bio_roberta_core.provenance import file_record
@@ -117,16 +118,32 @@ def trained_model(trainer, checkpoint: Path, updates: int):
     return model.eval(), trainer.task
 
 
-def _batches(task, split: str, batch_size: int):
-    task.load_dataset(split)
-    dataset = task.dataset(split)
+def _dataset(task, split: str):
+    """The task's dataset of `split`, loaded once."""
+    if split not in task.datasets:
+        task.load_dataset(split)
+    return task.dataset(split)
+
+
+def _per_example(model, task, split: str, batch_size: int, rows) -> dict[int, object]:
+    """example index -> its value of rows(sample) (one per example of each batch, in order), the
+    model on the device its parameters are on, without gradients."""
+    import torch
+    from fairseq.utils import move_to_cuda
+
+    on_gpu = next(model.parameters()).is_cuda
     iterator = task.get_batch_iterator(
-        dataset=dataset,
+        dataset=_dataset(task, split),
         max_sentences=batch_size,
         max_positions=task.max_positions(),
         ignore_invalid_inputs=False,
     )
-    return iterator.next_epoch_itr(shuffle=False)
+    values = {}
+    with torch.no_grad():
+        for sample in iterator.next_epoch_itr(shuffle=False):
+            sample = move_to_cuda(sample) if on_gpu else sample
+            values.update(zip(sample["id"].tolist(), rows(sample)))
+    return values
 
 
 def model_outputs(
@@ -134,16 +151,9 @@ def model_outputs(
 ) -> dict[int, tuple]:
     """example index -> (gold, predicted) in label symbols, as the task kind's prediction file
     has them."""
-    import torch
-    from fairseq.utils import move_to_cuda
-
-    on_gpu = next(model.parameters()).is_cuda
-    outputs = {}
-    with torch.no_grad():
-        for sample in _batches(task, split, batch_size):
-            sample = move_to_cuda(sample) if on_gpu else sample
-            outputs.update(zip(sample["id"].tolist(), prediction_file.rows(model, task, sample)))
-    return outputs
+    return _per_example(
+        model, task, split, batch_size, lambda sample: prediction_file.rows(model, task, sample)
+    )
 
 
 def pooled_outputs(
@@ -151,17 +161,12 @@ def pooled_outputs(
 ) -> dict[int, tuple]:
     """document index -> (gold, predicted) of a classification split converted with windows: the
     head's logits of each window, pooled over a document's windows, then decided."""
-    import torch
-    from fairseq.utils import move_to_cuda
 
-    on_gpu = next(model.parameters()).is_cuda
-    windows_out = {}  # example index -> (logits, target)
-    with torch.no_grad():
-        for sample in _batches(task, split, batch_size):
-            sample = move_to_cuda(sample) if on_gpu else sample
-            logits = prediction_file.head_logits(model, task, sample).float().cpu()
-            targets = sample["target"].cpu()
-            windows_out.update(zip(sample["id"].tolist(), zip(logits, targets)))
+    def logits_and_targets(sample):
+        logits = prediction_file.head_logits(model, task, sample).float().cpu()
+        return zip(logits, sample["target"].cpu())
+
+    windows_out = _per_example(model, task, split, batch_size, logits_and_targets)
     outputs = {}
     for document, indices in enumerate(document_rows(windows)):
         pooled = pool_logits([windows_out[index][0] for index in indices], pooling)
@@ -200,8 +205,7 @@ def predict(
     model, task = loaded or load_finetuned(Path(checkpoint), data_dir)
     long_inputs = long_inputs_of(data_dir, spec)
     if long_inputs.pooling is not None:
-        task.load_dataset(split)
-        windows = read_windows(data_dir, split, len(task.dataset(split)))
+        windows = read_windows(data_dir, split, len(_dataset(task, split)))
         if windows is None:
             raise PredictionFileError(
                 f"{data_dir}: its manifest records windows but {split}.windows is missing; "

@@ -1,12 +1,11 @@
-"""Test predictions keyed by the release's own example ids: one JSON file per dataset, and the
-submission directory that collects the chosen run's file of each dataset.
+"""Test predictions keyed by the release's own example ids: one JSON file per dataset.
 
 The file follows the top level of BLURB's leaderboard submission schemas (the task-specific JSON
 schemas linked from https://microsoft.github.io/BLURB/submit.html, whose opening we could read in
 public copies: an object of exactly ``dataset_name`` (BLURB's name, e.g. ``"BC5-chem"``,
 ``"EBM PICO"``), ``model_name`` and ``predictions``, an object keyed by example id). What BLURB's
 schemas require of each prediction value could not be read in any public source we found, so the
-values are ours, one per task kind (bio_roberta/finetuning/prediction_files.py ``by_id``)::
+values are ours, one per task kind (bio_roberta/tasks/prediction_files.py ``by_id``)::
 
     {
       "dataset_name": "NCBI-disease",
@@ -23,38 +22,27 @@ bio_roberta/readers/source_files.py states. A dataset outside BLURB is named by 
 task. One prediction per line, so an error can name the line of an id.
 
 A run writes its file as ``test.predictions.json`` beside its other prediction file
-(bio_roberta/finetuning/predictions.py); ``write_submission`` copies the chosen run's
-(``chosen_run``: of the selected setting's finished runs the best validation score, ties to the
-lowest seed) into ``<out>/<dataset_name>.json`` with a manifest naming each run. ``bio-roberta
-rescore`` scores such a directory against the release files (bio_roberta/rescore.py).
+(bio_roberta/prediction/predictions.py); bio_roberta/blurb_run/submission.py collects the chosen
+run's file of each dataset, and ``bio-roberta rescore`` scores such files against the release
+files (bio_roberta/blurb_run/rescore.py).
 """
 
 from __future__ import annotations
 
 import json
-import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any
 
 from bio_roberta.blurb.suite import BLURB
-from bio_roberta.finetuning.results import OK, REGISTRY_SETTING, SINGLE, ResultRecord
-from bio_roberta.tasks.registry import TASKS, TaskSpec, get_task
+from bio_roberta.tasks.registry import TASKS, get_task
+from bio_roberta.tasks.spec import TaskSpec
 from bio_roberta_core.errors import BioRobertaError
-from bio_roberta_core.provenance import (
-    atomic_write_json,
-    atomic_write_text,
-    environment_record,
-    file_record,
-    sha256_file,
-)
+from bio_roberta_core.provenance import atomic_write_text
 
 SUBMISSION_KEYS = ("dataset_name", "model_name", "predictions")
-SUBMISSION_SCHEMA = "bio-roberta/submission/1"
-MANIFEST = "manifest.json"
 OBJECT_KEY = re.compile(r'("(?:[^"\\]|\\.)*")\s*:')
-SELECTION = "best valid_score of the selected setting's finished runs; ties: lowest seed"
 
 
 class SubmissionError(BioRobertaError):
@@ -150,90 +138,3 @@ def read_predictions_file(path: Path) -> PredictionsFile:
 
 def _no_constant(name: str):
     raise ValueError(f"{name} is not a number a prediction can hold")
-
-
-def chosen_run(
-    records: Iterable[ResultRecord], task: str, setting: Optional[str] = None
-) -> Optional[ResultRecord]:
-    """The run whose test predictions stand for `task`: of its finished runs (of `setting`, a
-    setting_name, "" the registry's, when one is selected) the best valid_score, ties (and runs
-    without one, which rank last) to the lowest seed; None without such a run. Cross-validated
-    tasks have no single run: none."""
-    runs = [
-        record
-        for record in records
-        if record.task == task
-        and record.status == OK
-        and record.role == SINGLE
-        and (setting is None or record.setting_name == setting)
-    ]
-
-    def rank(record: ResultRecord):
-        valid = record.valid_score
-        missing = valid is None or math.isnan(valid)
-        return (missing, -valid if not missing else 0.0, record.seed)
-
-    return min(runs, key=rank, default=None)
-
-
-def write_submission(
-    records: list[ResultRecord],
-    out: Path,
-    model_name: str,
-    tasks: Iterable[str],
-    settings: Optional[dict[str, str]] = None,
-) -> dict:
-    """<out>/<dataset_name>.json of each task's chosen run (model_name set to `model_name`; of
-    settings[task], a setting_name, when given) and <out>/manifest.json naming the run of each
-    file, its setting and why a task has none; the manifest."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / MANIFEST).unlink(missing_ok=True)
-    datasets, without = {}, {}
-    for task in tasks:
-        spec = get_task(task)
-        setting = (settings or {}).get(task)
-        name = dataset_name(spec)
-        target = out / f"{name}.json"
-        target.unlink(missing_ok=True)
-        run = chosen_run(records, task, setting)
-        if run is None:
-            without[name] = (
-                "cross-validated: no single test set" if spec.folds else "no finished run"
-            )
-            continue
-        if not run.predictions_by_id:
-            without[name] = f"{run.path}: its run wrote no predictions keyed by example id"
-            continue
-        path = Path(run.predictions_by_id["path"])
-        if not path.is_file() or sha256_file(path) != run.predictions_by_id["sha256"]:
-            without[name] = f"{path}: gone or changed since {run.path} recorded it"
-            continue
-        source = read_predictions_file(path)
-        write_predictions_file(target, name, model_name, source.predictions)
-        datasets[name] = {
-            "task": task,
-            "file": target.name,
-            "examples": len(source.predictions),
-            "run": {
-                "result": str(run.path),
-                "seed": run.seed,
-                "setting": run.setting_name or REGISTRY_SETTING,
-                "hparams": dict(run.setting or {}),
-                "valid_score": run.valid_score,
-                "test_score": run.test_score,
-                "metric": run.metric,
-                "predictions_by_id": run.predictions_by_id,
-            },
-            "written": file_record(target),
-        }
-    manifest = {
-        "schema": SUBMISSION_SCHEMA,
-        "model_name": model_name,
-        "selection": SELECTION,
-        "datasets": datasets,
-        "without_predictions": without,
-        **environment_record(),
-    }
-    atomic_write_json(out / MANIFEST, manifest)
-    return manifest

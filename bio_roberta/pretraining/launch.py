@@ -1,5 +1,5 @@
 """What `bio-roberta pretrain` and `bio-roberta distill` share: compose the fairseq-hydra-train
-config, plan the micro-batch (bio_roberta/batch_plan.py), start the run.
+config, plan the micro-batch (bio_roberta/pretraining/batch_plan.py), start the run.
 
 1. compose the job config (`python -m user_dir.distributed_launch fairseq-hydra-train ... --cfg
    job`, the overrides included); not on CPU with the recipe's own batch (tiny): there is nothing
@@ -28,7 +28,7 @@ from bio_roberta_core.output_dir import hold_until_exit
 from bio_roberta_core.processes import owner_environment
 
 # pretrain/ and distill/, package data beside this module (a checkout's configs/ links here)
-CONFIGS = Path(__file__).resolve().parent / "configs"
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 BASE_RECIPE = "base"  # the config as it is, no +recipe
 TINY_RECIPES = ("tiny", "modernbert_tiny")  # keep their own batch and update_freq
 
@@ -239,7 +239,7 @@ def planned_batch(args, compose: list[str], gpus: int, world: int, fixed: bool) 
     tiny = args.recipe in TINY_RECIPES
     if gpus == 0 and tiny:
         return f"world size {world} x the recipe's own batch and update_freq (CPU)", []
-    from bio_roberta.batch_plan import configured_batch, dictionary_file, plan
+    from bio_roberta.pretraining.batch_plan import configured_batch, dictionary_file, plan
 
     job = composed_job(compose, args.config_dir)
     effective_batch = 0 if tiny else args.effective_batch or configured_batch(job)

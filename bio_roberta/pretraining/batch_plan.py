@@ -9,8 +9,8 @@ card, at most 65,536 tokens: on an H100, roberta-base at 512 tokens trained at 3
 an H200's figures: docs/benchmarks/gpu-h200-2026-12-04.json). On CPU, or when the launch fixes it
 (--micro-batch or dataset.batch_size=), it is the configured one.
 
-`bio-roberta pretrain` and `bio-roberta distill` (bio_roberta/launch.py) plan from the composed
-job config (`fairseq-hydra-train ... --cfg job`); `--dry-run` prints the plan.
+`bio-roberta pretrain` and `bio-roberta distill` (bio_roberta/pretraining/launch.py) plan from the
+composed job config (`fairseq-hydra-train ... --cfg job`); `--dry-run` prints the plan.
 """
 
 import math

@@ -4,8 +4,9 @@
 bio_roberta/finetuning/results.py), a checkpoint file of one, or an export-hf dir; an export is
 resolved to the checkpoint its manifest.json names (that file must still exist), so every route runs
 our fairseq model with the plugin's heads. Text becomes token ids through convert-task's own
-TaskEncoder (bio_roberta/convert.py) with the vocabulary and positions of the model's finetune-bin
-manifest, so a text is encoded, cut and split exactly as the training examples were:
+TaskEncoder (bio_roberta/conversion/encoder.py) with the vocabulary and positions of the
+model's finetune-bin manifest, so a text is encoded, cut and split exactly as the training examples
+were:
 
   NER         the text is split into words (WORD: runs of letters/digits, each other non-space
               character alone, the tokenisation of the BLURB NER releases), each word tagged at its
@@ -28,20 +29,20 @@ manifest, so a text is encoded, cut and split exactly as the training examples w
   converted with --long-inputs windows, run as windows whose logits are pooled (the manifest's
   mean or max): "windows": their number.
 
-Inputs are sorted by length and padded per batch; the model runs under torch.inference_mode, on
-the GPU when there is one.
+The inputs of `bio-roberta predict` (text, JSON lines or a task dir) are read by
+bio_roberta/prediction/input_files.py. Inputs are sorted by length and padded per batch; the model
+runs under torch.inference_mode, on the GPU when there is one.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional, Sequence, Union
 
-from bio_roberta.finetuned_files import PredictError, checkpoint_and_data
+from bio_roberta.prediction.finetuned_files import PredictError, checkpoint_and_data
 
 # A word of a raw text: a run of letters/digits, or one other non-space character.
 WORD = re.compile(r"\w+|[^\w\s]")
@@ -69,8 +70,8 @@ class Predictor:
     """A fine-tuned model of a registry task with convert-task's encoder of its vocabulary."""
 
     def __init__(self, checkpoint: Path, data_dir: Path, vocab_dir: Optional[Path] = None):
-        from bio_roberta.convert import TaskEncoder
-        from bio_roberta.finetuning.predictions import load_finetuned, task_spec_of
+        from bio_roberta.conversion.encoder import TaskEncoder
+        from bio_roberta.prediction.predictions import load_finetuned, task_spec_of
         from bio_roberta.tasks.kinds import ELEMENT_SETS, MULTILABEL, REGRESSION
         from bio_roberta.tasks.truncation import LongInputs
         from bio_roberta_core.tagging import BIO
@@ -123,7 +124,7 @@ class Predictor:
     # --- encoding -------------------------------------------------------------------------
     def model_inputs(self, index: int, name: str, item: Input) -> tuple[list[ModelInput], dict]:
         """The rows of one input and what its record says about the encoding."""
-        from bio_roberta.convert import ConversionError, EncodedSplit
+        from bio_roberta.conversion.encoder import ConversionError, EncodedSplit
         from bio_roberta.readers.source_files import TaggedSentence, TextExample
 
         out = EncodedSplit()
@@ -338,8 +339,8 @@ def load(
     path: Union[str, Path], task_file: Optional[Union[str, Path, Sequence]] = None
 ) -> Predictor:
     """A Predictor of a fine-tuning run dir, its checkpoint file, or an export-hf dir, each
-    checked against the record that names it (bio_roberta/finetuned_files.py). A task of your
-    own is read from the declaration its converted data records; task_file (one or several):
+    checked against the record that names it (bio_roberta/prediction/finetuned_files.py). A task of
+    your own is read from the declaration its converted data records; task_file (one or several):
     declare those task files first, as --task-file does."""
     if task_file is not None:
         from bio_roberta.tasks.task_file import declare_task_files
@@ -347,92 +348,3 @@ def load(
         declare_task_files([task_file] if isinstance(task_file, (str, Path)) else task_file)
     model = checkpoint_and_data(Path(path))
     return Predictor(model.checkpoint, model.data_dir, model.vocab_dir)
-
-
-@dataclass
-class InputFile:
-    """The inputs read from one file or task dir: what each is called in errors, its key in the
-    output record ({"line": n} or {"id": release id}) and the input itself."""
-
-    names: list[str]
-    keys: list[dict]
-    inputs: list[Input]
-
-
-def read_inputs(
-    path: Path,
-    spec,
-    layout: str = "auto",
-    text_field: str = "text",
-    text_pair_field: str = "text_pair",
-    split: str = "test",
-) -> InputFile:
-    """Inputs of `bio-roberta predict`: plain text (one example a line, every line kept),
-    JSON lines (text_field, text_pair_field), or a task dir in the task's own file layout (read
-    by bio_roberta.readers, the split's examples)."""
-    path = Path(path)
-    if not path.exists():
-        raise PredictError(f"{path} does not exist")
-    if layout == "auto":
-        layout = (
-            "task" if path.is_dir() else "jsonl" if path.suffix in (".jsonl", ".json") else "text"
-        )
-    if layout == "task":
-        return read_task_inputs(path, spec, split)
-    from bio_roberta_core.text_files import utf8_lines
-
-    inputs = InputFile([], [], [])
-    for number, line in utf8_lines(path, PredictError):
-        inputs.names.append(f"{path}:{number}")
-        inputs.keys.append({"line": number})
-        if layout == "text":
-            inputs.inputs.append(line)
-            continue
-        inputs.inputs.append(json_input(path, number, line, text_field, text_pair_field))
-    return inputs
-
-
-def json_input(path: Path, number: int, line: str, text_field: str, text_pair_field: str) -> dict:
-    try:
-        record = json.loads(line)
-    except json.JSONDecodeError as error:
-        raise PredictError(
-            f"{path}:{number}: not a JSON line ({error.msg}); one object a line"
-        ) from None
-    if not isinstance(record, dict) or not isinstance(record.get(text_field), str):
-        raise PredictError(
-            f'{path}:{number}: no text field "{text_field}" (a string); name it with --text-field'
-        )
-    item = {"text": record[text_field]}
-    if record.get(text_pair_field) is not None:
-        item["text_pair"] = record[text_pair_field]
-    return item
-
-
-def read_task_inputs(path: Path, spec, split: str) -> InputFile:
-    from bio_roberta.readers import read_task
-    from bio_roberta.readers.source_files import TaggedSentence
-
-    examples = read_task(spec, path).splits[split].examples
-    inputs = InputFile([], [], [])
-    for example in examples:
-        inputs.names.append(f"{path} {split} example {example.id}")
-        inputs.keys.append({"id": example.id})
-        if isinstance(example, TaggedSentence):
-            inputs.inputs.append({"words": list(example.words)})
-        else:
-            item = {"text": example.text}
-            if example.text_pair is not None:
-                item["text_pair"] = example.text_pair
-            inputs.inputs.append(item)
-    return inputs
-
-
-def count_records(records: Sequence[dict]) -> Counter:
-    """What a prediction run made: inputs, and those truncated, split into pieces or run as
-    windows."""
-    counts = Counter(inputs=len(records))
-    counts["truncated"] = sum(1 for r in records if r.get("truncated"))
-    counts["split_into_pieces"] = sum(1 for r in records if r.get("pieces", 1) > 1)
-    counts["windowed"] = sum(1 for r in records if r.get("windows", 1) > 1)
-    return counts
