@@ -190,7 +190,7 @@ def test_a_label_outside_the_set_names_its_file_and_line(tmp_path):
 def test_convert_records_the_inferred_labels_and_later_commands_read_them(tmp_path):
     """The conversion's manifest holds the declaration and the labels it inferred; the task as
     the converted data has it takes those, and an edit that changes them is refused."""
-    from bio_roberta.prediction.predictions import task_spec_of
+    from bio_roberta.tasks.converted_task import task_spec_of
     from bio_roberta.tasks.task_file import TaskFileError, as_converted
 
     ner = declared(conll_ner(tmp_path))

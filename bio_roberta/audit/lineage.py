@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from bio_roberta.hf.family import MASKED_LM, option
+from bio_roberta_core.fairseq_keys import MASKED_LM, option
 
 MANIFEST = "manifest.json"
 RESULT_FILE = "result.json"

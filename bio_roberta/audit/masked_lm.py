@@ -79,7 +79,7 @@ class MaskedLMScorer:
         measures what the fine-tuned encoder gives away of the notes."""
         from omegaconf import OmegaConf, open_dict
 
-        from bio_roberta.hf.family import HEAD_PREFIXES, LM_HEAD, option
+        from bio_roberta_core.fairseq_keys import HEAD_PREFIXES, LM_HEAD, option
 
         weights = state["model"]
         heads = [key for key in weights if key.startswith(tuple(HEAD_PREFIXES.values()))]

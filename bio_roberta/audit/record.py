@@ -39,7 +39,7 @@ from bio_roberta.audit.measurements import (
 )
 from bio_roberta.audit.report import markdown
 from bio_roberta.audit.verdict import NOT_MEASURED, Thresholds, verdict
-from bio_roberta.hf.family import MASKED_LM
+from bio_roberta_core.fairseq_keys import MASKED_LM
 from bio_roberta_core.provenance import atomic_write_json, atomic_write_text, sha256_file
 from preprocess.canaries import CANARY_FILE, CanaryError, read_canaries
 from preprocess.text_shards import finished_manifest, iter_shard_documents

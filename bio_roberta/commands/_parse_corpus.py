@@ -119,7 +119,7 @@ def canary_options(args):
 def run_parse_command(args, parse: Callable[..., dict[str, Any]], **parse_options) -> int:
     """Run a corpus parser from parsed command-line arguments and print its one-line summary; any
     problem is listed on stderr and makes the exit status 1, unless --allow-partial."""
-    from bio_roberta.cli import UsageError
+    from bio_roberta.errors import UsageError
 
     try:
         options = ShardOptions(

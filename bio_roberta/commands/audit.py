@@ -109,7 +109,7 @@ def run(args):
     from bio_roberta.audit.measurements import AuditOptions
     from bio_roberta.audit.record import audit, default_prefix
     from bio_roberta.audit.verdict import Thresholds
-    from bio_roberta.cli import UsageError
+    from bio_roberta.errors import UsageError
 
     for option in ("notes", "candidates", "batch_size"):
         if getattr(args, option) < 1:

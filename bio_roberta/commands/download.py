@@ -28,7 +28,7 @@ def add_arguments(parser):
 def run(args):
     import urllib.error
 
-    from bio_roberta.cli import UsageError
+    from bio_roberta.errors import UsageError
     from preprocess.download import DownloadError, download_source
 
     try:

@@ -56,7 +56,7 @@ def add_arguments(parser):
 
 
 def run(args):
-    from bio_roberta.cli import UsageError
+    from bio_roberta.errors import UsageError
     from preprocess.learn_vocab import learn_vocabulary
     from preprocess.roberta_vocab import import_vocabulary
 

@@ -31,8 +31,8 @@ def add_arguments(parser):
 
 
 def run(args):
-    from bio_roberta.cli import UsageError
     from bio_roberta.commands._parse_corpus import canary_options, run_parse_command
+    from bio_roberta.errors import UsageError
     from preprocess.mimic import DEFAULT_CATEGORIES, parse_mimic
 
     if args.all_categories and args.categories:

@@ -41,8 +41,8 @@ def add_arguments(parser):
 
 def run(args):
     from bio_roberta.blurb.suites import LEWIS
-    from bio_roberta.cli import UsageError
     from bio_roberta.commands._task_files import declare_task_files
+    from bio_roberta.errors import UsageError
     from bio_roberta.report import write_report
 
     if args.expected_seeds is not None and args.expected_seeds < 1:

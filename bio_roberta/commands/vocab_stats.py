@@ -36,7 +36,7 @@ def ner_entity_words(task: str, data_dir: str):
 
 
 def run(args):
-    from bio_roberta.cli import UsageError
+    from bio_roberta.errors import UsageError
     from bio_roberta_core.provenance import atomic_write_json
     from preprocess.vocab_stats import vocab_stats
 

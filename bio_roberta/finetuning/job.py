@@ -211,7 +211,7 @@ def run_task_seed(cfg: SweepConfig) -> list[dict[str, Any]]:
     folds."""
     spec = get_task(cfg.task_name)
     if spec.declaration is not None:  # a task file's: its labels as converted ("infer")
-        from bio_roberta.prediction.predictions import task_spec_of
+        from bio_roberta.tasks.converted_task import task_spec_of
 
         spec = task_spec_of(task_data_dir(cfg.data_root, spec, None))
     pretrained = PretrainedModel.read(cfg)

@@ -24,7 +24,7 @@ from bio_roberta.hf.bert_layout import (
     POSITION_OFFSET,
     BertLayoutFamily,
 )
-from bio_roberta.hf.family import ENCODER, option
+from bio_roberta_core.fairseq_keys import ENCODER, option
 
 SEGMENTS = ENCODER + "segment_embeddings.weight"
 # a buffer: 0..max_position_embeddings - 1

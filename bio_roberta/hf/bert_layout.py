@@ -11,18 +11,14 @@ from pathlib import Path
 from typing import Any, ClassVar, Optional
 
 from bio_roberta.errors import ExportError
-from bio_roberta.hf.family import (
+from bio_roberta.hf.family import FAIRSEQ_ACTIVATIONS, HF_ACTIVATIONS, Family, Shapes, take_rows
+from bio_roberta_core.fairseq_keys import (
     ENCODER,
-    FAIRSEQ_ACTIVATIONS,
     HEAD_PREFIXES,
-    HF_ACTIVATIONS,
     LM_HEAD,
     MASKED_LM,
     SEQUENCE_CLASSIFICATION,
-    Family,
-    Shapes,
     option,
-    take_rows,
 )
 
 # transformers RobertaLayer / BertLayer module -> fairseq TransformerEncoderLayer module

@@ -24,13 +24,13 @@ from bio_roberta.audit.lineage import given_corpora, training_data
 from bio_roberta.errors import ExportError
 from bio_roberta.hf.export_audit import check_audit
 from bio_roberta.hf.families import exported_family
-from bio_roberta.hf.family import MASKED_LM, TOKEN_CLASSIFICATION, option
 from bio_roberta.hf.model_card import CARD_FILE, model_card
 from bio_roberta.hf.tokenizer import open_vocabulary
 from bio_roberta.hf.weights import build_hf_model, head_of
 from bio_roberta.tasks.kinds import HFExport, TaskKind, kind_trained_by
 from bio_roberta.tasks.spec import TaskSpec
 from bio_roberta_core.checkpoints import check_finite_weights
+from bio_roberta_core.fairseq_keys import MASKED_LM, TOKEN_CLASSIFICATION, option
 from bio_roberta_core.model_dictionary import (
     load_model_dictionary,
     recorded_dictionary,
@@ -146,7 +146,7 @@ def label_names(label_dict: Path) -> list[str]:
 def finetuned_task(task_dir: Optional[Path]) -> tuple[Optional[TaskSpec], str]:
     """(the registry task of finetune-bin/<task>/manifest.json in task_dir, why there is none):
     data binarised by hand has no manifest; its head is exported as classes of label/dict.txt."""
-    from bio_roberta.prediction.predictions import task_spec_of
+    from bio_roberta.tasks.converted_task import task_spec_of
     from bio_roberta.tasks.prediction_files import PredictionFileError
 
     if task_dir is None:

@@ -5,9 +5,10 @@ A new family is its module and its line in KNOWN."""
 from __future__ import annotations
 
 from bio_roberta.hf.bert import BERT, ELECTRA, MEGATRON_BERT
-from bio_roberta.hf.family import Family, option
+from bio_roberta.hf.family import Family
 from bio_roberta.hf.modernbert import MODERNBERT
 from bio_roberta.hf.roberta import ROBERTA
+from bio_roberta_core.fairseq_keys import option
 
 KNOWN = (ROBERTA, BERT, ELECTRA, MEGATRON_BERT, MODERNBERT)
 # config.json's model_type -> the family import-hf reads it as

@@ -1,6 +1,6 @@
-"""What import-hf and export-hf ask of a transformers model family (``Family``), and the names every
-family's mapping shares: fairseq's encoder and heads, the activations both libraries compute, a
-model option read from either kind of checkpoint config.
+"""What import-hf and export-hf ask of a transformers model family (``Family``), and what every
+family's mapping shares: transformers' task model of each head kind, the activations both
+libraries compute (fairseq's own names are bio_roberta_core/fairseq_keys.py's).
 
 A family is a module: roberta.py, bert.py (BERT, ELECTRA's discriminator, Megatron-BERT),
 modernbert.py each define theirs; families.py lists them by config.json's model_type and by
@@ -14,16 +14,8 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, Optional
 
-# fairseq's names: the sentence encoder's weights, and the named heads' by kind
-ENCODER = "encoder.sentence_encoder."
-LM_HEAD = "encoder.lm_head."  # fairseq's masked-LM head
-MASKED_LM = "masked_lm"
-SEQUENCE_CLASSIFICATION = "sequence_classification"
-TOKEN_CLASSIFICATION = "token_classification"
-HEAD_PREFIXES = {
-    SEQUENCE_CLASSIFICATION: "classification_heads.",
-    TOKEN_CLASSIFICATION: "token_classification_heads.",
-}
+from bio_roberta_core.fairseq_keys import MASKED_LM, SEQUENCE_CLASSIFICATION, TOKEN_CLASSIFICATION
+
 # transformers' task model of each kind: <family's class prefix><suffix>
 CLASS_SUFFIX = {
     MASKED_LM: "ForMaskedLM",
@@ -36,15 +28,6 @@ FAIRSEQ_ACTIVATIONS = {hf: fairseq for fairseq, hf in HF_ACTIVATIONS.items()}
 
 # A weight's shape as the config fields of its dimensions (model_files.check_weights sizes them)
 Shapes = dict[str, tuple[str, ...]]
-
-
-def option(model_cfg, name: str, default=None):
-    """One model option from an argparse Namespace or a DictConfig."""
-    if isinstance(model_cfg, argparse.Namespace):
-        value = getattr(model_cfg, name, default)
-    else:
-        value = model_cfg.get(name, default)
-    return default if value is None else value
 
 
 def take_rows(tensor, rows: list[Optional[int]]):

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from bio_roberta.audit.lineage import TrainingData
-from bio_roberta.hf.family import MASKED_LM, TOKEN_CLASSIFICATION
 from bio_roberta.tasks.spec import TaskSpec
+from bio_roberta_core.fairseq_keys import MASKED_LM, TOKEN_CLASSIFICATION
 
 logger = logging.getLogger(__name__)
 

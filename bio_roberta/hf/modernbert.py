@@ -17,18 +17,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Optional
 
-from bio_roberta.hf.family import (
-    ENCODER,
-    FAIRSEQ_ACTIVATIONS,
-    HEAD_PREFIXES,
-    HF_ACTIVATIONS,
-    LM_HEAD,
-    MASKED_LM,
-    Family,
-    Shapes,
-    option,
-    take_rows,
-)
+from bio_roberta.hf.family import FAIRSEQ_ACTIVATIONS, HF_ACTIVATIONS, Family, Shapes, take_rows
+from bio_roberta_core.fairseq_keys import ENCODER, HEAD_PREFIXES, LM_HEAD, MASKED_LM, option
 
 ARCH = "modernbert"
 # transformers module (without the base model's "model.") -> fairseq module

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 from bio_roberta.errors import ExportError
-from bio_roberta.hf.family import ENCODER, LM_HEAD
+from bio_roberta_core.fairseq_keys import ENCODER, LM_HEAD
 from bio_roberta_core.model_dictionary import load_model_dictionary
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ from bio_roberta.hf.bert_layout import (
     POSITION_OFFSET,
     BertLayoutFamily,
 )
-from bio_roberta.hf.family import ENCODER, LM_HEAD, MASKED_LM, option
+from bio_roberta_core.fairseq_keys import ENCODER, LM_HEAD, MASKED_LM, option
 
 # fairseq's LayerNorm eps, which its RoBERTa has
 FAIRSEQ_EPS = 1e-5

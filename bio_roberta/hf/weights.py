@@ -10,8 +10,8 @@ from typing import Any, Optional
 
 from bio_roberta.errors import ExportError
 from bio_roberta.hf.families import exported_family
-from bio_roberta.hf.family import ENCODER, HEAD_PREFIXES, MASKED_LM
 from bio_roberta.hf.original_ids import FAIRSEQ_SPECIAL_IDS, OriginalIds
+from bio_roberta_core.fairseq_keys import ENCODER, HEAD_PREFIXES, MASKED_LM
 
 
 def head_of(state: dict[str, Any], head_name: Optional[str]) -> tuple[str, Optional[str]]:

@@ -239,7 +239,7 @@ def check_fits(checkpoint: Path, data_dir: Path) -> None:
     """A checkpoint without a record to check its hash against is a model of the data's task:
     fine-tuned as the data's kind (its fairseq task and criterion), its head giving one output per
     class of the data; else one line saying what it is."""
-    from bio_roberta.prediction.predictions import task_spec_of
+    from bio_roberta.tasks.converted_task import task_spec_of
     from bio_roberta.tasks.kinds import kind_trained_by
     from bio_roberta_core.checkpoints import read_checkpoint
 

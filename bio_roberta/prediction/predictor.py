@@ -71,7 +71,8 @@ class Predictor:
 
     def __init__(self, checkpoint: Path, data_dir: Path, vocab_dir: Optional[Path] = None):
         from bio_roberta.conversion.encoder import TaskEncoder
-        from bio_roberta.prediction.predictions import load_finetuned, task_spec_of
+        from bio_roberta.prediction.predictions import load_finetuned
+        from bio_roberta.tasks.converted_task import task_spec_of
         from bio_roberta.tasks.kinds import ELEMENT_SETS, MULTILABEL, REGRESSION
         from bio_roberta.tasks.truncation import LongInputs
         from bio_roberta_core.tagging import BIO
