@@ -339,7 +339,11 @@ def converted_rows(out_dir: Path, split: str, key: str = "input0") -> list[list[
 
 def test_convert_task_ids_equal_the_models_own_tokenizer(imported, tmp_path):
     """convert-task with the imported vocabulary dir gives, on the sample task files, the ids the
-    model's own tokenizer gives (as the fairseq dictionary numbers them), eos after each."""
+    model's own tokenizer gives (as the fairseq dictionary numbers them), eos after each. The
+    positions default to the imported model's own (64 here): a sentence longer than they hold
+    becomes pieces ({split}.ids repeats its id), and only such a sentence does."""
+    import itertools
+
     from bio_roberta.conversion.finetune_bin import convert_task
 
     hf_dir, vocab = imported
@@ -348,14 +352,21 @@ def test_convert_task_ids_equal_the_models_own_tokenizer(imported, tmp_path):
     eos = int(to_fairseq[tokenizer.convert_tokens_to_ids(tokenizer.sep_token)])
     for name, sample in (("chemprot", CHEMPROT_SAMPLE), ("ncbi-disease", NER_SAMPLE)):
         spec = get_task(name)
-        convert_task(spec, sample, vocab, tmp_path / name)
+        (manifest,) = convert_task(spec, sample, vocab, tmp_path / name)
+        positions = manifest["options"]["max_positions"]
         examples = read_task(spec, sample).splits["test"].examples
         texts = [getattr(e, "text", None) or " ".join(e.words) for e in examples]
-        rows = converted_rows(tmp_path / name, "test")
-        assert len(rows) == len(texts)
-        for text, row in zip(texts, rows):
+        rows = iter(converted_rows(tmp_path / name, "test"))
+        ids_lines = (tmp_path / name / "test.ids").read_text().splitlines()
+        pieces = [len(list(run)) for _, run in itertools.groupby(ids_lines)]
+        assert len(pieces) == len(texts)
+        for text, count in zip(texts, pieces):
             ids = tokenizer(text, add_special_tokens=False)["input_ids"]
-            assert row == to_fairseq[torch.tensor(ids, dtype=torch.long)].tolist() + [eos], text
+            taken = [next(rows) for _ in range(count)]
+            assert (count > 1) == (len(ids) + 2 > positions), text
+            assert all(len(row) + 1 <= positions for row in taken), text
+            if count == 1:
+                assert taken[0] == to_fairseq[torch.tensor(ids, dtype=torch.long)].tolist() + [eos]
 
 
 def test_sentence_pairs_are_laid_out_as_transformers_does(imported, tmp_path):
