@@ -63,6 +63,7 @@ def test_a_second_run_on_the_same_out_is_refused_naming_the_first(text_dir, voca
     torch.save({"model": {}}, checkpoint)
     (data_root / "chemprot" / "input0").mkdir(parents=True)
     (data_root / "chemprot" / "input0" / "dict.txt").write_text("")  # no dictionary to check
+    (data_root / "chemprot" / "manifest.json").write_text("{}")  # converted, as far as read
     runs = {
         "parse-pubmed": [PUBMED_SAMPLE, "--workers", "1", "--out"],
         "learn-vocab": [text_dir, "--vocab-size", "300", "--out"],
