@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(REPO), str(REPO / "tests")]
+sys.path[:0] = [str(REPO), str(REPO / "scripts"), str(REPO / "tests")]
 SHAPES = {"tiny": ["--arch", "roberta_tiny"], "base": ["--arch", "roberta_base"]}
 TOKENS_PER_SAMPLE = 512
 
@@ -55,13 +55,13 @@ def main() -> None:
     import platform
 
     import torch
+    from benchmarks.provenance import commit
 
     from bio_roberta.audit.attacks import candidate_secrets
     from bio_roberta.audit.masked_lm import MaskedLMScorer
     from bio_roberta.audit.measurements import AuditOptions
     from bio_roberta.audit.record import audit
     from bio_roberta.audit.verdict import Thresholds
-    from bio_roberta_core.provenance import git_revision
     from preprocess.binarize import binarize
     from preprocess.canaries import CanaryOptions, read_canaries
     from preprocess.learn_vocab import learn_vocabulary
@@ -72,7 +72,7 @@ def main() -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
     results = {
-        "commit": git_revision(),
+        "commit": commit(),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
         "torch": torch.__version__,
         "threads": torch.get_num_threads(),
