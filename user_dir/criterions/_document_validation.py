@@ -254,11 +254,6 @@ def log_documents(logging_outputs) -> bool:
     return True
 
 
-def gold_and_predicted(documents: list[tuple]) -> tuple[list, list]:
-    """(each document's gold, each document's predicted) of merged (gold, predicted) pairs."""
-    return [document[0] for document in documents], [document[1] for document in documents]
-
-
 def log_document_score(name: str, score: Callable[[list], float]) -> None:
     """Log score(merged documents), a fraction, as a percentage to 2 decimals under `name`; 0 with
     no document whole yet (a validation batch's own view)."""

@@ -30,16 +30,19 @@ def log_loss(logging_outputs) -> int:
     return sample_size
 
 
-def log_summed_counts(logging_outputs, keys) -> None:
-    """Sum each count into the hidden meter "_<key>", which keeps summing over the validation
-    set."""
-    for key in keys:
-        metrics.log_scalar_sum("_" + key, sum(log.get(key, 0) for log in logging_outputs))
+def log_count_scores(logging_outputs, count_keys, scores: dict) -> None:
+    """Sum each count of each group of `count_keys` into the hidden meter "_<key>", which keeps
+    summing over the validation set, and log each score(*the summed counts of each group) as a
+    percentage (log_percentage) under its name."""
+    for keys in count_keys:
+        for key in keys:
+            metrics.log_scalar_sum("_" + key, sum(log.get(key, 0) for log in logging_outputs))
 
+    def summed(meters) -> list[list]:
+        return [[meters["_" + key].sum for key in keys] for keys in count_keys]
 
-def summed_counts(meters, keys) -> list:
-    """The whole-set sums that log_summed_counts kept."""
-    return [meters["_" + key].sum for key in keys]
+    for name, score in scores.items():
+        log_percentage(name, lambda meters, score=score: score(*summed(meters)))
 
 
 def log_percentage(name: str, score_of_meters) -> None:

@@ -11,27 +11,13 @@ context, as test is (user_dir/criterions/_document_validation.py).
 
 import torch
 import torch.nn.functional as F
-from fairseq.criterions import FairseqCriterion, register_criterion
+from fairseq.criterions import register_criterion
 
 from bio_roberta_core.metrics import PICO_MACRO_WORD_F1, macro_f1_from_counts, pico_macro_word_f1
 from bio_roberta_core.tagging import PICO_ELEMENTS, pico_tag
-from user_dir.criterions._document_validation import (
-    DocumentValidationConfig,
-    ValidationWindows,
-    WindowedValidation,
-    gold_and_predicted,
-    log_document_score,
-    log_documents,
-    window_logging_output,
-)
-from user_dir.criterions._finetune_metrics import (
-    finetune_logging_output,
-    log_loss,
-    log_percentage,
-    log_summed_counts,
-    summed_counts,
-)
-from user_dir.models.token_classification_head import token_classification_logits
+from user_dir.criterions._document_validation import DocumentValidationConfig
+from user_dir.criterions._finetune_metrics import finetune_logging_output, log_count_scores
+from user_dir.criterions._word_tagging import WordTaggingCriterion
 
 ELEMENT_COUNTS = tuple(
     tuple(f"{count}_{k}" for k in range(len(PICO_ELEMENTS)))
@@ -60,18 +46,11 @@ def word_element_tags(decisions: torch.Tensor, target: torch.Tensor) -> list[lis
 
 
 @register_criterion("multi_element_tagging", dataclass=DocumentValidationConfig)
-class MultiElementTaggingCriterion(WindowedValidation, FairseqCriterion):
+class MultiElementTaggingCriterion(WordTaggingCriterion):
     """BCE with logits summed over words and elements; the gradient is normalised by words."""
 
-    def __init__(self, cfg: DocumentValidationConfig, task):
-        super().__init__(task)
-        self.head_name = task.cfg.classification_head_name
-        self.windows = ValidationWindows.of(task.cfg.data, cfg.valid_subset)
-
     def forward(self, model, sample, reduce=True):
-        logits = token_classification_logits(
-            model, self.head_name, sample["net_input"]["src_tokens"]
-        )
+        logits = self.head_logits(model, sample)
         target = sample["target"]
         tagged = target[..., 0] >= 0
         gold = target[tagged]
@@ -80,8 +59,9 @@ class MultiElementTaggingCriterion(WindowedValidation, FairseqCriterion):
         sample_size = int(tagged.sum())
         logging_output = finetune_logging_output(loss, sample, sample_size)
         if not model.training and self.windows is not None:
-            sets = zip(word_element_sets(target > 0, target), word_element_sets(logits > 0, target))
-            logging_output.update(window_logging_output(self.windows, sample, list(sets), SET_TAGS))
+            gold_sets = word_element_sets(target > 0, target)
+            predicted_sets = word_element_sets(logits > 0, target)
+            logging_output.update(self.window_words(sample, gold_sets, predicted_sets, SET_TAGS))
         elif not model.training:
             predicted, gold = word_logits > 0, gold > 0
             for keys, counts in zip(
@@ -90,20 +70,11 @@ class MultiElementTaggingCriterion(WindowedValidation, FairseqCriterion):
                 logging_output.update(zip(keys, counts.tolist()))
         return loss, sample_size, logging_output
 
+    document_scores = {PICO_MACRO_WORD_F1: pico_macro_word_f1}
+
     @staticmethod
-    def reduce_metrics(logging_outputs) -> None:
-        log_loss(logging_outputs)
-        if log_documents(logging_outputs):
-            log_document_score(
-                PICO_MACRO_WORD_F1,
-                lambda documents: pico_macro_word_f1(*gold_and_predicted(documents)),
-            )
-        elif any(ELEMENT_COUNTS[0][0] in log for log in logging_outputs):
-            for keys in ELEMENT_COUNTS:
-                log_summed_counts(logging_outputs, keys)
-            log_percentage(
-                PICO_MACRO_WORD_F1,
-                lambda meters: macro_f1_from_counts(
-                    *(summed_counts(meters, keys) for keys in ELEMENT_COUNTS)
-                ),
+    def reduce_outputs(logging_outputs, sample_size: int) -> None:
+        if any(ELEMENT_COUNTS[0][0] in log for log in logging_outputs):
+            log_count_scores(
+                logging_outputs, ELEMENT_COUNTS, {PICO_MACRO_WORD_F1: macro_f1_from_counts}
             )

@@ -7,26 +7,12 @@ the window where it has the most context, as test is (user_dir/criterions/_docum
 import torch
 import torch.nn.functional as F
 from fairseq import metrics
-from fairseq.criterions import FairseqCriterion, register_criterion
+from fairseq.criterions import register_criterion
 
 from bio_roberta_core.metrics import ENTITY_F1, entity_counts, entity_f1, f1_from_counts
-from user_dir.criterions._document_validation import (
-    DocumentValidationConfig,
-    ValidationWindows,
-    WindowedValidation,
-    gold_and_predicted,
-    log_document_score,
-    log_documents,
-    window_logging_output,
-)
-from user_dir.criterions._finetune_metrics import (
-    finetune_logging_output,
-    log_loss,
-    log_percentage,
-    log_summed_counts,
-    summed_counts,
-)
-from user_dir.models.token_classification_head import token_classification_logits
+from user_dir.criterions._document_validation import DocumentValidationConfig
+from user_dir.criterions._finetune_metrics import finetune_logging_output, log_count_scores
+from user_dir.criterions._word_tagging import WordTaggingCriterion
 
 ENTITY_COUNTS = ("entity_tp", "entity_predicted", "entity_gold")
 TAG_ACCURACY = "tag_accuracy"
@@ -42,8 +28,16 @@ def word_tags(class_ids: torch.Tensor, target: torch.Tensor, tags: list[str]) ->
     return [[tags[i] for i in ids] for ids in word_ids(class_ids, target)]
 
 
+def word_accuracy(gold: list[list], predicted: list[list]) -> float:
+    """The fraction of the documents' words (gold labels, predicted labels by document) tagged as
+    gold."""
+    words = sum(len(labels) for labels in gold)
+    right = sum(g == p for labels, guesses in zip(gold, predicted) for g, p in zip(labels, guesses))
+    return right / max(words, 1)
+
+
 @register_criterion("sequence_labeling", dataclass=DocumentValidationConfig)
-class SequenceLabelingCriterion(WindowedValidation, FairseqCriterion):
+class SequenceLabelingCriterion(WordTaggingCriterion):
     """Loss summed over tagged words (the gradient is normalised by their number).
 
     At validation it also counts entities (conlleval rules, bio_roberta_core.metrics) so that
@@ -52,27 +46,21 @@ class SequenceLabelingCriterion(WindowedValidation, FairseqCriterion):
     """
 
     def __init__(self, cfg: DocumentValidationConfig, task):
-        super().__init__(task)
-        self.head_name = task.cfg.classification_head_name
+        super().__init__(cfg, task)
         self.tags = task.tags
-        self.windows = ValidationWindows.of(task.cfg.data, cfg.valid_subset)
 
     def forward(self, model, sample, reduce=True):
         target = sample["target"]
         tagged = target >= 0  # the positions read below: the loss's and the word tags'
-        logits = token_classification_logits(
-            model, self.head_name, sample["net_input"]["src_tokens"], tagged
-        )
+        logits = self.head_logits(model, sample, tagged)
         loss = F.cross_entropy(logits[tagged].float(), target[tagged], reduction="sum")
         sample_size = int(tagged.sum())
         logging_output = finetune_logging_output(loss, sample, sample_size)
         if not model.training:
             predicted = logits.argmax(dim=-1)
             if self.windows is not None:
-                ids = zip(word_ids(target, target), word_ids(predicted, target))
-                logging_output.update(
-                    window_logging_output(self.windows, sample, list(ids), self.tags)
-                )
+                gold_ids, predicted_ids = word_ids(target, target), word_ids(predicted, target)
+                logging_output.update(self.window_words(sample, gold_ids, predicted_ids, self.tags))
             else:
                 logging_output["ncorrect"] = int((predicted[tagged] == target[tagged]).sum())
                 counts = entity_counts(
@@ -81,27 +69,14 @@ class SequenceLabelingCriterion(WindowedValidation, FairseqCriterion):
                 logging_output.update(zip(ENTITY_COUNTS, counts))
         return loss, sample_size, logging_output
 
+    document_scores = {TAG_ACCURACY: word_accuracy, ENTITY_F1: entity_f1}
+
     @staticmethod
-    def reduce_metrics(logging_outputs) -> None:
-        sample_size = log_loss(logging_outputs)
-        if log_documents(logging_outputs):
-            log_document_score(TAG_ACCURACY, word_accuracy)
-            log_document_score(
-                ENTITY_F1, lambda documents: entity_f1(*gold_and_predicted(documents))
-            )
-        elif any("ncorrect" in log for log in logging_outputs):
+    def reduce_outputs(logging_outputs, sample_size: int) -> None:
+        if any("ncorrect" in log for log in logging_outputs):
             ncorrect = sum(log.get("ncorrect", 0) for log in logging_outputs)
             metrics.log_scalar(
                 TAG_ACCURACY, 100.0 * ncorrect / max(sample_size, 1), sample_size, round=2
             )
-            log_summed_counts(logging_outputs, ENTITY_COUNTS)
-            log_percentage(
-                ENTITY_F1, lambda meters: f1_from_counts(*summed_counts(meters, ENTITY_COUNTS))
-            )
-
-
-def word_accuracy(documents: list[tuple[list, list]]) -> float:
-    """The fraction of the documents' words tagged as gold."""
-    words = sum(len(gold) for gold, _ in documents)
-    right = sum(g == p for gold, predicted in documents for g, p in zip(gold, predicted))
-    return right / max(words, 1)
+            entity_scores = {ENTITY_F1: lambda counts: f1_from_counts(*counts)}
+            log_count_scores(logging_outputs, [ENTITY_COUNTS], entity_scores)

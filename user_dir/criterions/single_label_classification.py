@@ -39,12 +39,7 @@ from user_dir.criterions._document_validation import (
     log_documents,
     window_logging_output,
 )
-from user_dir.criterions._finetune_metrics import (
-    forward_keeping_head_logits,
-    log_percentage,
-    log_summed_counts,
-    summed_counts,
-)
+from user_dir.criterions._finetune_metrics import forward_keeping_head_logits, log_count_scores
 
 COUNTS = ("tp", "predicted", "gold")
 SCORED_CLASSES = "scored_classes"  # a windowed validation batch's: the classes the F1s score
@@ -114,16 +109,10 @@ class SingleLabelClassificationCriterion(WindowedValidation, SentencePredictionC
         if not classes:
             return
         keys = [[f"{name}_{k}" for k in classes] for name in COUNTS]  # per count, one key per class
-        for count_keys in keys:
-            log_summed_counts(logging_outputs, count_keys)
-
-        def count_arrays(meters):
-            return [summed_counts(meters, count_keys) for count_keys in keys]
-
-        log_percentage(MACRO_F1, lambda meters: macro_f1_from_counts(*count_arrays(meters)))
-        log_percentage(MICRO_F1, lambda meters: micro_f1_from_counts(*count_arrays(meters)))
+        scores = {MACRO_F1: macro_f1_from_counts, MICRO_F1: micro_f1_from_counts}
         if len(classes) == 1:
-            log_percentage(BINARY_F1, lambda meters: micro_f1_from_counts(*count_arrays(meters)))
+            scores[BINARY_F1] = micro_f1_from_counts
+        log_count_scores(logging_outputs, keys, scores)
 
 
 def log_document_classes(scored: list[int]) -> None:
