@@ -235,9 +235,13 @@ def window_logging_output(
     return {**entries, LABELS: tuple(labels)} if labels is not None else entries
 
 
-def log_documents(logging_outputs) -> bool:
-    """Keep the windows' outputs of these logging outputs by document (True), or do nothing where
-    they hold none (False: a split without windows)."""
+def log_document_scores(
+    logging_outputs, scores: dict[str, Callable[..., float]], decided: Callable[[list], tuple]
+) -> bool:
+    """Keep the windows' outputs of these logging outputs by document and log each
+    score(*decided(the merged documents)), a fraction, as a percentage under its name, 0 with no
+    document whole yet (a validation batch's own view) (True); or do nothing where they hold no
+    windows (False: a split without windows)."""
     windowed = [log for log in logging_outputs if PLACES in log]
     if not windowed:
         return False
@@ -251,15 +255,11 @@ def log_documents(logging_outputs) -> bool:
             log[POOLING],
         )
     metrics.log_derived(DOCUMENTS, lambda meters: meters[DOCUMENT_WINDOWS].smoothed_value)
-    return True
 
-
-def log_document_score(name: str, score: Callable[[list], float]) -> None:
-    """Log score(merged documents), a fraction, as a percentage to 2 decimals under `name`; 0 with
-    no document whole yet (a validation batch's own view)."""
-
-    def documents_score(meters) -> float:
+    def documents_score(meters, score) -> float:
         documents = meters[DOCUMENT_WINDOWS].merged()
-        return score(documents) if documents else 0.0
+        return score(*decided(documents)) if documents else 0.0
 
-    log_percentage(name, documents_score)
+    for name, score in scores.items():
+        log_percentage(name, lambda meters, score=score: documents_score(meters, score))
+    return True

@@ -12,8 +12,7 @@ from user_dir.criterions._document_validation import (
     DocumentValidationConfig,
     ValidationWindows,
     WindowedValidation,
-    log_document_score,
-    log_documents,
+    log_document_scores,
     window_logging_output,
 )
 from user_dir.criterions._finetune_metrics import log_loss
@@ -49,18 +48,15 @@ class WordTaggingCriterion(WindowedValidation, FairseqCriterion):
         """The loss, then the metrics of the whole documents (a windowed split: document_scores)
         or of the batches' own outputs (reduce_outputs)."""
         sample_size = log_loss(logging_outputs)
-        if not log_documents(logging_outputs):
+        if not log_document_scores(logging_outputs, cls.document_scores, gold_and_predicted):
             cls.reduce_outputs(logging_outputs, sample_size)
-            return
-        for name, score in cls.document_scores.items():
-            log_document_score(
-                name,
-                lambda documents, score=score: score(
-                    [gold for gold, _ in documents], [predicted for _, predicted in documents]
-                ),
-            )
 
     @staticmethod
     def reduce_outputs(logging_outputs, sample_size: int) -> None:
         """The validation metrics of a split without windows, from its batches' outputs."""
         raise NotImplementedError
+
+
+def gold_and_predicted(documents: list[tuple]) -> tuple[list, list]:
+    """(each document's gold labels, each document's predicted labels) of merged documents."""
+    return [gold for gold, _ in documents], [predicted for _, predicted in documents]

@@ -8,6 +8,8 @@ validation set) and derives from them ``hoc_abstract_f1`` (BLUE's, the recipe's)
 logits, as test is (user_dir/criterions/_document_validation.py).
 """
 
+from functools import partial
+
 import torch
 import torch.nn.functional as F
 from fairseq import metrics
@@ -23,8 +25,7 @@ from bio_roberta_core.metrics import (
 from user_dir.criterions._document_validation import (
     DocumentValidationConfig,
     ValidationWindows,
-    log_document_score,
-    log_documents,
+    log_document_scores,
     window_logging_output,
 )
 from user_dir.criterions._finetune_metrics import finetune_logging_output, log_loss, log_percentage
@@ -78,24 +79,21 @@ class MultilabelClassificationCriterion(FairseqCriterion):
     @staticmethod
     def reduce_metrics(logging_outputs) -> None:
         log_loss(logging_outputs)
-        if log_documents(logging_outputs):
-            for name, score in ((HOC_ABSTRACT_F1, hoc_abstract_f1), (HOC_MICRO_F1, hoc_micro_f1)):
-                log_document_score(
-                    name,
-                    lambda documents, score=score: abstract_score_of_tensors(
-                        score, *document_tensors(documents)
-                    ),
-                )
+        scores = {
+            name: partial(abstract_score_of_tensors, score)
+            for name, score in ((HOC_ABSTRACT_F1, hoc_abstract_f1), (HOC_MICRO_F1, hoc_micro_f1))
+        }
+        if log_document_scores(logging_outputs, scores, document_tensors):
             return
         validation = [log for log in logging_outputs if "group" in log]
         if validation:
             for key in VALIDATION_TENSORS:
                 metrics.log_concat_tensor("_" + key, torch.cat([log[key] for log in validation]))
-            for name, score in ((HOC_ABSTRACT_F1, hoc_abstract_f1), (HOC_MICRO_F1, hoc_micro_f1)):
+            for name, score in scores.items():
                 log_percentage(
                     name,
-                    lambda meters, score=score: abstract_score_of_tensors(
-                        score, *(meters["_" + k].tensor for k in VALIDATION_TENSORS)
+                    lambda meters, score=score: score(
+                        *(meters["_" + k].tensor for k in VALIDATION_TENSORS)
                     ),
                 )
 

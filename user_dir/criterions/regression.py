@@ -23,8 +23,7 @@ from bio_roberta_core.metrics import PEARSON, pearson
 from user_dir.criterions._document_validation import (
     DocumentValidationConfig,
     ValidationWindows,
-    log_document_score,
-    log_documents,
+    log_document_scores,
     window_logging_output,
 )
 from user_dir.criterions._finetune_metrics import forward_keeping_head_logits, log_percentage
@@ -63,9 +62,9 @@ class RegressionCriterion(SentencePredictionCriterion):
     @staticmethod
     def reduce_metrics(logging_outputs) -> None:
         SentencePredictionCriterion.reduce_metrics(logging_outputs)
-        if log_documents(logging_outputs):
-            log_document_score(PEARSON, document_pearson)
-        elif any("pred" in log for log in logging_outputs):
+        if log_document_scores(logging_outputs, {PEARSON: document_pearson}, scored_documents):
+            return
+        if any("pred" in log for log in logging_outputs):
             log_percentage(
                 PEARSON,
                 lambda meters: pearson(
@@ -78,11 +77,14 @@ class RegressionCriterion(SentencePredictionCriterion):
         return False  # lists of predictions, not sums
 
 
-def document_pearson(documents) -> float:
+def scored_documents(documents) -> tuple[list[float], list[float]]:
+    """(each document's gold score, its score pooled over its windows)."""
+    return [target for _, target in documents], [float(pooled[0]) for pooled, _ in documents]
+
+
+def document_pearson(gold: list[float], predicted: list[float]) -> float:
     """Pearson's r of the documents' pooled scores; NaN where it is undefined (fewer than two
     documents whole, as a validation batch alone may have, or constant scores)."""
-    gold = [target for _, target in documents]
-    predicted = [float(pooled[0]) for pooled, _ in documents]
     try:
         return pearson(gold, predicted)
     except ValueError:

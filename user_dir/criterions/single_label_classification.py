@@ -35,8 +35,7 @@ from user_dir.criterions._document_validation import (
     DocumentValidationConfig,
     ValidationWindows,
     WindowedValidation,
-    log_document_score,
-    log_documents,
+    log_document_scores,
     window_logging_output,
 )
 from user_dir.criterions._finetune_metrics import forward_keeping_head_logits, log_count_scores
@@ -99,9 +98,10 @@ class SingleLabelClassificationCriterion(WindowedValidation, SentencePredictionC
     @staticmethod
     def reduce_metrics(logging_outputs) -> None:
         SentencePredictionCriterion.reduce_metrics(logging_outputs)
-        if log_documents(logging_outputs):
-            scored = next(log[SCORED_CLASSES] for log in logging_outputs if SCORED_CLASSES in log)
-            log_document_classes(scored)
+        windowed = [log[SCORED_CLASSES] for log in logging_outputs if SCORED_CLASSES in log]
+        if windowed and log_document_scores(
+            logging_outputs, document_class_scores(windowed[0]), decided
+        ):
             return
         classes = sorted(
             {int(key[3:]) for log in logging_outputs for key in log if key.startswith("tp_")}
@@ -115,17 +115,19 @@ class SingleLabelClassificationCriterion(WindowedValidation, SentencePredictionC
         log_count_scores(logging_outputs, keys, scores)
 
 
-def log_document_classes(scored: list[int]) -> None:
-    """The metrics of single-label classification over whole documents, each predicted from its
-    windows' pooled logits: accuracy, and the F1s over the scored classes."""
-
-    def decided(documents) -> tuple[list[int], list[int]]:
-        return [target for _, target in documents], [
-            int(pooled.argmax()) for pooled, _ in documents
-        ]
-
-    log_document_score(ACCURACY, lambda documents: accuracy(*decided(documents)))
-    log_document_score(MACRO_F1, lambda documents: macro_f1(*decided(documents), scored))
-    log_document_score(MICRO_F1, lambda documents: micro_f1(*decided(documents), scored))
+def document_class_scores(scored: list[int]) -> dict:
+    """The metrics of single-label classification over whole documents (of decided): accuracy,
+    and the F1s over the scored classes."""
+    scores = {
+        ACCURACY: accuracy,
+        MACRO_F1: lambda gold, predicted: macro_f1(gold, predicted, scored),
+        MICRO_F1: lambda gold, predicted: micro_f1(gold, predicted, scored),
+    }
     if len(scored) == 1:
-        log_document_score(BINARY_F1, lambda documents: binary_f1(*decided(documents), scored[0]))
+        scores[BINARY_F1] = lambda gold, predicted: binary_f1(gold, predicted, scored[0])
+    return scores
+
+
+def decided(documents) -> tuple[list[int], list[int]]:
+    """(each document's target, its class predicted from its windows' pooled logits)."""
+    return [target for _, target in documents], [int(pooled.argmax()) for pooled, _ in documents]
