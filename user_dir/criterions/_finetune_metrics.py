@@ -1,4 +1,5 @@
-"""Logging that the fine-tuning criteria share (not registered: the leading underscore).
+"""Logging that the fine-tuning criteria share (not registered: the leading underscore), and the
+logging output every criterion of ours returns (trainer_logging_output).
 
 Validation scores are derived from meters that hold the whole validation set (counts summed over
 every batch, or tensors concatenated), never from per-batch scores, and are logged as percentages
@@ -11,8 +12,9 @@ import math
 from fairseq import metrics
 
 
-def finetune_logging_output(loss, sample, sample_size) -> dict:
-    """The entries fairseq's trainer reads from every criterion's logging output."""
+def trainer_logging_output(loss, sample, sample_size) -> dict:
+    """The entries fairseq's trainer reads from every criterion's logging output (a criterion adds
+    its own beside them)."""
     return {
         "loss": loss.data,
         "ntokens": sample["ntokens"],

@@ -31,6 +31,7 @@ from fairseq.criterions import FairseqCriterion, register_criterion
 from fairseq.dataclass import ChoiceEnum, FairseqDataclass
 from fairseq.logging import metrics
 
+from user_dir.criterions._finetune_metrics import trainer_logging_output
 from user_dir.criterions._layer_losses import (
     RELATION_INPUTS,
     attention_inputs,
@@ -304,13 +305,8 @@ class DistillationLoss(FairseqCriterion):
                 * sample_size
             )
             loss = loss + cfg.alpha_attention * terms["attention_loss"]
-        logging_output = {
-            "loss": loss.data,
-            **{name: term.data for name, term in terms.items()},
-            "ntokens": sample["ntokens"],
-            "nsentences": sample["nsentences"],
-            "sample_size": sample_size,
-        }
+        logging_output = trainer_logging_output(loss, sample, sample_size)
+        logging_output.update((name, term.data) for name, term in terms.items())
         return loss, sample_size, logging_output
 
     def hidden_loss(self, model, student_extra, teacher, teacher_extra, real) -> torch.Tensor:

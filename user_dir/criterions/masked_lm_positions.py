@@ -20,6 +20,7 @@ from fairseq.criterions import register_criterion
 from fairseq.criterions.masked_lm import MaskedLmConfig, MaskedLmLoss
 
 from user_dir.criterions._chunked_lm_loss import chunked_linear_cross_entropy
+from user_dir.criterions._finetune_metrics import trainer_logging_output
 from user_dir.models.fused_roberta_encoder import lm_head_hidden
 from user_dir.tasks.corpora_masked_lm import lm_inputs
 
@@ -61,13 +62,7 @@ class MaskedLmPositionsLoss(MaskedLmLoss):
                 logits, targets, reduction="sum", ignore_index=self.padding_idx
             )
         sample_size = len(positions)
-        logging_output = {
-            "loss": loss.data,
-            "ntokens": sample["ntokens"],
-            "nsentences": sample["nsentences"],
-            "sample_size": sample_size,
-        }
-        return loss, sample_size, logging_output
+        return loss, sample_size, trainer_logging_output(loss, sample, sample_size)
 
     def chunked_loss(self, model, sample, inputs, positions, targets):
         """The summed cross-entropy of the masked rows, projected lm_loss_chunk_rows at a time."""

@@ -16,7 +16,7 @@ from fairseq.criterions import register_criterion
 from bio_roberta_core.metrics import PICO_MACRO_WORD_F1, macro_f1_from_counts, pico_macro_word_f1
 from bio_roberta_core.tagging import PICO_ELEMENTS, pico_tag
 from user_dir.criterions._document_validation import DocumentValidationConfig
-from user_dir.criterions._finetune_metrics import finetune_logging_output, log_count_scores
+from user_dir.criterions._finetune_metrics import log_count_scores, trainer_logging_output
 from user_dir.criterions._word_tagging import WordTaggingCriterion
 
 ELEMENT_COUNTS = tuple(
@@ -57,7 +57,7 @@ class MultiElementTaggingCriterion(WordTaggingCriterion):
         word_logits = logits[tagged].float()
         loss = F.binary_cross_entropy_with_logits(word_logits, gold, reduction="sum")
         sample_size = int(tagged.sum())
-        logging_output = finetune_logging_output(loss, sample, sample_size)
+        logging_output = trainer_logging_output(loss, sample, sample_size)
         if not model.training and self.windows is not None:
             gold_sets = word_element_sets(target > 0, target)
             predicted_sets = word_element_sets(logits > 0, target)

@@ -28,7 +28,7 @@ from user_dir.criterions._document_validation import (
     log_document_scores,
     window_logging_output,
 )
-from user_dir.criterions._finetune_metrics import finetune_logging_output, log_loss, log_percentage
+from user_dir.criterions._finetune_metrics import log_loss, log_percentage, trainer_logging_output
 
 VALIDATION_TENSORS = ("group", "gold", "predicted")
 
@@ -64,7 +64,7 @@ class MultilabelClassificationCriterion(FairseqCriterion):
         target = sample["target"]
         loss = F.binary_cross_entropy_with_logits(logits.float(), target.float(), reduction="sum")
         sample_size = target.size(0)
-        logging_output = finetune_logging_output(loss, sample, sample_size)
+        logging_output = trainer_logging_output(loss, sample, sample_size)
         if not model.training and self.windows is not None:
             outputs = zip(
                 logits.detach().float().cpu(), target.bool().cpu(), sample["group"].tolist()

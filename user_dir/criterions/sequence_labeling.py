@@ -11,7 +11,7 @@ from fairseq.criterions import register_criterion
 
 from bio_roberta_core.metrics import ENTITY_F1, entity_counts, entity_f1, f1_from_counts
 from user_dir.criterions._document_validation import DocumentValidationConfig
-from user_dir.criterions._finetune_metrics import finetune_logging_output, log_count_scores
+from user_dir.criterions._finetune_metrics import log_count_scores, trainer_logging_output
 from user_dir.criterions._word_tagging import WordTaggingCriterion
 
 ENTITY_COUNTS = ("entity_tp", "entity_predicted", "entity_gold")
@@ -55,7 +55,7 @@ class SequenceLabelingCriterion(WordTaggingCriterion):
         logits = self.head_logits(model, sample, tagged)
         loss = F.cross_entropy(logits[tagged].float(), target[tagged], reduction="sum")
         sample_size = int(tagged.sum())
-        logging_output = finetune_logging_output(loss, sample, sample_size)
+        logging_output = trainer_logging_output(loss, sample, sample_size)
         if not model.training:
             predicted = logits.argmax(dim=-1)
             if self.windows is not None:
