@@ -1,6 +1,7 @@
 """What the fine-tuning tasks share: reading a finetune-bin/<task> directory (layout:
-docs/task_dirs.md), ``FinetuneBinTask``, the base of the tasks that read one, and the choice of
-encoder implementation (``EncoderChoiceConfig``), which sentence_classification shares.
+docs/task_dirs.md), ``FinetuneBinTask``, the base of the tasks that read one, ``WordTaggingTask``,
+the base of those that tag words, and the choice of encoder implementation
+(``EncoderChoiceConfig``), which sentence_classification shares.
 
 Not registered itself (the leading underscore keeps user_dir/__init__.py from importing it as a
 component); the plugin's fine-tuning tasks subclass it.
@@ -35,6 +36,7 @@ from user_dir.models.fused_roberta_encoder import (
     fine_tuning_implementation,
     use_fused_encoder,
 )
+from user_dir.models.token_classification_head import add_token_classification_head
 
 logger = logging.getLogger(__name__)
 
@@ -114,20 +116,6 @@ class FinetuneBinTask(FairseqTask, metaclass=abc.ABCMeta):
     def targets(self, split: str, input0, labels) -> dict:
         """The sample entries built from label/ (at least "target"), checked against input0."""
 
-    def check_word_labels_aligned(self, split: str, input0, labels) -> None:
-        """Word tagging: label/ holds one symbol per BPE token of input0 (docs/task_dirs.md)."""
-        mismatched = np.flatnonzero(np.asarray(input0.sizes) != np.asarray(labels.sizes))
-        if len(input0) != len(labels) or len(mismatched):
-            where = (
-                f"example {mismatched[0]}"
-                if len(mismatched)
-                else f"{len(input0)} vs {len(labels)} examples"
-            )
-            raise ValueError(
-                f"{self.cfg.data}: input0/{split} and label/{split} are not aligned ({where}); "
-                "label/ must hold one symbol per BPE token of input0, eos included"
-            )
-
     @abc.abstractmethod
     def add_head(self, model) -> None:
         """Register the head named ``cfg.classification_head_name`` on the built model."""
@@ -175,6 +163,61 @@ class FinetuneBinTask(FairseqTask, metaclass=abc.ABCMeta):
     @property
     def target_dictionary(self):
         return self.dictionary
+
+
+# Target of a position that carries no tag (<s>, non-initial subwords, </s>, padding) in the
+# word-tagging tasks: every special symbol of label/dict.txt lands below 0 after the class-id
+# offset, padding at -1.
+UNLABELLED = -1
+
+
+@dataclass
+class WordTaggingConfig(FinetuneBinConfig):
+    """Options of the word-tagging tasks."""
+
+    classification_head_name: str = field(
+        default="token_classification_head",
+        metadata={"help": "name of the token-classification head: an output per tag or element"},
+    )
+
+
+class WordTaggingTask(FinetuneBinTask):
+    """A task that tags words (sequence_labeling, multi_element_tagging): label/ holds one symbol
+    per BPE token of input0, the word's on its first subword; a token-classification head of
+    ``num_outputs`` outputs scores each position."""
+
+    cfg: WordTaggingConfig
+
+    @property
+    @abc.abstractmethod
+    def num_outputs(self) -> int:
+        """The head's outputs per position."""
+
+    @abc.abstractmethod
+    def word_targets(self, labels):
+        """The "target" dataset from label/'s symbols, <pad> prepended under <s>."""
+
+    def targets(self, split, input0, labels):
+        self.check_word_labels_aligned(split, input0, labels)
+        under_bos = PrependTokenDataset(labels, self.label_dictionary.pad())
+        return {"target": self.word_targets(under_bos)}
+
+    def check_word_labels_aligned(self, split: str, input0, labels) -> None:
+        """Word tagging: label/ holds one symbol per BPE token of input0 (docs/task_dirs.md)."""
+        mismatched = np.flatnonzero(np.asarray(input0.sizes) != np.asarray(labels.sizes))
+        if len(input0) != len(labels) or len(mismatched):
+            where = (
+                f"example {mismatched[0]}"
+                if len(mismatched)
+                else f"{len(input0)} vs {len(labels)} examples"
+            )
+            raise ValueError(
+                f"{self.cfg.data}: input0/{split} and label/{split} are not aligned ({where}); "
+                "label/ must hold one symbol per BPE token of input0, eos included"
+            )
+
+    def add_head(self, model):
+        add_token_classification_head(model, self.cfg.classification_head_name, self.num_outputs)
 
 
 def load_input_dictionary(data: str) -> Dictionary:

@@ -9,17 +9,14 @@ model makes one binary decision per element per word (a sigmoid each, not a soft
 positions without a word start get UNLABELLED in every element.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
-from fairseq.data import BaseWrapperDataset, PrependTokenDataset
+from fairseq.data import BaseWrapperDataset
 from fairseq.tasks import register_task
 
 from bio_roberta_core.tagging import PICO_ELEMENTS, pico_elements
-from user_dir.models.token_classification_head import add_token_classification_head
-from user_dir.tasks._finetune_bin import FinetuneBinConfig, FinetuneBinTask
-
-UNLABELLED = -1
+from user_dir.tasks._finetune_bin import UNLABELLED, WordTaggingConfig, WordTaggingTask
 
 
 class ElementVectorsDataset(BaseWrapperDataset):
@@ -52,25 +49,19 @@ def element_vectors(dictionary) -> torch.Tensor:
 
 
 @dataclass
-class MultiElementTaggingConfig(FinetuneBinConfig):
-    classification_head_name: str = field(
-        default="token_classification_head",
-        metadata={"help": "name of the token-classification head (one output per element)"},
-    )
+class MultiElementTaggingConfig(WordTaggingConfig):
+    """multi_element_tagging's options: those of every word-tagging task."""
 
 
 @register_task("multi_element_tagging", dataclass=MultiElementTaggingConfig)
-class MultiElementTaggingTask(FinetuneBinTask):
+class MultiElementTaggingTask(WordTaggingTask):
     cfg: MultiElementTaggingConfig
 
-    def targets(self, split, input0, labels):
-        self.check_word_labels_aligned(split, input0, labels)
+    num_outputs = len(PICO_ELEMENTS)
+
+    def word_targets(self, labels):
         try:
             vectors = element_vectors(self.label_dictionary)
         except ValueError as error:
             raise ValueError(f"{self.cfg.data}/label/dict.txt: {error}") from None
-        labels = PrependTokenDataset(labels, self.label_dictionary.pad())  # under <s>
-        return {"target": ElementVectorsDataset(labels, vectors)}
-
-    def add_head(self, model):
-        add_token_classification_head(model, self.cfg.classification_head_name, len(PICO_ELEMENTS))
+        return ElementVectorsDataset(labels, vectors)

@@ -11,29 +11,21 @@ Validation logs ``entity_f1`` (from entity counts summed over the whole validati
 ``--best-checkpoint-metric entity_f1 --maximize-best-checkpoint-metric``.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from fairseq.data import OffsetTokensDataset, PrependTokenDataset, RightPadDataset
+from fairseq.data import OffsetTokensDataset, RightPadDataset
 from fairseq.tasks import register_task
 
-from user_dir.models.token_classification_head import add_token_classification_head
-from user_dir.tasks._finetune_bin import FinetuneBinConfig, FinetuneBinTask
-
-# Target value of positions that carry no tag (<s>, non-initial subwords, </s>, padding): every
-# special symbol of label/dict.txt lands below 0 after the class-id offset, padding at -1.
-UNLABELLED = -1
+from user_dir.tasks._finetune_bin import UNLABELLED, WordTaggingConfig, WordTaggingTask
 
 
 @dataclass
-class SequenceLabelingConfig(FinetuneBinConfig):
-    classification_head_name: str = field(
-        default="token_classification_head",
-        metadata={"help": "name of the token-classification head"},
-    )
+class SequenceLabelingConfig(WordTaggingConfig):
+    """sequence_labeling's options: those of every word-tagging task."""
 
 
 @register_task("sequence_labeling", dataclass=SequenceLabelingConfig)
-class SequenceLabelingTask(FinetuneBinTask):
+class SequenceLabelingTask(WordTaggingTask):
     """Tag every word of a sentence; targets are class ids at word starts and UNLABELLED
     elsewhere."""
 
@@ -44,13 +36,10 @@ class SequenceLabelingTask(FinetuneBinTask):
         """Tag of each class id: the label names, in the tagging scheme of the manifest."""
         return self.label_names
 
-    def targets(self, split, input0, labels):
-        self.check_word_labels_aligned(split, input0, labels)
-        target = OffsetTokensDataset(
-            PrependTokenDataset(labels, self.label_dictionary.pad()),
-            -self.label_dictionary.nspecial,
-        )
-        return {"target": RightPadDataset(target, pad_idx=UNLABELLED)}
+    @property
+    def num_outputs(self) -> int:
+        return len(self.tags)
 
-    def add_head(self, model):
-        add_token_classification_head(model, self.cfg.classification_head_name, len(self.tags))
+    def word_targets(self, labels):
+        target = OffsetTokensDataset(labels, -self.label_dictionary.nspecial)
+        return RightPadDataset(target, pad_idx=UNLABELLED)
