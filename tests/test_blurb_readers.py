@@ -381,7 +381,7 @@ def test_bioasq_json_lines_errors(tmp_path, line, message):
 def test_bioasq_layout_errors(tmp_path):
     write_bioasq_jsonl(tmp_path)
     write_jsonl(tmp_path / "train.jsonl", [jsonl_record(0), jsonl_record(0)])
-    with fails(r"train.jsonl:2: id 5a0+ already on line 1"):
+    with fails(r"train.jsonl:2: id '5a0+' already on line 1"):
         read_task(BIOASQ, tmp_path)
     (tmp_path / "train.jsonl").unlink()
     with fails(r"no BioASQ files in a known layout.*found only dev.jsonl, test.jsonl"):

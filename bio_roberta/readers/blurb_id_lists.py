@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 from bio_roberta.readers.source_files import (
     SPLITS,
@@ -66,18 +66,19 @@ def split_pool(
     data_dir: Path,
     kind: str,
     unit: str,
-    train_pool: dict[str, tuple],
-    test_pool: dict[str, tuple],
-    counts: dict[str, Counter],
+    read_pool: Callable[[str, Counter], dict[str, tuple]],
     what: dict[str, str],
 ) -> dict[str, Split]:
-    """Splits of documents or questions keyed by id, each ([examples], (source files)).
+    """Splits of documents or questions keyed by id, each ([examples], (source files)), from the
+    pools read_pool("train" / "test", that part's counts) reads.
 
     With BLURB's id lists (BLURB_INDEX_FILES of `kind`) in data_dir, each split holds the ids
     listed (a test id takes its test-pool version); else test = the test pool, and
     valid = the train pool's ids that in_valid_slice picks, those also in the test pool left out:
     train and valid are not BLURB's.
     """
+    counts = {"train": Counter(), "test": Counter()}
+    train_pool, test_pool = (read_pool(part, counts[part]) for part in ("train", "test"))
     lists = index_lists(data_dir, kind)
     if lists is None:
         index_files = ", ".join(name.format(kind) for name in BLURB_INDEX_FILES.values())

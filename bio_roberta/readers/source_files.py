@@ -236,3 +236,16 @@ def nonempty_text(record: dict, key: str, where: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise TaskFormatError(f"{where}: field {key!r} missing, empty or not text")
     return value.strip()
+
+
+def unique_record_id(record: dict, where: str, seen: dict[str, int], number: int) -> str:
+    """record["id"] as text (an integer's digits), not seen before in its file: `seen` maps each id
+    to its line, this record's added (line `number`)."""
+    value = record.get("id")
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    value = nonempty_text({"id": value}, "id", where)
+    if value in seen:
+        raise TaskFormatError(f"{where}: id {value!r} already on line {seen[value]}")
+    seen[value] = number
+    return value

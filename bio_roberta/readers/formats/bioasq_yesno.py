@@ -20,6 +20,7 @@ from bio_roberta.readers.source_files import (
     json_file,
     json_line_objects,
     nonempty_text,
+    unique_record_id,
 )
 from bio_roberta.tasks.spec import TaskSpec
 
@@ -60,13 +61,7 @@ def _read_bioasq_jsonl_file(spec: TaskSpec, path: Path, split: Split) -> None:
     seen = {}
     expected = f"one object with {', '.join(BIOASQ_JSONL_KEYS)} a line"
     for number, where, record in json_line_objects(path, split, expected):
-        question_id = record.get("id")
-        if isinstance(question_id, int) and not isinstance(question_id, bool):
-            question_id = str(question_id)
-        question_id = nonempty_text({"id": question_id}, "id", where)
-        if question_id in seen:
-            raise TaskFormatError(f"{where}: id {question_id} already on line {seen[question_id]}")
-        seen[question_id] = number
+        question_id = unique_record_id(record, where, seen, number)
         label = check_label(spec, record.get("label"), where)
         split.add(
             TextExample(
@@ -144,17 +139,13 @@ def _read_bioasq_challenge(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
                 f"{BIOASQ_TRAINING_DIR}/ (training questions) and "
                 f"{BIOASQ_GOLDEN_DIR}/ (golden test batches)"
             )
-    counts = {"train": Counter(), "test": Counter()}
-    training = _bioasq_challenge_questions(spec, training_dir, counts["train"])
-    golden = _bioasq_challenge_questions(spec, golden_dir, counts["test"])
+    folders = {"train": training_dir, "test": golden_dir}
     return split_pool(
         spec,
         data_dir,
         "id",
         "questions",
-        training,
-        golden,
-        counts,
+        lambda part, counts: _bioasq_challenge_questions(spec, folders[part], counts),
         {
             "train": f"{BIOASQ_TRAINING_DIR} yes/no questions",
             "test": f"{BIOASQ_GOLDEN_DIR} yes/no questions",

@@ -139,17 +139,12 @@ def _ebm_nlp_documents(data_dir: Path, part: str, counts: Counter) -> dict[str, 
 
 
 def _read_ebm_nlp(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
-    counts = {"train": Counter(), "test": Counter()}
-    train = _ebm_nlp_documents(data_dir, "train", counts["train"])
-    test = _ebm_nlp_documents(data_dir, "test", counts["test"])
     return split_pool(
         spec,
         data_dir,
         "pmid",
         "documents",
-        train,
-        test,
-        counts,
+        lambda part, counts: _ebm_nlp_documents(data_dir, part, counts),
         {"train": "starting_spans train documents", "test": "starting_spans test/gold documents"},
     )
 

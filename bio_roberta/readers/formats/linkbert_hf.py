@@ -42,6 +42,7 @@ from bio_roberta.readers.source_files import (
     nonempty_text,
     numbered_lines,
     read_split_files,
+    unique_record_id,
 )
 from bio_roberta.tasks.kinds import MULTILABEL
 from bio_roberta.tasks.spec import TaskSpec
@@ -183,17 +184,6 @@ def _class_name(value, names: list[str], column: str, where: str):
     return value
 
 
-def _record_id(record: dict, where: str, seen: dict, number: int) -> str:
-    value = record.get("id")
-    if isinstance(value, int) and not isinstance(value, bool):
-        value = str(value)
-    value = nonempty_text({"id": value}, "id", where)
-    if value in seen:
-        raise TaskFormatError(f"{where}: id {value!r} already on line {seen[value]}")
-    seen[value] = number
-    return value
-
-
 def _label(spec: TaskSpec, label: str, where: str, split: Split) -> str:
     """Our label for one LinkBERT's release writes (TaskSpec.linkbert_labels, counted), else the
     label itself when the registry allows it."""
@@ -257,7 +247,7 @@ def _read_records(spec: TaskSpec, records, split: Split) -> None:
     expected = _expected(spec)
     abstracts = set()
     for number, where, record in records:
-        example_id = _record_id(record, where, seen, number)
+        example_id = unique_record_id(record, where, seen, number)
         if tokcls:
             words, tags = _tokens_and_tags(spec, record, where, split)
             split.add(TaggedSentence(example_id, words, tags))
