@@ -34,22 +34,13 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from bio_roberta.blurb.suites import BLURB, BOTH, LEWIS, SUITES
-from bio_roberta.report.blurb import (
-    BlurbDatasetRow,
-    BlurbScoreRow,
-    BlurbTypeAverageRow,
-    blurb_rows,
-    blurb_summary,
-    score_row,
-    type_average_rows,
-)
+from bio_roberta.report.blurb import BLURB_CSV_ROWS, blurb_csv_rows, blurb_rows, blurb_summary
 from bio_roberta.report.csv_table import csv_text, long_csv_text
 from bio_roberta.report.curves import training_curves
 from bio_roberta.report.errors import ReportError
 from bio_roberta.report.figures import figure_png
 from bio_roberta.report.lewis import (
-    LewisSummaryRow,
-    LewisTaskRow,
+    LEWIS_CSV_ROWS,
     is_own_task,
     lewis_results,
     summary_rows,
@@ -146,17 +137,14 @@ def one_model_files(
         if own:
             sections.append(own_task_lines(own_rows, ours))
         panels += lewis_panels({ours: lewis}, lewis_references)
-        texts["csv"] = csv_text([LewisTaskRow, LewisSummaryRow], [*rows, *own_rows, *summaries])
+        texts["csv"] = csv_text(LEWIS_CSV_ROWS, [*rows, *own_rows, *summaries])
     if suite in (BLURB, BOTH):
         datasets = blurb_rows(records, results, expected_seeds, score_any_split=score_any_split)
         summary = blurb_summary(datasets)
         sections.append(blurb_lines(datasets, summary, ours, score_any_split))
         panels += blurb_panels({ours: datasets}, {ours: results}, table6_references)
         title.append(blurb_score_line({ours: summary}))
-        texts["blurb_csv"] = csv_text(
-            [BlurbDatasetRow, BlurbTypeAverageRow, BlurbScoreRow],
-            [*datasets, *type_average_rows(summary), score_row(summary)],
-        )
+        texts["blurb_csv"] = csv_text(BLURB_CSV_ROWS, blurb_csv_rows(datasets, summary))
     curves_section, curves = training_curves(model.records, REPORT_FILES["curves"])
     texts["markdown"] = markdown(
         sections, model.results_dir, model.records, curves_section, model.settings
@@ -190,7 +178,7 @@ def side_by_side_files(
         series = {part.part.name: lewis_results(part.part.results) for part in lewis}
         panels += lewis_panels(series, references)
         texts["csv"] = long_csv_text(
-            [LewisTaskRow, LewisSummaryRow],
+            LEWIS_CSV_ROWS,
             {part.part.name: [*part.rows.values(), *part.summaries] for part in lewis},
         )
     if suite in (BLURB, BOTH):
@@ -208,9 +196,9 @@ def side_by_side_files(
         papers = tuple(c for part in blurb for c in part.part.table6_columns)
         title.append(blurb_score_line({p.part.name: p.summary for p in blurb}, papers))
         texts["blurb_csv"] = long_csv_text(
-            [BlurbDatasetRow, BlurbTypeAverageRow, BlurbScoreRow],
+            BLURB_CSV_ROWS,
             {
-                part.part.name: [*part.rows, *type_average_rows(part.summary), part.score]
+                part.part.name: blurb_csv_rows(part.rows, part.summary, part.part.table6_columns)
                 for part in blurb
             },
         )

@@ -224,3 +224,17 @@ def score_row(
     if summary is None:
         return BlurbScoreRow(mean=None, note=NO_SCORE, table6=printed)
     return BlurbScoreRow(mean=summary.ours.score, note=score_note(summary), table6=printed)
+
+
+# blurb.csv's rows: the datasets, the type averages, the BLURB score (csv_table: their fields are
+# the columns)
+BLURB_CSV_ROWS = (BlurbDatasetRow, BlurbTypeAverageRow, BlurbScoreRow)
+
+
+def blurb_csv_rows(
+    datasets: list[BlurbDatasetRow],
+    summary: Optional[BlurbSummary],
+    columns: tuple[str, ...] = DEFAULT_TABLE6_COLUMNS,
+) -> list:
+    """A model's rows of blurb.csv, beside Table 6's `columns`."""
+    return [*datasets, *type_average_rows(summary), score_row(summary, columns)]

@@ -77,7 +77,7 @@ def row_cells(row: Any) -> dict[str, Any]:
     return {**own, **references}
 
 
-def csv_text(row_classes: list[type], rows: list[Any]) -> str:
+def csv_text(row_classes: Iterable[type], rows: list[Any]) -> str:
     """The rows (instances of row_classes) as CSV, a header of their columns first; a row leaves
     the columns of fields it does not have empty."""
     columns = csv_columns(row_classes)
@@ -90,7 +90,7 @@ def csv_text(row_classes: list[type], rows: list[Any]) -> str:
     return buffer.getvalue()
 
 
-def long_csv_text(row_classes: list[type], rows_by_model: dict[str, list[Any]]) -> str:
+def long_csv_text(row_classes: Iterable[type], rows_by_model: dict[str, list[Any]]) -> str:
     """Several models' rows as one long CSV: a row per model and row, `model` first, then the
     rows' own columns, then `paper_model` and `paper`: the one reference column a model's rows
     hold (its paper model's number; empty when it has none)."""

@@ -45,6 +45,10 @@ class LewisSummaryRow:
     paper: dict[str, Optional[float]] = reference_columns(DEFAULT_LEWIS_COLUMNS)
 
 
+# report.csv's rows: the tasks, then the groups (csv_table: their fields are the columns)
+LEWIS_CSV_ROWS = (LewisTaskRow, LewisSummaryRow)
+
+
 def lewis_results(results: dict[str, TaskResult]) -> dict[str, TaskResult]:
     """The tasks of Lewis et al.'s table: registry tasks with Table 2 numbers, and names that are
     neither registry nor BLURB tasks (listed, so no record goes unreported)."""
