@@ -382,7 +382,7 @@ def test_input_errors_name_the_file_and_line(tmp_path):
     inputs = read_inputs(lines, spec, text_field="premise", text_pair_field="hypothesis")
     assert inputs.inputs == [{"text": "a", "text_pair": "b"}]
     lines.write_text('{"premise": "a"}\n{"premise": "c"\n')
-    with pytest.raises(PredictError, match=rf"^{lines}:2: not a JSON line \(.*\); one object"):
+    with pytest.raises(PredictError, match=rf"^{lines}:2: not JSON \(.*\); expected one object"):
         read_inputs(lines, spec, text_field="premise")
     with pytest.raises(PredictError, match=rf'^{lines}:1: no text field "text" \(a string\)'):
         read_inputs(lines, spec)

@@ -4,7 +4,6 @@ dir in the task's own file layout; each named for errors and keyed in the output
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +11,7 @@ from typing import Sequence
 
 from bio_roberta.prediction.finetuned_files import PredictError
 from bio_roberta.prediction.predictor import Input
+from bio_roberta.readers.source_files import json_object
 
 
 @dataclass
@@ -58,13 +58,8 @@ def read_inputs(
 
 
 def json_input(path: Path, number: int, line: str, text_field: str, text_pair_field: str) -> dict:
-    try:
-        record = json.loads(line)
-    except json.JSONDecodeError as error:
-        raise PredictError(
-            f"{path}:{number}: not a JSON line ({error.msg}); one object a line"
-        ) from None
-    if not isinstance(record, dict) or not isinstance(record.get(text_field), str):
+    record = json_object(line, f"{path}:{number}", "one object a line", PredictError)
+    if not isinstance(record.get(text_field), str):
         raise PredictError(
             f'{path}:{number}: no text field "{text_field}" (a string); name it with --text-field'
         )

@@ -141,17 +141,24 @@ def json_line_objects(path: Path, split: Split, expected: str) -> Iterator[tuple
         if not line.strip():
             split.counts["skipped_blank_lines"] += 1
             continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise TaskFormatError(
-                f"{where}: not JSON ({error.msg} at column {error.colno}); expected {expected}"
-            ) from None
-        if not isinstance(record, dict):
-            raise TaskFormatError(
-                f"{where}: expected {expected}, found a JSON {type(record).__name__}"
-            )
-        yield number, where, record
+        yield number, where, json_object(line, where, expected)
+
+
+def json_object(
+    line: str, where: str, expected: str, error: type[Exception] = TaskFormatError
+) -> dict:
+    """The JSON object a line holds; where it holds none, an `error` naming `where` (file:line)
+    and what was expected there."""
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as decode_error:
+        raise error(
+            f"{where}: not JSON ({decode_error.msg} at column {decode_error.colno}); "
+            f"expected {expected}"
+        ) from None
+    if not isinstance(record, dict):
+        raise error(f"{where}: expected {expected}, found a JSON {type(record).__name__}")
+    return record
 
 
 def check_label(spec: TaskSpec, label: str, where: str) -> str:
