@@ -56,7 +56,15 @@ def utf8_lines(
 
 def utf8_text(path: str | os.PathLike, error: type[BioRobertaError] = TextFileError) -> str:
     """A UTF-8 text file's whole text (line endings kept)."""
-    data = Path(path).read_bytes().removeprefix(codecs.BOM_UTF8)
+    return utf8_decoded(path, Path(path).read_bytes(), error)
+
+
+def utf8_decoded(
+    path: str | os.PathLike, data: bytes, error: type[BioRobertaError] = TextFileError
+) -> str:
+    """The whole text of `data`, the bytes read from the UTF-8 text file `path` (for a caller that
+    keeps the bytes too: one read gives the text and its hash)."""
+    data = data.removeprefix(codecs.BOM_UTF8)
     for number, raw in enumerate(data.split(b"\n"), 1):
         decoded_line(path, number, raw, error)
     return data.decode("utf-8")

@@ -12,6 +12,7 @@ Every mistake is one line naming the file and the field.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import re
@@ -30,9 +31,8 @@ from bio_roberta.tasks.spec import (
 )
 from bio_roberta_core.errors import BioRobertaError
 from bio_roberta_core.metrics import BINARY_F1, METRICS
-from bio_roberta_core.provenance import sha256_file
 from bio_roberta_core.tagging import split_tag
-from bio_roberta_core.text_files import utf8_text
+from bio_roberta_core.text_files import utf8_decoded
 
 INFER = "infer"
 # The declaration's split names -> ours (fairseq's "valid").
@@ -83,11 +83,9 @@ class TaskFileError(BioRobertaError):
     """A task declaration that cannot be read: names the file and the field."""
 
 
-def _load(path: Path) -> dict:
-    """The file's mapping: YAML (.yaml, .yml) or JSON (.json)."""
-    if not path.is_file():
-        raise TaskFileError(f"{path}: no such task file")
-    text = utf8_text(path, TaskFileError)
+def _fields(path: Path, data: bytes) -> dict:
+    """The mapping of the file's bytes `data`: YAML (.yaml, .yml) or JSON (.json)."""
+    text = utf8_decoded(path, data, TaskFileError)
     if path.suffix in (".yaml", ".yml"):
         import yaml
 
@@ -250,7 +248,10 @@ def read_task_file(path: str | Path) -> TaskSpec:
     """The TaskSpec a task file declares (its declaration attached); TaskFileError naming the
     file and field when a field is unknown, missing or wrong, or a file it names is missing."""
     path = Path(path).resolve()
-    return declared_spec(path, _load(path), sha256_file(path))
+    if not path.is_file():
+        raise TaskFileError(f"{path}: no such task file")
+    data = path.read_bytes()  # once: the fields and the sha256 are of the same bytes
+    return declared_spec(path, _fields(path, data), hashlib.sha256(data).hexdigest())
 
 
 def declared_spec(path: Path, fields: dict, sha256: str, files_present: bool = True) -> TaskSpec:
@@ -353,9 +354,10 @@ def recorded_task(manifest: Mapping, manifest_path: Path) -> Optional[TaskSpec]:
         return None
     path, fields = Path(recorded["path"]), recorded.get("fields")
     if fields is None:
-        if not path.is_file() or sha256_file(path) != recorded.get("sha256"):
+        data = path.read_bytes() if path.is_file() else None
+        if data is None or hashlib.sha256(data).hexdigest() != recorded.get("sha256"):
             return None
-        fields = _load(path)
+        fields = _fields(path, data)
     spec = declared_spec(path, fields, recorded.get("sha256"), files_present=False)
     return as_converted(spec, manifest, manifest_path)
 
