@@ -151,7 +151,7 @@ def test_score_dispatches_on_the_registry_metric():
         spec = get_task(name)
         gold, predicted = random_labels(rng, spec.labels, 50), random_labels(rng, spec.labels, 50)
         expected = f1_score(
-            gold, predicted, labels=list(spec.scored_labels), average=average, zero_division=0
+            gold, predicted, labels=list(spec.labels_in_score), average=average, zero_division=0
         )
         assert spec.score(gold, predicted) == expected
     gold, predicted = random_labels(rng, ["0", "1"], 50), random_labels(rng, ["0", "1"], 50)

@@ -228,7 +228,6 @@ _TASK_LIST = (
         paper=lewis_row(
             69.6, 71.7, 75.7, 69.7, 73.9, 68.5, 74.9, 72.4, 74.7, 76.4, 76.2, 75.7, 75.4
         ),
-        scored_labels=CHEMPROT_RELATIONS,
         negative_label="false",
         notes="Table 1 reports macro-F1 over the 5 CPR classes (BLURB: micro-F1)",
     ),
@@ -255,7 +254,6 @@ _TASK_LIST = (
         paper=lewis_row(
             79.0, 80.5, 80.7, 79.1, 79.9, 77.3, 80.5, 81.9, 82.1, 81.8, 82.1, 81.2, 81.0
         ),
-        scored_labels=("DDI-mechanism", "DDI-effect", "DDI-advise", "DDI-int"),
         negative_label="DDI-false",
         shared_data="re/DDI-2013/DDICorpus",
         other_formats=LINKBERT,
@@ -274,7 +272,6 @@ _TASK_LIST = (
         paper=lewis_row(
             72.4, 75.2, 75.0, 69.8, 74.4, 74.0, 74.5, 73.8, 76.2, 75.6, 78.6, 75.5, 75.0
         ),
-        scored_labels=("PIP", "TeCP", "TeRP", "TrAP", "TrCP", "TrIP", "TrNAP", "TrWP"),
         negative_label="false",
         public=False,
         notes="n2c2 licence; BLUE i2b2-2010 tsv",

@@ -127,8 +127,8 @@ class TaskSpec:
     public: bool = True
     # Where the task's files sit under ../shared/data (None: not collected there).
     shared_data: Optional[str] = None
-    # Labels that count in the score (ChemProt: 5 CPR classes, DDI: 4 types); None: all.
-    scored_labels: Optional[tuple[str, ...]] = None
+    # The label the score leaves out (ChemProt's "false": its 5 CPR classes count; DDI's
+    # "DDI-false": its 4 types); None: every label counts.
     negative_label: Optional[str] = None
     folds: Optional[int] = None  # cross-validation folds (GAD, EU-ADR)
     model_selection_fold: Optional[int] = None  # fold whose dev run picks early stopping
@@ -187,9 +187,7 @@ class TaskSpec:
 
     @property
     def labels_in_score(self) -> tuple[str, ...]:
-        """The labels the task's F1 counts: scored_labels, else every label but the negative."""
-        if self.scored_labels:
-            return tuple(self.scored_labels)
+        """The labels the task's F1 counts: every label but the negative."""
         return tuple(label for label in self.labels if label != self.negative_label)
 
     def score(self, gold, predicted) -> float:
