@@ -33,111 +33,97 @@ HOC_HALLMARKS = (
     "tumor promoting inflammation",
 )
 
+
+def _blurb_task(**fields) -> TaskSpec:
+    """A task BLURB adds: PubMed text, no Lewis et al. numbers (Gu et al.'s are in
+    bio_roberta/blurb/suite.py), LinkBERT's release a second layout of its files."""
+    return TaskSpec(domain=PUBMED, paper={}, other_formats=LINKBERT, **fields)
+
+
 BLURB_ENTRIES = (
-    TaskSpec(
+    _blurb_task(
         name="biosses",
         display="BIOSSES",
-        domain=PUBMED,
         kind=REGRESSION,
         source_format="biosses_blue_rowdata",
         labels=(),
         metric="pearson",
         hparams=blurb_hparams(1e-5, 16, 30, 4),
-        paper={},
         shared_data="sts/BIOSSES",
         seeds=TEN_SEEDS,
-        other_formats=LINKBERT,
         notes="100 sentence pairs, gold = mean of 5 annotators' 0-4 scores; BLURB's 64/16/20 split",
     ),
-    TaskSpec(
+    _blurb_task(
         name="pubmedqa",
         display="PubMedQA",
-        domain=PUBMED,
         kind=QA_PAIR,
         source_format="pubmedqa_pqal",
         labels=("yes", "no", "maybe"),
         metric="accuracy",
         hparams=blurb_hparams(3e-5, 16, 30, 29),
-        paper={},
         shared_data="qa/PubMedQA/data",
         seeds=TEN_SEEDS,
-        other_formats=LINKBERT,
         notes="PQA-L; context = the abstract without its conclusion; 450/50/500",
     ),
-    TaskSpec(
+    _blurb_task(
         name="bioasq",
         display="BioASQ",
-        domain=PUBMED,
         kind=QA_PAIR,
         source_format="bioasq_yesno",
         labels=("yes", "no"),
         metric="accuracy",
         hparams=blurb_hparams(3e-5, 16, 20, 42),
-        paper={},
         public=False,
         seeds=TEN_SEEDS,
-        other_formats=LINKBERT,
         notes="Task 7b yes/no questions + their snippets; BioASQ registration; 670/75/140",
     ),
-    TaskSpec(
+    _blurb_task(
         name="ebm-pico",
         display="EBM PICO",
-        domain=PUBMED,
         kind=MULTI_ELEMENT_TAGGING,
         source_format="ebm_pico",
         labels=("O", "I-PAR", "I-INT", "I-OUT"),
         metric="pico_macro_word_f1",
         hparams=blurb_hparams(5e-5, 32, 3, 500),
-        paper={},
         negative_label="O",
-        other_formats=LINKBERT,
         linkbert_labels={"B-PAR": "I-PAR", "B-INT": "I-INT", "B-OUT": "I-OUT"},
         notes="a word may carry several elements (tag 'I-PAR+I-INT'); word-level F1 per element",
     ),
-    TaskSpec(
+    _blurb_task(
         name="gad-blurb",
         display="GAD (BLURB)",
-        domain=PUBMED,
         kind=BINARY_RELATION,
         source_format="gad_blurb_fold1",
         labels=("0", "1"),
         metric="binary_f1",
         hparams=blurb_hparams(3e-5, 16, 10, 267),
-        paper={},
         shared_data="re/GAD",
         negative_label="0",
         max_positions=128,
-        other_formats=LINKBERT,
         notes="BLURB's single GAD split: BioBERT's fold 1, train.tsv rows 1-4261 / the other 535 / "
         "test.tsv (534); F1 of the positive class (BLURB's micro-F1 over one class)",
     ),
-    TaskSpec(
+    _blurb_task(
         name="chemprot-blurb",
         display="ChemProt (BLURB)",
-        domain=PUBMED,
         kind=RELATION,
         source_format="blue_tsv",
         labels=(*CHEMPROT_RELATIONS, "false"),
         metric="micro_f1",
         hparams=blurb_hparams(3e-5, 16, 10, 1128),
-        paper={},
         negative_label="false",
-        other_formats=LINKBERT,
         linkbert_labels={"0": "false"},
         notes="BLURB's ChemProt (its split's sizes: blurb/suite.py; unlabelled pairs false): "
         "BLURB's own tsv or LinkBERT's release; micro-F1 over the 5 CPR classes",
     ),
-    TaskSpec(
+    _blurb_task(
         name="hoc-blurb",
         display="HoC (BLURB)",
-        domain=PUBMED,
         kind=MULTILABEL,
         source_format="blue_hoc",
         labels=HOC_HALLMARKS,
         metric="hoc_micro_f1",
         hparams=blurb_hparams(3e-5, 16, 10, 500),
-        paper={},
-        other_formats=LINKBERT,
         notes="BLURB's split of all 1852 abstracts (1295/186/371): BLURB's own tsv (BLUE's format) "
         "or LinkBERT's release; micro-F1 over (abstract, hallmark)",
     ),
