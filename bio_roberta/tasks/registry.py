@@ -41,16 +41,23 @@ from bio_roberta.tasks.spec import (
 )
 
 
-def _biobert_ner(name, display, entity_type, paper, shared_data=None, other_formats=()):
+def _lewis_ner(**fields) -> TaskSpec:
+    """One of Lewis et al.'s NER tasks: BioBERT's token<TAB>tag files, entity F1, NER_HPARAMS."""
     return TaskSpec(
+        kind=NER,
+        source_format="biobert_ner",
+        metric="entity_f1",
+        hparams=NER_HPARAMS,
+        **fields,
+    )
+
+
+def _biobert_ner(name, display, entity_type, paper, shared_data=None, other_formats=()):
+    return _lewis_ner(
         name=name,
         display=display,
         domain=PUBMED,
-        kind=NER,
-        source_format="biobert_ner",
         labels=BIO_TAGS,
-        metric="entity_f1",
-        hparams=NER_HPARAMS,
         paper=paper,
         shared_data=shared_data,
         entity_type=entity_type,
@@ -59,15 +66,11 @@ def _biobert_ner(name, display, entity_type, paper, shared_data=None, other_form
 
 
 def _i2b2_ner(name, display, labels, paper, notes):
-    return TaskSpec(
+    return _lewis_ner(
         name=name,
         display=display,
         domain=CLINICAL,
-        kind=NER,
-        source_format="biobert_ner",
         labels=labels,
-        metric="entity_f1",
-        hparams=NER_HPARAMS,
         paper=paper,
         public=False,
         notes=notes,
