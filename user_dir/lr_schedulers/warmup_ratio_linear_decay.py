@@ -7,18 +7,18 @@ update after a resume took lr / warmup_updates (and in any run, the first update
 epoch took the peak lr). Here an epoch's start sets the lr of the updates done so far."""
 
 from dataclasses import dataclass, field
-from typing import Optional
 
 from fairseq.optim.lr_scheduler import register_lr_scheduler
 from fairseq.optim.lr_scheduler.polynomial_decay_schedule import (
     PolynomialDecayLRSchedule,
     PolynomialDecayLRScheduleConfig,
 )
-from omegaconf import II
+
+from user_dir.lr_schedulers._schedule_length import ScheduleLengthConfig, schedule_length
 
 
 @dataclass
-class WarmupRatioLinearDecayConfig(PolynomialDecayLRScheduleConfig):
+class WarmupRatioLinearDecayConfig(ScheduleLengthConfig, PolynomialDecayLRScheduleConfig):
     warmup_ratio: float = field(
         default=0.05,
         metadata={
@@ -26,13 +26,6 @@ class WarmupRatioLinearDecayConfig(PolynomialDecayLRScheduleConfig):
             "replaces warmup_updates"
         },
     )
-    # fairseq-train's argparse route leaves the inherited interpolation unset (null), so the
-    # schedule falls back to max_update itself
-    total_num_update: Optional[float] = field(
-        default=II("optimization.max_update"),
-        metadata={"help": "updates over which to decay the learning rate (default: max_update)"},
-    )
-    max_update: int = II("optimization.max_update")
 
 
 @register_lr_scheduler("warmup_ratio_linear_decay", dataclass=WarmupRatioLinearDecayConfig)
@@ -40,8 +33,7 @@ class WarmupRatioLinearDecaySchedule(PolynomialDecayLRSchedule):
     def __init__(self, cfg: WarmupRatioLinearDecayConfig, optimizer):
         if not 0 <= cfg.warmup_ratio < 1:
             raise ValueError(f"lr_scheduler.warmup_ratio={cfg.warmup_ratio} must be in [0, 1)")
-        if cfg.total_num_update is None:
-            cfg.total_num_update = cfg.max_update
+        cfg.total_num_update = schedule_length(cfg)
         cfg.warmup_updates = round(cfg.warmup_ratio * cfg.total_num_update)
         super().__init__(cfg, optimizer)
         self.num_updates = 0

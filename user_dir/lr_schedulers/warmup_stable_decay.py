@@ -18,17 +18,19 @@ import annotations`: fairseq builds fairseq-train's options from the config's fi
 
 import math
 from dataclasses import dataclass, field
-from typing import List, Optional
+from typing import List
 
-from fairseq.dataclass import ChoiceEnum, FairseqDataclass
+from fairseq.dataclass import ChoiceEnum
 from fairseq.optim.lr_scheduler import FairseqLRScheduler, register_lr_scheduler
 from omegaconf import II
+
+from user_dir.lr_schedulers._schedule_length import ScheduleLengthConfig, schedule_length
 
 DECAY_SHAPES = {"linear": lambda p: 1 - p, "one_minus_sqrt": lambda p: 1 - math.sqrt(p)}
 
 
 @dataclass
-class WarmupStableDecayConfig(FairseqDataclass):
+class WarmupStableDecayConfig(ScheduleLengthConfig):
     warmup_ratio: float = field(
         default=0.0,
         metadata={"help": "linear warmup over this share of total_num_update (default max_update)"},
@@ -48,18 +50,12 @@ class WarmupStableDecayConfig(FairseqDataclass):
         default=0.0,
         metadata={"help": "learning rate at the end of the decay, as a share of the peak"},
     )
-    # fairseq-train's argparse route leaves the interpolation unset (null): then max_update
-    total_num_update: Optional[float] = field(
-        default=II("optimization.max_update"),
-        metadata={"help": "updates the schedule spans (default: max_update)"},
-    )
-    max_update: int = II("optimization.max_update")
     lr: List[float] = II("optimization.lr")
 
 
 def schedule_lengths(cfg: WarmupStableDecayConfig) -> tuple[int, int, int]:
     """(T, W, D) of the module doc; one line naming the setting that makes no schedule."""
-    total = cfg.total_num_update if cfg.total_num_update is not None else cfg.max_update
+    total = schedule_length(cfg)
     if not total or total <= 0:
         raise ValueError(
             f"lr_scheduler warmup_stable_decay needs optimization.max_update (or "
