@@ -54,10 +54,18 @@ class BlurbDataset:
     # BLURB's split, and which files give it (LinkBERT's release gives every one); whether the
     # files read do is checked by content (check_blurb_split)
     split_source: str
-    # Its folder in LinkBERT's BLURB release (scripts/preprocess_blurb.py): <root>/<linkbert_dir>.
-    linkbert_dir: str
+    # Its name in LinkBERT's BLURB release (scripts/preprocess_blurb.py), whose folder of it is
+    # <root>/<linkbert_dir>.
+    linkbert_name: str
     # Registry metrics that compute the same number as `metric` (GAD: F1 of its one positive class).
     same_metric: tuple[str, ...] = ()
+
+    @property
+    def linkbert_dir(self) -> str:
+        """Its folder in LinkBERT's release: tokcls/<name>_hf for the word-tagging types,
+        seqcls/<name>_hf for the rest."""
+        family = "tokcls" if self.task_type in (NER, PICO) else "seqcls"
+        return f"{family}/{self.linkbert_name}_hf"
 
     def folders(self, root: Path) -> list[Path]:
         """The folders under a BLURB data root that hold this dataset: LinkBERT's
@@ -76,7 +84,7 @@ def _ner(task, display, sizes, table6, linkbert_name, note=""):
         table6,
         "Crichton et al.'s split (MTL-Bioinformatics-2016's files), tags cut to B/I/O by BLURB's "
         "data generation" + note,
-        f"tokcls/{linkbert_name}_hf",
+        linkbert_name,
     )
 
 
@@ -143,7 +151,7 @@ BLURB_DATASETS = (
         "give BLURB's split, EBM-NLP's alone a dev of ours. Table 3 does not say what its sizes "
         "count: only the reader given BLURB's PMID lists can tell (Split.blurb); SciBERT's or "
         "LinkBERT's files by their names alone are unchecked",
-        "tokcls/ebmnlp_hf",
+        "ebmnlp",
     ),
     BlurbDataset(
         "chemprot-blurb",
@@ -156,7 +164,7 @@ BLURB_DATASETS = (
         "BLURB regenerates all three splits from the original ChemProt corpus, expanding "
         "unlabelled pairs to false: BLURB's tsv or LinkBERT's release; not BLUE's tsv (sizes "
         "tell)",
-        "seqcls/chemprot_hf",
+        "chemprot",
     ),
     BlurbDataset(
         "ddi",
@@ -171,7 +179,7 @@ BLURB_DATASETS = (
         "lists: dev = BLURB's and LinkBERT's release, train = every other Train pair (the corpus "
         "XML holds no dev; Table 3's 22233/5559 is another partition of the same 27,792 Train "
         "pairs, docs/blurb_splits.md)",
-        "seqcls/DDI_hf",
+        "DDI",
     ),
     BlurbDataset(
         "gad-blurb",
@@ -183,7 +191,7 @@ BLURB_DATASETS = (
         gu_row(77.72, 77.28, 77.72, 80.94, 80.90, 79.66, 78.40, 77.24, 82.34),
         "BioBERT's fold 1: train = its train.tsv rows 1-4261, dev = the other 535, test = its "
         "test.tsv (534); rebuilt (Table 3 prints dev and test sizes swapped, 534/535)",
-        "seqcls/GAD_hf",
+        "GAD",
         ("binary_f1",),
     ),
     BlurbDataset(
@@ -197,7 +205,7 @@ BLURB_DATASETS = (
         "BLUE's pair numbers, listed in BLURB's preprocessor (bio_roberta/readers/blurb_ids/"
         "biosses.json), which LinkBERT's release keeps as ids; rebuilt from BLUE's 70/16/14 "
         "files, which hold all 100 pairs, by those same numbers (so unproven)",
-        "seqcls/BIOSSES_hf",
+        "BIOSSES",
     ),
     BlurbDataset(
         "hoc-blurb",
@@ -210,7 +218,7 @@ BLURB_DATASETS = (
         "BLURB's own split of all 1,852 abstracts (its indexing/HoC/*_pmid.tsv, in no public "
         "repository at hand): BLURB's tsv files (BLUE's format) or LinkBERT's release; BLUE's "
         "tsv (1108/157/315, control abstracts left out) is another",
-        "seqcls/HoC_hf",
+        "HoC",
     ),
     BlurbDataset(
         "pubmedqa",
@@ -222,7 +230,7 @@ BLURB_DATASETS = (
         gu_row(51.62, 49.96, 52.84, 60.24, 57.38, 51.40, 49.08, 48.44, 55.84),
         "test = test_ground_truth.json; train/dev = fold 0 of PubMedQA's split_dataset.py "
         "(its PMIDs: bio_roberta/readers/blurb_ids/pubmedqa.json); rebuilt",
-        "seqcls/pubmedqa_hf",
+        "pubmedqa",
     ),
     BlurbDataset(
         "bioasq",
@@ -234,7 +242,7 @@ BLURB_DATASETS = (
         gu_row(70.36, 74.44, 75.20, 84.14, 78.86, 74.22, 68.50, 68.71, 87.56),
         "Task 7b yes/no: training7b -> train/dev by BLURB's id lists (rebuilt when given, else "
         "dev is ours), test = the five golden batches; LinkBERT's release holds BLURB's",
-        "seqcls/bioasq_hf",
+        "bioasq",
     ),
 )
 BLURB: dict[str, BlurbDataset] = {dataset.task: dataset for dataset in BLURB_DATASETS}
