@@ -235,6 +235,23 @@ def window_logging_output(
     return {**entries, LABELS: tuple(labels)} if labels is not None else entries
 
 
+def log_pooled_windows(
+    windows: ValidationWindows,
+    sample,
+    logging_output: dict,
+    logits: torch.Tensor,
+    targets: list,
+    per_window: Sequence[str],
+) -> None:
+    """In the logging output of a validation batch of a windowed classification split, replace the
+    entries `per_window` (sentence_prediction's own, of windows: documents are scored instead) by
+    each window's (logits, target), logged by document."""
+    for key in per_window:
+        del logging_output[key]
+    outputs = list(zip(logits.detach().float().cpu(), targets))
+    logging_output.update(window_logging_output(windows, sample, outputs))
+
+
 def log_document_scores(
     logging_outputs, scores: dict[str, Callable[..., float]], decided: Callable[[list], tuple]
 ) -> bool:

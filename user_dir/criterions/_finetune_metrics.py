@@ -56,8 +56,8 @@ def log_percentage(name: str, score_of_meters) -> None:
 
 def forward_keeping_head_logits(criterion, model, sample, reduce=True):
     """fairseq's sentence_prediction forward of `criterion` (a SentencePredictionCriterion) plus
-    the classification head's logits it scored, kept by a hook instead of a second pass:
-    (loss, sample_size, logging_output, logits)."""
+    the classification head's logits it scored, kept by a hook instead of a second pass, and
+    their targets: (loss, sample_size, logging_output, logits, targets, one per example)."""
     from fairseq.criterions.sentence_prediction import SentencePredictionCriterion
 
     captured = []
@@ -69,4 +69,5 @@ def forward_keeping_head_logits(criterion, model, sample, reduce=True):
         )
     finally:
         hook.remove()
-    return loss, sample_size, logging_output, captured[0]
+    logits = captured[0]
+    return loss, sample_size, logging_output, logits, model.get_targets(sample, [logits]).view(-1)

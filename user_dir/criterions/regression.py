@@ -24,7 +24,7 @@ from user_dir.criterions._document_validation import (
     DocumentValidationConfig,
     ValidationWindows,
     log_document_scores,
-    window_logging_output,
+    log_pooled_windows,
 )
 from user_dir.criterions._finetune_metrics import forward_keeping_head_logits, log_percentage
 
@@ -50,13 +50,11 @@ class RegressionCriterion(SentencePredictionCriterion):
     def forward(self, model, sample, reduce=True):
         if model.training or self.windows is None:
             return super().forward(model, sample, reduce)
-        loss, sample_size, logging_output, logits = forward_keeping_head_logits(
+        loss, sample_size, logging_output, logits, target = forward_keeping_head_logits(
             self, model, sample, reduce
         )
-        del logging_output["pred"], logging_output["targ"]  # the windows': documents instead
-        gold = model.get_targets(sample, [logits]).view(-1).float().tolist()
-        outputs = list(zip(logits.detach().float().cpu(), gold))
-        logging_output.update(window_logging_output(self.windows, sample, outputs))
+        gold, per_window = target.float().tolist(), ("pred", "targ")  # the windows'
+        log_pooled_windows(self.windows, sample, logging_output, logits, gold, per_window)
         return loss, sample_size, logging_output
 
     @staticmethod

@@ -36,7 +36,7 @@ from user_dir.criterions._document_validation import (
     ValidationWindows,
     WindowedValidation,
     log_document_scores,
-    window_logging_output,
+    log_pooled_windows,
 )
 from user_dir.criterions._finetune_metrics import forward_keeping_head_logits, log_count_scores
 
@@ -75,14 +75,12 @@ class SingleLabelClassificationCriterion(WindowedValidation, SentencePredictionC
     def forward(self, model, sample, reduce=True):
         if model.training:
             return super().forward(model, sample, reduce)
-        loss, sample_size, logging_output, logits = forward_keeping_head_logits(
+        loss, sample_size, logging_output, logits, target = forward_keeping_head_logits(
             self, model, sample, reduce
         )
-        target = model.get_targets(sample, [logits]).view(-1)
         if self.windows is not None:
-            del logging_output["ncorrect"]  # the windows' accuracy: documents are scored instead
-            outputs = list(zip(logits.detach().float().cpu(), target.tolist()))
-            logging_output.update(window_logging_output(self.windows, sample, outputs))
+            windows, per_window = self.windows, ("ncorrect",)  # the windows' accuracy
+            log_pooled_windows(windows, sample, logging_output, logits, target.tolist(), per_window)
             logging_output[SCORED_CLASSES] = self.scored_classes
             return loss, sample_size, logging_output
         predicted = logits.argmax(dim=-1)
