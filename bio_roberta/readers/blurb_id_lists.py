@@ -61,6 +61,35 @@ def index_lists(data_dir: Path, kind: str) -> Optional[dict[str, list[str]]]:
     return lists
 
 
+def pooled_layout(
+    data_dir: Path,
+    task: str,
+    files: list[Path],
+    wanted: int,
+    *,
+    files_layout: str,
+    pool_layout: str,
+    pooled: bool,
+) -> bool:
+    """Whether data_dir holds a task's pooled layout (True: `pooled`, its folders are there) rather
+    than all `wanted` split files of its other layout (False: `files`, those found); an error
+    naming both layouts where it holds both, or neither whole."""
+    names = ", ".join(path.name for path in files)
+    if files and pooled:
+        raise TaskFormatError(
+            f"{data_dir}: holds both {files_layout}: {names}, and {pool_layout}; keep one layout"
+        )
+    if pooled:
+        return True
+    if len(files) != wanted:
+        found = f"; found only {names}" if files else ""
+        raise TaskFormatError(
+            f"{data_dir}: no {task} files in a known layout: expected {files_layout}, or "
+            f"{pool_layout}{found}"
+        )
+    return False
+
+
 def split_pool(
     spec: TaskSpec,
     data_dir: Path,

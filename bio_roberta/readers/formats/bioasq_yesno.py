@@ -11,7 +11,7 @@ import logging
 from collections import Counter
 from pathlib import Path
 
-from bio_roberta.readers.blurb_id_lists import split_pool
+from bio_roberta.readers.blurb_id_lists import pooled_layout, split_pool
 from bio_roberta.readers.source_files import (
     Split,
     TaskFormatError,
@@ -174,22 +174,16 @@ def read(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
             used twice with different content, an id list naming a question the files lack.
     """
     jsonl = _bioasq_jsonl_paths(data_dir)
-    challenge = (data_dir / BIOASQ_TRAINING_DIR).is_dir() or (data_dir / BIOASQ_GOLDEN_DIR).is_dir()
-    if jsonl and challenge:
-        names = ", ".join(path.name for path in jsonl.values())
-        raise TaskFormatError(
-            f"{data_dir}: holds both BLURB's JSON lines ({names}) and the "
-            "challenge folders; keep one layout"
-        )
-    if challenge:
+    if pooled_layout(
+        data_dir,
+        "BioASQ",
+        list(jsonl.values()),
+        len(BIOASQ_JSONL_STEMS),
+        files_layout=f"BLURB's JSON lines train/dev/test.jsonl ({', '.join(BIOASQ_JSONL_KEYS)})",
+        pool_layout=f"the challenge folders {BIOASQ_TRAINING_DIR}/ and {BIOASQ_GOLDEN_DIR}/",
+        pooled=(data_dir / BIOASQ_TRAINING_DIR).is_dir() or (data_dir / BIOASQ_GOLDEN_DIR).is_dir(),
+    ):
         return _read_bioasq_challenge(spec, data_dir)
-    if len(jsonl) != len(BIOASQ_JSONL_STEMS):
-        found = f"; found only {', '.join(path.name for path in jsonl.values())}" if jsonl else ""
-        raise TaskFormatError(
-            f"{data_dir}: no BioASQ files in a known layout: expected BLURB's JSON lines "
-            f"train/dev/test.jsonl ({', '.join(BIOASQ_JSONL_KEYS)}), or the challenge folders "
-            f"{BIOASQ_TRAINING_DIR}/ and {BIOASQ_GOLDEN_DIR}/{found}"
-        )
     splits = {}
     for name, path in jsonl.items():
         splits[name] = Split(name, sources=[path], derivation=path.name)

@@ -14,7 +14,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from bio_roberta.readers.blurb_id_lists import split_pool
+from bio_roberta.readers.blurb_id_lists import pooled_layout, split_pool
 from bio_roberta.readers.source_files import (
     SentenceLines,
     Split,
@@ -177,21 +177,16 @@ def read(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
     scibert = [
         data_dir / name for name in SCIBERT_PICO_FILES.values() if (data_dir / name).is_file()
     ]
-    ebm_nlp = (data_dir / EBM_NLP_DOCUMENTS).is_dir() or (data_dir / EBM_NLP_SPANS).is_dir()
-    if scibert and ebm_nlp:
-        names = ", ".join(path.name for path in scibert)
-        raise TaskFormatError(
-            f"{data_dir}: holds both SciBERT's {names} and EBM-NLP's "
-            "documents/annotations; keep one layout"
-        )
-    if ebm_nlp:
+    if pooled_layout(
+        data_dir,
+        "EBM-PICO",
+        scibert,
+        len(SCIBERT_PICO_FILES),
+        files_layout=f"SciBERT's {'/'.join(SCIBERT_PICO_FILES.values())} ('token POS O tag' lines)",
+        pool_layout=f"EBM-NLP's {EBM_NLP_DOCUMENTS}/ and {EBM_NLP_SPANS}/",
+        pooled=(data_dir / EBM_NLP_DOCUMENTS).is_dir() or (data_dir / EBM_NLP_SPANS).is_dir(),
+    ):
         return _read_ebm_nlp(spec, data_dir)
-    if len(scibert) != len(SCIBERT_PICO_FILES):
-        raise TaskFormatError(
-            f"{data_dir}: no EBM-PICO files in a known layout: expected SciBERT's "
-            f"{'/'.join(SCIBERT_PICO_FILES.values())} ('token POS O tag' lines) or EBM-NLP's "
-            f"{EBM_NLP_DOCUMENTS}/ and {EBM_NLP_SPANS}/"
-        )
     splits = {}
     for name, file_name in SCIBERT_PICO_FILES.items():
         path = data_dir / file_name
