@@ -20,6 +20,7 @@ from bio_roberta.readers.source_files import (
     json_file,
     json_line_objects,
     nonempty_text,
+    read_split_files,
     unique_record_id,
 )
 from bio_roberta.tasks.spec import TaskSpec
@@ -184,8 +185,5 @@ def read(spec: TaskSpec, data_dir: Path) -> dict[str, Split]:
         pooled=(data_dir / BIOASQ_TRAINING_DIR).is_dir() or (data_dir / BIOASQ_GOLDEN_DIR).is_dir(),
     ):
         return _read_bioasq_challenge(spec, data_dir)
-    splits = {}
-    for name, path in jsonl.items():
-        splits[name] = Split(name, sources=[path], derivation=path.name)
-        _read_bioasq_jsonl_file(spec, path, splits[name])
-    return splits
+    files = {name: path.name for name, path in jsonl.items()}
+    return read_split_files(spec, data_dir, files, "BLURB's JSON lines", _read_bioasq_jsonl_file)
