@@ -1,0 +1,11 @@
+"""Options whose default is a field of an options dataclass (AuditOptions, Thresholds,
+ShardOptions): declared from the field, so that each default and type is stated once, beside the
+code that reads it."""
+
+
+def add_field_options(parser, defaults, helps: dict[str, str]) -> None:
+    """An option for each flag of helps with its help (--batch-size: the field batch_size of the
+    dataclass instance `defaults`), of the field's type, defaulting to its value."""
+    for flag, help in helps.items():
+        default = getattr(defaults, flag.removeprefix("--").replace("-", "_"))
+        parser.add_argument(flag, type=type(default), default=default, help=help)
