@@ -190,12 +190,9 @@ class BertLayoutFamily(Family):
     # export-hf
 
     @abstractmethod
-    def config_options(
-        self, state: dict[str, Any], model_cfg, kind: str, special_ids: dict[str, int]
-    ) -> dict[str, Any]:
+    def layout_options(self, state: dict[str, Any], model_cfg, kind: str) -> dict[str, Any]:
         """The family's transformers config fields beyond the encoder's shape (positions, token
-        types, LayerNorm eps, special ids, tying); a checkpoint its classes cannot hold is an
-        ExportError."""
+        types, LayerNorm eps, tying); a checkpoint its classes cannot hold is an ExportError."""
 
     @abstractmethod
     def hf_positions(self, state: dict[str, Any]) -> dict[str, Any]:
@@ -204,28 +201,16 @@ class BertLayoutFamily(Family):
     def max_length(self, state: dict[str, Any], model_cfg) -> int:
         return state[ENCODER + "embed_positions.weight"].shape[0] - POSITION_OFFSET
 
-    def hf_config(
-        self,
-        state: dict[str, Any],
-        model_cfg,
-        vocab_size: int,
-        kind: str,
-        special_ids: dict[str, int],
-    ):
-        import transformers
-
-        options = self.config_options(state, model_cfg, kind, special_ids)
+    def config_options(self, state: dict[str, Any], model_cfg, kind: str) -> dict[str, Any]:
+        options = self.layout_options(state, model_cfg, kind)
         activation = option(model_cfg, "activation_fn", "gelu")
         if activation not in HF_ACTIVATIONS:
             raise ExportError(f"activation {activation!r} has no transformers equivalent")
-        return getattr(transformers, self.hf_class_prefix + "Config")(
-            vocab_size=vocab_size,
-            hidden_size=state[ENCODER + "embed_tokens.weight"].shape[1],
+        return dict(
             num_hidden_layers=layer_count(state),
             num_attention_heads=option(model_cfg, "encoder_attention_heads"),
             intermediate_size=state[ENCODER + "layers.0.fc1.weight"].shape[0],
             hidden_act=HF_ACTIVATIONS[activation],
-            pad_token_id=special_ids["<pad>"],
             hidden_dropout_prob=option(model_cfg, "dropout", 0.1),
             attention_probs_dropout_prob=option(model_cfg, "attention_dropout", 0.1),
             **options,

@@ -14,7 +14,12 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, Optional
 
-from bio_roberta_core.fairseq_keys import MASKED_LM, SEQUENCE_CLASSIFICATION, TOKEN_CLASSIFICATION
+from bio_roberta_core.fairseq_keys import (
+    ENCODER,
+    MASKED_LM,
+    SEQUENCE_CLASSIFICATION,
+    TOKEN_CLASSIFICATION,
+)
 
 # transformers' task model of each kind: <family's class prefix><suffix>
 CLASS_SUFFIX = {
@@ -25,6 +30,14 @@ CLASS_SUFFIX = {
 # fairseq activation -> transformers hidden_act with the same formula, and back
 HF_ACTIVATIONS = {"gelu": "gelu", "gelu_accurate": "gelu_new", "relu": "relu", "tanh": "tanh"}
 FAIRSEQ_ACTIVATIONS = {hf: fairseq for fairseq, hf in HF_ACTIVATIONS.items()}
+# transformers' config fields of fairseq's special tokens: <s> is [CLS] and bos, </s> [SEP] and eos
+CONFIG_SPECIAL_TOKENS = {
+    "pad_token_id": "<pad>",
+    "bos_token_id": "<s>",
+    "eos_token_id": "</s>",
+    "cls_token_id": "<s>",
+    "sep_token_id": "</s>",
+}
 
 # A weight's shape as the config fields of its dimensions (model_files.check_weights sizes them)
 Shapes = dict[str, tuple[str, ...]]
@@ -57,6 +70,7 @@ class Family(ABC):
     # transformers' MLM decoder weight (a tied model's file has none; None: no MLM head)
     decoder_weight: Optional[str]
     token_embeddings: str  # transformers' token embedding weight (a tied decoder's)
+    config_special_tokens: tuple[str, ...]  # the fields of CONFIG_SPECIAL_TOKENS its config has
 
     # import-hf
 
@@ -118,7 +132,6 @@ class Family(ABC):
     def max_length(self, state: dict[str, Any], model_cfg) -> int:
         """How many tokens, specials included, the model reads (the tokenizer's max length)."""
 
-    @abstractmethod
     def hf_config(
         self,
         state: dict[str, Any],
@@ -129,8 +142,24 @@ class Family(ABC):
     ):
         """transformers' config of the checkpoint's model (state, model options) with the task
         model of kind, the special tokens' ids those of fairseq's specials (<s>, <pad>, </s>,
-        <unk>: original_ids.py); tie_word_embeddings says whether decoder_weight is the
-        embeddings."""
+        <unk>: original_ids.py)."""
+        import transformers
+
+        return getattr(transformers, self.hf_class_prefix + "Config")(
+            vocab_size=vocab_size,
+            hidden_size=state[ENCODER + "embed_tokens.weight"].shape[1],
+            **{
+                field: special_ids[CONFIG_SPECIAL_TOKENS[field]]
+                for field in self.config_special_tokens
+            },
+            **self.config_options(state, model_cfg, kind),
+        )
+
+    @abstractmethod
+    def config_options(self, state: dict[str, Any], model_cfg, kind: str) -> dict[str, Any]:
+        """hf_config's other fields: the encoder's shape, activations, dropouts, the family's own;
+        tie_word_embeddings says whether decoder_weight is the embeddings. A checkpoint its
+        classes cannot hold is an ExportError."""
 
     @abstractmethod
     def hf_state(

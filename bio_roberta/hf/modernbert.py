@@ -17,7 +17,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Optional
 
-from bio_roberta.hf.family import FAIRSEQ_ACTIVATIONS, HF_ACTIVATIONS, Family, Shapes, take_rows
+from bio_roberta.hf.family import (
+    CONFIG_SPECIAL_TOKENS,
+    FAIRSEQ_ACTIVATIONS,
+    HF_ACTIVATIONS,
+    Family,
+    Shapes,
+    take_rows,
+)
 from bio_roberta_core.fairseq_keys import ENCODER, HEAD_PREFIXES, LM_HEAD, MASKED_LM, option
 
 ARCH = "modernbert"
@@ -64,6 +71,7 @@ class ModernBertFamily(Family):
     hf_class_prefix = "ModernBert"
     decoder_weight = TIED_DECODER
     token_embeddings = "embeddings.tok_embeddings.weight"
+    config_special_tokens = tuple(CONFIG_SPECIAL_TOKENS)  # <s> is [CLS] and bos, </s> [SEP], eos
 
     # import-hf
 
@@ -191,25 +199,13 @@ class ModernBertFamily(Family):
     def max_length(self, state: dict[str, Any], model_cfg) -> int:
         return option(model_cfg, "max_positions")
 
-    def hf_config(
-        self,
-        state: dict[str, Any],
-        model_cfg,
-        vocab_size: int,
-        kind: str,
-        special_ids: dict[str, int],
-    ):
-        """transformers' ModernBertConfig of the plugin's model options; <s> is [CLS] and bos,
-        </s> [SEP] and eos."""
-        from transformers import ModernBertConfig
-
+    def config_options(self, state: dict[str, Any], model_cfg, kind: str) -> dict[str, Any]:
+        """ModernBertConfig's fields of the plugin's model options."""
         embed = state[ENCODER + "embed_tokens.weight"]
         tied = kind != MASKED_LM or LM_HEAD + "weight" not in state
         tied = tied or bool(state[LM_HEAD + "weight"].equal(embed))
         layer_types = option(model_cfg, "layer_types").split(",")
-        return ModernBertConfig(
-            vocab_size=vocab_size,
-            hidden_size=embed.shape[1],
+        return dict(
             intermediate_size=state[ENCODER + "layers.0.mlp.Wo.weight"].shape[1],
             num_hidden_layers=len(layer_types),
             num_attention_heads=option(model_cfg, "encoder_attention_heads"),
@@ -239,11 +235,6 @@ class ModernBertFamily(Family):
             attention_dropout=option(model_cfg, "attention_dropout") or 0.0,
             mlp_dropout=option(model_cfg, "mlp_dropout") or 0.0,
             classifier_dropout=option(model_cfg, "pooler_dropout") or 0.0,
-            pad_token_id=special_ids["<pad>"],
-            bos_token_id=special_ids["<s>"],
-            eos_token_id=special_ids["</s>"],
-            cls_token_id=special_ids["<s>"],
-            sep_token_id=special_ids["</s>"],
             tie_word_embeddings=tied,
         )
 

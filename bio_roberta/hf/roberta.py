@@ -29,6 +29,7 @@ FAIRSEQ_EPS = 1e-5
 @dataclass(frozen=True, kw_only=True)
 class RobertaFamily(BertLayoutFamily):
     sentence_head = {"dense": "classifier.dense", "out_proj": "classifier.out_proj"}
+    config_special_tokens = ("pad_token_id", "bos_token_id", "eos_token_id")
 
     def config_problem(self, hf_dir: Path, raw: dict[str, Any]) -> Optional[str]:
         if raw.get("pad_token_id", 1) != 1:
@@ -47,9 +48,7 @@ class RobertaFamily(BertLayoutFamily):
     def fairseq_positions(self, positions, token_types) -> dict[str, Any]:
         return {ENCODER + "embed_positions.weight": positions + token_types[0]}
 
-    def config_options(
-        self, state: dict[str, Any], model_cfg, kind: str, special_ids: dict[str, int]
-    ) -> dict[str, Any]:
+    def layout_options(self, state: dict[str, Any], model_cfg, kind: str) -> dict[str, Any]:
         if option(model_cfg, "encoder_normalize_before", False):
             raise ExportError(
                 "encoder_normalize_before=True (pre-LN) has no RobertaModel equivalent"
@@ -61,8 +60,6 @@ class RobertaFamily(BertLayoutFamily):
             max_position_embeddings=state[ENCODER + "embed_positions.weight"].shape[0],
             type_vocab_size=1,
             layer_norm_eps=FAIRSEQ_EPS,
-            bos_token_id=special_ids["<s>"],
-            eos_token_id=special_ids["</s>"],
             tie_word_embeddings=kind == MASKED_LM
             and LM_HEAD + "weight" in state
             and bool((state[LM_HEAD + "weight"] == embed).all()),
