@@ -132,9 +132,7 @@ class BertLayoutFamily(Family):
         optional = {self.decoder_weight: (vocab, hidden), f"{self.mlm_decoder}.bias": (vocab,)}
         return {**weights, **optional}, set(optional)
 
-    def model_options(
-        self, hf_dir: Path, raw: dict[str, Any], hf: dict[str, Any]
-    ) -> dict[str, Any]:
+    def model_options(self, hf_dir: Path, raw: dict[str, Any]) -> dict[str, Any]:
         return dict(
             encoder_layers=raw["num_hidden_layers"],
             encoder_embed_dim=raw["hidden_size"],
@@ -143,12 +141,11 @@ class BertLayoutFamily(Family):
             activation_fn=FAIRSEQ_ACTIVATIONS[raw.get("hidden_act", "gelu")],
             dropout=raw.get("hidden_dropout_prob", 0.1),
             attention_dropout=raw.get("attention_probs_dropout_prob", 0.1),
-            untie_weights_roberta=self.untied_decoder(hf),
             **self.arch_options(raw),
         )
 
     def fairseq_state(
-        self, hf: dict[str, Any], rows: list[Optional[int]], layers: int, mlm: bool
+        self, hf: dict[str, Any], rows: list[Optional[int]], layers: int, mlm: bool, untied: bool
     ) -> dict[str, Any]:
         used: set[str] = set()
 
@@ -181,7 +178,7 @@ class BertLayoutFamily(Family):
             for param in ("weight", "bias"):  # the bias: transformers' copy of the one above
                 if f"{self.mlm_decoder}.{param}" in hf:
                     take(f"{self.mlm_decoder}.{param}")
-            if self.untied_decoder(hf):
+            if untied:
                 fs[LM_HEAD + "weight"] = take_rows(hf[self.decoder_weight], rows)
         fs.setdefault(LM_HEAD + "weight", embed)  # tied
         assert used == set(hf), f"read but not mapped: {sorted(set(hf) - used)}"

@@ -107,24 +107,26 @@ class Family(ABC):
         import user_dir  # noqa: F401  (registers the plugin's architectures)
 
         args = argparse.Namespace(
-            arch=self.arch, _name=self.arch, **self.model_options(hf_dir, raw, hf)
+            arch=self.arch,
+            _name=self.arch,
+            untie_weights_roberta=self.untied_decoder(hf),
+            **self.model_options(hf_dir, raw),
         )
         ARCH_CONFIG_REGISTRY[self.arch](args)
         return args
 
     @abstractmethod
-    def model_options(
-        self, hf_dir: Path, raw: dict[str, Any], hf: dict[str, Any]
-    ) -> dict[str, Any]:
-        """fairseq_args' options of this family: shape, activations, dropouts, untie_weights_roberta
-        (self.untied_decoder(hf)) and the family's own."""
+    def model_options(self, hf_dir: Path, raw: dict[str, Any]) -> dict[str, Any]:
+        """fairseq_args' options of this family (untie_weights_roberta aside): shape, activations,
+        dropouts and the family's own."""
 
     @abstractmethod
     def fairseq_state(
-        self, hf: dict[str, Any], rows: list[Optional[int]], layers: int, mlm: bool
+        self, hf: dict[str, Any], rows: list[Optional[int]], layers: int, mlm: bool, untied: bool
     ) -> dict[str, Any]:
         """The fairseq weights of every weight read (hf, by the mapping's names), vocabulary-sized
-        ones in fairseq's dictionary order (rows: take_rows); the MLM head's if mlm."""
+        ones in fairseq's dictionary order (rows: take_rows); the MLM head's if mlm, its decoder
+        the embeddings unless untied (fairseq_args' untie_weights_roberta)."""
 
     # export-hf
 

@@ -167,7 +167,9 @@ def import_hf(hf_dir: str | os.PathLike, out_dir: str | os.PathLike) -> dict[str
         original_ids = OriginalIds(rows, raw["vocab_size"], frozenset(without_token))
         problem = original_ids.problem(len(dictionary))
         assert problem is None, problem  # each original row once: export-hf checks it too
-        state = family.fairseq_state(hf, rows, raw["num_hidden_layers"], checked.has_mlm_head)
+        state = family.fairseq_state(
+            hf, rows, raw["num_hidden_layers"], checked.has_mlm_head, args.untie_weights_roberta
+        )
         fairseq_model = build_fairseq_model(args, dictionary)
         expected = fairseq_model.state_dict()
         fresh = sorted(k for k in expected if k not in state and not k.endswith(".version"))

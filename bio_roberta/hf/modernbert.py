@@ -143,9 +143,7 @@ class ModernBertFamily(Family):
         weights[TIED_DECODER] = ("vocab_size", "hidden_size")
         return weights, {TIED_DECODER}
 
-    def model_options(
-        self, hf_dir: Path, raw: dict[str, Any], hf: dict[str, Any]
-    ) -> dict[str, Any]:
+    def model_options(self, hf_dir: Path, raw: dict[str, Any]) -> dict[str, Any]:
         """The plugin's modernbert options of transformers' ModernBertConfig (its architecture
         fills RoBERTa's other options)."""
         config = transformers_config(hf_dir)
@@ -172,11 +170,10 @@ class ModernBertFamily(Family):
             attention_dropout=config.attention_dropout,
             mlp_dropout=config.mlp_dropout,
             pooler_dropout=config.classifier_dropout,
-            untie_weights_roberta=self.untied_decoder(hf),
         )
 
     def fairseq_state(
-        self, hf: dict[str, Any], rows: list[Optional[int]], layers: int, mlm: bool
+        self, hf: dict[str, Any], rows: list[Optional[int]], layers: int, mlm: bool, untied: bool
     ) -> dict[str, Any]:
         """Every weight read maps by its prefix (the MLM head's too, where the file has it)."""
         state = {}
@@ -188,9 +185,7 @@ class ModernBertFamily(Family):
         # the decoder: its own weight when untied, else the embeddings (import-hf listed a tied
         # one among the weights that "start fresh")
         state[LM_HEAD + "weight"] = (
-            take_rows(hf[TIED_DECODER], rows)
-            if self.untied_decoder(hf)
-            else state[ENCODER + "embed_tokens.weight"]
+            take_rows(hf[TIED_DECODER], rows) if untied else state[ENCODER + "embed_tokens.weight"]
         )
         return state
 
