@@ -84,6 +84,7 @@ def run(args):
     from bio_roberta.audit.measurements import AuditOptions
     from bio_roberta.audit.record import audit, default_prefix
     from bio_roberta.audit.verdict import Thresholds
+    from bio_roberta.commands._arguments import field_values
     from bio_roberta.errors import UsageError
 
     for option in ("notes", "candidates", "batch_size"):
@@ -102,20 +103,8 @@ def run(args):
         Path(args.checkpoint),
         Path(args.vocab),
         Path(args.text_dir),
-        options=AuditOptions(
-            notes=args.notes,
-            candidates=args.candidates,
-            seed=args.seed,
-            batch_size=args.batch_size,
-            min_k_percent=args.min_k_percent,
-        ),
-        thresholds=Thresholds(
-            max_exposure_bits=args.max_exposure_bits,
-            max_auc=args.max_auc,
-            max_tpr_at_1pct_fpr=args.max_tpr_at_1pct_fpr,
-            max_tpr_at_01pct_fpr=args.max_tpr_at_01pct_fpr,
-            name_probe_alpha=args.name_probe_alpha,
-        ),
+        options=field_values(args, AuditOptions),
+        thresholds=field_values(args, Thresholds),
         **optional,
     )
     prefix = optional["out"] or default_prefix(Path(args.checkpoint))
