@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, ClassVar, Optional
 
 from bio_roberta.errors import ExportError
@@ -132,7 +131,7 @@ class BertLayoutFamily(Family):
         optional = {self.decoder_weight: (vocab, hidden), f"{self.mlm_decoder}.bias": (vocab,)}
         return {**weights, **optional}, set(optional)
 
-    def model_options(self, hf_dir: Path, raw: dict[str, Any]) -> dict[str, Any]:
+    def model_options(self, raw: dict[str, Any]) -> dict[str, Any]:
         return dict(
             encoder_layers=raw["num_hidden_layers"],
             encoder_embed_dim=raw["hidden_size"],

@@ -54,6 +54,11 @@ def take_rows(tensor, rows: list[Optional[int]]):
     return out
 
 
+class ConfigProblem(Exception):
+    """What of config.json the fairseq model cannot compute, in one line (import-hf names the
+    file)."""
+
+
 class Family(ABC):
     """One transformers model family, both ways. Import reads a transformers dir: the family's
     config.json (model_type), the weights its mapping reads, named without the base model's
@@ -80,9 +85,10 @@ class Family(ABC):
         decoder = hf.get(self.decoder_weight) if self.decoder_weight else None
         return decoder is not None and not decoder.equal(hf[self.token_embeddings])
 
-    def config_problem(self, hf_dir: Path, raw: dict[str, Any]) -> Optional[str]:
-        """What of config.json (raw) the fairseq model cannot compute, in one line; None: all."""
-        return None
+    def read_config(self, hf_dir: Path, raw: dict[str, Any]) -> Any:
+        """config.json (raw) as model_options reads it, read once: raw itself; a ConfigProblem
+        names what of it the fairseq model cannot compute."""
+        return raw
 
     def derived_sizes(self, sizes: dict[str, int]) -> dict[str, int]:
         """Sizes the weights' shapes name beyond config.json's fields (expected_weights)."""
@@ -97,11 +103,9 @@ class Family(ABC):
         """(the MLM head's weights the mapping reads, with their shapes; the optional ones among
         them: an untied decoder, which a tied model's file leaves out); empty: it has none."""
 
-    def fairseq_args(
-        self, hf_dir: Path, raw: dict[str, Any], hf: dict[str, Any]
-    ) -> argparse.Namespace:
-        """The fairseq model options of config.json (raw) and the weights (hf: an untied decoder
-        stays untied), the architecture's defaults filling the others."""
+    def fairseq_args(self, config: Any, hf: dict[str, Any]) -> argparse.Namespace:
+        """The fairseq model options of config.json (config: read_config's) and the weights (hf:
+        an untied decoder stays untied), the architecture's defaults filling the others."""
         from fairseq.models import ARCH_CONFIG_REGISTRY
 
         import user_dir  # noqa: F401  (registers the plugin's architectures)
@@ -110,15 +114,15 @@ class Family(ABC):
             arch=self.arch,
             _name=self.arch,
             untie_weights_roberta=self.untied_decoder(hf),
-            **self.model_options(hf_dir, raw),
+            **self.model_options(config),
         )
         ARCH_CONFIG_REGISTRY[self.arch](args)
         return args
 
     @abstractmethod
-    def model_options(self, hf_dir: Path, raw: dict[str, Any]) -> dict[str, Any]:
-        """fairseq_args' options of this family (untie_weights_roberta aside): shape, activations,
-        dropouts and the family's own."""
+    def model_options(self, config: Any) -> dict[str, Any]:
+        """fairseq_args' options of this family (untie_weights_roberta aside) of config.json as
+        read_config reads it: shape, activations, dropouts and the family's own."""
 
     @abstractmethod
     def fairseq_state(

@@ -21,6 +21,7 @@ from bio_roberta.hf.family import (
     CONFIG_SPECIAL_TOKENS,
     FAIRSEQ_ACTIVATIONS,
     HF_ACTIVATIONS,
+    ConfigProblem,
     Family,
     Shapes,
     take_rows,
@@ -75,31 +76,31 @@ class ModernBertFamily(Family):
 
     # import-hf
 
-    def config_problem(self, hf_dir: Path, raw: dict[str, Any]) -> Optional[str]:
-        """What transformers' ModernBertConfig refuses, or the field the plugin's model cannot
-        compute."""
+    def read_config(self, hf_dir: Path, raw: dict[str, Any]):
+        """transformers' ModernBertConfig of it; a ConfigProblem: what it refuses, or the field the
+        plugin's model cannot compute."""
         from huggingface_hub.errors import StrictDataclassError
 
         try:
             config = transformers_config(hf_dir)
         except (ValueError, TypeError, StrictDataclassError) as error:  # its fields' validation
             reason = " ".join(str(error).split())
-            return f"transformers refuses it: {reason}"
+            raise ConfigProblem(f"transformers refuses it: {reason}") from None
         for field in ("hidden_activation", "classifier_activation"):
             if getattr(config, field) not in FAIRSEQ_ACTIVATIONS:
-                return (
+                raise ConfigProblem(
                     f"{field} {getattr(config, field)!r} has no fairseq activation "
                     f"({', '.join(sorted(FAIRSEQ_ACTIVATIONS))} do)"
                 )
         for layer_type, rope in config.rope_parameters.items():
             if rope.get("rope_type", "default") != "default":
-                return (
+                raise ConfigProblem(
                     f"rope_parameters[{layer_type!r}] rope_type {rope['rope_type']!r}: the "
                     "plugin's ModernBERT has plain RoPE only"
                 )
         if config.classifier_pooling not in ("cls", "mean"):
-            return f"classifier_pooling {config.classifier_pooling!r}: cls or mean"
-        return None
+            raise ConfigProblem(f"classifier_pooling {config.classifier_pooling!r}: cls or mean")
+        return config
 
     def derived_sizes(self, sizes: dict[str, int]) -> dict[str, int]:
         """The fused query/key/value and GeGLU input projections."""
@@ -143,10 +144,9 @@ class ModernBertFamily(Family):
         weights[TIED_DECODER] = ("vocab_size", "hidden_size")
         return weights, {TIED_DECODER}
 
-    def model_options(self, hf_dir: Path, raw: dict[str, Any]) -> dict[str, Any]:
-        """The plugin's modernbert options of transformers' ModernBertConfig (its architecture
-        fills RoBERTa's other options)."""
-        config = transformers_config(hf_dir)
+    def model_options(self, config) -> dict[str, Any]:
+        """The plugin's modernbert options of transformers' ModernBertConfig (read_config's; its
+        architecture fills RoBERTa's other options)."""
         return dict(
             encoder_layers=config.num_hidden_layers,
             encoder_embed_dim=config.hidden_size,
