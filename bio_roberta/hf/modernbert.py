@@ -40,6 +40,11 @@ MLM_NAMES = {"head.dense": LM_HEAD + "dense", "head.norm": LM_HEAD + "layer_norm
 TIED_DECODER = "decoder.weight"
 # transformers' ModernBertPredictionHead inside a classification model -> our head's modules
 HEAD_NAMES = {"head.dense": "dense", "head.norm": "layer_norm", "classifier": "out_proj"}
+# the options the plugin's model names as ModernBertConfig does (export: biases as bools, an unset
+# dropout 0)
+SAME_NAMED = ("local_attention", "norm_eps", "classifier_pooling")
+BIASES = ("norm_bias", "attention_bias", "mlp_bias", "classifier_bias", "decoder_bias")
+DROPOUTS = ("embedding_dropout", "attention_dropout", "mlp_dropout")
 # derived sizes that weight shapes name (derived_sizes)
 QKV, GLU = "3 x hidden_size", "2 x intermediate_size"
 
@@ -156,20 +161,10 @@ class ModernBertFamily(Family):
             head_activation_fn=FAIRSEQ_ACTIVATIONS[config.classifier_activation],
             max_positions=config.max_position_embeddings,
             layer_types=",".join(config.layer_types),
-            local_attention=config.local_attention,
             global_rope_theta=float(config.rope_parameters["full_attention"]["rope_theta"]),
             local_rope_theta=float(config.rope_parameters["sliding_attention"]["rope_theta"]),
-            norm_eps=config.norm_eps,
-            norm_bias=config.norm_bias,
-            attention_bias=config.attention_bias,
-            mlp_bias=config.mlp_bias,
-            classifier_bias=config.classifier_bias,
-            decoder_bias=config.decoder_bias,
-            classifier_pooling=config.classifier_pooling,
-            embedding_dropout=config.embedding_dropout,
-            attention_dropout=config.attention_dropout,
-            mlp_dropout=config.mlp_dropout,
             pooler_dropout=config.classifier_dropout,
+            **{name: getattr(config, name) for name in (*SAME_NAMED, *BIASES, *DROPOUTS)},
         )
 
     def fairseq_state(
@@ -208,7 +203,6 @@ class ModernBertFamily(Family):
             classifier_activation=HF_ACTIVATIONS[option(model_cfg, "head_activation_fn")],
             max_position_embeddings=option(model_cfg, "max_positions"),
             layer_types=layer_types,
-            local_attention=option(model_cfg, "local_attention"),
             rope_parameters={
                 "full_attention": {
                     "rope_type": "default",
@@ -219,16 +213,9 @@ class ModernBertFamily(Family):
                     "rope_theta": option(model_cfg, "local_rope_theta"),
                 },
             },
-            norm_eps=option(model_cfg, "norm_eps"),
-            **{
-                name: bool(option(model_cfg, name))
-                for name in ("norm_bias", "attention_bias", "mlp_bias", "classifier_bias")
-            },
-            decoder_bias=bool(option(model_cfg, "decoder_bias")),
-            classifier_pooling=option(model_cfg, "classifier_pooling"),
-            embedding_dropout=option(model_cfg, "embedding_dropout") or 0.0,
-            attention_dropout=option(model_cfg, "attention_dropout") or 0.0,
-            mlp_dropout=option(model_cfg, "mlp_dropout") or 0.0,
+            **{name: option(model_cfg, name) for name in SAME_NAMED},
+            **{name: bool(option(model_cfg, name)) for name in BIASES},
+            **{name: option(model_cfg, name) or 0.0 for name in DROPOUTS},
             classifier_dropout=option(model_cfg, "pooler_dropout") or 0.0,
             tie_word_embeddings=tied,
         )
