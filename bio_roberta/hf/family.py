@@ -14,6 +14,7 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, Optional
 
+from bio_roberta_core.errors import BioRobertaError
 from bio_roberta_core.fairseq_keys import (
     ENCODER,
     MASKED_LM,
@@ -54,7 +55,7 @@ def take_rows(tensor, rows: list[Optional[int]]):
     return out
 
 
-class ConfigProblem(Exception):
+class ConfigProblem(BioRobertaError):
     """What of config.json the fairseq model cannot compute, in one line (import-hf names the
     file)."""
 
