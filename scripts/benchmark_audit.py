@@ -58,7 +58,7 @@ def main() -> None:
     from benchmarks.provenance import commit
 
     from bio_roberta.audit.attacks import candidate_secrets
-    from bio_roberta.audit.masked_lm import MaskedLMScorer
+    from bio_roberta.audit.masked_lm import MaskedLMScorer, note_losses
     from bio_roberta.audit.measurements import AuditOptions
     from bio_roberta.audit.record import audit
     from bio_roberta.audit.verdict import Thresholds
@@ -118,7 +118,7 @@ def main() -> None:
         base = one_update_checkpoint(root / "bin", root / "base", "base")
         scorer = MaskedLMScorer(base, root / "vocab", args.batch_size)
         start = time.perf_counter()
-        scorer.note_losses(documents, seed=0, mask_fraction=0.15)
+        note_losses(scorer.note_log_probs(scorer.note_ids(documents), seed=0, mask_fraction=0.15))
         per_note = (time.perf_counter() - start) / len(documents)
         start = time.perf_counter()
         scorer.span_scores([(canary["prefix"], s, canary["suffix"]) for s in secrets])

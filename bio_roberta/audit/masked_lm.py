@@ -166,16 +166,21 @@ class MaskedLMScorer:
             scores[owner] += log_prob
         return scores
 
+    def note_ids(self, notes: Iterable[Sequence[str]]) -> list[list[int]]:
+        """Each note's ids (its sentences, each followed by </s>, as binarize writes them): what
+        note_log_probs scores, encoded once for every scorer of this vocabulary."""
+        eos = self.dictionary.eos()
+        return [[i for s in sentences for i in (*self.encode(s), eos)] for sentences in notes]
+
     def note_log_probs(
-        self, notes: Iterable[Sequence[str]], seed: int, mask_fraction: float, progress: str = ""
+        self, note_ids: Sequence[list[int]], seed: int, mask_fraction: float, progress: str = ""
     ) -> list[list[float]]:
-        """The log-probability of every token of each note (its sentences), masked: its blocks
-        with every token masked once, in ceil(1 / mask_fraction) rounds of a random partition
-        drawn from (seed, note number)."""
+        """The log-probability of every token of each note (note_ids), masked: its blocks with
+        every token masked once, in ceil(1 / mask_fraction) rounds of a random partition drawn
+        from (seed, note number)."""
         rounds = math.ceil(1 / mask_fraction)
         rows, owners = [], []
-        for number, sentences in enumerate(notes):
-            ids = [i for s in sentences for i in (*self.encode(s), self.dictionary.eos())]
+        for number, ids in enumerate(note_ids):
             rng = random.Random(f"{seed}:{number}")
             for start in range(0, len(ids), self.block):
                 tokens = [self.dictionary.bos(), *ids[start : start + self.block]]
@@ -191,9 +196,8 @@ class MaskedLMScorer:
             totals.setdefault(owner, []).extend(log_probs)
         return [v for _, v in sorted(totals.items())]
 
-    def note_losses(
-        self, notes: Iterable[Sequence[str]], seed: int, mask_fraction: float, progress: str = ""
-    ) -> list[float]:
-        """Masked-LM loss of each note: the mean negative log-probability of its tokens
-        (note_log_probs)."""
-        return [-sum(v) / len(v) for v in self.note_log_probs(notes, seed, mask_fraction, progress)]
+
+def note_losses(log_probs: Iterable[Sequence[float]]) -> list[float]:
+    """Masked-LM loss of each note: the mean negative log-probability of its tokens (a scorer's
+    note_log_probs)."""
+    return [-sum(v) / len(v) for v in log_probs]

@@ -28,7 +28,7 @@ from bio_roberta.audit.evidence import (
     text_dir_evidence,
 )
 from bio_roberta.audit.lineage import read_json, training_data
-from bio_roberta.audit.masked_lm import MASKED_LM_ROUTE, AuditError, MaskedLMScorer
+from bio_roberta.audit.masked_lm import MASKED_LM_ROUTE, AuditError, MaskedLMScorer, note_losses
 from bio_roberta.audit.measurements import (
     AuditOptions,
     attack_record,
@@ -191,11 +191,13 @@ def _audit(
         evidence["reference"] = _check_reference(
             Path(reference), sha256, scorer, reference_scorer, evidence["members"]["shards"]
         )
+    # one vocabulary: the reference scores the same ids
+    note_ids = {"members": scorer.note_ids(members), "non_members": scorer.note_ids(held_out)}
     log_probs = {
-        group: scorer.note_log_probs(notes, options.seed, options.mask_fraction, f"loss of {group}")
-        for group, notes in (("members", members), ("non_members", held_out))
+        group: scorer.note_log_probs(ids, options.seed, options.mask_fraction, f"loss of {group}")
+        for group, ids in note_ids.items()
     }
-    losses = {group: [-sum(v) / len(v) for v in notes] for group, notes in log_probs.items()}
+    losses = {group: note_losses(notes) for group, notes in log_probs.items()}
     min_k = {
         group: [min_k_score(v, options.min_k_percent) for v in notes]
         for group, notes in log_probs.items()
@@ -209,13 +211,15 @@ def _audit(
             group: [
                 ref - target
                 for ref, target in zip(
-                    reference_scorer.note_losses(
-                        notes, options.seed, options.mask_fraction, f"reference loss of {group}"
+                    note_losses(
+                        reference_scorer.note_log_probs(
+                            ids, options.seed, options.mask_fraction, f"reference loss of {group}"
+                        )
                     ),
                     losses[group],
                 )
             ]
-            for group, notes in (("members", members), ("non_members", held_out))
+            for group, ids in note_ids.items()
         }
         membership["reference"] = {
             "checkpoint": str(reference),

@@ -157,10 +157,20 @@ def runs_shown(
 
 
 # --data-root of finetune and sweep
-DATA_ROOT_HELP = (
-    "the dir holding each task's converted data as <task>/, e.g. finetune-bin when convert-task "
-    "wrote --out finetune-bin/<task>; not its parent"
-)
+def add_run_arguments(parser) -> None:
+    """What every fine-tuning run starts from and writes to (finetune, sweep)."""
+    for flag, help in {
+        "--pretrained": "fairseq checkpoint to fine-tune from",
+        "--data-root": "the dir holding each task's converted data as <task>/, e.g. finetune-bin "
+        "when convert-task wrote --out finetune-bin/<task>; not its parent",
+        "--results": "results dir (records, logs, checkpoints)",
+    }.items():
+        parser.add_argument(flag, required=True, help=help)
+    parser.add_argument(
+        "--arch",
+        default=None,
+        help="fairseq architecture to fine-tune (default: the pretrained checkpoint's own)",
+    )
 
 
 def check_converted(data_root: str, tasks: list[str]) -> None:

@@ -47,27 +47,23 @@ def problems_report(
 
 def add_shard_arguments(parser) -> None:
     """The command-line options common to every corpus parser."""
+    from bio_roberta.commands._arguments import add_field_options
+
     defaults = ShardOptions()
     parser.add_argument("inputs", nargs="+", metavar="INPUT", help="input files or directories")
     parser.add_argument(
         "--out", required=True, help="output directory for the text shards and manifest.json"
     )
-    parser.add_argument(
-        "--shard-size-mb",
-        type=float,
-        default=defaults.shard_size_mb,
-        help="close a shard before it exceeds this size",
-    )
-    parser.add_argument(
-        "--valid-fraction",
-        type=float,
-        default=defaults.valid_fraction,
-        help="fraction of documents (by hash of their id) in the valid split",
+    add_field_options(
+        parser,
+        defaults,
+        {
+            "--shard-size-mb": "close a shard before it exceeds this size",
+            "--valid-fraction": "fraction of documents (by hash of their id) in the valid split",
+        },
     )
     parser.add_argument("--no-dedup", action="store_true", help="keep exact-duplicate documents")
-    parser.add_argument(
-        "--workers", type=int, default=defaults.workers, help="processes parsing inputs in parallel"
-    )
+    add_field_options(parser, defaults, {"--workers": "processes parsing inputs in parallel"})
     parser.add_argument(
         "--allow-partial",
         action="store_true",

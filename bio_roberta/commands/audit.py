@@ -10,6 +10,7 @@ HELP = "memorisation audit of a checkpoint: canaries, membership inference, name
 def add_arguments(parser):
     from bio_roberta.audit.measurements import AuditOptions
     from bio_roberta.audit.verdict import Thresholds
+    from bio_roberta.commands._arguments import add_field_options
 
     options, thresholds = AuditOptions(), Thresholds()
     parser.add_argument(
@@ -42,64 +43,38 @@ def add_arguments(parser):
     parser.add_argument(
         "--names", metavar="FILE", help="name probes: a file of `name,condition` lines"
     )
-    parser.add_argument(
-        "--notes", type=int, default=options.notes, help="members and non-members each, at most"
-    )
-    parser.add_argument(
-        "--candidates",
-        type=int,
-        default=options.candidates,
-        help="candidate secrets ranked against each canary's (exposure measurable up to "
-        "log2(K+1) bits)",
-    )
-    parser.add_argument(
-        "--seed", type=int, default=options.seed, help="note sample, masking and candidates"
-    )
-    parser.add_argument(
-        "--min-k-percent",
-        type=float,
-        default=options.min_k_percent,
-        help="the loss attack scores a note by the mean log-probability of this percent of its "
-        "tokens, its least likely (Min-K%% Prob; 100: minus the note's loss)",
-    )
-    parser.add_argument(
-        "--batch-size", type=int, default=options.batch_size, help="rows per forward"
+    add_field_options(
+        parser,
+        options,
+        {
+            "--notes": "members and non-members each, at most",
+            "--candidates": "candidate secrets ranked against each canary's (exposure measurable "
+            "up to log2(K+1) bits)",
+            "--seed": "note sample, masking and candidates",
+            "--min-k-percent": "the loss attack scores a note by the mean log-probability of this "
+            "percent of its tokens, its least likely (Min-K%% Prob; 100: minus the note's loss)",
+            "--batch-size": "rows per forward",
+        },
     )
     parser.add_argument(
         "--out",
         metavar="PREFIX",
         help="write PREFIX.json and PREFIX.md (default: CHECKPOINT.audit.json, .md)",
     )
-    parser.add_argument(
-        "--max-exposure-bits",
-        type=float,
-        default=thresholds.max_exposure_bits,
-        help="fail when any canary's exposure exceeds it",
-    )
-    parser.add_argument(
-        "--max-auc",
-        type=float,
-        default=thresholds.max_auc,
-        help="fail when a membership attack's ROC AUC is further from 0.5 than this is, either "
-        "side (0.6: above 0.6 or below 0.4)",
-    )
-    parser.add_argument(
-        "--max-tpr-at-1pct-fpr",
-        type=float,
-        default=thresholds.max_tpr_at_1pct_fpr,
-        help="fail when an attack's true-positive rate at 1%% false positives exceeds it",
-    )
-    parser.add_argument(
-        "--max-tpr-at-01pct-fpr",
-        type=float,
-        default=thresholds.max_tpr_at_01pct_fpr,
-        help="fail when an attack's true-positive rate at 0.1%% false positives exceeds it",
-    )
-    parser.add_argument(
-        "--name-probe-alpha",
-        type=float,
-        default=thresholds.name_probe_alpha,
-        help="fail when the name probes' top-1 hits are this unlikely at chance",
+    add_field_options(
+        parser,
+        thresholds,
+        {
+            "--max-exposure-bits": "fail when any canary's exposure exceeds it",
+            "--max-auc": "fail when a membership attack's ROC AUC is further from 0.5 than this "
+            "is, either side (0.6: above 0.6 or below 0.4)",
+            "--max-tpr-at-1pct-fpr": "fail when an attack's true-positive rate at 1%% false "
+            "positives exceeds it",
+            "--max-tpr-at-01pct-fpr": "fail when an attack's true-positive rate at 0.1%% false "
+            "positives exceeds it",
+            "--name-probe-alpha": "fail when the name probes' top-1 hits are this unlikely at "
+            "chance",
+        },
     )
 
 
@@ -109,6 +84,7 @@ def run(args):
     from bio_roberta.audit.measurements import AuditOptions
     from bio_roberta.audit.record import audit, default_prefix
     from bio_roberta.audit.verdict import Thresholds
+    from bio_roberta.commands._arguments import field_values
     from bio_roberta.errors import UsageError
 
     for option in ("notes", "candidates", "batch_size"):
@@ -127,20 +103,8 @@ def run(args):
         Path(args.checkpoint),
         Path(args.vocab),
         Path(args.text_dir),
-        options=AuditOptions(
-            notes=args.notes,
-            candidates=args.candidates,
-            seed=args.seed,
-            batch_size=args.batch_size,
-            min_k_percent=args.min_k_percent,
-        ),
-        thresholds=Thresholds(
-            max_exposure_bits=args.max_exposure_bits,
-            max_auc=args.max_auc,
-            max_tpr_at_1pct_fpr=args.max_tpr_at_1pct_fpr,
-            max_tpr_at_01pct_fpr=args.max_tpr_at_01pct_fpr,
-            name_probe_alpha=args.name_probe_alpha,
-        ),
+        options=field_values(args, AuditOptions),
+        thresholds=field_values(args, Thresholds),
         **optional,
     )
     prefix = optional["out"] or default_prefix(Path(args.checkpoint))

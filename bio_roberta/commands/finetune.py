@@ -7,8 +7,8 @@ Hydra run's own output goes to RESULTS/hydra/finetune-<time>.log (bio-roberta -v
 console). Exit status 1 when a run failed."""
 
 from bio_roberta.commands._finetune_runs import (
-    DATA_ROOT_HELP,
     add_console_options,
+    add_run_arguments,
     check_converted,
     composed_sweep_job,
     exit_status,
@@ -31,14 +31,7 @@ def add_arguments(parser):
     parser.add_argument(
         "--seed", type=int, default=None, help="default: the first of the task's seeds"
     )
-    parser.add_argument("--pretrained", required=True, help="fairseq checkpoint to fine-tune from")
-    parser.add_argument("--data-root", required=True, help=DATA_ROOT_HELP)
-    parser.add_argument("--results", required=True, help="results dir (records, logs, checkpoints)")
-    parser.add_argument(
-        "--arch",
-        default=None,
-        help="fairseq architecture to fine-tune (default: the pretrained checkpoint's own)",
-    )
+    add_run_arguments(parser)
     add_console_options(parser)
     parser.add_argument("overrides", nargs="*", help="further Hydra overrides (key=value)")
 

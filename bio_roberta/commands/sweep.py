@@ -14,8 +14,8 @@ then a table of every run (--quiet: none of it); the Hydra runs' own output goes
 RESULTS/hydra/sweep-<time>.log (bio-roberta -v sweep: to the console)."""
 
 from bio_roberta.commands._finetune_runs import (
-    DATA_ROOT_HELP,
     add_console_options,
+    add_run_arguments,
     check_converted,
     composed_sweep_job,
     exit_status,
@@ -49,14 +49,7 @@ def add_arguments(parser):
     parser.add_argument(
         "--seed-list", default=None, help="comma-separated seeds for every task, instead of --seeds"
     )
-    parser.add_argument("--pretrained", required=True, help="fairseq checkpoint to fine-tune from")
-    parser.add_argument("--data-root", required=True, help=DATA_ROOT_HELP)
-    parser.add_argument("--results", required=True, help="results dir (records, logs, checkpoints)")
-    parser.add_argument(
-        "--arch",
-        default=None,
-        help="fairseq architecture to fine-tune (default: the pretrained checkpoint's own)",
-    )
+    add_run_arguments(parser)
     parser.add_argument(
         "--cfg",
         choices=["job"],

@@ -51,6 +51,7 @@ class BertFamily(BertLayoutFamily):
     mlm_decoder: Optional[str] = "cls.predictions.decoder"
     # BERT's pooler is the sentence head's dense+tanh
     sentence_head = {"dense": "bert.pooler.dense", "out_proj": "classifier"}
+    config_special_tokens = ("pad_token_id",)
 
     def arch_options(self, raw: dict[str, Any]) -> dict[str, Any]:
         return {
@@ -68,9 +69,7 @@ class BertFamily(BertLayoutFamily):
             SEGMENTS: token_types,
         }
 
-    def config_options(
-        self, state: dict[str, Any], model_cfg, kind: str, special_ids: dict[str, int]
-    ) -> dict[str, Any]:
+    def layout_options(self, state: dict[str, Any], model_cfg, kind: str) -> dict[str, Any]:
         return dict(
             max_position_embeddings=self.max_length(state, model_cfg),
             type_vocab_size=state[SEGMENTS].shape[0],

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, ClassVar, Optional
 
 from bio_roberta.errors import ExportError
@@ -132,9 +131,7 @@ class BertLayoutFamily(Family):
         optional = {self.decoder_weight: (vocab, hidden), f"{self.mlm_decoder}.bias": (vocab,)}
         return {**weights, **optional}, set(optional)
 
-    def model_options(
-        self, hf_dir: Path, raw: dict[str, Any], hf: dict[str, Any]
-    ) -> dict[str, Any]:
+    def model_options(self, raw: dict[str, Any]) -> dict[str, Any]:
         return dict(
             encoder_layers=raw["num_hidden_layers"],
             encoder_embed_dim=raw["hidden_size"],
@@ -143,12 +140,11 @@ class BertLayoutFamily(Family):
             activation_fn=FAIRSEQ_ACTIVATIONS[raw.get("hidden_act", "gelu")],
             dropout=raw.get("hidden_dropout_prob", 0.1),
             attention_dropout=raw.get("attention_probs_dropout_prob", 0.1),
-            untie_weights_roberta=self.untied_decoder(hf),
             **self.arch_options(raw),
         )
 
     def fairseq_state(
-        self, hf: dict[str, Any], rows: list[Optional[int]], layers: int, mlm: bool
+        self, hf: dict[str, Any], rows: list[Optional[int]], layers: int, mlm: bool, untied: bool
     ) -> dict[str, Any]:
         used: set[str] = set()
 
@@ -181,7 +177,7 @@ class BertLayoutFamily(Family):
             for param in ("weight", "bias"):  # the bias: transformers' copy of the one above
                 if f"{self.mlm_decoder}.{param}" in hf:
                     take(f"{self.mlm_decoder}.{param}")
-            if self.untied_decoder(hf):
+            if untied:
                 fs[LM_HEAD + "weight"] = take_rows(hf[self.decoder_weight], rows)
         fs.setdefault(LM_HEAD + "weight", embed)  # tied
         assert used == set(hf), f"read but not mapped: {sorted(set(hf) - used)}"
@@ -190,12 +186,9 @@ class BertLayoutFamily(Family):
     # export-hf
 
     @abstractmethod
-    def config_options(
-        self, state: dict[str, Any], model_cfg, kind: str, special_ids: dict[str, int]
-    ) -> dict[str, Any]:
+    def layout_options(self, state: dict[str, Any], model_cfg, kind: str) -> dict[str, Any]:
         """The family's transformers config fields beyond the encoder's shape (positions, token
-        types, LayerNorm eps, special ids, tying); a checkpoint its classes cannot hold is an
-        ExportError."""
+        types, LayerNorm eps, tying); a checkpoint its classes cannot hold is an ExportError."""
 
     @abstractmethod
     def hf_positions(self, state: dict[str, Any]) -> dict[str, Any]:
@@ -204,28 +197,16 @@ class BertLayoutFamily(Family):
     def max_length(self, state: dict[str, Any], model_cfg) -> int:
         return state[ENCODER + "embed_positions.weight"].shape[0] - POSITION_OFFSET
 
-    def hf_config(
-        self,
-        state: dict[str, Any],
-        model_cfg,
-        vocab_size: int,
-        kind: str,
-        special_ids: dict[str, int],
-    ):
-        import transformers
-
-        options = self.config_options(state, model_cfg, kind, special_ids)
+    def config_options(self, state: dict[str, Any], model_cfg, kind: str) -> dict[str, Any]:
+        options = self.layout_options(state, model_cfg, kind)
         activation = option(model_cfg, "activation_fn", "gelu")
         if activation not in HF_ACTIVATIONS:
             raise ExportError(f"activation {activation!r} has no transformers equivalent")
-        return getattr(transformers, self.hf_class_prefix + "Config")(
-            vocab_size=vocab_size,
-            hidden_size=state[ENCODER + "embed_tokens.weight"].shape[1],
+        return dict(
             num_hidden_layers=layer_count(state),
             num_attention_heads=option(model_cfg, "encoder_attention_heads"),
             intermediate_size=state[ENCODER + "layers.0.fc1.weight"].shape[0],
             hidden_act=HF_ACTIVATIONS[activation],
-            pad_token_id=special_ids["<pad>"],
             hidden_dropout_prob=option(model_cfg, "dropout", 0.1),
             attention_probs_dropout_prob=option(model_cfg, "attention_dropout", 0.1),
             **options,

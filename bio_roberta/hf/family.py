@@ -14,7 +14,13 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, Optional
 
-from bio_roberta_core.fairseq_keys import MASKED_LM, SEQUENCE_CLASSIFICATION, TOKEN_CLASSIFICATION
+from bio_roberta_core.errors import BioRobertaError
+from bio_roberta_core.fairseq_keys import (
+    ENCODER,
+    MASKED_LM,
+    SEQUENCE_CLASSIFICATION,
+    TOKEN_CLASSIFICATION,
+)
 
 # transformers' task model of each kind: <family's class prefix><suffix>
 CLASS_SUFFIX = {
@@ -25,6 +31,14 @@ CLASS_SUFFIX = {
 # fairseq activation -> transformers hidden_act with the same formula, and back
 HF_ACTIVATIONS = {"gelu": "gelu", "gelu_accurate": "gelu_new", "relu": "relu", "tanh": "tanh"}
 FAIRSEQ_ACTIVATIONS = {hf: fairseq for fairseq, hf in HF_ACTIVATIONS.items()}
+# transformers' config fields of fairseq's special tokens: <s> is [CLS] and bos, </s> [SEP] and eos
+CONFIG_SPECIAL_TOKENS = {
+    "pad_token_id": "<pad>",
+    "bos_token_id": "<s>",
+    "eos_token_id": "</s>",
+    "cls_token_id": "<s>",
+    "sep_token_id": "</s>",
+}
 
 # A weight's shape as the config fields of its dimensions (model_files.check_weights sizes them)
 Shapes = dict[str, tuple[str, ...]]
@@ -39,6 +53,11 @@ def take_rows(tensor, rows: list[Optional[int]]):
     have = [i for i, row in enumerate(rows) if row is not None]
     out[have] = tensor[torch.tensor([rows[i] for i in have])]
     return out
+
+
+class ConfigProblem(BioRobertaError):
+    """What of config.json the fairseq model cannot compute, in one line (import-hf names the
+    file)."""
 
 
 class Family(ABC):
@@ -57,6 +76,7 @@ class Family(ABC):
     # transformers' MLM decoder weight (a tied model's file has none; None: no MLM head)
     decoder_weight: Optional[str]
     token_embeddings: str  # transformers' token embedding weight (a tied decoder's)
+    config_special_tokens: tuple[str, ...]  # the fields of CONFIG_SPECIAL_TOKENS its config has
 
     # import-hf
 
@@ -66,9 +86,10 @@ class Family(ABC):
         decoder = hf.get(self.decoder_weight) if self.decoder_weight else None
         return decoder is not None and not decoder.equal(hf[self.token_embeddings])
 
-    def config_problem(self, hf_dir: Path, raw: dict[str, Any]) -> Optional[str]:
-        """What of config.json (raw) the fairseq model cannot compute, in one line; None: all."""
-        return None
+    def read_config(self, hf_dir: Path, raw: dict[str, Any]) -> Any:
+        """config.json (raw) as model_options reads it, read once: raw itself; a ConfigProblem
+        names what of it the fairseq model cannot compute."""
+        return raw
 
     def derived_sizes(self, sizes: dict[str, int]) -> dict[str, int]:
         """Sizes the weights' shapes name beyond config.json's fields (expected_weights)."""
@@ -83,34 +104,34 @@ class Family(ABC):
         """(the MLM head's weights the mapping reads, with their shapes; the optional ones among
         them: an untied decoder, which a tied model's file leaves out); empty: it has none."""
 
-    def fairseq_args(
-        self, hf_dir: Path, raw: dict[str, Any], hf: dict[str, Any]
-    ) -> argparse.Namespace:
-        """The fairseq model options of config.json (raw) and the weights (hf: an untied decoder
-        stays untied), the architecture's defaults filling the others."""
+    def fairseq_args(self, config: Any, hf: dict[str, Any]) -> argparse.Namespace:
+        """The fairseq model options of config.json (config: read_config's) and the weights (hf:
+        an untied decoder stays untied), the architecture's defaults filling the others."""
         from fairseq.models import ARCH_CONFIG_REGISTRY
 
         import user_dir  # noqa: F401  (registers the plugin's architectures)
 
         args = argparse.Namespace(
-            arch=self.arch, _name=self.arch, **self.model_options(hf_dir, raw, hf)
+            arch=self.arch,
+            _name=self.arch,
+            untie_weights_roberta=self.untied_decoder(hf),
+            **self.model_options(config),
         )
         ARCH_CONFIG_REGISTRY[self.arch](args)
         return args
 
     @abstractmethod
-    def model_options(
-        self, hf_dir: Path, raw: dict[str, Any], hf: dict[str, Any]
-    ) -> dict[str, Any]:
-        """fairseq_args' options of this family: shape, activations, dropouts, untie_weights_roberta
-        (self.untied_decoder(hf)) and the family's own."""
+    def model_options(self, config: Any) -> dict[str, Any]:
+        """fairseq_args' options of this family (untie_weights_roberta aside) of config.json as
+        read_config reads it: shape, activations, dropouts and the family's own."""
 
     @abstractmethod
     def fairseq_state(
-        self, hf: dict[str, Any], rows: list[Optional[int]], layers: int, mlm: bool
+        self, hf: dict[str, Any], rows: list[Optional[int]], layers: int, mlm: bool, untied: bool
     ) -> dict[str, Any]:
         """The fairseq weights of every weight read (hf, by the mapping's names), vocabulary-sized
-        ones in fairseq's dictionary order (rows: take_rows); the MLM head's if mlm."""
+        ones in fairseq's dictionary order (rows: take_rows); the MLM head's if mlm, its decoder
+        the embeddings unless untied (fairseq_args' untie_weights_roberta)."""
 
     # export-hf
 
@@ -118,7 +139,6 @@ class Family(ABC):
     def max_length(self, state: dict[str, Any], model_cfg) -> int:
         """How many tokens, specials included, the model reads (the tokenizer's max length)."""
 
-    @abstractmethod
     def hf_config(
         self,
         state: dict[str, Any],
@@ -129,8 +149,24 @@ class Family(ABC):
     ):
         """transformers' config of the checkpoint's model (state, model options) with the task
         model of kind, the special tokens' ids those of fairseq's specials (<s>, <pad>, </s>,
-        <unk>: original_ids.py); tie_word_embeddings says whether decoder_weight is the
-        embeddings."""
+        <unk>: original_ids.py)."""
+        import transformers
+
+        return getattr(transformers, self.hf_class_prefix + "Config")(
+            vocab_size=vocab_size,
+            hidden_size=state[ENCODER + "embed_tokens.weight"].shape[1],
+            **{
+                field: special_ids[CONFIG_SPECIAL_TOKENS[field]]
+                for field in self.config_special_tokens
+            },
+            **self.config_options(state, model_cfg, kind),
+        )
+
+    @abstractmethod
+    def config_options(self, state: dict[str, Any], model_cfg, kind: str) -> dict[str, Any]:
+        """hf_config's other fields: the encoder's shape, activations, dropouts, the family's own;
+        tie_word_embeddings says whether decoder_weight is the embeddings. A checkpoint its
+        classes cannot hold is an ExportError."""
 
     @abstractmethod
     def hf_state(

@@ -13,7 +13,7 @@ ModernBERT (modernbert.py; its byte-level BPE tokenizer.json: an hf_bpe vocabula
 the plugin's `modernbert` (user_dir/models/modernbert.py). Embedding rows are laid out for
 fairseq's dictionary (its 4 specials first, the padding entries DICT_MULTIPLE asks for, <mask>
 last; ``hf_rows``). What cannot map is refused naming the config field (``check_config``, then
-the family's ``config_problem``); the weights are read from the files, not through transformers'
+the family's ``read_config``); the weights are read from the files, not through transformers'
 model, after model_files.check_weights has compared them with config.json and the mapping.
 Weights that have no fairseq place (the family's ``left_out``: BERT's pooler, ELECTRA's
 discriminator head) and fairseq weights that start fresh (the MLM head of a model without one)
@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from bio_roberta.hf.families import FAMILIES
-from bio_roberta.hf.family import FAIRSEQ_ACTIVATIONS, Family
+from bio_roberta.hf.family import FAIRSEQ_ACTIVATIONS, ConfigProblem, Family
 from bio_roberta.hf.import_tokenizer import (
     check_tokenizer_files,
     hf_rows,
@@ -48,8 +48,9 @@ from bio_roberta_core.vocab_files import IMPORTED_KINDS
 logger = logging.getLogger(__name__)
 
 
-def check_config(config_json: Path, raw: dict[str, Any]) -> Family:
-    """The family of a config.json, or one line naming the field that cannot map."""
+def check_config(config_json: Path, raw: dict[str, Any]) -> tuple[Family, Any]:
+    """(the family of a config.json, its reading of it: Family.read_config), or one line naming
+    the field that cannot map."""
     model_type = raw.get("model_type")
     where = f"{config_json}"
     if model_type is None:
@@ -88,10 +89,10 @@ def check_config(config_json: Path, raw: dict[str, Any]) -> Family:
         if raw.get(field):
             raise HFImportError(f"{where}: {field} is set: import-hf takes encoders only")
     family = FAMILIES[model_type]
-    problem = family.config_problem(config_json.parent, raw)
-    if problem:
-        raise HFImportError(f"{where}: {problem}")
-    return family
+    try:
+        return family, family.read_config(config_json.parent, raw)
+    except ConfigProblem as problem:
+        raise HFImportError(f"{where}: {problem}") from None
 
 
 def read_config(hf_dir: Path) -> tuple[Path, dict[str, Any]]:
@@ -131,7 +132,7 @@ def import_hf(hf_dir: str | os.PathLike, out_dir: str | os.PathLike) -> dict[str
 
     hf_dir = Path(hf_dir)
     config_json, raw = read_config(hf_dir)
-    family = check_config(config_json, raw)
+    family, config = check_config(config_json, raw)
     checked = check_weights(hf_dir, config_json, raw, raw["model_type"])
     check_tokenizer_files(hf_dir, family.vocabulary)
     with new_output_dir(out_dir, VOCAB_DIR_FILE) as build:
@@ -139,7 +140,7 @@ def import_hf(hf_dir: str | os.PathLike, out_dir: str | os.PathLike) -> dict[str
         if family.vocabulary == "wordpiece":
             warn_if_lowercasing_a_cased_vocabulary(hf_dir, tokenizer)
         hf = load_weights(checked)
-        args = family.fairseq_args(hf_dir, raw, hf)
+        args = family.fairseq_args(config, hf)
         blanks = []
         try:
             if family.vocabulary == "gpt2":
@@ -167,7 +168,9 @@ def import_hf(hf_dir: str | os.PathLike, out_dir: str | os.PathLike) -> dict[str
         original_ids = OriginalIds(rows, raw["vocab_size"], frozenset(without_token))
         problem = original_ids.problem(len(dictionary))
         assert problem is None, problem  # each original row once: export-hf checks it too
-        state = family.fairseq_state(hf, rows, raw["num_hidden_layers"], checked.has_mlm_head)
+        state = family.fairseq_state(
+            hf, rows, raw["num_hidden_layers"], checked.has_mlm_head, args.untie_weights_roberta
+        )
         fairseq_model = build_fairseq_model(args, dictionary)
         expected = fairseq_model.state_dict()
         fresh = sorted(k for k in expected if k not in state and not k.endswith(".version"))

@@ -17,7 +17,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Optional
 
-from bio_roberta.hf.family import FAIRSEQ_ACTIVATIONS, HF_ACTIVATIONS, Family, Shapes, take_rows
+from bio_roberta.hf.family import (
+    CONFIG_SPECIAL_TOKENS,
+    FAIRSEQ_ACTIVATIONS,
+    HF_ACTIVATIONS,
+    ConfigProblem,
+    Family,
+    Shapes,
+    take_rows,
+)
 from bio_roberta_core.fairseq_keys import ENCODER, HEAD_PREFIXES, LM_HEAD, MASKED_LM, option
 
 ARCH = "modernbert"
@@ -32,6 +40,11 @@ MLM_NAMES = {"head.dense": LM_HEAD + "dense", "head.norm": LM_HEAD + "layer_norm
 TIED_DECODER = "decoder.weight"
 # transformers' ModernBertPredictionHead inside a classification model -> our head's modules
 HEAD_NAMES = {"head.dense": "dense", "head.norm": "layer_norm", "classifier": "out_proj"}
+# the options the plugin's model names as ModernBertConfig does (export: biases as bools, an unset
+# dropout 0)
+SAME_NAMED = ("local_attention", "norm_eps", "classifier_pooling")
+BIASES = ("norm_bias", "attention_bias", "mlp_bias", "classifier_bias", "decoder_bias")
+DROPOUTS = ("embedding_dropout", "attention_dropout", "mlp_dropout")
 # derived sizes that weight shapes name (derived_sizes)
 QKV, GLU = "3 x hidden_size", "2 x intermediate_size"
 
@@ -64,34 +77,35 @@ class ModernBertFamily(Family):
     hf_class_prefix = "ModernBert"
     decoder_weight = TIED_DECODER
     token_embeddings = "embeddings.tok_embeddings.weight"
+    config_special_tokens = tuple(CONFIG_SPECIAL_TOKENS)  # <s> is [CLS] and bos, </s> [SEP], eos
 
     # import-hf
 
-    def config_problem(self, hf_dir: Path, raw: dict[str, Any]) -> Optional[str]:
-        """What transformers' ModernBertConfig refuses, or the field the plugin's model cannot
-        compute."""
+    def read_config(self, hf_dir: Path, raw: dict[str, Any]):
+        """transformers' ModernBertConfig of it; a ConfigProblem: what it refuses, or the field the
+        plugin's model cannot compute."""
         from huggingface_hub.errors import StrictDataclassError
 
         try:
             config = transformers_config(hf_dir)
         except (ValueError, TypeError, StrictDataclassError) as error:  # its fields' validation
             reason = " ".join(str(error).split())
-            return f"transformers refuses it: {reason}"
+            raise ConfigProblem(f"transformers refuses it: {reason}") from None
         for field in ("hidden_activation", "classifier_activation"):
             if getattr(config, field) not in FAIRSEQ_ACTIVATIONS:
-                return (
+                raise ConfigProblem(
                     f"{field} {getattr(config, field)!r} has no fairseq activation "
                     f"({', '.join(sorted(FAIRSEQ_ACTIVATIONS))} do)"
                 )
         for layer_type, rope in config.rope_parameters.items():
             if rope.get("rope_type", "default") != "default":
-                return (
+                raise ConfigProblem(
                     f"rope_parameters[{layer_type!r}] rope_type {rope['rope_type']!r}: the "
                     "plugin's ModernBERT has plain RoPE only"
                 )
         if config.classifier_pooling not in ("cls", "mean"):
-            return f"classifier_pooling {config.classifier_pooling!r}: cls or mean"
-        return None
+            raise ConfigProblem(f"classifier_pooling {config.classifier_pooling!r}: cls or mean")
+        return config
 
     def derived_sizes(self, sizes: dict[str, int]) -> dict[str, int]:
         """The fused query/key/value and GeGLU input projections."""
@@ -135,12 +149,9 @@ class ModernBertFamily(Family):
         weights[TIED_DECODER] = ("vocab_size", "hidden_size")
         return weights, {TIED_DECODER}
 
-    def model_options(
-        self, hf_dir: Path, raw: dict[str, Any], hf: dict[str, Any]
-    ) -> dict[str, Any]:
-        """The plugin's modernbert options of transformers' ModernBertConfig (its architecture
-        fills RoBERTa's other options)."""
-        config = transformers_config(hf_dir)
+    def model_options(self, config) -> dict[str, Any]:
+        """The plugin's modernbert options of transformers' ModernBertConfig (read_config's; its
+        architecture fills RoBERTa's other options)."""
         return dict(
             encoder_layers=config.num_hidden_layers,
             encoder_embed_dim=config.hidden_size,
@@ -150,25 +161,14 @@ class ModernBertFamily(Family):
             head_activation_fn=FAIRSEQ_ACTIVATIONS[config.classifier_activation],
             max_positions=config.max_position_embeddings,
             layer_types=",".join(config.layer_types),
-            local_attention=config.local_attention,
             global_rope_theta=float(config.rope_parameters["full_attention"]["rope_theta"]),
             local_rope_theta=float(config.rope_parameters["sliding_attention"]["rope_theta"]),
-            norm_eps=config.norm_eps,
-            norm_bias=config.norm_bias,
-            attention_bias=config.attention_bias,
-            mlp_bias=config.mlp_bias,
-            classifier_bias=config.classifier_bias,
-            decoder_bias=config.decoder_bias,
-            classifier_pooling=config.classifier_pooling,
-            embedding_dropout=config.embedding_dropout,
-            attention_dropout=config.attention_dropout,
-            mlp_dropout=config.mlp_dropout,
             pooler_dropout=config.classifier_dropout,
-            untie_weights_roberta=self.untied_decoder(hf),
+            **{name: getattr(config, name) for name in (*SAME_NAMED, *BIASES, *DROPOUTS)},
         )
 
     def fairseq_state(
-        self, hf: dict[str, Any], rows: list[Optional[int]], layers: int, mlm: bool
+        self, hf: dict[str, Any], rows: list[Optional[int]], layers: int, mlm: bool, untied: bool
     ) -> dict[str, Any]:
         """Every weight read maps by its prefix (the MLM head's too, where the file has it)."""
         state = {}
@@ -180,9 +180,7 @@ class ModernBertFamily(Family):
         # the decoder: its own weight when untied, else the embeddings (import-hf listed a tied
         # one among the weights that "start fresh")
         state[LM_HEAD + "weight"] = (
-            take_rows(hf[TIED_DECODER], rows)
-            if self.untied_decoder(hf)
-            else state[ENCODER + "embed_tokens.weight"]
+            take_rows(hf[TIED_DECODER], rows) if untied else state[ENCODER + "embed_tokens.weight"]
         )
         return state
 
@@ -191,25 +189,13 @@ class ModernBertFamily(Family):
     def max_length(self, state: dict[str, Any], model_cfg) -> int:
         return option(model_cfg, "max_positions")
 
-    def hf_config(
-        self,
-        state: dict[str, Any],
-        model_cfg,
-        vocab_size: int,
-        kind: str,
-        special_ids: dict[str, int],
-    ):
-        """transformers' ModernBertConfig of the plugin's model options; <s> is [CLS] and bos,
-        </s> [SEP] and eos."""
-        from transformers import ModernBertConfig
-
+    def config_options(self, state: dict[str, Any], model_cfg, kind: str) -> dict[str, Any]:
+        """ModernBertConfig's fields of the plugin's model options."""
         embed = state[ENCODER + "embed_tokens.weight"]
         tied = kind != MASKED_LM or LM_HEAD + "weight" not in state
         tied = tied or bool(state[LM_HEAD + "weight"].equal(embed))
         layer_types = option(model_cfg, "layer_types").split(",")
-        return ModernBertConfig(
-            vocab_size=vocab_size,
-            hidden_size=embed.shape[1],
+        return dict(
             intermediate_size=state[ENCODER + "layers.0.mlp.Wo.weight"].shape[1],
             num_hidden_layers=len(layer_types),
             num_attention_heads=option(model_cfg, "encoder_attention_heads"),
@@ -217,7 +203,6 @@ class ModernBertFamily(Family):
             classifier_activation=HF_ACTIVATIONS[option(model_cfg, "head_activation_fn")],
             max_position_embeddings=option(model_cfg, "max_positions"),
             layer_types=layer_types,
-            local_attention=option(model_cfg, "local_attention"),
             rope_parameters={
                 "full_attention": {
                     "rope_type": "default",
@@ -228,22 +213,10 @@ class ModernBertFamily(Family):
                     "rope_theta": option(model_cfg, "local_rope_theta"),
                 },
             },
-            norm_eps=option(model_cfg, "norm_eps"),
-            **{
-                name: bool(option(model_cfg, name))
-                for name in ("norm_bias", "attention_bias", "mlp_bias", "classifier_bias")
-            },
-            decoder_bias=bool(option(model_cfg, "decoder_bias")),
-            classifier_pooling=option(model_cfg, "classifier_pooling"),
-            embedding_dropout=option(model_cfg, "embedding_dropout") or 0.0,
-            attention_dropout=option(model_cfg, "attention_dropout") or 0.0,
-            mlp_dropout=option(model_cfg, "mlp_dropout") or 0.0,
+            **{name: option(model_cfg, name) for name in SAME_NAMED},
+            **{name: bool(option(model_cfg, name)) for name in BIASES},
+            **{name: option(model_cfg, name) or 0.0 for name in DROPOUTS},
             classifier_dropout=option(model_cfg, "pooler_dropout") or 0.0,
-            pad_token_id=special_ids["<pad>"],
-            bos_token_id=special_ids["<s>"],
-            eos_token_id=special_ids["</s>"],
-            cls_token_id=special_ids["<s>"],
-            sep_token_id=special_ids["</s>"],
             tie_word_embeddings=tied,
         )
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from bio_roberta.errors import ExportError
 from bio_roberta.hf.bert_layout import (
@@ -20,6 +20,7 @@ from bio_roberta.hf.bert_layout import (
     POSITION_OFFSET,
     BertLayoutFamily,
 )
+from bio_roberta.hf.family import ConfigProblem
 from bio_roberta_core.fairseq_keys import ENCODER, LM_HEAD, MASKED_LM, option
 
 # fairseq's LayerNorm eps, which its RoBERTa has
@@ -29,17 +30,18 @@ FAIRSEQ_EPS = 1e-5
 @dataclass(frozen=True, kw_only=True)
 class RobertaFamily(BertLayoutFamily):
     sentence_head = {"dense": "classifier.dense", "out_proj": "classifier.out_proj"}
+    config_special_tokens = ("pad_token_id", "bos_token_id", "eos_token_id")
 
-    def config_problem(self, hf_dir: Path, raw: dict[str, Any]) -> Optional[str]:
+    def read_config(self, hf_dir: Path, raw: dict[str, Any]) -> dict[str, Any]:
         if raw.get("pad_token_id", 1) != 1:
-            return (
+            raise ConfigProblem(
                 f"pad_token_id {raw['pad_token_id']}: RoBERTa's positions count from "
                 "padding_idx + 1 and fairseq's padding_idx is 1"
             )
         eps = raw.get("layer_norm_eps", HF_DEFAULT_EPS)
         if eps != FAIRSEQ_EPS:
-            return f"layer_norm_eps {eps}: fairseq's RoBERTa has {FAIRSEQ_EPS}"
-        return None
+            raise ConfigProblem(f"layer_norm_eps {eps}: fairseq's RoBERTa has {FAIRSEQ_EPS}")
+        return raw
 
     def arch_options(self, raw: dict[str, Any]) -> dict[str, Any]:
         return {"max_positions": raw["max_position_embeddings"] - POSITION_OFFSET}
@@ -47,9 +49,7 @@ class RobertaFamily(BertLayoutFamily):
     def fairseq_positions(self, positions, token_types) -> dict[str, Any]:
         return {ENCODER + "embed_positions.weight": positions + token_types[0]}
 
-    def config_options(
-        self, state: dict[str, Any], model_cfg, kind: str, special_ids: dict[str, int]
-    ) -> dict[str, Any]:
+    def layout_options(self, state: dict[str, Any], model_cfg, kind: str) -> dict[str, Any]:
         if option(model_cfg, "encoder_normalize_before", False):
             raise ExportError(
                 "encoder_normalize_before=True (pre-LN) has no RobertaModel equivalent"
@@ -61,8 +61,6 @@ class RobertaFamily(BertLayoutFamily):
             max_position_embeddings=state[ENCODER + "embed_positions.weight"].shape[0],
             type_vocab_size=1,
             layer_norm_eps=FAIRSEQ_EPS,
-            bos_token_id=special_ids["<s>"],
-            eos_token_id=special_ids["</s>"],
             tie_word_embeddings=kind == MASKED_LM
             and LM_HEAD + "weight" in state
             and bool((state[LM_HEAD + "weight"] == embed).all()),

@@ -96,24 +96,12 @@ def fairseq_tokens_per_s(args, skip=2) -> tuple[float, list]:
     return statistics.median([float(wps) for _, wps in updates][skip:]), losses
 
 
-def measure_fairseq(
-    databin,
-    steps,
-    ours,
-    model_args=MODEL_ARGS,
-    batch=BATCH,
-    seq=SEQ,
-    device_args=("--cpu",),
-    skip=2,
-    cpu=True,
-    extra=(),
-):
+def measure_fairseq(databin, steps, ours, skip=2, cpu=True, **options):
+    """fairseq-train in this process (fairseq_args, OPTIONS its keyword options): tokens/s after
+    SKIP updates, the losses and the peak memory."""
     with tempfile.TemporaryDirectory() as save_dir:
         tokens_per_s, losses = fairseq_tokens_per_s(
-            fairseq_args(
-                databin, save_dir, steps, ours, model_args, batch, seq, device_args, extra
-            ),
-            skip,
+            fairseq_args(databin, save_dir, steps, ours, **options), skip
         )
     return {"tokens_per_s": round(tokens_per_s, 1), "losses": losses, **peak_memory(cpu)}
 
@@ -187,12 +175,12 @@ def measure_fairseq_at_scale(databin, arch, seq, steps, batch, update_freq, cpu,
         databin,
         steps,
         spec["ours"],
-        ["--arch", arch],
-        batch,
-        seq,
-        device_args,
         skip=5,
         cpu=cpu,
+        model_args=["--arch", arch],
+        batch=batch,
+        seq=seq,
+        device_args=device_args,
         extra=spec.get("flags", ()),
     )
     if peak_gb:
