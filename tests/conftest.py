@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,12 @@ def shared_data_path(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"real data not available: {path}")
     return path
+
+
+def error_line(run: subprocess.CompletedProcess, returncode: int) -> str:
+    """The last stderr line of a run that ended with `returncode` and no traceback: its error."""
+    assert run.returncode == returncode and "Traceback" not in run.stderr, run.stderr[-3000:]
+    return run.stderr.strip().splitlines()[-1]
 
 
 @pytest.fixture
