@@ -23,6 +23,13 @@ def shared_data_path(*parts: str) -> Path:
     return path
 
 
+def run_ok(command: list, **options) -> subprocess.CompletedProcess:
+    """`command` run to its end, its output captured as text, after checking that it succeeded."""
+    done = subprocess.run(command, capture_output=True, text=True, **options)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done
+
+
 def error_line(run: subprocess.CompletedProcess, returncode: int) -> str:
     """The last stderr line of a run that ended with `returncode` and no traceback: its error."""
     assert run.returncode == returncode and "Traceback" not in run.stderr, run.stderr[-3000:]
