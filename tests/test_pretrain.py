@@ -28,20 +28,23 @@ def completed(cmd) -> str:
     return done.stdout + done.stderr
 
 
+def pretrain_recipe_args(*overrides) -> list:
+    """fairseq-hydra-train's arguments: configs/pretrain/base.yaml, the plugin, the overrides."""
+    config = ["--config-dir", REPO_ROOT / "configs/pretrain", "--config-name", "base"]
+    return [*config, f"common.user_dir={USER_DIR}", *overrides]
+
+
 @pytest.mark.slow
 def test_hydra_recipe_trains_and_warmup_follows_max_update(tiny_databin, tmp_path):
     log = completed(
         [
             BIN / "fairseq-hydra-train",
-            "--config-dir",
-            REPO_ROOT / "configs/pretrain",
-            "--config-name",
-            "base",
-            "+recipe=tiny",
-            f"task.data={tiny_databin}",
-            f"common.user_dir={USER_DIR}",
-            f"checkpoint.save_dir={tmp_path}",
-            "optimization.max_update=40",
+            *pretrain_recipe_args(
+                "+recipe=tiny",
+                f"task.data={tiny_databin}",
+                f"checkpoint.save_dir={tmp_path}",
+                "optimization.max_update=40",
+            ),
         ]
     )
     lrs = learning_rates(log)
@@ -202,15 +205,12 @@ def test_continue_roberta_recipe_starts_from_the_checkpoint_weights_with_fresh_s
         "-m",
         "user_dir.distributed_launch",  # as scripts/pretrain.sh launches
         "fairseq-hydra-train",
-        "--config-dir",
-        REPO_ROOT / "configs/pretrain",
-        "--config-name",
-        "base",
-        "+recipe=[tiny,continue_roberta]",
-        f"task.data={tiny_databin}",
-        f"common.user_dir={USER_DIR}",
-        f"checkpoint.save_dir={tmp_path}",
-        "optimization.lr=[0.0]",
+        *pretrain_recipe_args(
+            "+recipe=[tiny,continue_roberta]",
+            f"task.data={tiny_databin}",
+            f"checkpoint.save_dir={tmp_path}",
+            "optimization.lr=[0.0]",
+        ),
     ]
     refused = subprocess.run(
         [str(c) for c in launch + ["optimization.max_update=2"]],
@@ -376,17 +376,14 @@ def test_a_padded_roberta_keeps_its_logits_and_continues_pretraining(
     log = completed(
         [
             BIN / "fairseq-hydra-train",
-            "--config-dir",
-            REPO_ROOT / "configs/pretrain",
-            "--config-name",
-            "base",
-            "+recipe=[tiny,continue_roberta]",
-            f"task.data={padded_data}",
-            f"checkpoint.finetune_from_model={padded_checkpoint}",
-            f"common.user_dir={USER_DIR}",
-            f"checkpoint.save_dir={tmp_path / 'continued'}",
-            "optimization.max_update=2",
-            "optimization.lr=[0.0]",
+            *pretrain_recipe_args(
+                "+recipe=[tiny,continue_roberta]",
+                f"task.data={padded_data}",
+                f"checkpoint.finetune_from_model={padded_checkpoint}",
+                f"checkpoint.save_dir={tmp_path / 'continued'}",
+                "optimization.max_update=2",
+                "optimization.lr=[0.0]",
+            ),
         ]
     )
     assert re.findall(r"num_updates=(\d+)", log)[:2] == ["1", "2"]
