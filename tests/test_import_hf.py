@@ -249,13 +249,17 @@ def save_hf_model(folder: Path, family: str, **config) -> Path:
     return folder
 
 
+def save_and_import(root: Path, family: str, **config) -> tuple[Path, Path]:
+    """(root/hf, root/imported): save_hf_model's model, and import-hf's output of it."""
+    hf_dir = save_hf_model(root / "hf", family, **config)
+    assert cli_main(["import-hf", str(hf_dir), str(root / "imported")]) == 0
+    return hf_dir, root / "imported"
+
+
 @pytest.fixture(scope="module", params=sorted(FAMILIES))
 def imported(request, tmp_path_factory):
     """(transformers dir, import-hf output dir) of one family."""
-    root = tmp_path_factory.mktemp(request.param)
-    hf_dir = save_hf_model(root / "hf", request.param)
-    assert cli_main(["import-hf", str(hf_dir), str(root / "imported")]) == 0
-    return hf_dir, root / "imported"
+    return save_and_import(tmp_path_factory.mktemp(request.param), request.param)
 
 
 def fairseq_ids(hf_ids: torch.Tensor, tokenizer, out: Path) -> torch.Tensor:
