@@ -62,18 +62,29 @@ def test_hydra_recipe_trains_and_warmup_follows_max_update(tiny_databin, tmp_pat
     ).exists()
 
 
+def recipe_adam_flags() -> list[str]:
+    """fairseq-train's flags for the Adam settings of configs/pretrain/base.yaml (the recipe's
+    values, which tests/test_configs.py checks against the paper's)."""
+    from omegaconf import OmegaConf
+
+    adam = OmegaConf.load(REPO_ROOT / "configs/pretrain/base.yaml").optimizer
+    return [
+        "--adam-betas",
+        str(adam.adam_betas),
+        "--adam-eps",
+        str(adam.adam_eps),
+        "--weight-decay",
+        str(adam.weight_decay),
+    ]
+
+
 @pytest.mark.slow
 def test_fairseq_train_command_line_runs_the_same_components(tiny_databin, tmp_path):
     log = train_masked_lm(
         tiny_databin,
         tmp_path,
         8,
-        "--adam-betas",
-        "(0.9,0.98)",
-        "--adam-eps",
-        "1e-6",
-        "--weight-decay",
-        "0.01",
+        *recipe_adam_flags(),
         "--lr-scheduler",
         "warmup_ratio_linear_decay",
         "--warmup-ratio",
