@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,19 @@ def shared_data_path(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"real data not available: {path}")
     return path
+
+
+def run_ok(command: list, **options) -> subprocess.CompletedProcess:
+    """`command` run to its end, its output captured as text, after checking that it succeeded."""
+    done = subprocess.run(command, capture_output=True, text=True, **options)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done
+
+
+def error_line(run: subprocess.CompletedProcess, returncode: int) -> str:
+    """The last stderr line of a run that ended with `returncode` and no traceback: its error."""
+    assert run.returncode == returncode and "Traceback" not in run.stderr, run.stderr[-3000:]
+    return run.stderr.strip().splitlines()[-1]
 
 
 @pytest.fixture

@@ -56,6 +56,12 @@ def write_task_file(path: Path, declaration: dict) -> Path:
     return path
 
 
+def declare(path: Path, kind: str, source_format: str, files: dict, **fields) -> Path:
+    """The task file of one of these sets, its task named as the file (my-ner.yaml: my-ner)."""
+    declaration = {"name": path.stem, "kind": kind, "format": source_format, "files": files}
+    return write_task_file(path, {**declaration, **fields})
+
+
 def conll_ner(root: Path, seed: int = 0) -> Path:
     """CoNLL files (token, a POS-like column, tag; two sentences per -DOCSTART- document) and
     their task file, labels inferred."""
@@ -68,16 +74,8 @@ def conll_ner(root: Path, seed: int = 0) -> Path:
                 lines += [DOCSTART, ""]
             lines += [f"{word} NN {tag}" for word, tag in tagged_sentence(rng)] + [""]
         (root / "data" / f"{split}.conll").write_text("\n".join(lines))
-    return write_task_file(
-        root / "my-ner.yaml",
-        {
-            "name": "my-ner",
-            "kind": "ner",
-            "format": "conll",
-            "files": {split: f"data/{split}.conll" for split in SPLIT_SIZES},
-            "labels": "infer",
-        },
-    )
+    files = {split: f"data/{split}.conll" for split in SPLIT_SIZES}
+    return declare(root / "my-ner.yaml", "ner", "conll", files, labels="infer")
 
 
 def csv_classification(root: Path, seed: int = 1) -> Path:
@@ -92,18 +90,15 @@ def csv_classification(root: Path, seed: int = 1) -> Path:
                 words = [word for word, _ in tagged_sentence(rng)]
                 label = "chemical" if set(words) & set(CHEMICALS) else "none"
                 writer.writerow([" ".join(words), label])
-    return write_task_file(
+    return declare(
         root / "my-cls.json",
-        {
-            "name": "my-cls",
-            "kind": "relation",
-            "format": "csv",
-            "files": {split: f"{split}.csv" for split in SPLIT_SIZES},
-            "columns": {"text": "sentence"},
-            "labels": ["none", "chemical"],
-            "negative_label": "none",
-            "metric": "micro_f1",
-        },
+        "relation",
+        "csv",
+        {split: f"{split}.csv" for split in SPLIT_SIZES},
+        columns={"text": "sentence"},
+        labels=["none", "chemical"],
+        negative_label="none",
+        metric="micro_f1",
     )
 
 
@@ -150,14 +145,11 @@ def save_to_disk(root: Path, seed: int = 2) -> Path:
         (dataset / name / "state.json").write_text(json.dumps(state, indent=2, sort_keys=True))
         info = {"citation": "", "description": "", "features": features, "homepage": ""}
         (dataset / name / "dataset_info.json").write_text(json.dumps(info, indent=2))
-    return write_task_file(
+    return declare(
         root / "my-hf-ner.yaml",
-        {
-            "name": "my-hf-ner",
-            "kind": "ner",
-            "format": "hf_disk",
-            "files": {split: f"ner-dataset/{name}" for split, name in splits.items()},
-            "columns": {"words": "tokens", "tags": "ner_tags"},
-            "hparams": {"lr": 5e-5},
-        },
+        "ner",
+        "hf_disk",
+        {split: f"ner-dataset/{name}" for split, name in splits.items()},
+        columns={"words": "tokens", "tags": "ner_tags"},
+        hparams={"lr": 5e-5},
     )

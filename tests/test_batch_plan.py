@@ -17,7 +17,7 @@ from bio_roberta.pretraining.batch_plan import (
     plan,
     training_bytes,
 )
-from conftest import REPO_ROOT, USER_DIR
+from conftest import REPO_ROOT, USER_DIR, run_ok
 
 GIB = 2**30
 BASE = {"layers": 12, "width": 768, "ffn": 3072, "checkpointing": False}
@@ -58,7 +58,7 @@ def test_largest_micro_batch_by_card_model_and_checkpointing():
 
 def composed_job(data, *overrides, stage: str = "pretrain") -> dict:
     """The job config as `bio-roberta pretrain` (or `distill`: stage) composes it."""
-    done = subprocess.run(
+    done = run_ok(
         [
             sys.executable,
             "-m",
@@ -74,11 +74,8 @@ def composed_job(data, *overrides, stage: str = "pretrain") -> dict:
             "--cfg",
             "job",
         ],
-        capture_output=True,
-        text=True,
         cwd=REPO_ROOT,
     )
-    assert done.returncode == 0, done.stderr[-2000:]
     return OmegaConf.to_container(OmegaConf.create(done.stdout))
 
 
@@ -112,7 +109,7 @@ def test_the_launch_script_trains_with_the_planned_update_freq(tiny_databin, tmp
     keeps its own batch and update_freq, with nothing to plan."""
 
     def pretrain(recipe: str, *overrides: str) -> subprocess.CompletedProcess:
-        done = subprocess.run(
+        return run_ok(
             [
                 "bash",
                 str(REPO_ROOT / "scripts" / "pretrain.sh"),
@@ -124,8 +121,6 @@ def test_the_launch_script_trains_with_the_planned_update_freq(tiny_databin, tmp
                 "common.log_interval=1",
                 *overrides,
             ],
-            capture_output=True,
-            text=True,
             env={
                 **os.environ,
                 "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
@@ -133,8 +128,6 @@ def test_the_launch_script_trains_with_the_planned_update_freq(tiny_databin, tmp
                 "EFFECTIVE_BATCH": "32",
             },
         )
-        assert done.returncode == 0, done.stderr[-3000:]
-        return done
 
     base = pretrain(
         "base",

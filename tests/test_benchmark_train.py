@@ -3,7 +3,6 @@ RoBERTa (torch's FlopCounterMode on the real model, forward + backward), the GPU
 by name, and the measurement runs end to end (here on the CPU, with a tiny architecture)."""
 
 import json
-import subprocess
 import sys
 from argparse import Namespace
 
@@ -12,7 +11,7 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 import user_dir  # noqa: F401
-from conftest import REPO_ROOT
+from conftest import REPO_ROOT, run_ok
 from user_dir.architectures import architecture_shape
 
 SCRIPT = REPO_ROOT / "scripts" / "benchmark_train.py"
@@ -88,7 +87,7 @@ def test_mfu_mode_measures_every_route_and_distillation_with_one_flops_count():
     """The GPU benchmark's code paths at CPU size: each bf16 route (the fp16 ones need CUDA), our
     routes on the dictionary padded to a multiple of 64, ratios of ours to each, and a distillation
     step. (Repeats, the levers' routes and their loss curves: tests/test_gpu_measure.py.)"""
-    done = subprocess.run(
+    done = run_ok(
         [
             sys.executable,
             SCRIPT,
@@ -118,11 +117,8 @@ def test_mfu_mode_measures_every_route_and_distillation_with_one_flops_count():
             "--distillation-teacher",
             "roberta_tiny",
         ],
-        capture_output=True,
-        text=True,
         timeout=600,
     )
-    assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout)
     assert (report["layers"], report["width"], report["heads"], report["ffn"], report["seq"]) == (
         2,
@@ -160,7 +156,7 @@ def test_mfu_mode_measures_every_route_and_distillation_with_one_flops_count():
 
 @pytest.mark.slow
 def test_encoder_benchmark_compares_implementations_on_the_same_weights():
-    done = subprocess.run(
+    done = run_ok(
         [
             sys.executable,
             REPO_ROOT / "scripts" / "benchmark_encoder.py",
@@ -178,11 +174,8 @@ def test_encoder_benchmark_compares_implementations_on_the_same_weights():
             "--lengths",
             "64,57",  # real data's batches: lengths vary, shorter rows padded
         ],
-        capture_output=True,
-        text=True,
         timeout=600,
     )
-    assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout)
     assert report["lengths"] == "64,57"
     assert [run["implementation"] for run in report["runs"]] == ["fairseq", "fused", "compiled"]

@@ -56,33 +56,22 @@ def fails(pattern):
 # ---------------------------------------------------------------- (1) layouts
 
 
+# task: (its folder's name in LinkBERT's and Crichton's layouts, in BioBERT's; sentences and
+# B tags of train, valid, test)
+NER_LAYOUTS = {
+    "ncbi-disease": ("NCBI-disease", "NCBI-disease", (5424, 923, 940), (5134, 787, 960)),
+    "bc5cdr-chem": ("BC5CDR-chem", "BC5CDR-Chemical", (4560, 4581, 4797), (5203, 5347, 5385)),
+}
+
+
 @pytest.mark.real_data
-@pytest.mark.parametrize(
-    "task, linkbert, crichton, biobert, sentences, mentions",
-    [
-        (
-            "ncbi-disease",
-            "blurb_linkbert/tokcls/NCBI-disease_hf",
-            "ner_crichton/NCBI-disease-IOB",
-            "ner/NCBI-disease",
-            (5424, 923, 940),
-            (5134, 787, 960),
-        ),
-        (
-            "bc5cdr-chem",
-            "blurb_linkbert/tokcls/BC5CDR-chem_hf",
-            "ner_crichton/BC5CDR-chem-IOB",
-            "ner/BC5CDR-Chemical",
-            (4560, 4581, 4797),
-            (5203, 5347, 5385),
-        ),
-    ],
-)
-def test_linkbert_and_crichton_files_read_as_the_biobert_files(
-    task, linkbert, crichton, biobert, sentences, mentions
-):
+@pytest.mark.parametrize("task", NER_LAYOUTS)
+def test_linkbert_and_crichton_files_read_as_the_biobert_files(task):
     """The three layouts of one dataset give the same sentences and untyped tags (the sizes are
     those measured in the folders' SOURCE.txt)."""
+    name, biobert_name, sentences, mentions = NER_LAYOUTS[task]
+    linkbert, crichton = f"blurb_linkbert/tokcls/{name}_hf", f"ner_crichton/{name}-IOB"
+    biobert = f"ner/{biobert_name}"
     spec = get_task(task)
     read = {f: read_task(spec, shared_data_path(*f.split("/"))) for f in (linkbert, crichton)}
     reference = read_task(spec, shared_data_path(*biobert.split("/")))

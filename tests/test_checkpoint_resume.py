@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from bio_roberta_core.checkpoints import read_checkpoint
+from conftest import error_line
 from tiny_training import train_masked_lm
 
 EVERY_2_UPDATES = [
@@ -39,6 +40,35 @@ def train(databin, save_dir, max_update, *options, env=None, preexec_fn=None):
     )
 
 
+def trained_log(databin, save_dir, max_update, *options) -> str:
+    """The output of a run that must end well."""
+    run = train(databin, save_dir, max_update, *options)
+    log = run.stdout + run.stderr
+    assert run.returncode == 0, log[-3000:]
+    return log
+
+
+def assert_loaded(log: str, checkpoint: str, updates: int) -> None:
+    """fairseq said it resumed from `checkpoint` (epoch 1) after `updates` updates."""
+    loaded = rf"Loaded checkpoint .*{re.escape(checkpoint)} \(epoch 1 @ {updates} updates\)"
+    assert re.search(loaded, log), log[-3000:]
+
+
+def logged_updates(log: str) -> list[int]:
+    return [int(n) for n in re.findall(r"num_updates=(\d+)", log)]
+
+
+def resumed_log(databin, save_dir, max_update, *options, why: str, checkpoint: str) -> str:
+    """The output of a run that passed over checkpoint_last.pt (`why`) to resume from `checkpoint`,
+    after checking that it said so."""
+    log = trained_log(databin, save_dir, max_update, *options)
+    assert (
+        f"{save_dir}/checkpoint_last.pt: {why}; resuming from {save_dir}/{checkpoint}, the newest "
+        f"intact checkpoint in {save_dir}"
+    ) in log
+    return log
+
+
 def updates_of(path) -> int:
     return read_checkpoint(path)["optimizer_history"][-1]["num_updates"]
 
@@ -48,15 +78,10 @@ def killed_writes(save_dir):
 
 
 def test_resume_from_checkpoint_last_continues_at_the_right_update(tiny_databin, tmp_path):
-    first = train(tiny_databin, tmp_path, 4)
-    assert first.returncode == 0, first.stderr[-3000:]
-    resumed = train(tiny_databin, tmp_path, 8)
-    assert resumed.returncode == 0, resumed.stderr[-3000:]
-    log = resumed.stdout + resumed.stderr
-    assert re.search(r"Loaded checkpoint .*checkpoint_last\.pt \(epoch 1 @ 4 updates\)", log), log[
-        -3000:
-    ]
-    updates = [int(n) for n in re.findall(r"num_updates=(\d+)", log)]
+    trained_log(tiny_databin, tmp_path, 4)
+    log = trained_log(tiny_databin, tmp_path, 8)
+    assert_loaded(log, "checkpoint_last.pt", 4)
+    updates = logged_updates(log)
     assert updates[0] == 5 and updates[-1] == 8, updates
 
 
@@ -104,13 +129,9 @@ def test_a_run_killed_while_writing_checkpoint_last_resumes_from_the_previous_on
     )
     assert len(killed_writes(tmp_path)) == 1
 
-    resumed = train(tiny_databin, tmp_path, 8, *EVERY_2_UPDATES)
-    log = resumed.stdout + resumed.stderr
-    assert resumed.returncode == 0, log[-3000:]
-    assert re.search(r"Loaded checkpoint .*checkpoint_last\.pt \(epoch 1 @ 4 updates\)", log), log[
-        -3000:
-    ]
-    assert [int(n) for n in re.findall(r"num_updates=(\d+)", log)][-1] == 8
+    log = trained_log(tiny_databin, tmp_path, 8, *EVERY_2_UPDATES)
+    assert_loaded(log, "checkpoint_last.pt", 4)
+    assert logged_updates(log)[-1] == 8
     assert updates_of(tmp_path / "checkpoint_last.pt") == 8 and not killed_writes(tmp_path)
 
 
@@ -121,25 +142,22 @@ def test_resume_passes_over_an_unreadable_checkpoint_last_for_the_newest_intact_
     (tmp_path / "checkpoint_last.pt").write_bytes(
         b""
     )  # what a kill during fairseq's in-place copy left
-    resumed = train(tiny_databin, tmp_path, 6, *EVERY_2_UPDATES)
-    log = resumed.stdout + resumed.stderr
-    assert resumed.returncode == 0, log[-3000:]
-    assert (
-        f"{tmp_path}/checkpoint_last.pt: empty (0 bytes), a write that was cut short; use "
-        f"another checkpoint; resuming from {tmp_path}/checkpoint_1_4.pt, the newest "
-        f"intact checkpoint in {tmp_path}"
-    ) in log
-    assert re.search(r"Loaded checkpoint .*checkpoint_1_4\.pt \(epoch 1 @ 4 updates\)", log), log[
-        -3000:
-    ]
-    assert [int(n) for n in re.findall(r"num_updates=(\d+)", log)] == [5, 6]
+    log = resumed_log(
+        tiny_databin,
+        tmp_path,
+        6,
+        *EVERY_2_UPDATES,
+        why="empty (0 bytes), a write that was cut short; use another checkpoint",
+        checkpoint="checkpoint_1_4.pt",
+    )
+    assert_loaded(log, "checkpoint_1_4.pt", 4)
+    assert logged_updates(log) == [5, 6]
     assert updates_of(tmp_path / "checkpoint_last.pt") == 6
 
     for path in tmp_path.glob("checkpoint*.pt"):
         path.write_bytes(path.read_bytes()[:1000])
     stopped = train(tiny_databin, tmp_path, 8, *EVERY_2_UPDATES)
-    assert stopped.returncode == 1 and "Traceback" not in stopped.stderr
-    assert stopped.stderr.strip().splitlines()[-1] == (
+    assert error_line(stopped, 1) == (
         f"error: {tmp_path}/checkpoint_last.pt: truncated, or not a fairseq checkpoint "
         "(RuntimeError: PytorchStreamReader failed reading zip archive: failed finding central "
         f"directory); no other checkpoint in {tmp_path} can be read: move it away to start afresh"
@@ -155,8 +173,8 @@ def test_an_unreadable_restore_file_ends_the_run_with_one_line(tiny_databin, tmp
     hostile = tmp_path / "hostile.pt"
     torch.save({"model": {}, "payload": RunsACommand()}, hostile)
     run = train(tiny_databin, tmp_path / "run", 2, "--restore-file", hostile)
-    assert run.returncode == 1 and "Traceback" not in run.stderr and "pwned" not in run.stdout
-    assert run.stderr.strip().splitlines()[-1] == (
+    assert "pwned" not in run.stdout
+    assert error_line(run, 1) == (
         f"error: {hostile}: refused to load: it holds the global posix.system, which no "
         "fairseq checkpoint does (only the types in bio_roberta_core/checkpoints.py load); "
         "use checkpoints you trust"
@@ -184,16 +202,16 @@ def test_a_run_killed_during_its_first_checkpoint_save_resumes_from_that_checkpo
     assert not (tmp_path / "checkpoint_last.pt").exists()
     assert updates_of(tmp_path / "checkpoint_1_2.pt") == 2
 
-    resumed = train(tiny_databin, tmp_path, 4, *options)
-    log = resumed.stdout + resumed.stderr
-    assert resumed.returncode == 0, log[-3000:]
-    assert (
-        f"{tmp_path}/checkpoint_last.pt: missing (a run killed during its first checkpoint "
-        f"save?); resuming from {tmp_path}/checkpoint_1_2.pt, the newest intact checkpoint in "
-        f"{tmp_path}"
-    ) in log
+    log = resumed_log(
+        tiny_databin,
+        tmp_path,
+        4,
+        *options,
+        why="missing (a run killed during its first checkpoint save?)",
+        checkpoint="checkpoint_1_2.pt",
+    )
     assert "No existing checkpoint found" not in log
-    assert [int(n) for n in re.findall(r"num_updates=(\d+)", log)] == [3, 4]
+    assert logged_updates(log) == [3, 4]
     assert updates_of(tmp_path / "checkpoint_last.pt") == 4
 
 
@@ -203,9 +221,7 @@ def test_a_restart_with_changed_settings_names_each_and_refuses_another_architec
     assert train(tiny_databin, tmp_path, 2).returncode == 0
     changed_flags = ["--lr", "2e-3", "--mask-prob", "0.2", "--batch-size", "16"]
     changed_flags += ["--weight-decay", "0.01"]
-    changed = train(tiny_databin, tmp_path, 4, *changed_flags)
-    log = changed.stdout + changed.stderr
-    assert changed.returncode == 0, log[-3000:]
+    log = trained_log(tiny_databin, tmp_path, 4, *changed_flags)
     assert (
         f"resuming from {tmp_path}/checkpoint_last.pt with changed settings: task.mask_prob 0.15 "
         "-> 0.2; optimizer.weight_decay 0.0 -> 0.01; optimization.lr [0.001] -> [0.002]; "
@@ -215,8 +231,7 @@ def test_a_restart_with_changed_settings_names_each_and_refuses_another_architec
     assert same.returncode == 0 and "changed settings" not in same.stdout + same.stderr
 
     other_model = train(tiny_databin, tmp_path, 8, "--encoder-layers", "3")
-    assert other_model.returncode == 1 and "Traceback" not in other_model.stderr
-    assert other_model.stderr.strip().splitlines()[-1] == (
+    assert error_line(other_model, 1) == (
         f"error: {tmp_path}/checkpoint_last.pt: its weights do not fit this run's model "
         "(model.encoder_layers 2 -> 3): train with the architecture it was saved with, or start "
         "in another save_dir"
@@ -235,8 +250,7 @@ def test_a_full_disk_at_a_checkpoint_save_is_one_line_and_the_same_command_resum
     assert first.returncode == 0, first.stderr[-3000:]
     size = (tmp_path / "checkpoint_last.pt").stat().st_size
     full = train(tiny_databin, tmp_path, 4, *EVERY_2_UPDATES, preexec_fn=limit_file_size(size // 2))
-    assert full.returncode != 0 and "Traceback" not in full.stderr, full.stderr[-3000:]
-    last = full.stderr.strip().splitlines()[-1]
+    last = error_line(full, 1)  # SystemExit with the message
     assert re.fullmatch(
         rf"fairseq-train: error: {re.escape(str(tmp_path))}/checkpoint_1_4\.pt: File too large: "
         r"the checkpoint needed more than the [\d,]+ bytes written \([\d,]+ bytes free on that "

@@ -337,6 +337,12 @@ def assert_same_ids_and_mlm_logits(hub, out, sentences, tokenizer=None):
         assert torch.allclose(actual, expected, atol=TOLERANCE), (actual - expected).abs().max()
 
 
+def assert_fairseq_special_ids(tokenizer) -> None:
+    """<s>, <pad>, </s>, <unk> at 0 to 3, where fairseq's dictionary puts them."""
+    ids = [getattr(tokenizer, f"{name}_token_id") for name in ("bos", "pad", "eos", "unk")]
+    assert ids == [0, 1, 2, 3], ids
+
+
 def test_masked_lm_export_matches_fairseq(bpe_vocab, mlm_checkpoint, tmp_path):
     vocab_dir, databin = bpe_vocab
     out = tmp_path / "hf"
@@ -356,12 +362,7 @@ def test_masked_lm_export_matches_fairseq(bpe_vocab, mlm_checkpoint, tmp_path):
     dictionary = hub.task.source_dictionary
     assert len(dictionary) == AutoConfig.from_pretrained(str(out)).vocab_size
     assert tokenizer.mask_token_id == dictionary.index("<mask>") == len(dictionary) - 1
-    assert [
-        tokenizer.bos_token_id,
-        tokenizer.pad_token_id,
-        tokenizer.eos_token_id,
-        tokenizer.unk_token_id,
-    ] == [0, 1, 2, 3]
+    assert_fairseq_special_ids(tokenizer)
     # learn-vocab's padding entries (a multiple of 64 with <mask>) kept at their ids, none dropped
     assert len(dictionary) % 64 == 0 and "madeupword0000" in dictionary.symbols
     padding = [symbol for symbol in dictionary.symbols if symbol.startswith("madeupword")]
@@ -414,12 +415,7 @@ def test_sentencepiece_export_matches_fairseq(
     spm = sentencepiece.SentencePieceProcessor(model_file=str(out / "sentencepiece.model"))
     assert any(dictionary.index(spm.id_to_piece(i)) != i for i in range(spm.get_piece_size()))
     assert len(dictionary) == AutoConfig.from_pretrained(str(out)).vocab_size == len(tokenizer)
-    assert [
-        tokenizer.bos_token_id,
-        tokenizer.pad_token_id,
-        tokenizer.eos_token_id,
-        tokenizer.unk_token_id,
-    ] == [0, 1, 2, 3]
+    assert_fairseq_special_ids(tokenizer)
     assert tokenizer.mask_token_id == dictionary.index("<mask>") == len(dictionary) - 1
     assert "madeupword0000" in dictionary.symbols
     # fill-mask input encodes as RobertaHubInterface.fill_mask encodes it

@@ -4,19 +4,18 @@ commit, device, torch, load), the profile tables before and after the levers, th
 curves, the distillation step; the results in one JSON named by device and date."""
 
 import json
-import subprocess
 import sys
 
 import pytest
 
-from conftest import REPO_ROOT
+from conftest import REPO_ROOT, run_ok
 
 SCRIPT = REPO_ROOT / "scripts" / "gpu_measure.py"
 
 
 @pytest.mark.slow
 def test_every_part_runs_at_cpu_size_into_one_json_named_by_device(tmp_path):
-    done = subprocess.run(
+    done = run_ok(
         [
             sys.executable,
             SCRIPT,
@@ -30,11 +29,8 @@ def test_every_part_runs_at_cpu_size_into_one_json_named_by_device(tmp_path):
             "--profile-updates",
             "2",
         ],
-        capture_output=True,
-        text=True,
         timeout=800,
     )
-    assert done.returncode == 0, done.stderr[-3000:]
     path = tmp_path / done.stdout.strip().splitlines()[-1].rsplit("/", 1)[-1]
     report = json.loads(path.read_text())
     assert path.name == f"gpu-measure-cpu-{report['date']}.json"

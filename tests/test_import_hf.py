@@ -5,6 +5,7 @@ the model's own tokenizer's; what cannot map is one line naming the field."""
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -169,6 +170,17 @@ def modernbert_tokenizer(folder: Path):
 # a window of 8 (each token sees 4 either side): every sample text is longer
 MODERNBERT = dict(local_attention=8, max_position_embeddings=4096)
 
+
+def wordpiece_family(config_class: str, model_class: str, lowercase: bool, **options):
+    """A FAMILIES entry of the BERT layout, its WordPiece tokenizer learned on the sample text."""
+    return (
+        config_class,
+        model_class,
+        functools.partial(wordpiece_tokenizer, lowercase=lowercase),
+        dict(max_position_embeddings=64, **options),
+    )
+
+
 # family -> (config class, model class, tokenizer maker, config options)
 FAMILIES = {
     "roberta": (
@@ -177,30 +189,17 @@ FAMILIES = {
         byte_bpe_tokenizer,
         dict(max_position_embeddings=66, type_vocab_size=1, layer_norm_eps=1e-5, pad_token_id=1),
     ),
-    "bert-cased": (
-        "BertConfig",
-        "BertForMaskedLM",
-        lambda folder: wordpiece_tokenizer(folder, lowercase=False),
-        dict(max_position_embeddings=64),
-    ),
-    "bert-uncased": (
-        "BertConfig",
-        "BertForMaskedLM",
-        lambda folder: wordpiece_tokenizer(folder, lowercase=True),
-        dict(max_position_embeddings=64),
-    ),
-    "megatron-bert": (
-        "MegatronBertConfig",
-        "MegatronBertForMaskedLM",
-        lambda folder: wordpiece_tokenizer(folder, lowercase=True),
-        dict(max_position_embeddings=64),
+    "bert-cased": wordpiece_family("BertConfig", "BertForMaskedLM", lowercase=False),
+    "bert-uncased": wordpiece_family("BertConfig", "BertForMaskedLM", lowercase=True),
+    "megatron-bert": wordpiece_family(
+        "MegatronBertConfig", "MegatronBertForMaskedLM", lowercase=True
     ),
     # the discriminator: no MLM head (hidden states compared)
-    "electra": (
+    "electra": wordpiece_family(
         "ElectraConfig",
         "ElectraForPreTraining",
-        lambda folder: wordpiece_tokenizer(folder, lowercase=False),
-        dict(max_position_embeddings=64, embedding_size=SHAPE["hidden_size"]),
+        lowercase=False,
+        embedding_size=SHAPE["hidden_size"],
     ),
     # ModernBERT-base's pattern (a global layer every third: full, sliding), no biases, tied
     "modernbert": ("ModernBertConfig", "ModernBertForMaskedLM", modernbert_tokenizer, MODERNBERT),
@@ -250,13 +249,17 @@ def save_hf_model(folder: Path, family: str, **config) -> Path:
     return folder
 
 
+def save_and_import(root: Path, family: str, **config) -> tuple[Path, Path]:
+    """(root/hf, root/imported): save_hf_model's model, and import-hf's output of it."""
+    hf_dir = save_hf_model(root / "hf", family, **config)
+    assert cli_main(["import-hf", str(hf_dir), str(root / "imported")]) == 0
+    return hf_dir, root / "imported"
+
+
 @pytest.fixture(scope="module", params=sorted(FAMILIES))
 def imported(request, tmp_path_factory):
     """(transformers dir, import-hf output dir) of one family."""
-    root = tmp_path_factory.mktemp(request.param)
-    hf_dir = save_hf_model(root / "hf", request.param)
-    assert cli_main(["import-hf", str(hf_dir), str(root / "imported")]) == 0
-    return hf_dir, root / "imported"
+    return save_and_import(tmp_path_factory.mktemp(request.param), request.param)
 
 
 def fairseq_ids(hf_ids: torch.Tensor, tokenizer, out: Path) -> torch.Tensor:

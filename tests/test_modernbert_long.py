@@ -30,7 +30,7 @@ from test_import_hf import (  # noqa: E402
     fairseq_ids,
     load_fairseq,
     modernbert_inputs,
-    save_hf_model,
+    save_and_import,
 )
 
 REPO = Path(__file__).resolve().parent.parent
@@ -145,16 +145,13 @@ def test_full_attention_with_dropout_on_the_cpu_keeps_chunks_not_t_squared(monke
 def modernbert_window_16(tmp_path_factory):
     """(transformers dir, import-hf dir): a random ModernBERT, window 16 (8 each side), layers
     sliding, full, sliding."""
-    root = tmp_path_factory.mktemp("modernbert16")
-    hf_dir = save_hf_model(
-        root / "hf",
+    return save_and_import(
+        tmp_path_factory.mktemp("modernbert16"),
         "modernbert",
         local_attention=16,
         num_hidden_layers=3,
         layer_types=["sliding_attention", "full_attention", "sliding_attention"],
     )
-    assert cli_main(["import-hf", str(hf_dir), str(root / "imported")]) == 0
-    return hf_dir, root / "imported"
 
 
 @pytest.mark.parametrize("lengths", [[5, 3], [9, 4], [10, 7], [29, 17], [40, 31], [203, 90]])
@@ -217,9 +214,7 @@ def test_an_imported_modernbert_fine_tunes_at_8192_positions(tmp_path):
     imported ModernBERT on it at that length, and the run's batches hold each example whole on a
     row of its own (nothing packed across examples)."""
     started = time.perf_counter()
-    hf_dir = save_hf_model(tmp_path / "hf", "modernbert", max_position_embeddings=8192)
-    vocab = tmp_path / "imported"
-    assert cli_main(["import-hf", str(hf_dir), str(vocab)]) == 0
+    hf_dir, vocab = save_and_import(tmp_path, "modernbert", max_position_embeddings=8192)
     release = tmp_path / "ncbi-disease"
     documents = long_ner_release(release, words=900)
     data_root = tmp_path / "finetune-bin"

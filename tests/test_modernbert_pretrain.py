@@ -149,20 +149,18 @@ def imported_modernbert(tmp_path_factory) -> Path:
     """import-hf's output dir of a ModernBertForMaskedLM of modernbert_tiny's shape (random
     weights, a BPE vocabulary learned on the sample task text: tests/test_import_hf.py's), whose
     RoPE thetas are ModernBERT-base's, as continue_modernbert's."""
-    from test_import_hf import save_hf_model
+    from test_import_hf import save_and_import
 
-    root = tmp_path_factory.mktemp("modernbert")
-    hf_dir = save_hf_model(
-        root / "hf",
+    _, imported = save_and_import(
+        tmp_path_factory.mktemp("modernbert"),
         "modernbert",
         num_hidden_layers=3,
         num_attention_heads=2,
         max_position_embeddings=8192,
     )
-    assert cli_main(["import-hf", str(hf_dir), str(root / "imported")]) == 0
-    manifest = json.loads((root / "imported" / "manifest.json").read_text())
+    manifest = json.loads((imported / "manifest.json").read_text())
     assert manifest["kind"] == "hf_bpe" and manifest["options"]["fresh"] == []  # decoder tied
-    return root / "imported"
+    return imported
 
 
 def write_text_dir(text: Path, lines: list[str]) -> Path:

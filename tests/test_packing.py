@@ -31,31 +31,24 @@ from bio_roberta.finetuning.packing import PackError, claimed_device
 from bio_roberta.finetuning.sweep import compose_config, hparams_grid
 from bio_roberta.pretraining.batch_plan import parameter_count
 from conftest import REPO_ROOT
-from finetune_data import build_ner
+from test_batch_plan import BASE, GIB, LARGE
 from test_sweep import (
     TINY,
     TINY_SETTING,
     bio_roberta,
-    build_relation,
+    build_ner_and_chemprot,
     kill_and_check_every_run_ends,
     records,
     tree_once_a_run_started,
 )
 
-GIB = 2**30
-BASE = {"layers": 12, "width": 768, "ffn": 3072, "checkpointing": False}
-LARGE = {"layers": 24, "width": 1024, "ffn": 4096, "checkpointing": False}
 BASE_PARAMETERS = parameter_count(12, 768, 3072, 50265, 512)  # 124,696,665: roberta.base
 SLURM_SITE = REPO_ROOT / ".slurm-site"
 
 
 @pytest.fixture(scope="module")
 def data_root(tmp_path_factory, tiny_roberta_checkpoint):
-    root = tmp_path_factory.mktemp("finetune-bin")
-    dict_txt = tiny_roberta_checkpoint.parent / "dict.txt"
-    build_ner(root / "ncbi-disease", dict_txt)
-    build_relation(root / "chemprot", dict_txt)
-    return root
+    return build_ner_and_chemprot(tmp_path_factory.mktemp("finetune-bin"), tiny_roberta_checkpoint)
 
 
 def test_the_estimate_of_one_fine_tuning_run_by_known_shapes():

@@ -28,20 +28,23 @@ def completed(cmd) -> str:
     return done.stdout + done.stderr
 
 
+def pretrain_recipe_args(*overrides) -> list:
+    """fairseq-hydra-train's arguments: configs/pretrain/base.yaml, the plugin, the overrides."""
+    config = ["--config-dir", REPO_ROOT / "configs/pretrain", "--config-name", "base"]
+    return [*config, f"common.user_dir={USER_DIR}", *overrides]
+
+
 @pytest.mark.slow
 def test_hydra_recipe_trains_and_warmup_follows_max_update(tiny_databin, tmp_path):
     log = completed(
         [
             BIN / "fairseq-hydra-train",
-            "--config-dir",
-            REPO_ROOT / "configs/pretrain",
-            "--config-name",
-            "base",
-            "+recipe=tiny",
-            f"task.data={tiny_databin}",
-            f"common.user_dir={USER_DIR}",
-            f"checkpoint.save_dir={tmp_path}",
-            "optimization.max_update=40",
+            *pretrain_recipe_args(
+                "+recipe=tiny",
+                f"task.data={tiny_databin}",
+                f"checkpoint.save_dir={tmp_path}",
+                "optimization.max_update=40",
+            ),
         ]
     )
     lrs = learning_rates(log)
@@ -59,18 +62,29 @@ def test_hydra_recipe_trains_and_warmup_follows_max_update(tiny_databin, tmp_pat
     ).exists()
 
 
+def recipe_adam_flags() -> list[str]:
+    """fairseq-train's flags for the Adam settings of configs/pretrain/base.yaml (the recipe's
+    values, which tests/test_configs.py checks against the paper's)."""
+    from omegaconf import OmegaConf
+
+    adam = OmegaConf.load(REPO_ROOT / "configs/pretrain/base.yaml").optimizer
+    return [
+        "--adam-betas",
+        str(adam.adam_betas),
+        "--adam-eps",
+        str(adam.adam_eps),
+        "--weight-decay",
+        str(adam.weight_decay),
+    ]
+
+
 @pytest.mark.slow
 def test_fairseq_train_command_line_runs_the_same_components(tiny_databin, tmp_path):
     log = train_masked_lm(
         tiny_databin,
         tmp_path,
         8,
-        "--adam-betas",
-        "(0.9,0.98)",
-        "--adam-eps",
-        "1e-6",
-        "--weight-decay",
-        "0.01",
+        *recipe_adam_flags(),
         "--lr-scheduler",
         "warmup_ratio_linear_decay",
         "--warmup-ratio",
@@ -202,15 +216,12 @@ def test_continue_roberta_recipe_starts_from_the_checkpoint_weights_with_fresh_s
         "-m",
         "user_dir.distributed_launch",  # as scripts/pretrain.sh launches
         "fairseq-hydra-train",
-        "--config-dir",
-        REPO_ROOT / "configs/pretrain",
-        "--config-name",
-        "base",
-        "+recipe=[tiny,continue_roberta]",
-        f"task.data={tiny_databin}",
-        f"common.user_dir={USER_DIR}",
-        f"checkpoint.save_dir={tmp_path}",
-        "optimization.lr=[0.0]",
+        *pretrain_recipe_args(
+            "+recipe=[tiny,continue_roberta]",
+            f"task.data={tiny_databin}",
+            f"checkpoint.save_dir={tmp_path}",
+            "optimization.lr=[0.0]",
+        ),
     ]
     refused = subprocess.run(
         [str(c) for c in launch + ["optimization.max_update=2"]],
@@ -376,17 +387,14 @@ def test_a_padded_roberta_keeps_its_logits_and_continues_pretraining(
     log = completed(
         [
             BIN / "fairseq-hydra-train",
-            "--config-dir",
-            REPO_ROOT / "configs/pretrain",
-            "--config-name",
-            "base",
-            "+recipe=[tiny,continue_roberta]",
-            f"task.data={padded_data}",
-            f"checkpoint.finetune_from_model={padded_checkpoint}",
-            f"common.user_dir={USER_DIR}",
-            f"checkpoint.save_dir={tmp_path / 'continued'}",
-            "optimization.max_update=2",
-            "optimization.lr=[0.0]",
+            *pretrain_recipe_args(
+                "+recipe=[tiny,continue_roberta]",
+                f"task.data={padded_data}",
+                f"checkpoint.finetune_from_model={padded_checkpoint}",
+                f"checkpoint.save_dir={tmp_path / 'continued'}",
+                "optimization.max_update=2",
+                "optimization.lr=[0.0]",
+            ),
         ]
     )
     assert re.findall(r"num_updates=(\d+)", log)[:2] == ["1", "2"]

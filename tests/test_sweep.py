@@ -66,13 +66,17 @@ def build_relation(
     return root
 
 
-@pytest.fixture(scope="module")
-def data_root(tmp_path_factory, tiny_roberta_checkpoint):
-    root = tmp_path_factory.mktemp("finetune-bin")
-    dict_txt = tiny_roberta_checkpoint.parent / "dict.txt"
+def build_ner_and_chemprot(root: Path, checkpoint: Path) -> Path:
+    """A finetune-bin root of ncbi-disease and chemprot on the checkpoint's dictionary."""
+    dict_txt = checkpoint.parent / "dict.txt"
     build_ner(root / "ncbi-disease", dict_txt)
     build_relation(root / "chemprot", dict_txt)
     return root
+
+
+@pytest.fixture(scope="module")
+def data_root(tmp_path_factory, tiny_roberta_checkpoint):
+    return build_ner_and_chemprot(tmp_path_factory.mktemp("finetune-bin"), tiny_roberta_checkpoint)
 
 
 def bio_roberta(env, *args):
