@@ -3,6 +3,7 @@ registered: the leading underscore): the head's logits at each position, and ove
 split converted with --long-inputs windows each word's gold and predicted label id logged by
 document, the documents scored when whole (user_dir/criterions/_document_validation.py)."""
 
+import abc
 from typing import Callable, Optional, Sequence
 
 import torch
@@ -19,7 +20,7 @@ from user_dir.criterions._finetune_metrics import log_loss
 from user_dir.models.token_classification_head import token_classification_logits
 
 
-class WordTaggingCriterion(WindowedValidation, FairseqCriterion):
+class WordTaggingCriterion(WindowedValidation, FairseqCriterion, metaclass=abc.ABCMeta):
     """A criterion of the task's token-classification head, validated over documents where its
     validation split is windowed."""
 
@@ -52,9 +53,10 @@ class WordTaggingCriterion(WindowedValidation, FairseqCriterion):
             cls.reduce_outputs(logging_outputs, sample_size)
 
     @staticmethod
+    @abc.abstractmethod
     def reduce_outputs(logging_outputs, sample_size: int) -> None:
-        """The validation metrics of a split without windows, from its batches' outputs."""
-        raise NotImplementedError
+        """The validation metrics of a split without windows, from its batches' outputs (each
+        criterion its own)."""
 
 
 def gold_and_predicted(documents: list[tuple]) -> tuple[list, list]:
