@@ -62,14 +62,19 @@ def test_unpadded_groups_give_fairseq_s_logits_states_and_gradients():
         assert (ours_grads[name] - grad).abs().max() <= TOLERANCE * largest_gradient, name
 
 
-def classify(model, tokens, labels):
-    """Sentence classification as fairseq's sentence_prediction criterion calls the model: its
-    logits, the parameters' gradients, and the features the head read."""
+def classify(model, tokens, labels, call="net_input"):
+    """Sentence classification: its logits, the parameters' gradients, and the features the head
+    read. ``call``: "net_input" as fairseq's sentence_prediction criterion calls the model (the
+    sample's net_input as keywords), "positional" as a user's script does (the tokens first)."""
     read = []
     head = model.classification_heads["sentence"]
     hook = head.register_forward_pre_hook(lambda _module, inputs: read.append(inputs[0].detach()))
     model.zero_grad(set_to_none=True)
-    logits, _ = model(tokens, features_only=True, classification_head_name="sentence")
+    if call == "net_input":
+        net_input = {"src_tokens": tokens, "src_lengths": tokens.ne(PAD).sum(1)}
+        logits, _ = model(**net_input, features_only=True, classification_head_name="sentence")
+    else:
+        logits, _ = model(tokens, features_only=True, classification_head_name="sentence")
     hook.remove()
     F.cross_entropy(logits, labels).backward()
     grads = {name: p.grad.clone() for name, p in model.named_parameters() if p.grad is not None}
@@ -83,8 +88,10 @@ def assert_same_gradients(ours, grads):
         assert (ours[name] - grad).abs().max() <= TOLERANCE * largest_gradient, name
 
 
-@pytest.mark.parametrize("layers", [1, 2])
-def test_a_sentence_head_reads_the_first_position_computed_alone_as_fairseq_computes_it(layers):
+@pytest.mark.parametrize("layers, call", [(1, "net_input"), (2, "net_input"), (2, "positional")])
+def test_a_sentence_head_reads_the_first_position_computed_alone_as_fairseq_computes_it(
+    layers, call
+):
     stock = tiny_roberta(encoder_layers=layers)
     stock.register_classification_head("sentence", num_classes=3)
     stock.eval()  # the head's dropout off, as the encoder's
@@ -92,8 +99,8 @@ def test_a_sentence_head_reads_the_first_position_computed_alone_as_fairseq_comp
     use_fused_encoder(ours, "unpadded")
     tokens, _ = varied_batch()
     labels = torch.arange(len(tokens)) % 3
-    logits, grads, stock_read = classify(stock, tokens, labels)
-    ours_logits, ours_grads, ours_read = classify(ours, tokens, labels)
+    logits, grads, stock_read = classify(stock, tokens, labels, call)
+    ours_logits, ours_grads, ours_read = classify(ours, tokens, labels, call)
     assert stock_read[:, 1:][tokens[:, 1:].ne(PAD)].abs().sum() > 0
     assert ours_read[:, 1:].abs().sum() == 0  # the last layer ran at the first position alone
     assert_close_to_largest(ours_logits, logits)

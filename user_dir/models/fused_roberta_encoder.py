@@ -339,13 +339,17 @@ def fine_tuning_implementation(model, choice: str, cpu: bool) -> str:
 def sentence_heads_read_first_position(model, args, kwargs):
     """The fused model's forward pre-hook: a call through a sentence classification head that
     reads the first position only (fairseq's RobertaClassificationHead) asks the encoder for that
-    position's features only (``features_at``; fairseq's encoder takes and ignores it)."""
+    position's features only (``features_at``; fairseq's encoder takes and ignores it). The tokens
+    come positionally or, as fairseq's criteria pass the sample's net_input, as ``src_tokens``."""
     name = kwargs.get("classification_head_name")
-    if name is None or kwargs.get("return_all_hiddens") or len(args) != 1:
+    if name is None or kwargs.get("return_all_hiddens"):
         return None
     if type(model.classification_heads[name]).forward is not RobertaClassificationHead.forward:
         return None
-    first = torch.zeros_like(args[0], dtype=torch.bool)
+    src_tokens = args[0] if args else kwargs.get("src_tokens")
+    if src_tokens is None:
+        return None
+    first = torch.zeros_like(src_tokens, dtype=torch.bool)
     first[:, 0] = True
     return args, {**kwargs, "features_at": first}
 
