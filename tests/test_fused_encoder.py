@@ -170,6 +170,26 @@ def test_importing_the_plugin_compiles_nothing():
     assert done.stdout.strip() == "False"
 
 
+def test_dropout_on_the_cpu_drops_a_fraction_p_and_scales_the_rest_as_fairseq_s():
+    """The fused layers' dropout draws its CPU mask from uniforms (faster than bernoulli_ there):
+    the same law as F.dropout, the same mask again for the same seed, and its gradient the
+    mask's; nothing at all in inference or at p = 0."""
+    from user_dir.models.fused_roberta_encoder import dropout
+
+    x = torch.randn(400, 256, requires_grad=True)
+    torch.manual_seed(7)
+    y = dropout(x, 0.1, training=True)
+    torch.manual_seed(7)
+    assert torch.equal(dropout(x, 0.1, training=True), y)
+    kept = y != 0
+    # 102,400 draws: the dropped share is 0.1 within 5 standard deviations (0.0047)
+    assert abs(1 - kept.float().mean().item() - 0.1) < 0.0047
+    assert torch.allclose(y[kept], x[kept] / 0.9)
+    y.backward(torch.ones_like(y))
+    assert torch.allclose(x.grad, kept.float() / 0.9)
+    assert dropout(x, 0.1, training=False) is x and dropout(x, 0.0, training=True) is x
+
+
 def test_activation_checkpointing_gives_the_same_gradients():
     plain = tiny_roberta()
     use_fused_encoder(plain, "fused")

@@ -69,8 +69,14 @@ LENGTH_BUCKET = 64
 
 
 def dropout(x: torch.Tensor, p: float, training: bool) -> torch.Tensor:
-    """fairseq's FairseqDropout: nothing at all when p is 0 or in inference."""
-    return F.dropout(x, p=p, training=True) if training and p > 0 else x
+    """fairseq's FairseqDropout: nothing at all when p is 0 or in inference. On the CPU its mask
+    comes from uniforms: torch's bernoulli_ there takes twice as long as rand_like (2-core CPU,
+    one thread: F.dropout of 1500 x 256 forward and backward 2.75 ms, this 1.84 ms)."""
+    if not training or p == 0:
+        return x
+    if not x.is_cpu:
+        return F.dropout(x, p=p, training=True)
+    return x * (torch.rand_like(x) >= p).to(x.dtype).mul_(1 / (1 - p))
 
 
 def encoder_layer(
