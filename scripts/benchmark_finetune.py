@@ -15,7 +15,9 @@ A run, on either route, is one command from start to result: --updates updates o
 batch size (or --batch-size), learning rate, warmup ratio, weight decay and dropout, Adam as our
 sweep config has it, validation once at the end (ours: fairseq's validation and checkpoint at each
 epoch's end put off past the last epoch), the best checkpoint kept, test predictions scored and
-written. Ours: `bio-roberta finetune`; with --baseline REV also `bio-roberta finetune` of this
+written. Ours: `bio-roberta finetune`, its batches drawn as the Trainer's are (with the Trainer's
+group_by_length, our tasks' --group-by-length: megabatches of 50 batches sorted by length, as
+transformers cuts them); with --baseline REV also `bio-roberta finetune` of this
 repository's revision REV (git archive), alternating with the others, so that a change's before and
 after are measured under the same load. Theirs: this script with --transformers-run, a new Python
 process that loads the export with a new head into a Trainer (scripts/benchmarks/
@@ -139,7 +141,8 @@ def pretrained_model(
 def run_overrides(task: str, data_root: Path, args) -> list[str]:
     """Our run's Hydra overrides: the registry's hyperparameters, --updates updates (enough epochs
     for them), validation once, at the end: fairseq's validation and checkpoint at each epoch's
-    end come every max_epoch + 1 epochs, so never."""
+    end come every max_epoch + 1 epochs, so never; batches of similar lengths where the Trainer
+    groups by length."""
     from bio_roberta.finetuning.command_line import train_examples
     from bio_roberta.tasks.registry import get_task
 
@@ -151,7 +154,8 @@ def run_overrides(task: str, data_root: Path, args) -> list[str]:
         f"hparams.max_epoch={epochs}",
         f"max_update={args.updates}",
         f"hparams.validate_interval_updates={args.updates}",
-        f"extra_args=[--validate-interval,{epochs + 1},--save-interval,{epochs + 1}]",
+        f"extra_args=[--validate-interval,{epochs + 1},--save-interval,{epochs + 1}"
+        + (",--group-by-length]" if args.trainer_sampling == "group_by_length" else "]"),
         f"log_interval={args.log_interval}",
         "cpu=true",
         *([f"optimization.clip_norm={args.clip_norm}"] if args.clip_norm is not None else []),
@@ -300,6 +304,7 @@ def compare(
         "batch_size": hp.batch_size,
         "updates": args.updates,
         "trainer_configuration": peer,
+        "our_extra_args": list(cfg.extra_args),
         **routes,
         **{
             f"ours_over_{other}": ratios(routes["ours"], routes[other])
@@ -398,6 +403,10 @@ def main():
         baseline = None
         if args.baseline:
             baseline, result["baseline_commit"] = baseline_tree(args.baseline, root)
+            tasks_code = (baseline / "user_dir" / "tasks" / "_finetune_bin.py").read_text()
+            if args.trainer_sampling == "group_by_length" and "group_by_length" not in tasks_code:
+                parser.error(f"--baseline {args.baseline} has no --group-by-length: compare it "
+                             "with --trainer-sampling random")  # fmt: skip
         vocab, data_root, pretrained = pretrained_model(tasks, root)
         export(pretrained, root / "hf", vocab)
         for task in tasks:

@@ -1,7 +1,7 @@
 """scripts/benchmark_finetune.py: without accelerate it says, before any work, that transformers'
 Trainer needs it; with accelerate, at its smallest on the sample, it prints both routes' walls,
 loop examples/s, evaluation seconds and test scores as JSON, and the Trainer's configuration:
-length-grouped batches, gradients clipped at our run's max-norm."""
+length-grouped batches, gradients clipped at our run's max-norm; our batches are grouped alike."""
 
 import importlib.util
 import json
@@ -45,6 +45,7 @@ def test_the_benchmark_prints_both_routes_walls_and_loop_speed():
     # (compare() checked our run's record against it)
     assert report["trainer_configuration"]["train_sampling_strategy"] == "group_by_length"
     assert report["trainer_configuration"]["max_grad_norm"] == 1.0
+    assert "--group-by-length" in report["our_extra_args"]  # and ours as the Trainer's
     for route in ("ours", "transformers"):
         (run,) = report[route]["runs"]
         assert run["wall"] > run["fixed"] > run["evaluation"] > 0

@@ -1,7 +1,8 @@
 """What the fine-tuning tasks share: reading a finetune-bin/<task> directory (layout:
 docs/task_dirs.md), ``FinetuneBinTask``, the base of the tasks that read one, ``WordTaggingTask``,
-the base of those that tag words, and the choice of encoder implementation
-(``EncoderChoiceConfig``), which sentence_classification shares.
+the base of those that tag words, and what sentence_classification shares with them: the choice of
+encoder implementation (``EncoderChoiceConfig``) and batches of similar lengths
+(``LengthGroupingConfig``).
 
 Not registered itself (the leading underscore keeps user_dir/__init__.py from importing it as a
 component); the plugin's fine-tuning tasks subclass it.
@@ -12,6 +13,7 @@ import contextlib
 import logging
 import os
 from dataclasses import dataclass, field
+from typing import Optional
 
 import numpy as np
 from fairseq import models
@@ -69,8 +71,48 @@ def run_encoder_as_chosen(model, cfg) -> None:
         use_fused_encoder(model, implementation)
 
 
+# transformers' LengthGroupedSampler sorts megabatches of this many batches
+MEGABATCH_BATCHES = 50
+
+
 @dataclass
-class FinetuneBinConfig(EncoderChoiceConfig):
+class LengthGroupingConfig(FairseqDataclass):
+    """Whether a fine-tuning task batches examples of similar lengths together."""
+
+    group_by_length: bool = field(
+        default=False,
+        metadata={
+            "help": "batches of examples of similar lengths, as transformers' group_by_length "
+            "draws them: the shuffled examples cut into megabatches of 50 batches (--batch-size "
+            "examples each), each megabatch sorted longest first; fairseq shuffles the order of "
+            "the training batches every epoch. Less padding, and on the CPU's unpadded encoder "
+            "fewer attention groups a batch; which examples share a batch changes"
+        },
+    )
+    batch_size: Optional[int] = II("dataset.batch_size")
+
+
+def grouped_by_length(dataset, cfg):
+    """``dataset`` (ordered as loaded: shuffled, or in file order) in megabatches sorted longest
+    first when cfg (a LengthGroupingConfig; a checkpoint's config from before the option means
+    no) asks for it; otherwise ``dataset`` itself."""
+    if not getattr(cfg, "group_by_length", False):
+        return dataset
+    if not cfg.batch_size:
+        raise ValueError(
+            "--group-by-length cuts megabatches of 50 batches: give --batch-size (examples per "
+            "batch), not --max-tokens alone"
+        )
+    rank = np.empty(len(dataset), dtype=np.int64)
+    rank[dataset.ordered_indices()] = np.arange(len(dataset))
+    sizes = dataset.sizes[0] if isinstance(dataset.sizes, (list, tuple)) else dataset.sizes
+    megabatch = rank // (MEGABATCH_BATCHES * cfg.batch_size)
+    # np.lexsort: the last key first; ties in length keep the loaded order
+    return SortDataset(dataset, sort_order=[rank, -np.asarray(sizes), megabatch])
+
+
+@dataclass
+class FinetuneBinConfig(EncoderChoiceConfig, LengthGroupingConfig):
     """Options of every finetune-bin task; each adds its head's ``classification_head_name``."""
 
     data: str = field(default=MISSING, metadata={"help": "a finetune-bin/<task> directory"})
@@ -141,6 +183,7 @@ class FinetuneBinTask(FairseqTask, metaclass=abc.ABCMeta):
         if not self.cfg.no_shuffle:
             with data_utils.numpy_seed(self.cfg.seed):
                 dataset = SortDataset(dataset, sort_order=[np.random.permutation(len(dataset))])
+        dataset = grouped_by_length(dataset, self.cfg)
         logger.info("loaded %s: %d examples", split, len(dataset))
         self.datasets[split] = dataset
         return dataset
