@@ -285,12 +285,14 @@ def test_the_logged_terms_add_up_to_the_loss_in_bits():
 
 # (loss, norm of the gradient of the student and projection) as float.hex(), computed with this
 # test's steps on 6bfaaea's code: one training step (dropout on) of a seeded 32-wide student
-# of the seeded 64-wide tiny teacher, one thread
+# of the seeded 64-wide tiny teacher, one thread. The fused rows since 4df9df2, whose CPU dropout
+# draws its masks from uniforms (same law, other draws; 6bfaaea's: base 0x1.167dc6p+9 and
+# 0x1.2167a8p+8, align 0x1.251b84p+9 and 0x1.239d72p+8)
 BEFORE = {
     ("fairseq", "base"): ("0x1.167e7e0000000p+9", "0x1.2159e20000000p+8"),
     ("fairseq", "align"): ("0x1.251ce40000000p+9", "0x1.2384460000000p+8"),
-    ("fused", "base"): ("0x1.167dc60000000p+9", "0x1.2167a80000000p+8"),
-    ("fused", "align"): ("0x1.251b840000000p+9", "0x1.239d720000000p+8"),
+    ("fused", "base"): ("0x1.167c0c0000000p+9", "0x1.2165fe0000000p+8"),
+    ("fused", "align"): ("0x1.251c480000000p+9", "0x1.239fbe0000000p+8"),
 }
 
 
