@@ -1,6 +1,7 @@
 """The unpadded route's layout of a batch (user_dir/models/fused_roberta_encoder.py, ``unpadded``):
 its real tokens as one N x C matrix for every per-token operation, and attention on the rows of
-the batch sorted by length and cut into groups, each padded to its own longest row only.
+the batch sorted by length and cut into groups, each padded to its own longest row only; and the
+positions a sentence head reads (sentence_heads_read_first_position).
 
 Not registered itself (the leading underscore keeps user_dir/__init__.py from importing it as a
 component).
@@ -8,6 +9,7 @@ component).
 
 import torch
 import torch.nn.functional as F
+from fairseq.models.roberta.model import RobertaClassificationHead
 
 
 def attend(qkv, keep, heads, dropout_p):
@@ -107,3 +109,21 @@ class RealTokens:
             output = attend(part.view(rows, longest, -1), keep, heads, dropout_p).flatten(0, 1)
             outputs.append(output.index_select(0, slots) if slots is not None else output)
         return torch.cat(outputs) if len(outputs) > 1 else outputs[0]
+
+
+def sentence_heads_read_first_position(model, args, kwargs):
+    """The fused model's forward pre-hook: a call through a sentence classification head that
+    reads the first position only (fairseq's RobertaClassificationHead) asks the encoder for that
+    position's features only (``features_at``; fairseq's encoder takes and ignores it). The tokens
+    come positionally or, as fairseq's criteria pass the sample's net_input, as ``src_tokens``."""
+    name = kwargs.get("classification_head_name")
+    if name is None or kwargs.get("return_all_hiddens"):
+        return None
+    if type(model.classification_heads[name]).forward is not RobertaClassificationHead.forward:
+        return None
+    src_tokens = args[0] if args else kwargs.get("src_tokens")
+    if src_tokens is None:
+        return None
+    first = torch.zeros_like(src_tokens, dtype=torch.bool)
+    first[:, 0] = True
+    return args, {**kwargs, "features_at": first}

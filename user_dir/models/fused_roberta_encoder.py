@@ -36,7 +36,7 @@ and LayerNorms on those tokens only (its attention on every token, as every laye
 features elsewhere are zeros. A sentence classification head (fairseq's
 RobertaClassificationHead) reads the first position: called with a head of that kind
 (``classification_head_name``, no ``return_all_hiddens``), the model asks for it
-(sentence_heads_read_first_position); sequence labelling reads the tagged positions
+(_real_tokens.sentence_heads_read_first_position); sequence labelling reads the tagged positions
 (user_dir/models/token_classification_head.py); fairseq's own encoder takes and ignores the mask.
 
 Two speed options ride on it (docs/speed.md, "Speed"): ``cuda_graphs`` replays each compiled
@@ -55,11 +55,11 @@ import logging
 import torch
 import torch.nn.functional as F
 import torch.utils.checkpoint
-from fairseq.models.roberta.model import RobertaClassificationHead, RobertaEncoder
+from fairseq.models.roberta.model import RobertaEncoder
 
 from user_dir.models._encoder_levers import check_levers
 from user_dir.models._float8 import float8_linear
-from user_dir.models._real_tokens import RealTokens, attend
+from user_dir.models._real_tokens import RealTokens, attend, sentence_heads_read_first_position
 
 logger = logging.getLogger(__name__)
 
@@ -340,24 +340,6 @@ def fine_tuning_implementation(model, choice: str, cpu: bool) -> str:
     if on_cpu and replaceable(fairseq_class(encoder)) and not unsupported(encoder):
         return "unpadded"
     return "fairseq"
-
-
-def sentence_heads_read_first_position(model, args, kwargs):
-    """The fused model's forward pre-hook: a call through a sentence classification head that
-    reads the first position only (fairseq's RobertaClassificationHead) asks the encoder for that
-    position's features only (``features_at``; fairseq's encoder takes and ignores it). The tokens
-    come positionally or, as fairseq's criteria pass the sample's net_input, as ``src_tokens``."""
-    name = kwargs.get("classification_head_name")
-    if name is None or kwargs.get("return_all_hiddens"):
-        return None
-    if type(model.classification_heads[name]).forward is not RobertaClassificationHead.forward:
-        return None
-    src_tokens = args[0] if args else kwargs.get("src_tokens")
-    if src_tokens is None:
-        return None
-    first = torch.zeros_like(src_tokens, dtype=torch.bool)
-    first[:, 0] = True
-    return args, {**kwargs, "features_at": first}
 
 
 def use_fused_encoder(
