@@ -20,7 +20,7 @@ MEGABATCH = 50 * BATCH
 
 
 def loaded(data, task, *flags):
-    """(fairseq task, its train dataset, the batches fairseq-train would cut from it) for
+    """(the train dataset, the batches fairseq-train would cut from it) of
     `fairseq-train DATA --task TASK FLAGS`."""
     args = options.parse_args_and_arch(
         options.get_training_parser(),

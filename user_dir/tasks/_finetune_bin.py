@@ -83,10 +83,11 @@ class LengthGroupingConfig(FairseqDataclass):
         default=False,
         metadata={
             "help": "batches of examples of similar lengths, as transformers' group_by_length "
-            "draws them: the shuffled examples cut into megabatches of 50 batches (--batch-size "
-            "examples each), each megabatch sorted longest first; fairseq shuffles the order of "
-            "the training batches every epoch. Less padding, and on the CPU's unpadded encoder "
-            "fewer attention groups a batch; which examples share a batch changes"
+            f"draws them: the shuffled examples cut into megabatches of {MEGABATCH_BATCHES} "
+            "batches (--batch-size examples each), each megabatch sorted longest first; fairseq "
+            "shuffles the order of the training batches every epoch. Less padding, and on the "
+            "CPU's unpadded encoder fewer attention groups a batch; which examples share a batch "
+            "changes"
         },
     )
     batch_size: Optional[int] = II("dataset.batch_size")
@@ -100,8 +101,8 @@ def grouped_by_length(dataset, cfg):
         return dataset
     if not cfg.batch_size:
         raise ValueError(
-            "--group-by-length cuts megabatches of 50 batches: give --batch-size (examples per "
-            "batch), not --max-tokens alone"
+            f"--group-by-length cuts megabatches of {MEGABATCH_BATCHES} batches: give "
+            "--batch-size (examples per batch), not --max-tokens alone"
         )
     rank = np.empty(len(dataset), dtype=np.int64)
     rank[dataset.ordered_indices()] = np.arange(len(dataset))
